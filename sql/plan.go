@@ -1,0 +1,286 @@
+package sql
+
+// Plan is one parsed statement, ready to execute. The set of plans is
+// closed: every type in this file, nothing else. Plans are immutable once
+// built, because the cache shares them between connections.
+type Plan interface{ isPlan() }
+
+// ValueKind says which field of a Value is set.
+type ValueKind uint8
+
+// Value kinds.
+const (
+	ValNull    ValueKind = iota + 1
+	ValInt               // Int (fits int64)
+	ValUint              // Uint (above the int64 range)
+	ValString            // Str
+	ValParam             // the Param-th '?' (0-based) of a prepared statement
+	ValDefault           // DEFAULT
+	ValDecimal           // Str holds the literal text (1.5, 1e3)
+)
+
+// Value is a literal or placeholder in a statement.
+type Value struct {
+	Kind  ValueKind
+	Int   int64
+	Uint  uint64
+	Str   string
+	Param int
+}
+
+// ExprKind says what an Expr computes.
+type ExprKind uint8
+
+// Expression kinds.
+const (
+	ExprValue        ExprKind = iota + 1 // Value
+	ExprLastInsertID                     // LAST_INSERT_ID() or LAST_INSERT_ID(Args[0])
+	ExprSysVar                           // @@[Scope.]Name, also @@identity, @@last_insert_id
+	ExprUserVar                          // @Name
+	ExprFunc                             // Name(Args...): DATABASE, SCHEMA, VERSION, CONNECTION_ID, USER, CURRENT_USER, SESSION_USER, SYSTEM_USER, NOW, CURRENT_TIMESTAMP, UTC_TIMESTAMP, ROW_COUNT, FOUND_ROWS, CONCAT; Name is upper case
+	ExprColumn                           // a column of the FROM table: Name
+	ExprStar                             // *
+	ExprArith                            // Args[0] Op Args[1], Op one of + - *
+	ExprIdent                            // a bare word used as a value: SET autocommit = ON
+)
+
+// Scope of a system variable.
+type Scope uint8
+
+// Variable scopes: ScopeDefault is @@name / SET name (session for SET).
+const (
+	ScopeDefault Scope = iota
+	ScopeSession
+	ScopeGlobal
+)
+
+// Expr is the small expression language ticketd evaluates: enough for what
+// ticket clients and drivers send.
+type Expr struct {
+	Kind  ExprKind
+	Value Value
+	Name  string // variable name (lower case), function name (upper case), column name
+	Scope Scope
+	Op    byte // ExprArith: '+', '-', '*'
+	Args  []Expr
+}
+
+// SelectField is one item of a select list.
+type SelectField struct {
+	Expr Expr
+	// Name is the column label: the alias if given, otherwise the
+	// expression as written (MySQL's label for SELECT LAST_INSERT_ID() is
+	// "LAST_INSERT_ID()").
+	Name string
+}
+
+// TableName is a possibly qualified table name. DB is "" when the
+// statement relies on the session's current database.
+type TableName struct {
+	DB   string
+	Name string
+}
+
+// Cond is one `Column = Value` term; a WHERE clause is their conjunction.
+type Cond struct {
+	Column string // lower case
+	Value  Value
+}
+
+// Order is one ORDER BY term.
+type Order struct {
+	Column string // lower case
+	Desc   bool
+}
+
+// Select is SELECT fields [FROM table [WHERE c = v AND ...] [ORDER BY ...] [LIMIT n]].
+type Select struct {
+	Fields   []SelectField
+	From     *TableName // nil: no FROM; From.DB may be "information_schema"
+	Where    []Cond
+	OrderBy  []Order
+	HasLimit bool
+	Limit    uint64
+	Offset   uint64
+}
+
+// Assign is the id assignment of UPDATE and ON DUPLICATE KEY UPDATE:
+// Column = [LAST_INSERT_ID](Column + Delta) when Relative, or
+// Column = [LAST_INSERT_ID](Value) otherwise.
+type Assign struct {
+	Column    string // lower case
+	SetLastID bool
+	Relative  bool
+	Delta     int64
+	Value     Value
+}
+
+// Insert is INSERT or REPLACE ... VALUES (...), (...) [ON DUPLICATE KEY UPDATE a].
+type Insert struct {
+	Table   TableName
+	Replace bool
+	Ignore  bool
+	// Columns as written, lower case; nil means the table's column order.
+	Columns []string
+	Rows    [][]Value
+	OnDup   *Assign
+}
+
+// Update is UPDATE t SET a [WHERE c = v].
+type Update struct {
+	Table TableName
+	Set   Assign
+	Where []Cond
+}
+
+// SetVar is one assignment of a SET statement.
+type SetVar struct {
+	Scope Scope
+	User  bool   // @name = ...
+	Name  string // lower case
+	// Value is the assigned expression; Kind ExprValue with ValDefault for DEFAULT.
+	Value Expr
+}
+
+// Set is SET a = x, b = y; SET NAMES and SET CHARACTER SET become the
+// variables they set (character_set_client etc.) with their values as strings.
+type Set struct {
+	Vars []SetVar
+}
+
+// ShowKind says what a SHOW statement lists.
+type ShowKind uint8
+
+// SHOW statements ticketd answers.
+const (
+	ShowDatabases ShowKind = iota + 1
+	ShowTables
+	ShowVariables
+	ShowStatus
+	ShowWarnings
+	ShowErrors
+	ShowTableStatus
+	ShowCreateTable
+	ShowCreateDatabase
+	ShowColumns
+	ShowIndex
+	ShowEngines
+	ShowCharset
+	ShowCollation
+	ShowProcessList
+)
+
+// Show is a SHOW statement.
+type Show struct {
+	Kind    ShowKind
+	Scope   Scope // VARIABLES / STATUS
+	Full    bool
+	Table   TableName // SHOW CREATE TABLE, COLUMNS, INDEX
+	DB      string    // SHOW TABLES FROM db, SHOW CREATE DATABASE db, TABLE STATUS FROM db
+	HasLike bool
+	Like    string // LIKE pattern
+	// Where holds `Column = Value` terms of SHOW ... WHERE, lower case columns.
+	Where []Cond
+}
+
+// ColumnDef is one column of CREATE TABLE.
+type ColumnDef struct {
+	Name       string // as written
+	Type       string // lower case base type: bigint, int, char, varchar, ...
+	Unsigned   bool
+	Width      int // display width for integers, length for char/varchar; 0 unset
+	NotNull    bool
+	AutoInc    bool
+	HasDefault bool
+	Default    Value
+	PrimaryKey bool // PRIMARY KEY on the column
+	Unique     bool // UNIQUE on the column
+	Comment    string
+}
+
+// KeyDef is a table-level key of CREATE TABLE.
+type KeyDef struct {
+	Name    string
+	Primary bool
+	Unique  bool
+	Columns []string // as written
+}
+
+// CreateTable is CREATE TABLE.
+type CreateTable struct {
+	Table       TableName
+	IfNotExists bool
+	Columns     []ColumnDef
+	Keys        []KeyDef
+	Engine      string
+	Comment     string
+	HasAutoInc  bool
+	AutoInc     uint64
+}
+
+// DropTable is DROP TABLE [IF EXISTS] a, b.
+type DropTable struct {
+	Tables   []TableName
+	IfExists bool
+}
+
+// AlterTable is ALTER TABLE t with the table options ticketd supports.
+type AlterTable struct {
+	Table      TableName
+	HasAutoInc bool
+	AutoInc    uint64
+	HasComment bool
+	Comment    string
+}
+
+// CreateDatabase is CREATE DATABASE / SCHEMA.
+type CreateDatabase struct {
+	Name        string
+	IfNotExists bool
+}
+
+// DropDatabase is DROP DATABASE / SCHEMA.
+type DropDatabase struct {
+	Name     string
+	IfExists bool
+}
+
+// Use is USE db.
+type Use struct{ DB string }
+
+// TxnKind is the kind of a transaction statement.
+type TxnKind uint8
+
+// Transaction statements; ticketd runs every statement on its own, and these
+// only keep clients happy (tickets are never rolled back, as in MySQL).
+const (
+	TxnBegin TxnKind = iota + 1
+	TxnCommit
+	TxnRollback
+)
+
+// Txn is BEGIN / START TRANSACTION / COMMIT / ROLLBACK.
+type Txn struct{ Kind TxnKind }
+
+// Empty is a statement that does nothing and answers OK: a lone comment,
+// DO 1, FLUSH, LOCK/UNLOCK TABLES and the like.
+type Empty struct{}
+
+// Unsupported is a statement that parsed but is outside ticketd's surface.
+// It answers error 1235 with Reason.
+type Unsupported struct{ Reason string }
+
+func (*Select) isPlan()         {}
+func (*Insert) isPlan()         {}
+func (*Update) isPlan()         {}
+func (*Set) isPlan()            {}
+func (*Show) isPlan()           {}
+func (*CreateTable) isPlan()    {}
+func (*DropTable) isPlan()      {}
+func (*AlterTable) isPlan()     {}
+func (*CreateDatabase) isPlan() {}
+func (*DropDatabase) isPlan()   {}
+func (*Use) isPlan()            {}
+func (*Txn) isPlan()            {}
+func (*Empty) isPlan()          {}
+func (*Unsupported) isPlan()    {}

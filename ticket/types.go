@@ -1,0 +1,166 @@
+package ticket
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// IntKind is the width of a MySQL integer column.
+type IntKind uint8
+
+// Integer column widths, smallest first.
+const (
+	TinyInt IntKind = iota + 1
+	SmallInt
+	MediumInt
+	Int
+	BigInt
+)
+
+// IntType is the type of a table's id column; it sets the largest id.
+type IntType struct {
+	Kind     IntKind
+	Unsigned bool
+	// Width is the display width written in the DDL (bigint(20)), 0 if none.
+	Width int
+}
+
+// Max is the largest value the column holds.
+func (t IntType) Max() uint64 {
+	bits := map[IntKind]uint{TinyInt: 8, SmallInt: 16, MediumInt: 24, Int: 32, BigInt: 64}[t.Kind]
+	if bits == 0 {
+		bits = 64
+	}
+	if !t.Unsigned {
+		bits--
+	}
+	if bits == 64 {
+		return ^uint64(0)
+	}
+	return 1<<bits - 1
+}
+
+// SQL renders the type the way SHOW CREATE TABLE does.
+func (t IntType) SQL() string {
+	name := map[IntKind]string{TinyInt: "tinyint", SmallInt: "smallint", MediumInt: "mediumint", Int: "int", BigInt: "bigint"}[t.Kind]
+	if t.Width > 0 {
+		name += "(" + strconv.Itoa(t.Width) + ")"
+	}
+	if t.Unsigned {
+		name += " unsigned"
+	}
+	return name
+}
+
+// TableDef is a ticket table's definition: one integer id column (usually
+// AUTO_INCREMENT) and at most one string stub column (usually a unique key).
+// Flickr's Tickets64 is the model; the MySQL manual's sequence table (one
+// plain BIGINT column, no stub) fits too.
+type TableDef struct {
+	DB   string
+	Name string
+
+	IDCol     string
+	IDType    IntType
+	AutoInc   bool   // the id column is AUTO_INCREMENT
+	IDKey     string // "PRIMARY" or a unique key name if id is unique, "" if not
+	IDNotNull bool
+
+	StubCol     string // "" when the table has no stub column
+	StubType    string // as written: char(1), varchar(32)
+	StubLen     int    // maximum characters, 0 if unbounded
+	StubDefault string
+	StubKey     string // unique key name over the stub column, "" if not unique
+	StubNotNull bool
+	// StubFirst records that the stub column was declared before the id column.
+	StubFirst bool
+
+	Engine  string
+	Comment string
+	// Cache is the range-reservation size (ids reserved per Raft round trip),
+	// 0 or 1 meaning every id goes through Raft.
+	Cache uint64
+}
+
+// Key names the table within the catalog.
+func (d *TableDef) Key() string { return d.DB + "." + d.Name }
+
+// Row is one row of a ticket table.
+type Row struct {
+	ID   uint64
+	Stub string
+}
+
+// Table is a table's whole replicated state.
+type Table struct {
+	Def TableDef
+	// AutoInc is MySQL's AUTO_INCREMENT table value: the lowest id the next
+	// generated value may take. It never moves backwards.
+	AutoInc uint64
+	// Rows are kept sorted by ID.
+	Rows []Row
+	// NextRowKey numbers rows of tables without a unique key, so that
+	// rows with equal values stay distinct.
+	NextRowKey uint64
+}
+
+// Error is a statement error with its MySQL error code. Errors of this type
+// are deterministic outcomes of a command (every replica computes the same
+// one) and go to the client as MySQL error packets.
+type Error struct {
+	Code    uint16
+	State   string // SQLSTATE; "" means HY000
+	Message string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("ERROR %d (%s): %s", e.Code, e.sqlState(), e.Message)
+}
+
+func (e *Error) sqlState() string {
+	if e.State == "" {
+		return "HY000"
+	}
+	return e.State
+}
+
+// Errorf builds an Error with the given code and SQLSTATE.
+func Errorf(code uint16, state, format string, args ...any) *Error {
+	return &Error{Code: code, State: state, Message: fmt.Sprintf(format, args...)}
+}
+
+// MySQL error codes ticketd answers with.
+const (
+	ErrDupEntry          uint16 = 1062 // 23000
+	ErrNoSuchTable       uint16 = 1146 // 42S02
+	ErrBadTable          uint16 = 1051 // 42S02, DROP of an unknown table
+	ErrTableExists       uint16 = 1050 // 42S01
+	ErrBadDB             uint16 = 1049 // 42000
+	ErrDBCreateExists    uint16 = 1007 // HY000
+	ErrDBDropExists      uint16 = 1008 // HY000
+	ErrNoDB              uint16 = 1046 // 3D000
+	ErrParse             uint16 = 1064 // 42000
+	ErrUnknownSystemVar  uint16 = 1193 // HY000
+	ErrNotSupported      uint16 = 1235 // 42000
+	ErrWrongValueCount   uint16 = 1136 // 21S01
+	ErrBadField          uint16 = 1054 // 42S22
+	ErrOutOfRange        uint16 = 167  // 22003, MariaDB's HA_ERR_AUTOINC_ERANGE
+	ErrDataOutOfRange    uint16 = 1264 // 22003
+	ErrDataTooLong       uint16 = 1406 // 22001
+	ErrBadNull           uint16 = 1048 // 23000
+	ErrAutoIncRead       uint16 = 1467 // HY000, failed to read auto-increment value
+	ErrReadOnly          uint16 = 1290 // HY000, --read-only style: no leader
+	ErrWrongValueForVar  uint16 = 1231 // 42000
+	ErrWrongTypeForVar   uint16 = 1232 // 42000
+	ErrGlobalVar         uint16 = 1229 // HY000, session set of a global-only var
+	ErrLocalVar          uint16 = 1228 // HY000
+	ErrTruncatedWrongVal uint16 = 1292 // warning when a variable is clamped
+	ErrUnknown           uint16 = 1105
+)
+
+// Warning is a note attached to a statement's result (SHOW WARNINGS).
+type Warning struct {
+	Level   string // "Note", "Warning", "Error"
+	Code    uint16
+	Message string
+}
