@@ -95,7 +95,10 @@ type Result struct {
 	SetLastID bool
 	LastID    uint64
 	Affected  uint64
-	Warnings  []Warning
+	// Matched counts the rows an UPDATE found, changed or not; clients
+	// that set CLIENT_FOUND_ROWS see it instead of Affected.
+	Matched  uint64
+	Warnings []Warning
 	// Err is the statement's error; nothing changed when it is set.
 	Err *Error
 	// First and Last are the ids an OpReserve took.

@@ -99,9 +99,10 @@ type Table struct {
 	AutoInc uint64
 	// Rows are kept sorted by ID.
 	Rows []Row
-	// NextRowKey numbers rows of tables without a unique key, so that
-	// rows with equal values stay distinct.
-	NextRowKey uint64
+	// Exhausted is set once the id column's largest value has been handed
+	// out: AutoInc cannot represent "one past 2^64-1", and without the flag
+	// the last id would be generated again.
+	Exhausted bool
 }
 
 // Error is a statement error with its MySQL error code. Errors of this type
