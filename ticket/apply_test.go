@@ -1,0 +1,283 @@
+package ticket
+
+import (
+	"testing"
+)
+
+func tickets64(db, name string) *TableDef {
+	return &TableDef{DB: db, Name: name, IDCol: "id", IDType: IntType{Kind: BigInt, Unsigned: true, Width: 20},
+		AutoInc: true, IDKey: "PRIMARY", IDNotNull: true, StubCol: "stub", StubType: "char(1)", StubLen: 1,
+		StubKey: "stub", StubNotNull: true, Engine: "MyISAM"}
+}
+
+type env struct {
+	t *testing.T
+	s *MemStore
+}
+
+func newEnv(t *testing.T) *env {
+	e := &env{t: t, s: NewMemStore()}
+	e.ok(Command{Op: OpCreateDB, DB: "flickr"})
+	e.ok(Command{Op: OpCreateTable, Def: tickets64("flickr", "T")})
+	return e
+}
+
+func (e *env) do(c Command) Result {
+	e.t.Helper()
+	r, err := Apply(e.s, &c)
+	if err != nil {
+		e.t.Fatalf("Apply(%v): storage error %v", &c, err)
+	}
+	return r
+}
+
+func (e *env) ok(c Command) Result {
+	e.t.Helper()
+	r := e.do(c)
+	if r.Err != nil {
+		e.t.Fatalf("Apply(%v): %v", &c, r.Err)
+	}
+	return r
+}
+
+func replace(stubs ...string) Command {
+	c := Command{Op: OpInsert, DB: "flickr", Table: "T", Replace: true, Inc: 1, Off: 1}
+	for _, s := range stubs {
+		c.Rows = append(c.Rows, InsertRow{HasStub: true, Stub: s})
+	}
+	return c
+}
+
+func (e *env) autoInc(name string) uint64 {
+	e.t.Helper()
+	t, _ := e.s.Table("flickr", name)
+	return t.AutoInc
+}
+
+func TestNextIDMatchesMariaDB(t *testing.T) {
+	// Values observed on MariaDB 10.11 (MyISAM) and MySQL's formula.
+	cases := []struct {
+		autoInc, inc, off, want uint64
+	}{
+		{1, 1, 1, 1},
+		{2, 5, 3, 3},
+		{4, 5, 3, 8},
+		{9, 2, 5, 9}, // offset > increment: the formula, not "offset ignored"
+		{10, 2, 5, 11},
+		{1, 2, 5, 1}, // unsigned wrap-around, as MySQL computes it
+		{2, 2, 5, 3},
+		{1, 2, 2, 2},
+		{3, 2, 2, 4},
+		{1000, 7, 3, 1004},
+	}
+	for _, c := range cases {
+		got, ok := NextID(c.autoInc, c.inc, c.off)
+		if !ok || got != c.want {
+			t.Errorf("NextID(%d,%d,%d) = %d,%v; want %d", c.autoInc, c.inc, c.off, got, ok, c.want)
+		}
+		if got%c.inc != c.off%c.inc {
+			t.Errorf("NextID(%d,%d,%d) = %d not congruent to offset", c.autoInc, c.inc, c.off, got)
+		}
+	}
+	if _, ok := NextID(^uint64(0), 2, 2); ok {
+		t.Errorf("NextID at 2^64-1 with increment 2 must fail")
+	}
+}
+
+func TestReplaceSemantics(t *testing.T) {
+	e := newEnv(t)
+	r := e.ok(replace("a"))
+	if r.Affected != 1 || r.InsertID != 1 || !r.SetLastID || r.LastID != 1 {
+		t.Fatalf("new stub: %+v", r)
+	}
+	r = e.ok(replace("a"))
+	if r.Affected != 2 || r.InsertID != 2 {
+		t.Fatalf("existing stub: %+v", r)
+	}
+	r = e.ok(replace("a", "a", "a"))
+	if r.Affected != 6 || r.InsertID != 3 || r.LastID != 3 {
+		t.Fatalf("multi-row existing: %+v", r)
+	}
+	r = e.ok(replace("c", "d"))
+	if r.Affected != 2 || r.InsertID != 6 {
+		t.Fatalf("multi-row new: %+v", r)
+	}
+	tb, _ := e.s.Table("flickr", "T")
+	want := []Row{{5, "a"}, {6, "c"}, {7, "d"}}
+	if len(tb.Rows) != 3 || tb.Rows[0] != want[0] || tb.Rows[1] != want[1] || tb.Rows[2] != want[2] {
+		t.Fatalf("rows = %v, want %v", tb.Rows, want)
+	}
+	if tb.AutoInc != 8 {
+		t.Fatalf("AutoInc = %d, want 8", tb.AutoInc)
+	}
+}
+
+func TestIncrementOffset(t *testing.T) {
+	e := newEnv(t)
+	e.ok(replace("a")) // id 1
+	c := replace("a")
+	c.Inc, c.Off = 5, 3
+	if r := e.ok(c); r.InsertID != 3 {
+		t.Fatalf("inc 5 off 3: %d, want 3", r.InsertID)
+	}
+	if r := e.ok(c); r.InsertID != 8 {
+		t.Fatalf("inc 5 off 3 again: %d, want 8", r.InsertID)
+	}
+	if got := e.autoInc("T"); got != 9 {
+		t.Fatalf("AutoInc %d, want 9 (MyISAM: max+1)", got)
+	}
+	c.Inc, c.Off = 2, 5
+	if r := e.ok(c); r.InsertID != 9 {
+		t.Fatalf("inc 2 off 5: %d, want 9", r.InsertID)
+	}
+	if r := e.ok(c); r.InsertID != 11 {
+		t.Fatalf("inc 2 off 5 again: %d, want 11", r.InsertID)
+	}
+}
+
+func TestInsertDuplicateAndOnDup(t *testing.T) {
+	e := newEnv(t)
+	e.ok(replace("a"))
+	ins := Command{Op: OpInsert, DB: "flickr", Table: "T", Inc: 1, Off: 1, Rows: []InsertRow{{HasStub: true, Stub: "a"}}}
+	r := e.do(ins)
+	if r.Err == nil || r.Err.Code != ErrDupEntry || r.Err.Message != "Duplicate entry 'a' for key 'stub'" {
+		t.Fatalf("duplicate insert: %+v", r.Err)
+	}
+	if got := e.autoInc("T"); got != 2 {
+		t.Fatalf("failed insert moved AutoInc to %d", got)
+	}
+	ins.Rows[0].Stub = "e"
+	ins.OnDup = &Update{Delta: 1, SetLastID: true}
+	r = e.ok(ins)
+	if r.Affected != 1 || r.InsertID != 2 || r.LastID != 2 {
+		t.Fatalf("on dup, new stub: %+v", r)
+	}
+	r = e.ok(ins)
+	if r.Affected != 2 || r.InsertID != 3 || r.LastID != 3 {
+		t.Fatalf("on dup, existing: %+v", r)
+	}
+	if got := e.autoInc("T"); got != 4 {
+		t.Fatalf("AutoInc %d after update to 3, want 4", got)
+	}
+	ins.OnDup = &Update{Delta: 1}
+	r = e.ok(ins)
+	if r.Affected != 2 || r.SetLastID {
+		t.Fatalf("on dup without LAST_INSERT_ID must not set it: %+v", r)
+	}
+	// Non-transactional multi-row: rows before the failing one stay.
+	multi := Command{Op: OpInsert, DB: "flickr", Table: "T", Inc: 1, Off: 1,
+		Rows: []InsertRow{{HasStub: true, Stub: "f"}, {HasStub: true, Stub: "e"}, {HasStub: true, Stub: "g"}}}
+	r = e.do(multi)
+	if r.Err == nil || r.Err.Code != ErrDupEntry || !r.SetLastID || r.LastID != 5 {
+		t.Fatalf("multi-row with duplicate: %+v", r)
+	}
+	tb, _ := e.s.Table("flickr", "T")
+	if len(tb.Rows) != 3 {
+		t.Fatalf("rows %v: want a, e, f", tb.Rows)
+	}
+}
+
+func TestTypeMaximum(t *testing.T) {
+	e := newEnv(t)
+	def := tickets64("flickr", "T32")
+	def.IDType = IntType{Kind: Int, Unsigned: true, Width: 10}
+	e.ok(Command{Op: OpCreateTable, Def: def})
+	e.ok(Command{Op: OpAlterTable, DB: "flickr", Table: "T32", HasAutoInc: true, AutoInc: 4294967294})
+	c := replace("a")
+	c.Table = "T32"
+	if r := e.ok(c); r.InsertID != 4294967294 {
+		t.Fatalf("got %d", r.InsertID)
+	}
+	if r := e.ok(c); r.InsertID != 4294967295 {
+		t.Fatalf("got %d", r.InsertID)
+	}
+	r := e.do(c)
+	if r.Err == nil || r.Err.Code != ErrOutOfRange || r.SetLastID {
+		t.Fatalf("past INT UNSIGNED max: %+v", r)
+	}
+	tb, _ := e.s.Table("flickr", "T32")
+	if len(tb.Rows) != 1 || tb.Rows[0].ID != 4294967295 || tb.AutoInc != 4294967296 {
+		t.Fatalf("state changed by failed REPLACE: %+v", tb)
+	}
+
+	// BIGINT UNSIGNED: the very last id is handed out once, never twice.
+	e.ok(Command{Op: OpAlterTable, DB: "flickr", Table: "T", HasAutoInc: true, AutoInc: ^uint64(0)})
+	if r := e.ok(replace("a")); r.InsertID != ^uint64(0) {
+		t.Fatalf("got %d", r.InsertID)
+	}
+	if r := e.do(replace("a")); r.Err == nil || r.Err.Code != ErrOutOfRange {
+		t.Fatalf("2^64-1 handed out twice: %+v", r)
+	}
+}
+
+func TestAlterNeverBackwards(t *testing.T) {
+	e := newEnv(t)
+	e.ok(Command{Op: OpAlterTable, DB: "flickr", Table: "T", HasAutoInc: true, AutoInc: 1000})
+	if r := e.ok(replace("a")); r.InsertID != 1000 {
+		t.Fatalf("after ALTER 1000: %d", r.InsertID)
+	}
+	e.ok(Command{Op: OpAlterTable, DB: "flickr", Table: "T", HasAutoInc: true, AutoInc: 10})
+	if r := e.ok(replace("a")); r.InsertID != 1001 {
+		t.Fatalf("ALTER below max moved the counter back: %d", r.InsertID)
+	}
+}
+
+func TestSequenceUpdate(t *testing.T) {
+	e := newEnv(t)
+	e.ok(Command{Op: OpCreateTable, Def: &TableDef{DB: "flickr", Name: "seq", IDCol: "id", IDType: IntType{Kind: Int}, IDNotNull: true}})
+	e.ok(Command{Op: OpInsert, DB: "flickr", Table: "seq", Rows: []InsertRow{{HasID: true, ID: 0}}})
+	up := Command{Op: OpUpdate, DB: "flickr", Table: "seq", Set: Update{Delta: 1, SetLastID: true}}
+	for want := uint64(1); want <= 3; want++ {
+		r := e.ok(up)
+		if r.Affected != 1 || r.InsertID != want || r.LastID != want {
+			t.Fatalf("update %d: %+v", want, r)
+		}
+	}
+	e.ok(Command{Op: OpInsert, DB: "flickr", Table: "seq", Rows: []InsertRow{{HasID: true, ID: 10}}})
+	r := e.ok(up)
+	if r.Affected != 2 || r.LastID != 11 {
+		t.Fatalf("two-row sequence: %+v", r)
+	}
+}
+
+func TestDDLErrors(t *testing.T) {
+	e := newEnv(t)
+	if r := e.do(Command{Op: OpCreateTable, Def: tickets64("flickr", "T")}); r.Err == nil || r.Err.Code != ErrTableExists {
+		t.Fatalf("create existing: %+v", r)
+	}
+	if r := e.do(Command{Op: OpCreateTable, Def: tickets64("flickr", "T"), IfExists: true}); r.Err != nil || len(r.Warnings) != 1 {
+		t.Fatalf("create if not exists: %+v", r)
+	}
+	if r := e.do(Command{Op: OpDropTable, DB: "flickr", Table: "nope"}); r.Err == nil || r.Err.Code != ErrBadTable || r.Err.Message != "Unknown table 'flickr.nope'" {
+		t.Fatalf("drop unknown: %+v", r)
+	}
+	if r := e.do(Command{Op: OpDropTable, DB: "flickr", Table: "nope", IfExists: true}); r.Err != nil || len(r.Warnings) != 1 || r.Warnings[0].Level != "Note" {
+		t.Fatalf("drop if exists: %+v", r)
+	}
+	if r := e.do(replace("toolong")); r.Err == nil || r.Err.Code != ErrDataTooLong {
+		t.Fatalf("long stub: %+v", r)
+	}
+	if r := e.do(Command{Op: OpInsert, DB: "flickr", Table: "nope", Rows: []InsertRow{{}}}); r.Err == nil || r.Err.Code != ErrNoSuchTable {
+		t.Fatalf("unknown table: %+v", r)
+	}
+	if r := e.do(Command{Op: OpCreateDB, DB: "flickr"}); r.Err == nil || r.Err.Code != ErrDBCreateExists {
+		t.Fatalf("create db twice: %+v", r)
+	}
+	if r := e.ok(Command{Op: OpDropDB, DB: "flickr"}); r.Affected != 1 {
+		t.Fatalf("drop db: %+v", r)
+	}
+	if tb, _ := e.s.Table("flickr", "T"); tb != nil {
+		t.Fatalf("table survived DROP DATABASE")
+	}
+}
+
+func TestReserve(t *testing.T) {
+	e := newEnv(t)
+	r := e.ok(Command{Op: OpReserve, DB: "flickr", Table: "T", Count: 100})
+	if r.First != 1 || r.Last != 100 {
+		t.Fatalf("reserve: %+v", r)
+	}
+	if got := e.ok(replace("a")).InsertID; got != 101 {
+		t.Fatalf("id after reservation %d, want 101", got)
+	}
+}
