@@ -1,0 +1,118 @@
+package ticket
+
+import (
+	"context"
+	"sync"
+)
+
+// request is one command waiting for its batch. Requests are pooled: the
+// hot path of a ticket server is one of these per REPLACE.
+type request struct {
+	cmd  *Command
+	res  Result
+	err  error
+	done chan struct{}
+}
+
+// batcher is the group commit: concurrent Exec calls queue their commands,
+// and each of a fixed set of workers takes everything queued (up to
+// maxBatch) as one proposal. While the workers' proposals are in flight the
+// queue fills, so under load batches grow by themselves and a proposal
+// costs one Raft round trip however many connections wait on it. A fixed
+// worker set keeps the hot path free of per-request goroutines.
+type batcher struct {
+	repl     Replicator
+	queue    chan *request
+	maxBatch int
+	pool     sync.Pool
+	wg       sync.WaitGroup
+	stop     chan struct{}
+}
+
+func newBatcher(repl Replicator, workers, maxBatch int) *batcher {
+	b := &batcher{
+		repl:     repl,
+		queue:    make(chan *request, 4*maxBatch),
+		maxBatch: maxBatch,
+		stop:     make(chan struct{}),
+	}
+	b.pool.New = func() any { return &request{done: make(chan struct{}, 1)} }
+	b.wg.Add(workers)
+	for range workers {
+		go b.work()
+	}
+	return b
+}
+
+// exec proposes one command and waits for its result.
+func (b *batcher) exec(ctx context.Context, c *Command) (Result, error) {
+	r := b.pool.Get().(*request)
+	r.cmd = c
+	select {
+	case b.queue <- r:
+	case <-ctx.Done():
+		b.pool.Put(r)
+		return Result{}, ctx.Err()
+	case <-b.stop:
+		b.pool.Put(r)
+		return Result{}, ErrClosed
+	}
+	select {
+	case <-r.done:
+		res, err := r.res, r.err
+		*r = request{done: r.done}
+		b.pool.Put(r)
+		return res, err
+	case <-ctx.Done():
+		// The worker still owns r; it is garbage once the worker is done
+		// with it. Whatever the batch did, this caller reports failure,
+		// so an id it may have taken is never handed out.
+		return Result{}, ctx.Err()
+	}
+}
+
+func (b *batcher) work() {
+	defer b.wg.Done()
+	reqs := make([]*request, 0, b.maxBatch)
+	cmds := make([]Command, 0, b.maxBatch)
+	for {
+		select {
+		case r := <-b.queue:
+			reqs = append(reqs[:0], r)
+		case <-b.stop:
+			return
+		}
+	fill:
+		for len(reqs) < b.maxBatch {
+			select {
+			case r := <-b.queue:
+				reqs = append(reqs, r)
+			default:
+				break fill
+			}
+		}
+		cmds = cmds[:0]
+		for _, r := range reqs {
+			cmds = append(cmds, *r.cmd)
+		}
+		// Proposals are bounded by the Replicator's own timeout; the
+		// batch does not belong to any one caller's context.
+		results, err := b.repl.Propose(context.Background(), cmds)
+		for i, r := range reqs {
+			if err != nil {
+				r.err = err
+			} else if i < len(results) {
+				r.res = results[i]
+			} else {
+				r.err = ErrUncertain
+			}
+			r.done <- struct{}{}
+		}
+		clear(reqs)
+	}
+}
+
+func (b *batcher) close() {
+	close(b.stop)
+	b.wg.Wait()
+}
