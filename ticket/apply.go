@@ -105,7 +105,7 @@ func findRow(t *Table, id uint64, checkID bool, stub string, skip int) (int, str
 		if checkID && t.Def.IDKey != "" && r.ID == id {
 			return i, t.Def.IDKey
 		}
-		if t.Def.StubKey != "" && t.Def.StubCol != "" && r.Stub == stub {
+		if t.Def.StubKey != "" && t.Def.StubCol != "" && SameStub(r.Stub, stub) {
 			return i, t.Def.StubKey
 		}
 	}
@@ -120,7 +120,7 @@ func removeRow(t *Table, i int) {
 	t.Rows = append(t.Rows[:i], t.Rows[i+1:]...)
 }
 
-func insertRow(t *Table, r Row) {
+func putRow(t *Table, r Row) {
 	i := sort.Search(len(t.Rows), func(i int) bool { return t.Rows[i].ID > r.ID })
 	t.Rows = append(t.Rows, Row{})
 	copy(t.Rows[i+1:], t.Rows[i:])
@@ -135,13 +135,24 @@ func applyInsert(s Store, c *Command) (Result, error) {
 	if t == nil {
 		return Result{Err: noTable(c.DB, c.Table)}, nil
 	}
+	rows, e := mapRows(&t.Def, c.Columns, c.Values)
+	if e == nil && c.OnDup != nil {
+		e = checkAssign(&t.Def, c.OnDup)
+	}
+	if e != nil {
+		return Result{Err: e}, nil
+	}
 	var (
 		res Result
 		st  insertState
 	)
 	changed := false
-	for i, in := range c.Rows {
-		if e := insertOne(t, c, in, i+1, &res, &st); e != nil {
+	for i := range c.Values {
+		in, e := rows.row(&t.Def, c.Values[i], i+1)
+		if e == nil {
+			e = insertOne(t, c, in, i+1, &res, &st)
+		}
+		if e != nil {
 			res.Err = e
 			break
 		}
@@ -177,7 +188,7 @@ type insertState struct {
 }
 
 // insertOne inserts one VALUES row.
-func insertOne(t *Table, c *Command, in InsertRow, rowNum int, res *Result, st *insertState) *Error {
+func insertOne(t *Table, c *Command, in insertRow, rowNum int, res *Result, st *insertState) *Error {
 	def := &t.Def
 	stub := def.StubDefault
 	if in.HasStub {
@@ -232,7 +243,7 @@ func insertOne(t *Table, c *Command, in InsertRow, rowNum int, res *Result, st *
 			return dupEntry(stub, key)
 		}
 	}
-	insertRow(t, Row{ID: id, Stub: stub})
+	putRow(t, Row{ID: id, Stub: stub})
 	res.Affected++
 	if def.AutoInc {
 		advance(t, id)
@@ -301,7 +312,7 @@ func setRowID(t *Table, i int, v uint64) {
 	r := t.Rows[i]
 	removeRow(t, i)
 	r.ID = v
-	insertRow(t, r)
+	putRow(t, r)
 	if t.Def.AutoInc {
 		advance(t, v)
 	}
@@ -315,11 +326,21 @@ func applyUpdate(s Store, c *Command) (Result, error) {
 	if t == nil {
 		return Result{Err: noTable(c.DB, c.Table)}, nil
 	}
+	if e := checkAssign(&t.Def, &c.Set); e != nil {
+		return Result{Err: e}, nil
+	}
+	var where cond
+	if c.HasWhere {
+		var e *Error
+		if where, e = makeCond(&t.Def, c.WhereCol, c.Where); e != nil {
+			return Result{Err: e}, nil
+		}
+	}
 	var res Result
 	// Collect the matching rows first: setRowID reorders Rows.
 	var targets []Row
 	for _, r := range t.Rows {
-		if c.HasWhere && r.Stub != c.WhereStub {
+		if c.HasWhere && !where.match(r) {
 			continue
 		}
 		targets = append(targets, r)
@@ -486,5 +507,5 @@ func applyReserve(s Store, c *Command) (Result, error) {
 
 // String renders a command for logs and test failures.
 func (c *Command) String() string {
-	return fmt.Sprintf("%d %s.%s rows=%d", c.Op, c.DB, c.Table, len(c.Rows))
+	return fmt.Sprintf("%d %s.%s rows=%d", c.Op, c.DB, c.Table, len(c.Values))
 }

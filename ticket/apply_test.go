@@ -42,8 +42,9 @@ func (e *env) ok(c Command) Result {
 
 func replace(stubs ...string) Command {
 	c := Command{Op: OpInsert, DB: "flickr", Table: "T", Replace: true, Inc: 1, Off: 1}
+	c.Columns = []string{"stub"}
 	for _, s := range stubs {
-		c.Rows = append(c.Rows, InsertRow{HasStub: true, Stub: s})
+		c.Values = append(c.Values, []Value{{Kind: ValString, Str: s}})
 	}
 	return c
 }
@@ -138,7 +139,7 @@ func TestIncrementOffset(t *testing.T) {
 func TestInsertDuplicateAndOnDup(t *testing.T) {
 	e := newEnv(t)
 	e.ok(replace("a"))
-	ins := Command{Op: OpInsert, DB: "flickr", Table: "T", Inc: 1, Off: 1, Rows: []InsertRow{{HasStub: true, Stub: "a"}}}
+	ins := Command{Op: OpInsert, DB: "flickr", Table: "T", Inc: 1, Off: 1, Columns: []string{"stub"}, Values: [][]Value{{{Kind: ValString, Str: "a"}}}}
 	r := e.do(ins)
 	if r.Err == nil || r.Err.Code != ErrDupEntry || r.Err.Message != "Duplicate entry 'a' for key 'stub'" {
 		t.Fatalf("duplicate insert: %+v", r.Err)
@@ -146,8 +147,8 @@ func TestInsertDuplicateAndOnDup(t *testing.T) {
 	if got := e.autoInc("T"); got != 2 {
 		t.Fatalf("failed insert moved AutoInc to %d", got)
 	}
-	ins.Rows[0].Stub = "e"
-	ins.OnDup = &Update{Delta: 1, SetLastID: true}
+	ins.Values[0][0].Str = "e"
+	ins.OnDup = &Update{Column: "id", Delta: 1, SetLastID: true}
 	r = e.ok(ins)
 	if r.Affected != 1 || r.InsertID != 2 || r.LastID != 2 {
 		t.Fatalf("on dup, new stub: %+v", r)
@@ -165,8 +166,8 @@ func TestInsertDuplicateAndOnDup(t *testing.T) {
 		t.Fatalf("on dup without LAST_INSERT_ID must not set it: %+v", r)
 	}
 	// Non-transactional multi-row: rows before the failing one stay.
-	multi := Command{Op: OpInsert, DB: "flickr", Table: "T", Inc: 1, Off: 1,
-		Rows: []InsertRow{{HasStub: true, Stub: "f"}, {HasStub: true, Stub: "e"}, {HasStub: true, Stub: "g"}}}
+	multi := replace("f", "e", "g")
+	multi.Replace = false
 	r = e.do(multi)
 	if r.Err == nil || r.Err.Code != ErrDupEntry || !r.SetLastID || r.LastID != 5 {
 		t.Fatalf("multi-row with duplicate: %+v", r)
@@ -225,7 +226,7 @@ func TestAlterNeverBackwards(t *testing.T) {
 func TestSequenceUpdate(t *testing.T) {
 	e := newEnv(t)
 	e.ok(Command{Op: OpCreateTable, Def: &TableDef{DB: "flickr", Name: "seq", IDCol: "id", IDType: IntType{Kind: Int}, IDNotNull: true}})
-	e.ok(Command{Op: OpInsert, DB: "flickr", Table: "seq", Rows: []InsertRow{{HasID: true, ID: 0}}})
+	e.ok(Command{Op: OpInsert, DB: "flickr", Table: "seq", Values: [][]Value{{{Kind: ValInt, Int: 0}}}})
 	up := Command{Op: OpUpdate, DB: "flickr", Table: "seq", Set: Update{Delta: 1, SetLastID: true}}
 	for want := uint64(1); want <= 3; want++ {
 		r := e.ok(up)
@@ -233,7 +234,7 @@ func TestSequenceUpdate(t *testing.T) {
 			t.Fatalf("update %d: %+v", want, r)
 		}
 	}
-	e.ok(Command{Op: OpInsert, DB: "flickr", Table: "seq", Rows: []InsertRow{{HasID: true, ID: 10}}})
+	e.ok(Command{Op: OpInsert, DB: "flickr", Table: "seq", Values: [][]Value{{{Kind: ValInt, Int: 10}}}})
 	r := e.ok(up)
 	if r.Affected != 2 || r.LastID != 11 {
 		t.Fatalf("two-row sequence: %+v", r)
@@ -257,7 +258,7 @@ func TestDDLErrors(t *testing.T) {
 	if r := e.do(replace("toolong")); r.Err == nil || r.Err.Code != ErrDataTooLong {
 		t.Fatalf("long stub: %+v", r)
 	}
-	if r := e.do(Command{Op: OpInsert, DB: "flickr", Table: "nope", Rows: []InsertRow{{}}}); r.Err == nil || r.Err.Code != ErrNoSuchTable {
+	if r := e.do(Command{Op: OpInsert, DB: "flickr", Table: "nope", Values: [][]Value{{{Kind: ValNull}}}}); r.Err == nil || r.Err.Code != ErrNoSuchTable {
 		t.Fatalf("unknown table: %+v", r)
 	}
 	if r := e.do(Command{Op: OpCreateDB, DB: "flickr"}); r.Err == nil || r.Err.Code != ErrDBCreateExists {
@@ -279,5 +280,38 @@ func TestReserve(t *testing.T) {
 	}
 	if got := e.ok(replace("a")).InsertID; got != 101 {
 		t.Fatalf("id after reservation %d, want 101", got)
+	}
+}
+
+func TestColumnMapping(t *testing.T) {
+	e := newEnv(t)
+	cases := []struct {
+		cols []string
+		vals []Value
+		code uint16
+	}{
+		{[]string{"zz"}, []Value{{Kind: ValInt, Int: 1}}, ErrBadField},
+		{[]string{"stub"}, []Value{{Kind: ValString, Str: "a"}, {Kind: ValString, Str: "b"}}, ErrWrongValueCount},
+		{nil, []Value{{Kind: ValString, Str: "x"}, {Kind: ValString, Str: "a"}}, 1366},
+		{[]string{"stub"}, []Value{{Kind: ValNull}}, ErrBadNull},
+		{[]string{"ID", "Stub"}, []Value{{Kind: ValInt, Int: -1}, {Kind: ValString, Str: "a"}}, ErrDataOutOfRange},
+	}
+	for _, c := range cases {
+		cmd := Command{Op: OpInsert, DB: "flickr", Table: "T", Columns: c.cols, Values: [][]Value{c.vals}}
+		if r := e.do(cmd); r.Err == nil || r.Err.Code != c.code {
+			t.Errorf("%v %v: got %+v, want code %d", c.cols, c.vals, r.Err, c.code)
+		}
+	}
+	// Explicit id in the table's column order; the counter jumps past it.
+	r := e.ok(Command{Op: OpInsert, DB: "flickr", Table: "T", Values: [][]Value{{{Kind: ValInt, Int: 100}, {Kind: ValString, Str: "x"}}}})
+	if r.InsertID != 100 || r.SetLastID {
+		t.Fatalf("explicit id: %+v", r)
+	}
+	if got := e.ok(replace("A")).InsertID; got != 101 {
+		t.Fatalf("after explicit 100: %d", got)
+	}
+	// 'a' and 'A' are one row under MySQL's case-insensitive collation.
+	if r := e.ok(replace("a")); r.Affected != 2 {
+		t.Fatalf("REPLACE 'a' after 'A': %+v", r)
 	}
 }

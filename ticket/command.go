@@ -22,21 +22,35 @@ const (
 	OpReserve     Op = 9 // range reservation: take Count ids for the leader's cache
 )
 
-// InsertRow is one VALUES tuple of an INSERT or REPLACE.
-type InsertRow struct {
-	// HasID is false when the id column was not given, or was NULL or 0:
-	// MySQL then generates the next value.
-	HasID bool
-	ID    uint64
-	// HasStub is false when the stub column was not given (its default applies).
-	HasStub bool
-	Stub    string
+// ValueKind says which field of a Value is set.
+type ValueKind uint8
+
+// Value kinds. The numbers are part of the replicated log format.
+const (
+	ValNull    ValueKind = 1
+	ValDefault ValueKind = 2 // DEFAULT, or a column left out of the column list
+	ValInt     ValueKind = 3 // Int
+	ValUint    ValueKind = 4 // Uint, above the int64 range
+	ValString  ValueKind = 5 // Str
+	ValDecimal ValueKind = 6 // Str holds a non-integer numeric literal
+)
+
+// Value is one literal of a statement, as the client wrote it. Apply maps
+// values to columns and converts them, so that the wire layer needs no
+// table definition on the hot path.
+type Value struct {
+	Kind ValueKind
+	Int  int64
+	Uint uint64
+	Str  string
 }
 
 // Update is the id assignment of UPDATE and of ON DUPLICATE KEY UPDATE:
-// id = [LAST_INSERT_ID](id + Delta), or id = [LAST_INSERT_ID](Value) when
-// Absolute is set.
+// Column = [LAST_INSERT_ID](Column + Delta), or Column =
+// [LAST_INSERT_ID](Value) when Absolute is set. Only the id column can be
+// assigned.
 type Update struct {
+	Column    string
 	Absolute  bool
 	Delta     int64
 	Value     uint64
@@ -50,20 +64,23 @@ type Command struct {
 	DB    string
 	Table string
 
-	// OpInsert.
+	// OpInsert: Columns as written (nil: the table's column order) and
+	// one Values tuple per row.
 	Replace bool
 	Ignore  bool
-	Rows    []InsertRow
+	Columns []string
+	Values  [][]Value
 	OnDup   *Update // ON DUPLICATE KEY UPDATE id = ...
 	// Inc and Off are the session's auto_increment_increment/offset.
 	Inc uint64
 	Off uint64
 
-	// OpUpdate: Set applies to every row, or to the row whose stub equals
-	// WhereStub when HasWhere.
-	Set       Update
-	HasWhere  bool
-	WhereStub string
+	// OpUpdate: Set applies to every row, or to the rows where WhereCol
+	// equals Where when HasWhere.
+	Set      Update
+	HasWhere bool
+	WhereCol string
+	Where    Value
 
 	// OpCreateDB, OpDropDB, OpCreateTable, OpDropTable.
 	IfExists      bool // IF EXISTS / IF NOT EXISTS

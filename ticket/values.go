@@ -1,0 +1,208 @@
+package ticket
+
+import (
+	"strconv"
+	"strings"
+)
+
+// insertRow is one VALUES tuple mapped onto a ticket table's columns.
+type insertRow struct {
+	// HasID is false when the id column was not given, or was NULL, 0 or
+	// DEFAULT: MySQL then generates the next value.
+	HasID   bool
+	ID      uint64
+	HasStub bool
+	Stub    string
+}
+
+// columnMap says where the id and stub columns sit in a VALUES tuple (-1:
+// not given).
+type columnMap struct {
+	id, stub, n int
+}
+
+// mapRows resolves an INSERT's column list against the table and checks
+// every tuple's width before anything is written, as MySQL does.
+func mapRows(def *TableDef, cols []string, values [][]Value) (columnMap, *Error) {
+	m := columnMap{id: -1, stub: -1}
+	if cols == nil {
+		switch {
+		case def.StubCol == "":
+			m.id, m.n = 0, 1
+		case def.StubFirst:
+			m.stub, m.id, m.n = 0, 1, 2
+		default:
+			m.id, m.stub, m.n = 0, 1, 2
+		}
+	} else {
+		m.n = len(cols)
+		for i, c := range cols {
+			var pos *int
+			switch {
+			case strings.EqualFold(c, def.IDCol):
+				pos = &m.id
+			case def.StubCol != "" && strings.EqualFold(c, def.StubCol):
+				pos = &m.stub
+			default:
+				return m, Errorf(ErrBadField, "42S22", "Unknown column '%s' in 'INSERT INTO'", c)
+			}
+			if *pos >= 0 {
+				return m, Errorf(1110, "42000", "Column '%s' specified twice", c)
+			}
+			*pos = i
+		}
+	}
+	for i, v := range values {
+		if len(v) != m.n {
+			return m, Errorf(ErrWrongValueCount, "21S01", "Column count doesn't match value count at row %d", i+1)
+		}
+	}
+	return m, nil
+}
+
+// row converts one tuple.
+func (m columnMap) row(def *TableDef, vals []Value, rowNum int) (insertRow, *Error) {
+	var r insertRow
+	if m.id >= 0 {
+		id, set, e := idValue(def, vals[m.id], rowNum)
+		if e != nil {
+			return r, e
+		}
+		r.HasID, r.ID = set, id
+	}
+	if m.stub >= 0 {
+		v := vals[m.stub]
+		switch v.Kind {
+		case ValDefault:
+		case ValNull:
+			if def.StubNotNull {
+				return r, Errorf(ErrBadNull, "23000", "Column '%s' cannot be null", def.StubCol)
+			}
+			r.HasStub = true
+		default:
+			r.HasStub, r.Stub = true, valueText(v)
+		}
+	}
+	return r, nil
+}
+
+// idValue converts a value written for the id column. set is false when
+// MySQL would generate the value (NULL, 0 or DEFAULT on an AUTO_INCREMENT
+// column).
+func idValue(def *TableDef, v Value, rowNum int) (id uint64, set bool, e *Error) {
+	outOfRange := Errorf(ErrDataOutOfRange, "22003", "Out of range value for column '%s' at row %d", def.IDCol, rowNum)
+	switch v.Kind {
+	case ValNull:
+		if def.AutoInc {
+			return 0, false, nil
+		}
+		if def.IDNotNull {
+			return 0, false, Errorf(ErrBadNull, "23000", "Column '%s' cannot be null", def.IDCol)
+		}
+		return 0, true, nil
+	case ValDefault:
+		if def.AutoInc {
+			return 0, false, nil
+		}
+		return 0, false, Errorf(1364, "HY000", "Field '%s' doesn't have a default value", def.IDCol)
+	case ValInt:
+		if v.Int < 0 {
+			if def.IDType.Unsigned {
+				return 0, false, outOfRange
+			}
+			return 0, false, Errorf(ErrNotSupported, "42000", "This version of ticketd doesn't yet support 'negative ids'")
+		}
+		id = uint64(v.Int)
+	case ValUint:
+		id = v.Uint
+	case ValString:
+		n, err := strconv.ParseUint(strings.TrimSpace(v.Str), 10, 64)
+		if err != nil {
+			return 0, false, Errorf(1366, "22007", "Incorrect integer value: '%s' for column `%s`.`%s`.`%s` at row %d",
+				v.Str, def.DB, def.Name, def.IDCol, rowNum)
+		}
+		id = n
+	default:
+		return 0, false, Errorf(ErrNotSupported, "42000", "This version of ticketd doesn't yet support 'non-integer ids'")
+	}
+	if id > def.IDType.Max() {
+		return 0, false, outOfRange
+	}
+	if id == 0 && def.AutoInc {
+		return 0, false, nil
+	}
+	return id, true, nil
+}
+
+func valueText(v Value) string {
+	switch v.Kind {
+	case ValInt:
+		return strconv.FormatInt(v.Int, 10)
+	case ValUint:
+		return strconv.FormatUint(v.Uint, 10)
+	default:
+		return v.Str
+	}
+}
+
+// checkAssign accepts only assignments to the id column: a ticket table's
+// stub is its identity, and ticketd does not rewrite it.
+func checkAssign(def *TableDef, u *Update) *Error {
+	if u.Column == "" || strings.EqualFold(u.Column, def.IDCol) {
+		return nil
+	}
+	if def.StubCol != "" && strings.EqualFold(u.Column, def.StubCol) {
+		return Errorf(ErrNotSupported, "42000", "This version of ticketd doesn't yet support 'updating the stub column'")
+	}
+	return Errorf(ErrBadField, "42S22", "Unknown column '%s' in 'SET'", u.Column)
+}
+
+// cond is a WHERE column = value test on rows.
+type cond struct {
+	onID bool
+	id   uint64
+	stub string
+	none bool // the value cannot match any row
+}
+
+func makeCond(def *TableDef, col string, v Value) (cond, *Error) {
+	switch {
+	case strings.EqualFold(col, def.IDCol):
+		switch v.Kind {
+		case ValInt:
+			return cond{onID: true, id: uint64(v.Int), none: v.Int < 0}, nil
+		case ValUint:
+			return cond{onID: true, id: v.Uint}, nil
+		case ValString:
+			n, err := strconv.ParseUint(strings.TrimSpace(v.Str), 10, 64)
+			return cond{onID: true, id: n, none: err != nil}, nil
+		default:
+			return cond{none: true}, nil
+		}
+	case def.StubCol != "" && strings.EqualFold(col, def.StubCol):
+		if v.Kind == ValNull {
+			return cond{none: true}, nil
+		}
+		return cond{stub: valueText(v)}, nil
+	default:
+		return cond{}, Errorf(ErrBadField, "42S22", "Unknown column '%s' in 'WHERE'", col)
+	}
+}
+
+func (c cond) match(r Row) bool {
+	switch {
+	case c.none:
+		return false
+	case c.onID:
+		return r.ID == c.id
+	default:
+		return SameStub(r.Stub, c.stub)
+	}
+}
+
+// SameStub compares stubs the way MySQL's default collation
+// (utf8mb4_general_ci, PAD SPACE) does for a unique key: case-insensitive
+// and ignoring trailing spaces. 'A' and 'a' are the same ticket row.
+func SameStub(a, b string) bool {
+	return strings.EqualFold(strings.TrimRight(a, " "), strings.TrimRight(b, " "))
+}
