@@ -1,0 +1,11 @@
+// Package integration holds ticketd's end-to-end tests: they build the
+// real binary, run it as a process on free 127.0.0.1 ports, and drive it
+// through real MySQL drivers (go-sql-driver/mysql and go-mysql's client),
+// comparing its answers with MariaDB's where MariaDB is the specification.
+//
+// The process harness lives in integration/harness, the linearizability
+// checker for allocation histories in integration/history. The tests
+// themselves are in _test.go files: single-node behaviour through each
+// driver mode, the statement-by-statement differential against MariaDB,
+// and kill -9 crash recovery.
+package integration

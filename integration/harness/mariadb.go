@@ -1,0 +1,178 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql" // database/sql driver for the readiness ping
+)
+
+// MariaDB is a throwaway mariadbd: the reference implementation ticketd is
+// compared against. Root has no password; it listens on 127.0.0.1 only.
+type MariaDB struct {
+	Addr string // "127.0.0.1:P"
+	Dir  string // datadir, socket, pid and log live here
+
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  string
+}
+
+// findBinary looks for name on PATH and in the sbin directories that a
+// non-root PATH often lacks (Debian installs mariadbd in /usr/sbin).
+func findBinary(names ...string) string {
+	for _, name := range names {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+		for _, dir := range []string{"/usr/sbin", "/usr/local/sbin", "/usr/bin", "/usr/local/bin"} {
+			p := filepath.Join(dir, name)
+			if st, err := os.Stat(p); err == nil && st.Mode()&0o111 != 0 {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// MariaDBRequired reports whether TICKETD_REQUIRE_MARIADB=1: then a missing
+// mariadbd fails the test (CI installs it) instead of skipping it.
+func MariaDBRequired() bool { return os.Getenv("TICKETD_REQUIRE_MARIADB") == "1" }
+
+// StartMariaDB initialises a fresh datadir with mariadb-install-db, starts
+// mariadbd on a free port as root and waits until it answers a ping. The
+// server is stopped and its directory removed when the test ends.
+//
+// --no-defaults keeps /etc/mysql out of it, so every machine runs the same
+// configuration: MariaDB's compiled-in defaults (sql_mode
+// STRICT_TRANS_TABLES,..., latin1), with no binary log and a small buffer
+// pool since the tests are about answers, not speed.
+func StartMariaDB(t testing.TB) *MariaDB {
+	t.Helper()
+	server := findBinary("mariadbd", "mysqld")
+	install := findBinary("mariadb-install-db", "mysql_install_db")
+	if server == "" || install == "" {
+		msg := "mariadbd/mariadb-install-db not found (apt-get install mariadb-server)"
+		if MariaDBRequired() {
+			t.Fatalf("harness: %s and TICKETD_REQUIRE_MARIADB=1", msg)
+		}
+		t.Skipf("harness: %s; set TICKETD_REQUIRE_MARIADB=1 to make this a failure", msg)
+	}
+	// A short path: the Unix socket path must fit in 108 bytes, and
+	// t.TempDir paths include the (long) test name.
+	dir, err := os.MkdirTemp("", "mariadb-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &MariaDB{Dir: dir, log: filepath.Join(dir, "mariadbd.log")}
+	t.Cleanup(func() {
+		m.Stop()
+		if t.Failed() {
+			t.Logf("=== log tail of mariadbd (%s):\n%s", m.log, tail(m.log, 30))
+		}
+		os.RemoveAll(dir)
+	})
+
+	data := filepath.Join(dir, "data")
+	var out bytes.Buffer
+	ic := exec.Command(install, "--no-defaults", "--user=root", "--datadir="+data,
+		"--auth-root-authentication-method=normal", "--skip-test-db")
+	ic.Stdout, ic.Stderr = &out, &out
+	if err := runBounded(ic, 60*time.Second); err != nil {
+		t.Fatalf("harness: mariadb-install-db: %v\n%s", err, out.String())
+	}
+
+	port := FreePort(t)
+	m.Addr = "127.0.0.1:" + strconv.Itoa(port)
+	f, err := os.Create(m.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close() // the child holds its own descriptor
+	m.cmd = exec.Command(server, "--no-defaults", "--user=root",
+		"--datadir="+data, "--port="+strconv.Itoa(port), "--bind-address=127.0.0.1",
+		"--socket="+filepath.Join(dir, "sock"), "--pid-file="+filepath.Join(dir, "pid"),
+		"--skip-log-bin", "--skip-name-resolve", "--innodb-buffer-pool-size=16M",
+		"--max-connections=200")
+	m.cmd.Stdout, m.cmd.Stderr = f, f
+	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := m.cmd.Start(); err != nil {
+		t.Fatalf("harness: start mariadbd: %v", err)
+	}
+	m.done = make(chan struct{})
+	go func() { m.cmd.Wait(); close(m.done) }()
+
+	if err := m.waitReady(60 * time.Second); err != nil {
+		t.Fatalf("harness: mariadbd: %v; log tail:\n%s", err, tail(m.log, 30))
+	}
+	return m
+}
+
+// runBounded runs cmd, killing it after d.
+func runBounded(cmd *exec.Cmd, d time.Duration) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	timer := time.AfterFunc(d, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	return cmd.Wait()
+}
+
+// waitReady pings until the server answers, it exits, or d passes.
+func (m *MariaDB) waitReady(d time.Duration) error {
+	db, err := sql.Open("mysql", m.DSN(""))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var last error
+	for {
+		pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
+		last = db.PingContext(pctx)
+		pcancel()
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-m.done:
+			return fmt.Errorf("exited before ready: %v", last)
+		case <-ctx.Done():
+			return fmt.Errorf("not ready after %v: %v", d, last)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// DSN returns a go-sql-driver/mysql DSN for root on this server.
+func (m *MariaDB) DSN(db string, params ...string) string { return DSN(m.Addr, db, params...) }
+
+// Stop shuts the server down with SIGTERM, killing it if it takes more
+// than 30s. It is safe to call more than once.
+func (m *MariaDB) Stop() {
+	if m.cmd == nil || m.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-m.done:
+		return
+	default:
+	}
+	m.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-m.done:
+	case <-time.After(30 * time.Second):
+		m.cmd.Process.Kill()
+		<-m.done
+	}
+}
