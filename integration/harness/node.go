@@ -451,7 +451,9 @@ func (n *Node) Kill() error {
 }
 
 // Pause freezes the process with SIGSTOP: its sockets stay open but it
-// answers nothing, like a long GC pause or a hung VM.
+// answers nothing, like a long GC pause or a hung VM. It returns once
+// every thread is stopped: kill(2) returns before a process running on
+// another CPU has actually stopped.
 func (n *Node) Pause() error {
 	if err := n.signal(syscall.SIGSTOP); err != nil {
 		return err
@@ -459,7 +461,35 @@ func (n *Node) Pause() error {
 	n.mu.Lock()
 	n.paused = true
 	n.mu.Unlock()
+	pid := n.PID()
+	if !pollUntil(5*time.Second, time.Millisecond, func() bool { return allStopped(pid) }) {
+		return fmt.Errorf("node %s: not stopped 5s after SIGSTOP", n.opts.NodeID)
+	}
 	return nil
+}
+
+// allStopped reports whether every thread of pid is in state T (stopped),
+// from /proc/PID/task/*/stat. Without /proc it assumes yes.
+func allStopped(pid int) bool {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	if err != nil || len(tasks) == 0 {
+		return true
+	}
+	for _, p := range tasks {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // thread exited
+		}
+		// "pid (comm) S ...": the state follows the last ')'.
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 || i+2 >= len(b) {
+			continue
+		}
+		if st := b[i+2]; st != 'T' && st != 't' {
+			return false
+		}
+	}
+	return true
 }
 
 // Resume continues a paused process with SIGCONT.
