@@ -1,0 +1,39 @@
+# ticketd: `make run` starts a single node, `make test` runs every test.
+GO        ?= go
+BIN       ?= bin/ticketd
+PKGS_UNIT := ./ticket/... ./sql/... ./raftstore/... ./wire/... ./cmd/...
+SOAK_DURATION  ?= 10m
+BENCH_DURATION ?= 10s
+
+.PHONY: all build run test test-unit test-integration vet fmt-check soak bench clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/ticketd
+
+run: build
+	./$(BIN)
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+test-unit:
+	$(GO) test -race -count=1 $(PKGS_UNIT)
+
+test-integration:
+	$(GO) test -count=1 -timeout 8m ./integration/...
+
+test: fmt-check vet test-unit test-integration
+
+soak:
+	TICKETD_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -timeout 0 -run Soak -v ./integration/...
+
+bench:
+	BENCH_DURATION=$(BENCH_DURATION) ./scripts/bench.sh
+
+clean:
+	rm -rf bin ticketd-data

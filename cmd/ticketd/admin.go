@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/ticketd/ticketd/raftstore"
+)
+
+// adminHandler serves the admin HTTP API: /status, /healthz, /readyz,
+// and membership changes (/join, /remove) that the node forwards to the
+// leader.
+func adminHandler(node *raftstore.Node, log *slog.Logger) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(node.Status())
+	})
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := node.Ready(); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	mux.HandleFunc("POST /join", func(w http.ResponseWriter, r *http.Request) {
+		id, addr := r.FormValue("id"), r.FormValue("addr")
+		if id == "" || addr == "" {
+			http.Error(w, "id and addr are required", http.StatusBadRequest)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+		defer cancel()
+		if err := node.Join(ctx, id, addr); err != nil {
+			log.Warn("join failed", "id", id, "addr", addr, "err", err)
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		log.Info("member added", "id", id, "addr", addr)
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("POST /remove", func(w http.ResponseWriter, r *http.Request) {
+		id := r.FormValue("id")
+		if id == "" {
+			http.Error(w, "id is required", http.StatusBadRequest)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+		defer cancel()
+		if err := node.Remove(ctx, id); err != nil {
+			log.Warn("remove failed", "id", id, "err", err)
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		log.Info("member removed", "id", id)
+		fmt.Fprintln(w, "ok")
+	})
+	return mux
+}
+
+// joinCluster asks a member (by its admin address) to add this node,
+// retrying while the cluster has no leader.
+func joinCluster(ctx context.Context, adminAddr, id, raftAddr string) error {
+	form := url.Values{"id": {id}, "addr": {raftAddr}}
+	var last error
+	for attempt := 0; attempt < 30; attempt++ {
+		resp, err := http.PostForm("http://"+adminAddr+"/join", form)
+		if err == nil {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("%s: %s", resp.Status, body)
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	return last
+}

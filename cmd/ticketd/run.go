@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ticketd/ticketd/raftstore"
+	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/wire"
+)
+
+// options are ticketd's command-line settings; every flag can also come
+// from TICKETD_<FLAG> in the environment (flags win).
+type options struct {
+	dataDir   string
+	mysqlAddr string
+	httpAddr  string
+	nodeID    string
+	raftAddr  string
+	peers     string
+	join      string
+	logLevel  string
+
+	snapshotThreshold uint64
+	stmtTimeout       time.Duration
+}
+
+func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("ticketd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.dataDir, "data-dir", "./ticketd-data", "directory for the Raft log, snapshots and bbolt state")
+	fs.StringVar(&o.mysqlAddr, "mysql-addr", "127.0.0.1:3306", "MySQL protocol listen address")
+	fs.StringVar(&o.httpAddr, "http-addr", "127.0.0.1:8306", "admin HTTP listen address (/status, /healthz, /readyz)")
+	fs.StringVar(&o.nodeID, "node-id", "n1", "stable node name")
+	fs.StringVar(&o.raftAddr, "raft-addr", "127.0.0.1:7306", "Raft and internal forwarding address")
+	fs.StringVar(&o.peers, "peers", "", "static initial cluster: id=host:port,... (the same on every node); empty: this node alone")
+	fs.StringVar(&o.join, "join", "", "admin address (host:port) of a member of a running cluster to join")
+	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "log entries between Raft snapshots")
+	fs.DurationVar(&o.stmtTimeout, "statement-timeout", 10*time.Second, "how long a statement waits for a leader with a quorum")
+	// Environment first, so that flags given on the command line win.
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		key := "TICKETD_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := getenv(key); v != "" {
+			if err := f.Value.Set(v); err != nil && envErr == nil {
+				envErr = fmt.Errorf("%s=%q: %w", key, v, err)
+			}
+		}
+	})
+	if envErr != nil {
+		return nil, envErr
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	return o, nil
+}
+
+func newLogger(level string, w io.Writer) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// run starts a node and serves until ctx ends, then shuts down in order:
+// admin and MySQL listeners, client connections, the batcher, Raft.
+func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	o, err := parseOptions(args, getenv, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	log, err := newLogger(o.logLevel, stderr)
+	if err != nil {
+		return err
+	}
+	var peers []raftstore.Peer
+	if o.peers != "" {
+		if peers, err = raftstore.ParsePeers(o.peers); err != nil {
+			return fmt.Errorf("--peers: %w", err)
+		}
+	}
+	if err := os.MkdirAll(o.dataDir, 0o755); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	// Listen before starting Raft so that a taken port fails fast.
+	mysqlLn, err := net.Listen("tcp", o.mysqlAddr)
+	if err != nil {
+		return fmt.Errorf("mysql listener: %w", err)
+	}
+	defer mysqlLn.Close()
+	httpLn, err := net.Listen("tcp", o.httpAddr)
+	if err != nil {
+		return fmt.Errorf("admin listener: %w", err)
+	}
+	defer httpLn.Close()
+
+	node, err := raftstore.Open(raftstore.Config{
+		NodeID:            o.nodeID,
+		RaftAddr:          o.raftAddr,
+		DataDir:           o.dataDir,
+		Peers:             peers,
+		NoBootstrap:       o.join != "",
+		SnapshotThreshold: o.snapshotThreshold,
+		Logger:            log,
+	})
+	if err != nil {
+		return fmt.Errorf("raft: %w", err)
+	}
+	defer func() {
+		if err := node.Close(); err != nil {
+			log.Error("closing raft", "err", err)
+		}
+	}()
+
+	svc := ticket.NewService(node, node, ticket.Config{}, log)
+	defer svc.Close()
+	srv := wire.New(svc, wire.Config{StatementTimeout: o.stmtTimeout, Logger: log})
+	defer srv.Close()
+
+	admin := &http.Server{Handler: adminHandler(node, log), ReadHeaderTimeout: 5 * time.Second}
+	errc := make(chan error, 2)
+	go func() { errc <- srv.Serve(ctx, mysqlLn) }()
+	go func() { errc <- admin.Serve(httpLn) }()
+	log.Info("ticketd started", "node_id", o.nodeID, "mysql", mysqlLn.Addr().String(),
+		"http", httpLn.Addr().String(), "raft", node.Addr(), "data_dir", o.dataDir)
+
+	if o.join != "" {
+		if err := joinCluster(ctx, o.join, o.nodeID, node.Addr()); err != nil {
+			return fmt.Errorf("--join %s: %w", o.join, err)
+		}
+	}
+
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err := <-errc:
+		if !errors.Is(err, wire.ErrServerClosed) && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("listener failed", "err", err)
+		}
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = admin.Shutdown(shutCtx)
+	return nil
+}

@@ -1,0 +1,309 @@
+package wire
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/ticketd/ticketd/sql"
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// run executes one statement and keeps MySQL's diagnostics area: every
+// statement but SHOW WARNINGS/ERRORS replaces the previous warnings, and a
+// failing statement leaves its error there.
+func (s *session) run(p sql.Plan, args []any, bin bool) (*mysql.Result, error) {
+	if sh, ok := p.(*sql.Show); ok && (sh.Kind == sql.ShowWarnings || sh.Kind == sql.ShowErrors) {
+		return s.showWarnings(sh, bin)
+	}
+	prevWarnings := len(s.warnings)
+	s.warnings = s.warnings[:0:0]
+	r, err := s.dispatch(p, args, bin, prevWarnings)
+	if err != nil {
+		me := myErr(err).(*mysql.MyError)
+		s.warnings = append(s.warnings, ticket.Warning{Level: "Error", Code: me.Code, Message: me.Message})
+		s.rowCount = -1
+		return nil, me
+	}
+	if r.HasResultset() {
+		s.conn.SetWarnings(uint16(len(s.warnings)))
+		s.rowCount = -1
+		s.found = int64(len(r.RowDatas))
+	} else {
+		r.Warnings = uint16(len(s.warnings))
+		s.rowCount = int64(r.AffectedRows)
+	}
+	return r, nil
+}
+
+func (s *session) dispatch(p sql.Plan, args []any, bin bool, prevWarnings int) (*mysql.Result, error) {
+	switch p := p.(type) {
+	case *sql.Insert:
+		return s.insert(p, args)
+	case *sql.Select:
+		return s.selectRows(p, args, bin, prevWarnings)
+	case *sql.Update:
+		return s.update(p, args)
+	case *sql.Set:
+		return s.set(p, args)
+	case *sql.Show:
+		return s.show(p, bin)
+	case *sql.CreateTable:
+		return s.createTable(p)
+	case *sql.DropTable:
+		return s.dropTable(p)
+	case *sql.AlterTable:
+		return s.alterTable(p)
+	case *sql.CreateDatabase:
+		r, err := s.exec(&ticket.Command{Op: ticket.OpCreateDB, DB: p.Name, IfExists: p.IfNotExists})
+		return s.ok(r), err
+	case *sql.DropDatabase:
+		r, err := s.exec(&ticket.Command{Op: ticket.OpDropDB, DB: p.Name, IfExists: p.IfExists})
+		if err == nil && p.Name == s.db {
+			s.db = ""
+		}
+		return s.ok(r), err
+	case *sql.Use:
+		if err := s.use(p.DB); err != nil {
+			return nil, err
+		}
+		return okResult(0, 0), nil
+	case *sql.Txn:
+		return s.txn(p), nil
+	case *sql.Empty:
+		return okResult(0, 0), nil
+	case *sql.Unsupported:
+		return nil, unsupported(p.Reason)
+	default:
+		return nil, unsupported("this statement")
+	}
+}
+
+func unsupported(what string) error {
+	return ticket.Errorf(ticket.ErrNotSupported, "42000", "This version of ticketd doesn't yet support '%s'", what)
+}
+
+func okResult(affected, insertID uint64) *mysql.Result {
+	return &mysql.Result{AffectedRows: affected, InsertId: insertID}
+}
+
+// ok turns a command's result into an OK packet, keeping its warnings for
+// SHOW WARNINGS.
+func (s *session) ok(r ticket.Result) *mysql.Result {
+	s.warnings = append(s.warnings, r.Warnings...)
+	return okResult(r.Affected, r.InsertID)
+}
+
+// dbFor resolves the database of a possibly unqualified table name.
+func (s *session) dbFor(t sql.TableName) (string, error) {
+	if t.DB != "" {
+		return t.DB, nil
+	}
+	if s.db == "" {
+		return "", errNoDB()
+	}
+	return s.db, nil
+}
+
+// bind converts a literal or a prepared statement's argument.
+func bind(v sql.Value, args []any) (ticket.Value, error) {
+	switch v.Kind {
+	case sql.ValNull:
+		return ticket.Value{Kind: ticket.ValNull}, nil
+	case sql.ValDefault:
+		return ticket.Value{Kind: ticket.ValDefault}, nil
+	case sql.ValInt:
+		return ticket.Value{Kind: ticket.ValInt, Int: v.Int}, nil
+	case sql.ValUint:
+		return ticket.Value{Kind: ticket.ValUint, Uint: v.Uint}, nil
+	case sql.ValString:
+		return ticket.Value{Kind: ticket.ValString, Str: v.Str}, nil
+	case sql.ValDecimal:
+		return ticket.Value{Kind: ticket.ValDecimal, Str: v.Str}, nil
+	case sql.ValParam:
+		if v.Param >= len(args) {
+			return ticket.Value{}, ticket.Errorf(ticket.ErrParse, "42000",
+				"You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '?' at line 1")
+		}
+		return argValue(args[v.Param]), nil
+	}
+	return ticket.Value{}, unsupported("this value")
+}
+
+// argValue converts a COM_STMT_EXECUTE argument as go-mysql decodes it.
+func argValue(a any) ticket.Value {
+	switch x := a.(type) {
+	case nil:
+		return ticket.Value{Kind: ticket.ValNull}
+	case int8:
+		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}
+	case int16:
+		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}
+	case int32:
+		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}
+	case int64:
+		return ticket.Value{Kind: ticket.ValInt, Int: x}
+	case int:
+		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}
+	case uint8:
+		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}
+	case uint16:
+		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}
+	case uint32:
+		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}
+	case uint64:
+		if x <= 1<<63-1 {
+			return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}
+		}
+		return ticket.Value{Kind: ticket.ValUint, Uint: x}
+	case float32:
+		return ticket.Value{Kind: ticket.ValDecimal, Str: strconv.FormatFloat(float64(x), 'g', -1, 32)}
+	case float64:
+		return ticket.Value{Kind: ticket.ValDecimal, Str: strconv.FormatFloat(x, 'g', -1, 64)}
+	case mysql.TypedBytes:
+		if x.Type == mysql.MYSQL_TYPE_DECIMAL || x.Type == mysql.MYSQL_TYPE_NEWDECIMAL {
+			if n, err := strconv.ParseInt(string(x.Bytes), 10, 64); err == nil {
+				return ticket.Value{Kind: ticket.ValInt, Int: n}
+			}
+			return ticket.Value{Kind: ticket.ValDecimal, Str: string(x.Bytes)}
+		}
+		return ticket.Value{Kind: ticket.ValString, Str: string(x.Bytes)}
+	case []byte:
+		return ticket.Value{Kind: ticket.ValString, Str: string(x)}
+	case string:
+		return ticket.Value{Kind: ticket.ValString, Str: x}
+	default:
+		return ticket.Value{Kind: ticket.ValString, Str: fmt.Sprint(x)}
+	}
+}
+
+func (s *session) insert(p *sql.Insert, args []any) (*mysql.Result, error) {
+	db, err := s.dbFor(p.Table)
+	if err != nil {
+		return nil, err
+	}
+	c := &ticket.Command{
+		Op: ticket.OpInsert, DB: db, Table: p.Table.Name,
+		Replace: p.Replace, Ignore: p.Ignore, Columns: p.Columns,
+		Inc: s.ts.Increment, Off: s.ts.Offset,
+		Values: make([][]ticket.Value, len(p.Rows)),
+	}
+	for i, row := range p.Rows {
+		vals := make([]ticket.Value, len(row))
+		for j, v := range row {
+			if vals[j], err = bind(v, args); err != nil {
+				return nil, err
+			}
+		}
+		c.Values[i] = vals
+	}
+	if p.OnDup != nil {
+		u, err := assignment(p.OnDup, args)
+		if err != nil {
+			return nil, err
+		}
+		c.OnDup = &u
+	}
+	r, err := s.exec(c)
+	s.warnings = append(s.warnings, r.Warnings...)
+	if err != nil {
+		return nil, err
+	}
+	s.noteTxnWrite()
+	return okResult(r.Affected, r.InsertID), nil
+}
+
+// assignment converts `id = [LAST_INSERT_ID](id + k | v)`.
+func assignment(a *sql.Assign, args []any) (ticket.Update, error) {
+	u := ticket.Update{Column: a.Column, SetLastID: a.SetLastID}
+	if a.Relative {
+		u.Delta = a.Delta
+		return u, nil
+	}
+	v, err := bind(a.Value, args)
+	if err != nil {
+		return u, err
+	}
+	u.Absolute = true
+	switch v.Kind {
+	case ticket.ValInt:
+		if v.Int < 0 {
+			return u, ticket.Errorf(ticket.ErrDataOutOfRange, "22003", "Out of range value for column '%s' at row 1", a.Column)
+		}
+		u.Value = uint64(v.Int)
+	case ticket.ValUint:
+		u.Value = v.Uint
+	case ticket.ValString:
+		n, err := strconv.ParseUint(strings.TrimSpace(v.Str), 10, 64)
+		if err != nil {
+			return u, ticket.Errorf(1366, "22007", "Incorrect integer value: '%s' for column '%s' at row 1", v.Str, a.Column)
+		}
+		u.Value = n
+	default:
+		return u, unsupported("this assignment")
+	}
+	return u, nil
+}
+
+func (s *session) update(p *sql.Update, args []any) (*mysql.Result, error) {
+	db, err := s.dbFor(p.Table)
+	if err != nil {
+		return nil, err
+	}
+	u, err := assignment(&p.Set, args)
+	if err != nil {
+		return nil, err
+	}
+	c := &ticket.Command{Op: ticket.OpUpdate, DB: db, Table: p.Table.Name, Set: u}
+	switch len(p.Where) {
+	case 0:
+	case 1:
+		c.HasWhere, c.WhereCol = true, p.Where[0].Column
+		if c.Where, err = bind(p.Where[0].Value, args); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, unsupported("UPDATE with several WHERE terms")
+	}
+	r, err := s.exec(c)
+	s.warnings = append(s.warnings, r.Warnings...)
+	if err != nil {
+		return nil, err
+	}
+	s.noteTxnWrite()
+	affected := r.Affected
+	if s.conn.HasCapability(mysql.CLIENT_FOUND_ROWS) {
+		affected = r.Matched
+	}
+	res := okResult(affected, r.InsertID)
+	res.StatusMessage = "Rows matched: " + strconv.FormatUint(r.Matched, 10) + "  Changed: " + strconv.FormatUint(r.Affected, 10) + "  Warnings: 0"
+	return res, nil
+}
+
+// txn answers BEGIN/COMMIT/ROLLBACK. Tickets are never rolled back, as in
+// MySQL with non-transactional tables, which warns on ROLLBACK.
+func (s *session) txn(p *sql.Txn) *mysql.Result {
+	switch p.Kind {
+	case sql.TxnBegin:
+		s.conn.SetStatus(mysql.SERVER_STATUS_IN_TRANS)
+		s.txnWrote = false
+	case sql.TxnRollback:
+		if s.txnWrote {
+			s.warnings = append(s.warnings, ticket.Warning{Level: "Warning", Code: 1196,
+				Message: "Some non-transactional changed tables couldn't be rolled back"})
+		}
+		fallthrough
+	default:
+		s.conn.UnsetStatus(mysql.SERVER_STATUS_IN_TRANS)
+		s.txnWrote = false
+	}
+	return okResult(0, 0)
+}
+
+func (s *session) noteTxnWrite() {
+	if s.conn.HasStatus(mysql.SERVER_STATUS_IN_TRANS) {
+		s.txnWrote = true
+	}
+}

@@ -1,0 +1,177 @@
+package wire
+
+import (
+	"encoding/binary"
+	"math"
+	"strconv"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+)
+
+// column is one result column. Values of a column are nil, int64, uint64
+// or string, and the column's type follows from the first non-nil one
+// unless typ is set.
+type column struct {
+	name  string
+	table string
+	db    string
+	typ   uint8
+}
+
+// rowset is a result set before encoding.
+type rowset struct {
+	cols []column
+	rows [][]any
+}
+
+func (rs *rowset) add(vals ...any) { rs.rows = append(rs.rows, vals) }
+
+// strCols makes string columns with the given names.
+func strCols(names ...string) []column {
+	cols := make([]column, len(names))
+	for i, n := range names {
+		cols[i] = column{name: n}
+	}
+	return cols
+}
+
+// typeOf picks the MySQL type for a column from its values.
+func (rs *rowset) typeOf(i int) (typ uint8, flag uint16) {
+	typ = rs.cols[i].typ
+	if typ == 0 {
+		typ = mysql.MYSQL_TYPE_VAR_STRING
+	rows:
+		for _, r := range rs.rows {
+			switch r[i].(type) {
+			case nil:
+				continue
+			case int64:
+				typ = mysql.MYSQL_TYPE_LONGLONG
+			case uint64:
+				typ, flag = mysql.MYSQL_TYPE_LONGLONG, mysql.UNSIGNED_FLAG
+			}
+			break rows
+		}
+	}
+	if typ == mysql.MYSQL_TYPE_LONGLONG {
+		flag |= mysql.BINARY_FLAG | mysql.NUM_FLAG
+	}
+	return typ, flag
+}
+
+// result encodes the rowset in the text or binary row protocol.
+func (rs *rowset) result(binaryRows bool) *mysql.Result {
+	fields := make([]*mysql.Field, len(rs.cols))
+	types := make([]uint8, len(rs.cols))
+	for i, c := range rs.cols {
+		typ, flag := rs.typeOf(i)
+		types[i] = typ
+		f := &mysql.Field{
+			Name:    []byte(c.name),
+			OrgName: []byte(c.name),
+			Table:   []byte(c.table),
+			Schema:  []byte(c.db),
+			Type:    typ,
+			Flag:    flag,
+		}
+		if typ == mysql.MYSQL_TYPE_VAR_STRING {
+			f.Charset = 45 // utf8mb4_general_ci
+			f.ColumnLength = 1024
+		} else {
+			f.Charset = 63 // binary
+			f.ColumnLength = 21
+		}
+		fields[i] = f
+	}
+	rows := make([]mysql.RowData, len(rs.rows))
+	for j, r := range rs.rows {
+		if binaryRows {
+			rows[j] = binaryRow(types, r)
+		} else {
+			rows[j] = textRow(r)
+		}
+	}
+	return &mysql.Result{Resultset: &mysql.Resultset{Fields: fields, RowDatas: rows}}
+}
+
+func textValue(v any) (string, bool) {
+	switch x := v.(type) {
+	case nil:
+		return "", false
+	case int64:
+		return strconv.FormatInt(x, 10), true
+	case uint64:
+		return strconv.FormatUint(x, 10), true
+	case string:
+		return x, true
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64), true
+	default:
+		return "", false
+	}
+}
+
+func textRow(r []any) mysql.RowData {
+	var b []byte
+	for _, v := range r {
+		s, ok := textValue(v)
+		if !ok {
+			b = append(b, 0xfb)
+			continue
+		}
+		b = appendLenEncString(b, s)
+	}
+	return b
+}
+
+// binaryRow encodes a row of the binary protocol (COM_STMT_EXECUTE
+// results): a 0x00 header, a NULL bitmap offset by two bits, then values
+// in their binary form.
+func binaryRow(types []uint8, r []any) mysql.RowData {
+	n := (len(r) + 7 + 2) / 8
+	b := make([]byte, 1+n, 1+n+16*len(r))
+	for i, v := range r {
+		if v == nil {
+			b[1+(i+2)/8] |= 1 << uint((i+2)%8)
+			continue
+		}
+		if types[i] == mysql.MYSQL_TYPE_LONGLONG {
+			var u uint64
+			switch x := v.(type) {
+			case int64:
+				u = uint64(x)
+			case uint64:
+				u = x
+			case float64:
+				u = uint64(int64(math.Round(x)))
+			case string:
+				n, _ := strconv.ParseInt(x, 10, 64)
+				u = uint64(n)
+			}
+			b = binary.LittleEndian.AppendUint64(b, u)
+			continue
+		}
+		s, _ := textValue(v)
+		b = appendLenEncString(b, s)
+	}
+	return b
+}
+
+func appendLenEncInt(b []byte, n uint64) []byte {
+	switch {
+	case n < 251:
+		return append(b, byte(n))
+	case n < 1<<16:
+		return append(b, 0xfc, byte(n), byte(n>>8))
+	case n < 1<<24:
+		return append(b, 0xfd, byte(n), byte(n>>8), byte(n>>16))
+	default:
+		b = append(b, 0xfe)
+		return binary.LittleEndian.AppendUint64(b, n)
+	}
+}
+
+func appendLenEncString(b []byte, s string) []byte {
+	b = appendLenEncInt(b, uint64(len(s)))
+	return append(b, s...)
+}

@@ -1,0 +1,536 @@
+package wire
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/ticketd/ticketd/sql"
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// evalCtx is what an expression can see: the session, the current row of a
+// FROM table, and the previous statement's warning count.
+type evalCtx struct {
+	s            *session
+	args         []any
+	cols         []column
+	row          []any
+	prevWarnings int
+}
+
+func errUnknownColumn(name, where string) error {
+	return ticket.Errorf(ticket.ErrBadField, "42S22", "Unknown column '%s' in '%s'", name, where)
+}
+
+// eval computes an expression; values are nil, int64, uint64, float64 or string.
+func (e *evalCtx) eval(x *sql.Expr) (any, error) {
+	s := e.s
+	switch x.Kind {
+	case sql.ExprValue:
+		v, err := bind(x.Value, e.args)
+		if err != nil {
+			return nil, err
+		}
+		switch v.Kind {
+		case ticket.ValNull:
+			return nil, nil
+		case ticket.ValInt:
+			return v.Int, nil
+		case ticket.ValUint:
+			return v.Uint, nil
+		case ticket.ValDecimal:
+			f, err := strconv.ParseFloat(v.Str, 64)
+			if err != nil {
+				return v.Str, nil
+			}
+			return f, nil
+		case ticket.ValDefault:
+			return nil, unsupported("DEFAULT here")
+		default:
+			return v.Str, nil
+		}
+	case sql.ExprLastInsertID:
+		if len(x.Args) == 0 {
+			return s.ts.LastInsertID, nil
+		}
+		v, err := e.eval(&x.Args[0])
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			return nil, nil
+		}
+		n, ok := toUint(v)
+		if !ok {
+			return nil, ticket.Errorf(ticket.ErrDataOutOfRange, "22003", "Out of range value for LAST_INSERT_ID()")
+		}
+		s.ts.LastInsertID = n
+		return n, nil
+	case sql.ExprSysVar:
+		return s.sysVar(x.Name, x.Scope, e.prevWarnings)
+	case sql.ExprUserVar:
+		return s.userVars[strings.ToLower(x.Name)], nil
+	case sql.ExprFunc:
+		return e.call(x)
+	case sql.ExprColumn:
+		for i, c := range e.cols {
+			if strings.EqualFold(c.name, x.Name) {
+				return e.row[i], nil
+			}
+		}
+		return nil, errUnknownColumn(x.Name, "field list")
+	case sql.ExprArith:
+		if len(x.Args) != 2 {
+			return nil, unsupported("this expression")
+		}
+		a, err := e.eval(&x.Args[0])
+		if err != nil {
+			return nil, err
+		}
+		b, err := e.eval(&x.Args[1])
+		if err != nil || a == nil || b == nil {
+			return nil, err
+		}
+		return arith(x.Op, a, b)
+	case sql.ExprIdent:
+		return nil, errUnknownColumn(x.Name, "field list")
+	default:
+		return nil, unsupported("this expression")
+	}
+}
+
+func (e *evalCtx) call(x *sql.Expr) (any, error) {
+	s := e.s
+	switch x.Name {
+	case "DATABASE", "SCHEMA":
+		if s.db == "" {
+			return nil, nil
+		}
+		return s.db, nil
+	case "VERSION":
+		return s.srv.cfg.Version, nil
+	case "CONNECTION_ID":
+		return uint64(s.conn.ConnectionID()), nil
+	case "USER", "SESSION_USER", "SYSTEM_USER":
+		return s.conn.GetUser() + "@" + hostOf(s.conn.RemoteAddr().String()), nil
+	case "CURRENT_USER":
+		return s.conn.GetUser() + "@%", nil
+	case "NOW", "CURRENT_TIMESTAMP", "SYSDATE", "LOCALTIME", "LOCALTIMESTAMP":
+		return time.Now().Format("2006-01-02 15:04:05"), nil
+	case "UTC_TIMESTAMP":
+		return time.Now().UTC().Format("2006-01-02 15:04:05"), nil
+	case "ROW_COUNT":
+		return s.rowCount, nil
+	case "FOUND_ROWS":
+		return s.found, nil
+	case "CONCAT":
+		var b strings.Builder
+		for i := range x.Args {
+			v, err := e.eval(&x.Args[i])
+			if err != nil {
+				return nil, err
+			}
+			t, ok := textValue(v)
+			if !ok {
+				return nil, nil
+			}
+			b.WriteString(t)
+		}
+		return b.String(), nil
+	}
+	return nil, unsupported("function " + x.Name)
+}
+
+func hostOf(addr string) string {
+	if i := strings.LastIndexByte(addr, ':'); i >= 0 {
+		return addr[:i]
+	}
+	return addr
+}
+
+func toUint(v any) (uint64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return uint64(x), x >= 0
+	case uint64:
+		return x, true
+	case float64:
+		return uint64(x), x >= 0
+	case string:
+		n, err := strconv.ParseUint(strings.TrimSpace(x), 10, 64)
+		return n, err == nil
+	}
+	return 0, false
+}
+
+func toInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case uint64:
+		return int64(x), x <= 1<<63-1
+	case float64:
+		return int64(x), true
+	case string:
+		n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		return n, err == nil
+	}
+	return 0, false
+}
+
+func arith(op byte, a, b any) (any, error) {
+	ua, aok := a.(uint64)
+	ub, bok := b.(uint64)
+	if aok || bok {
+		if !aok {
+			n, ok := toInt(a)
+			if !ok || n < 0 {
+				return nil, unsupported("mixed-sign arithmetic")
+			}
+			ua = uint64(n)
+		}
+		if !bok {
+			n, ok := toInt(b)
+			if !ok {
+				return nil, unsupported("arithmetic on this value")
+			}
+			if n < 0 && op == '+' {
+				return ua - uint64(-n), nil
+			}
+			ub = uint64(n)
+		}
+		switch op {
+		case '+':
+			return ua + ub, nil
+		case '-':
+			return ua - ub, nil
+		case '*':
+			return ua * ub, nil
+		}
+	}
+	ia, ok1 := toInt(a)
+	ib, ok2 := toInt(b)
+	if !ok1 || !ok2 {
+		return nil, unsupported("arithmetic on this value")
+	}
+	switch op {
+	case '+':
+		return ia + ib, nil
+	case '-':
+		return ia - ib, nil
+	case '*':
+		return ia * ib, nil
+	}
+	return nil, unsupported("operator " + string(op))
+}
+
+// sysVar reads @@name in MySQL's scope rules.
+func (s *session) sysVar(name string, scope sql.Scope, prevWarnings int) (any, error) {
+	name = strings.ToLower(name)
+	switch name {
+	case "identity", "last_insert_id":
+		return s.ts.LastInsertID, nil
+	case "warning_count":
+		return int64(prevWarnings), nil
+	case ticket.VarIncrement, ticket.VarOffset:
+		if scope == sql.ScopeGlobal {
+			return int64(s.srv.svc.Global(name, 1)), nil
+		}
+		if name == ticket.VarIncrement {
+			return int64(s.ts.Increment), nil
+		}
+		return int64(s.ts.Offset), nil
+	case "autocommit":
+		if scope != sql.ScopeGlobal && !s.conn.HasStatus(mysql.SERVER_STATUS_AUTOCOMMIT) {
+			return int64(0), nil
+		}
+		return int64(1), nil
+	}
+	v, ok := s.vars[name]
+	if !ok {
+		return nil, ticket.Errorf(ticket.ErrUnknownSystemVar, "HY000", "Unknown system variable '%s'", name)
+	}
+	if scope != sql.ScopeGlobal {
+		if sv, ok := s.setVars[name]; ok {
+			return sv, nil
+		}
+	}
+	return v.value, nil
+}
+
+// selectRows answers SELECT, with or without a FROM table.
+func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings int) (*mysql.Result, error) {
+	e := &evalCtx{s: s, args: args, prevWarnings: prevWarnings}
+	if p.From == nil {
+		rs := rowset{cols: make([]column, len(p.Fields))}
+		row := make([]any, len(p.Fields))
+		for i := range p.Fields {
+			if p.Fields[i].Expr.Kind == sql.ExprStar {
+				return nil, ticket.Errorf(1096, "HY000", "No tables used")
+			}
+			v, err := e.eval(&p.Fields[i].Expr)
+			if err != nil {
+				return nil, err
+			}
+			rs.cols[i].name = p.Fields[i].Name
+			row[i] = v
+		}
+		if !p.HasLimit || (p.Limit > 0 && p.Offset == 0) {
+			rs.rows = append(rs.rows, row)
+		}
+		return rs.result(bin), nil
+	}
+	src, err := s.source(p.From)
+	if err != nil {
+		return nil, err
+	}
+	if err := src.filter(p.Where, args); err != nil {
+		return nil, err
+	}
+	if err := src.order(p.OrderBy); err != nil {
+		return nil, err
+	}
+	if p.HasLimit {
+		lo := min(p.Offset, uint64(len(src.rows)))
+		hi := min(lo+p.Limit, uint64(len(src.rows)))
+		src.rows = src.rows[lo:hi]
+	}
+	// Project the select list over the remaining rows.
+	var out rowset
+	for i := range p.Fields {
+		f := &p.Fields[i]
+		if f.Expr.Kind == sql.ExprStar {
+			out.cols = append(out.cols, src.cols...)
+			continue
+		}
+		c := column{name: f.Name}
+		if f.Expr.Kind == sql.ExprColumn {
+			if j := src.colIndex(f.Expr.Name); j >= 0 {
+				c = src.cols[j]
+				c.name = f.Name
+			}
+		}
+		out.cols = append(out.cols, c)
+	}
+	e.cols = src.cols
+	for _, r := range src.rows {
+		e.row = r
+		var row []any
+		for i := range p.Fields {
+			if p.Fields[i].Expr.Kind == sql.ExprStar {
+				row = append(row, r...)
+				continue
+			}
+			v, err := e.eval(&p.Fields[i].Expr)
+			if err != nil {
+				return nil, err
+			}
+			row = append(row, v)
+		}
+		out.rows = append(out.rows, row)
+	}
+	// A column-less empty result still needs its columns' names resolved.
+	if len(src.rows) == 0 {
+		for i := range p.Fields {
+			if x := &p.Fields[i].Expr; x.Kind == sql.ExprColumn && src.colIndex(x.Name) < 0 {
+				return nil, errUnknownColumn(x.Name, "field list")
+			}
+		}
+	}
+	return out.result(bin), nil
+}
+
+// source is a FROM table materialised as rows.
+type source struct {
+	rowset
+	where string // name used in "Unknown column ... in 'where clause'"
+}
+
+func (src *source) colIndex(name string) int {
+	for i, c := range src.cols {
+		if strings.EqualFold(c.name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (src *source) filter(conds []sql.Cond, args []any) error {
+	for _, c := range conds {
+		j := src.colIndex(c.Column)
+		if j < 0 {
+			return errUnknownColumn(c.Column, "WHERE")
+		}
+		v, err := bind(c.Value, args)
+		if err != nil {
+			return err
+		}
+		want, ok := textValue(tvAny(v))
+		kept := src.rows[:0]
+		for _, r := range src.rows {
+			got, gok := textValue(r[j])
+			if ok && gok && sameText(src.cols[j], got, want) {
+				kept = append(kept, r)
+			}
+		}
+		src.rows = kept
+	}
+	return nil
+}
+
+// sameText compares a column's value with a literal: numbers exactly,
+// strings as MySQL's default collation does.
+func sameText(c column, got, want string) bool {
+	if c.typ == mysql.MYSQL_TYPE_LONGLONG {
+		a, err1 := strconv.ParseUint(got, 10, 64)
+		b, err2 := strconv.ParseUint(strings.TrimSpace(want), 10, 64)
+		return err1 == nil && err2 == nil && a == b
+	}
+	return ticket.SameStub(got, want)
+}
+
+func tvAny(v ticket.Value) any {
+	switch v.Kind {
+	case ticket.ValInt:
+		return v.Int
+	case ticket.ValUint:
+		return v.Uint
+	case ticket.ValString, ticket.ValDecimal:
+		return v.Str
+	}
+	return nil
+}
+
+func (src *source) order(by []sql.Order) error {
+	if len(by) == 0 {
+		return nil
+	}
+	idx := make([]int, len(by))
+	for i, o := range by {
+		if idx[i] = src.colIndex(o.Column); idx[i] < 0 {
+			return errUnknownColumn(o.Column, "order clause")
+		}
+	}
+	sort.SliceStable(src.rows, func(a, b int) bool {
+		for i, o := range by {
+			c := compare(src.rows[a][idx[i]], src.rows[b][idx[i]])
+			if c != 0 {
+				return (c < 0) != o.Desc
+			}
+		}
+		return false
+	})
+	return nil
+}
+
+func compare(a, b any) int {
+	if ua, ok := toUint(a); ok {
+		if ub, ok := toUint(b); ok {
+			switch {
+			case ua < ub:
+				return -1
+			case ua > ub:
+				return 1
+			}
+			return 0
+		}
+	}
+	ta, _ := textValue(a)
+	tb, _ := textValue(b)
+	return strings.Compare(strings.ToLower(ta), strings.ToLower(tb))
+}
+
+// source materialises a FROM table: a ticket table or
+// information_schema.TABLES.
+func (s *session) source(t *sql.TableName) (*source, error) {
+	db, err := s.dbFor(*t)
+	if err != nil {
+		return nil, err
+	}
+	if strings.EqualFold(db, "information_schema") {
+		if strings.EqualFold(t.Name, "tables") {
+			return s.infoSchemaTables()
+		}
+		return nil, unsupported("information_schema." + t.Name)
+	}
+	tb, err := s.table(db, t.Name)
+	if err != nil {
+		return nil, err
+	}
+	src := &source{}
+	src.cols = tableColumns(&tb.Def)
+	for i := range src.cols {
+		src.cols[i].table, src.cols[i].db = tb.Def.Name, tb.Def.DB
+	}
+	for _, r := range tb.Rows {
+		row := make([]any, len(src.cols))
+		for i, c := range src.cols {
+			if strings.EqualFold(c.name, tb.Def.IDCol) {
+				row[i] = r.ID
+			} else {
+				row[i] = r.Stub
+			}
+		}
+		src.rows = append(src.rows, row)
+	}
+	return src, nil
+}
+
+// tableColumns lists a ticket table's columns in declaration order.
+func tableColumns(d *ticket.TableDef) []column {
+	id := column{name: d.IDCol, typ: mysql.MYSQL_TYPE_LONGLONG}
+	if d.StubCol == "" {
+		return []column{id}
+	}
+	stub := column{name: d.StubCol, typ: mysql.MYSQL_TYPE_VAR_STRING}
+	if d.StubFirst {
+		return []column{stub, id}
+	}
+	return []column{id, stub}
+}
+
+// infoSchemaTables is information_schema.TABLES for ticket tables.
+func (s *session) infoSchemaTables() (*source, error) {
+	src := &source{}
+	src.cols = []column{
+		{name: "TABLE_CATALOG"}, {name: "TABLE_SCHEMA"}, {name: "TABLE_NAME"}, {name: "TABLE_TYPE"},
+		{name: "ENGINE"}, {name: "VERSION", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "ROW_FORMAT"},
+		{name: "TABLE_ROWS", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "AUTO_INCREMENT", typ: mysql.MYSQL_TYPE_LONGLONG},
+		{name: "TABLE_COLLATION"}, {name: "TABLE_COMMENT"},
+	}
+	err := s.srv.svc.View(func(st ticket.Store) error {
+		dbs, err := st.Databases()
+		if err != nil {
+			return err
+		}
+		for _, db := range dbs {
+			names, err := st.Tables(db)
+			if err != nil {
+				return err
+			}
+			for _, n := range names {
+				t, err := st.Table(db, n)
+				if err != nil || t == nil {
+					return err
+				}
+				src.add("def", db, n, "BASE TABLE", t.Def.Engine, int64(10), "Fixed",
+					uint64(len(t.Rows)), autoIncValue(t), "utf8mb4_general_ci", t.Def.Comment)
+			}
+		}
+		return nil
+	})
+	return src, err
+}
+
+// autoIncValue is the AUTO_INCREMENT a table shows: NULL without an
+// AUTO_INCREMENT column.
+func autoIncValue(t *ticket.Table) any {
+	if !t.Def.AutoInc {
+		return nil
+	}
+	return t.AutoInc
+}

@@ -1,0 +1,300 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/server"
+
+	"github.com/ticketd/ticketd/sql"
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// session is one client connection: it implements go-mysql's
+// server.Handler and holds everything a MySQL session holds (current
+// database, LAST_INSERT_ID(), variables, the last statement's warnings).
+type session struct {
+	srv  *Server
+	conn *server.Conn
+	vars map[string]sysVar
+
+	ts       *ticket.Session
+	db       string
+	setVars  map[string]any // session values set by the client
+	userVars map[string]any
+	warnings []ticket.Warning
+	rowCount int64
+	found    int64
+	txnWrote bool
+}
+
+func newSession(srv *Server) *session {
+	s := &session{srv: srv, vars: srv.vars}
+	s.reset()
+	return s
+}
+
+func (s *session) attach(c *server.Conn) { s.conn = c }
+
+// reset returns the session to a fresh connection's state
+// (COM_RESET_CONNECTION, COM_CHANGE_USER).
+func (s *session) reset() {
+	s.ts = ticket.NewSession(
+		s.srv.svc.Global(ticket.VarIncrement, 1),
+		s.srv.svc.Global(ticket.VarOffset, 1))
+	s.setVars = map[string]any{}
+	s.userVars = map[string]any{}
+	s.warnings = nil
+	s.rowCount = -1
+	s.found = 0
+	s.txnWrote = false
+	if s.conn != nil {
+		s.conn.SetStatus(mysql.SERVER_STATUS_AUTOCOMMIT)
+		s.conn.UnsetStatus(mysql.SERVER_STATUS_IN_TRANS)
+	}
+}
+
+// errNoDB is MySQL's answer to a statement that needs a database when none
+// is selected.
+func errNoDB() error {
+	return &mysql.MyError{Code: ticket.ErrNoDB, State: "3D000", Message: "No database selected"}
+}
+
+// myErr converts any error into the MySQL error the client sees.
+func myErr(err error) error {
+	var me *mysql.MyError
+	var te *ticket.Error
+	var se *sql.Error
+	switch {
+	case errors.As(err, &me):
+		return me
+	case errors.As(err, &te):
+		return &mysql.MyError{Code: te.Code, State: stateOr(te.State), Message: te.Message}
+	case errors.As(err, &se):
+		return &mysql.MyError{Code: se.Code, State: stateOr(se.State), Message: se.Message}
+	case errors.Is(err, ticket.ErrNoQuorum):
+		return &mysql.MyError{Code: ticket.ErrReadOnly, State: "HY000",
+			Message: "ticketd has no leader with a quorum: nothing was written, retry later"}
+	case errors.Is(err, ticket.ErrUncertain), errors.Is(err, context.DeadlineExceeded):
+		return &mysql.MyError{Code: ticket.ErrUnknown, State: "HY000",
+			Message: "ticketd could not confirm the commit (leader change or timeout): no id was handed out, retry"}
+	default:
+		return &mysql.MyError{Code: ticket.ErrUnknown, State: "HY000", Message: err.Error()}
+	}
+}
+
+func stateOr(s string) string {
+	if s == "" {
+		return "HY000"
+	}
+	return s
+}
+
+// UseDB handles COM_INIT_DB.
+func (s *session) UseDB(db string) error {
+	if err := s.use(db); err != nil {
+		return myErr(err)
+	}
+	return nil
+}
+
+func (s *session) use(db string) error {
+	if strings.EqualFold(db, "information_schema") {
+		s.db = "information_schema"
+		return nil
+	}
+	var ok bool
+	if err := s.srv.svc.View(func(st ticket.Store) (err error) {
+		ok, err = st.Database(db)
+		return err
+	}); err != nil {
+		return err
+	}
+	if !ok {
+		return ticket.Errorf(ticket.ErrBadDB, "42000", "Unknown database '%s'", db)
+	}
+	s.db = db
+	return nil
+}
+
+// HandleQuery handles COM_QUERY, including several statements in one
+// query when the client enabled CLIENT_MULTI_STATEMENTS: every result but
+// the last goes out with SERVER_MORE_RESULTS_EXISTS, and an error ends the
+// sequence, as in MySQL.
+func (s *session) HandleQuery(query string) (*mysql.Result, error) {
+	plans, err := s.srv.plans.Parse(query)
+	if err != nil {
+		s.warnings = nil
+		return nil, myErr(err)
+	}
+	if len(plans) > 1 && !s.conn.HasCapability(mysql.CLIENT_MULTI_STATEMENTS) {
+		return nil, &mysql.MyError{Code: ticket.ErrParse, State: "42000",
+			Message: "You have an error in your SQL syntax; multiple statements need the CLIENT_MULTI_STATEMENTS option"}
+	}
+	for _, p := range plans[:len(plans)-1] {
+		r, err := s.run(p, nil, false)
+		if err != nil {
+			return nil, err
+		}
+		s.conn.SetStatus(mysql.SERVER_MORE_RESULTS_EXISTS)
+		werr := s.conn.WriteValue(r)
+		s.conn.UnsetStatus(mysql.SERVER_MORE_RESULTS_EXISTS)
+		if werr != nil {
+			return nil, werr
+		}
+	}
+	return s.run(plans[len(plans)-1], nil, false)
+}
+
+// prepared is the context of a server-side prepared statement.
+type prepared struct {
+	plan sql.Plan
+}
+
+// HandleStmtPrepare handles COM_STMT_PREPARE.
+func (s *session) HandleStmtPrepare(query string) (int, int, any, error) {
+	plans, err := s.srv.plans.Parse(query)
+	if err != nil {
+		return 0, 0, nil, myErr(err)
+	}
+	if len(plans) != 1 {
+		return 0, 0, nil, &mysql.MyError{Code: ticket.ErrParse, State: "42000",
+			Message: "You have an error in your SQL syntax; a prepared statement holds one statement"}
+	}
+	return sql.ParamCount(plans[0]), s.columnCount(plans[0]), &prepared{plan: plans[0]}, nil
+}
+
+// columnCount is the number of result columns a prepared statement
+// announces; clients use the execute response's own column list.
+func (s *session) columnCount(p sql.Plan) int {
+	sel, ok := p.(*sql.Select)
+	if !ok {
+		return 0
+	}
+	n := 0
+	for _, f := range sel.Fields {
+		if f.Expr.Kind == sql.ExprStar {
+			n += 2
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+// HandleStmtExecute handles COM_STMT_EXECUTE. Errors are written here:
+// go-mysql wraps errors returned from this method, which would turn every
+// MySQL error code into 1105.
+func (s *session) HandleStmtExecute(ctx any, query string, args []any) (*mysql.Result, error) {
+	ps, ok := ctx.(*prepared)
+	if !ok {
+		return nil, &mysql.MyError{Code: 1243, State: "HY000", Message: "Unknown prepared statement handler given to mysqld_stmt_execute"}
+	}
+	r, err := s.run(ps.plan, args, true)
+	if err != nil {
+		if werr := s.conn.WriteValue(err); werr != nil {
+			return nil, werr
+		}
+		return written(), nil
+	}
+	return r, nil
+}
+
+// written is a result that go-mysql sends as nothing at all, for replies
+// the session already wrote itself.
+func written() *mysql.Result {
+	return &mysql.Result{Resultset: &mysql.Resultset{
+		Fields:        []*mysql.Field{{}},
+		Streaming:     mysql.StreamingMultiple,
+		StreamingDone: true,
+	}}
+}
+
+// HandleStmtClose handles COM_STMT_CLOSE.
+func (s *session) HandleStmtClose(any) error { return nil }
+
+// HandleFieldList handles COM_FIELD_LIST (the column list of a table).
+func (s *session) HandleFieldList(table string, wildcard string) ([]*mysql.Field, error) {
+	if s.db == "" {
+		return nil, errNoDB()
+	}
+	t, err := s.table(s.db, table)
+	if err != nil {
+		return nil, myErr(err)
+	}
+	var fields []*mysql.Field
+	for _, c := range tableColumns(&t.Def) {
+		if wildcard != "" && !likeMatch(wildcard, c.name) {
+			continue
+		}
+		fields = append(fields, &mysql.Field{
+			Schema: []byte(s.db), Table: []byte(table), OrgTable: []byte(table),
+			Name: []byte(c.name), OrgName: []byte(c.name), Type: c.typ, Charset: 45, ColumnLength: 20,
+		})
+	}
+	return fields, nil
+}
+
+// HandleOtherCommand answers the commands go-mysql leaves to the handler.
+func (s *session) HandleOtherCommand(cmd byte, data []byte) error {
+	switch cmd {
+	case mysql.COM_RESET_CONNECTION:
+		s.reset()
+		return nil
+	case mysql.COM_CHANGE_USER:
+		// The pool reuses the connection for the same user; a change of
+		// user with new credentials is not supported yet, so the session
+		// is reset and the current user kept.
+		s.reset()
+		s.db = ""
+		return nil
+	case mysql.COM_SET_OPTION:
+		if len(data) >= 2 {
+			switch uint16(data[0]) | uint16(data[1])<<8 {
+			case mysql.MYSQL_OPTION_MULTI_STATEMENTS_ON:
+				s.conn.SetCapability(mysql.CLIENT_MULTI_STATEMENTS)
+			case mysql.MYSQL_OPTION_MULTI_STATEMENTS_OFF:
+				s.conn.UnsetCapability(mysql.CLIENT_MULTI_STATEMENTS)
+			}
+		}
+		return nil
+	case mysql.COM_DEBUG, mysql.COM_REFRESH:
+		return nil
+	default:
+		return &mysql.MyError{Code: 1047, State: "08S01", Message: "Unknown command"}
+	}
+}
+
+// table reads a table's state from the local replica.
+func (s *session) table(db, name string) (*ticket.Table, error) {
+	var t *ticket.Table
+	err := s.srv.svc.View(func(st ticket.Store) (err error) {
+		t, err = st.Table(db, name)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if t == nil {
+		return nil, ticket.Errorf(ticket.ErrNoSuchTable, "42S02", "Table '%s.%s' doesn't exist", db, name)
+	}
+	return t, nil
+}
+
+// exec commits a command, bounded by the statement timeout, and applies
+// its effect on the session.
+func (s *session) exec(c *ticket.Command) (ticket.Result, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.srv.cfg.StatementTimeout)
+	defer cancel()
+	r, err := s.srv.svc.Exec(ctx, c)
+	if err != nil {
+		return r, err
+	}
+	s.ts.Observe(&r)
+	if r.Err != nil {
+		return r, r.Err
+	}
+	return r, nil
+}

@@ -1,0 +1,294 @@
+package wire
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/ticketd/ticketd/sql"
+	"github.com/ticketd/ticketd/ticket"
+)
+
+func (s *session) show(p *sql.Show, bin bool) (*mysql.Result, error) {
+	var rs rowset
+	var err error
+	switch p.Kind {
+	case sql.ShowDatabases:
+		rs.cols = strCols("Database")
+		err = s.srv.svc.View(func(st ticket.Store) error {
+			dbs, err := st.Databases()
+			rs.add("information_schema")
+			for _, d := range dbs {
+				rs.add(d)
+			}
+			return err
+		})
+	case sql.ShowTables:
+		err = s.showTables(p, &rs)
+	case sql.ShowVariables:
+		s.showVariables(p, &rs)
+	case sql.ShowStatus:
+		rs.cols = strCols("Variable_name", "Value")
+		rs.add("Uptime", strconv.FormatInt(int64(timeSince(s.srv.start)), 10))
+		s.srv.mu.Lock()
+		rs.add("Threads_connected", strconv.Itoa(len(s.srv.conns)))
+		s.srv.mu.Unlock()
+	case sql.ShowTableStatus:
+		err = s.showTableStatus(p, &rs)
+	case sql.ShowCreateTable:
+		var t *ticket.Table
+		if t, err = s.showTable(p.Table); err == nil {
+			rs.cols = strCols("Table", "Create Table")
+			rs.add(t.Def.Name, showCreateTable(t))
+		}
+	case sql.ShowCreateDatabase:
+		if err = s.checkDB(p.DB); err == nil {
+			rs.cols = strCols("Database", "Create Database")
+			rs.add(p.DB, "CREATE DATABASE "+quoteIdent(p.DB)+" /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci */")
+		}
+	case sql.ShowColumns:
+		err = s.showColumns(p, &rs)
+	case sql.ShowIndex:
+		err = s.showIndex(p, &rs)
+	case sql.ShowEngines:
+		rs.cols = strCols("Engine", "Support", "Comment", "Transactions", "XA", "Savepoints")
+		rs.add("MyISAM", "DEFAULT", "ticketd: Raft-replicated ticket counters", "NO", "NO", "NO")
+		rs.add("InnoDB", "YES", "ticketd: Raft-replicated ticket counters", "NO", "NO", "NO")
+	case sql.ShowCharset:
+		rs.cols = strCols("Charset", "Description", "Default collation", "Maxlen")
+		rs.add("utf8mb4", "UTF-8 Unicode", "utf8mb4_general_ci", int64(4))
+	case sql.ShowCollation:
+		rs.cols = strCols("Collation", "Charset", "Id", "Default", "Compiled", "Sortlen")
+		rs.add("utf8mb4_general_ci", "utf8mb4", int64(45), "Yes", "Yes", int64(1))
+	case sql.ShowProcessList:
+		rs.cols = strCols("Id", "User", "Host", "db", "Command", "Time", "State", "Info")
+		rs.add(uint64(s.conn.ConnectionID()), s.conn.GetUser(), s.conn.RemoteAddr().String(), nullable(s.db), "Query", int64(0), "", "SHOW PROCESSLIST")
+	default:
+		return nil, unsupported("this SHOW statement")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.HasLike && len(rs.cols) > 0 && p.Kind != sql.ShowTables && p.Kind != sql.ShowTableStatus {
+		rs.rows = filterRows(rs.rows, func(r []any) bool { t, _ := textValue(r[0]); return likeMatch(p.Like, t) })
+	}
+	if len(p.Where) > 0 {
+		src := source{rowset: rs}
+		if err := src.filter(p.Where, nil); err != nil {
+			return nil, err
+		}
+		rs = src.rowset
+	}
+	return rs.result(bin), nil
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func filterRows(rows [][]any, keep func([]any) bool) [][]any {
+	out := rows[:0]
+	for _, r := range rows {
+		if keep(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (s *session) checkDB(db string) error {
+	var ok bool
+	if err := s.srv.svc.View(func(st ticket.Store) (err error) {
+		ok, err = st.Database(db)
+		return err
+	}); err != nil {
+		return err
+	}
+	if !ok {
+		return ticket.Errorf(ticket.ErrBadDB, "42000", "Unknown database '%s'", db)
+	}
+	return nil
+}
+
+func (s *session) showDB(db string) (string, error) {
+	if db != "" {
+		return db, s.checkDB(db)
+	}
+	if s.db == "" {
+		return "", errNoDB()
+	}
+	return s.db, nil
+}
+
+func (s *session) showTable(t sql.TableName) (*ticket.Table, error) {
+	db, err := s.dbFor(t)
+	if err != nil {
+		return nil, err
+	}
+	return s.table(db, t.Name)
+}
+
+func (s *session) showTables(p *sql.Show, rs *rowset) error {
+	db, err := s.showDB(p.DB)
+	if err != nil {
+		return err
+	}
+	label := "Tables_in_" + db
+	if p.HasLike {
+		label += " (" + p.Like + ")"
+	}
+	rs.cols = strCols(label)
+	if p.Full {
+		rs.cols = strCols(label, "Table_type")
+	}
+	return s.srv.svc.View(func(st ticket.Store) error {
+		names, err := st.Tables(db)
+		for _, n := range names {
+			if p.HasLike && !likeMatch(p.Like, n) {
+				continue
+			}
+			if p.Full {
+				rs.add(n, "BASE TABLE")
+			} else {
+				rs.add(n)
+			}
+		}
+		return err
+	})
+}
+
+func (s *session) showVariables(p *sql.Show, rs *rowset) {
+	rs.cols = strCols("Variable_name", "Value")
+	for _, n := range sortedVarNames(s.vars) {
+		if p.HasLike && !likeMatch(p.Like, n) {
+			continue
+		}
+		v, err := s.sysVar(n, p.Scope, 0)
+		if err != nil {
+			continue
+		}
+		t, _ := textValue(v)
+		rs.add(n, t)
+	}
+}
+
+func (s *session) showTableStatus(p *sql.Show, rs *rowset) error {
+	db, err := s.showDB(p.DB)
+	if err != nil {
+		return err
+	}
+	rs.cols = []column{{name: "Name"}, {name: "Engine"}, {name: "Version", typ: mysql.MYSQL_TYPE_LONGLONG},
+		{name: "Row_format"}, {name: "Rows", typ: mysql.MYSQL_TYPE_LONGLONG},
+		{name: "Avg_row_length", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Data_length", typ: mysql.MYSQL_TYPE_LONGLONG},
+		{name: "Max_data_length", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Index_length", typ: mysql.MYSQL_TYPE_LONGLONG},
+		{name: "Data_free", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Auto_increment", typ: mysql.MYSQL_TYPE_LONGLONG},
+		{name: "Create_time"}, {name: "Update_time"}, {name: "Check_time"}, {name: "Collation"},
+		{name: "Checksum", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Create_options"}, {name: "Comment"}}
+	return s.srv.svc.View(func(st ticket.Store) error {
+		names, err := st.Tables(db)
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			if p.HasLike && !likeMatch(p.Like, n) {
+				continue
+			}
+			t, err := st.Table(db, n)
+			if err != nil || t == nil {
+				return err
+			}
+			rows := uint64(len(t.Rows))
+			rs.add(n, t.Def.Engine, int64(10), "Fixed", rows, int64(9), int64(9*rows), int64(0), int64(0), int64(0),
+				autoIncValue(t), nil, nil, nil, "utf8mb4_general_ci", nil, "", t.Def.Comment)
+		}
+		return nil
+	})
+}
+
+func (s *session) showColumns(p *sql.Show, rs *rowset) error {
+	t, err := s.showTable(p.Table)
+	if err != nil {
+		return err
+	}
+	d := &t.Def
+	rs.cols = strCols("Field", "Type", "Null", "Key", "Default", "Extra")
+	if p.Full {
+		rs.cols = strCols("Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment")
+	}
+	yesNo := func(notNull bool) string {
+		if notNull {
+			return "NO"
+		}
+		return "YES"
+	}
+	keyOf := func(k string) string {
+		switch k {
+		case "":
+			return ""
+		case "PRIMARY":
+			return "PRI"
+		}
+		return "UNI"
+	}
+	idExtra := ""
+	if d.AutoInc {
+		idExtra = "auto_increment"
+	}
+	idRow := []any{d.IDCol, d.IDType.SQL(), yesNo(d.IDNotNull), keyOf(d.IDKey), nil, idExtra}
+	stubRow := []any{d.StubCol, d.StubType, yesNo(d.StubNotNull), keyOf(d.StubKey), d.StubDefault, ""}
+	if p.Full {
+		idRow = []any{d.IDCol, d.IDType.SQL(), nil, yesNo(d.IDNotNull), keyOf(d.IDKey), nil, idExtra, "select,insert,update,references", ""}
+		stubRow = []any{d.StubCol, d.StubType, "utf8mb4_general_ci", yesNo(d.StubNotNull), keyOf(d.StubKey), d.StubDefault, "", "select,insert,update,references", ""}
+	}
+	for _, c := range tableColumns(d) {
+		if p.HasLike && !likeMatch(p.Like, c.name) {
+			continue
+		}
+		if strings.EqualFold(c.name, d.IDCol) {
+			rs.add(idRow...)
+		} else {
+			rs.add(stubRow...)
+		}
+	}
+	p.HasLike = false
+	return nil
+}
+
+func (s *session) showIndex(p *sql.Show, rs *rowset) error {
+	t, err := s.showTable(p.Table)
+	if err != nil {
+		return err
+	}
+	d := &t.Def
+	rs.cols = []column{{name: "Table"}, {name: "Non_unique", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Key_name"},
+		{name: "Seq_in_index", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Column_name"}, {name: "Collation"},
+		{name: "Cardinality", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Sub_part"}, {name: "Packed"}, {name: "Null"},
+		{name: "Index_type"}, {name: "Comment"}, {name: "Index_comment"}}
+	add := func(key, col string) {
+		rs.add(d.Name, int64(0), key, int64(1), col, "A", uint64(len(t.Rows)), nil, nil, "", "BTREE", "", "")
+	}
+	if d.IDKey != "" {
+		add(d.IDKey, d.IDCol)
+	}
+	if d.StubKey != "" {
+		add(d.StubKey, d.StubCol)
+	}
+	return nil
+}
+
+// showWarnings answers SHOW WARNINGS / SHOW ERRORS from the last
+// statement's diagnostics, which it leaves in place.
+func (s *session) showWarnings(p *sql.Show, bin bool) (*mysql.Result, error) {
+	rs := rowset{cols: []column{{name: "Level"}, {name: "Code", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Message"}}}
+	for _, w := range s.warnings {
+		if p.Kind == sql.ShowErrors && w.Level != "Error" {
+			continue
+		}
+		rs.add(w.Level, int64(w.Code), w.Message)
+	}
+	return rs.result(bin), nil
+}
