@@ -154,6 +154,10 @@ func (m *MariaDB) waitReady(d time.Duration) error {
 	}
 }
 
+// MySQLAddr returns Addr, so tests can treat MariaDB and a ticketd Node
+// alike.
+func (m *MariaDB) MySQLAddr() string { return m.Addr }
+
 // DSN returns a go-sql-driver/mysql DSN for root on this server.
 func (m *MariaDB) DSN(db string, params ...string) string { return DSN(m.Addr, db, params...) }
 
