@@ -140,7 +140,7 @@ func (s *Server) serveConn(nc net.Conn) {
 		_ = tc.SetNoDelay(true)
 	}
 	h := newSession(s)
-	c, err := s.proto.NewCustomizedConn(nc, s.auth, h)
+	c, err := s.proto.NewCustomizedConn(&capConn{Conn: nc}, s.auth, h)
 	if err != nil {
 		s.log.Debug("handshake failed", "remote", nc.RemoteAddr().String(), "err", err)
 		return
