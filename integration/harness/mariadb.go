@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -91,30 +92,49 @@ func StartMariaDB(t testing.TB) *MariaDB {
 		t.Fatalf("harness: mariadb-install-db: %v\n%s", err, out.String())
 	}
 
+	// The same port race as Start's: retry with a new port if another
+	// process took ours between FreePort and mariadbd's bind.
+	for attempt := 1; ; attempt++ {
+		err := m.start(t, server, data)
+		if err == nil {
+			break
+		}
+		lost := strings.Contains(tail(m.log, 30), "Address already in use")
+		m.Stop()
+		if lost && attempt < 3 {
+			t.Logf("harness: mariadbd lost a port race, retrying")
+			continue
+		}
+		t.Fatalf("harness: mariadbd: %v; log tail:\n%s", err, tail(m.log, 30))
+	}
+	return m
+}
+
+// start launches mariadbd on a fresh free port and waits until it
+// answers.
+func (m *MariaDB) start(t testing.TB, server, data string) error {
 	port := FreePort(t)
 	m.Addr = "127.0.0.1:" + strconv.Itoa(port)
-	f, err := os.Create(m.log)
+	f, err := os.OpenFile(m.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer f.Close() // the child holds its own descriptor
 	m.cmd = exec.Command(server, "--no-defaults", "--user=root",
 		"--datadir="+data, "--port="+strconv.Itoa(port), "--bind-address=127.0.0.1",
-		"--socket="+filepath.Join(dir, "sock"), "--pid-file="+filepath.Join(dir, "pid"),
+		"--socket="+filepath.Join(m.Dir, "sock"), "--pid-file="+filepath.Join(m.Dir, "pid"),
 		"--skip-log-bin", "--skip-name-resolve", "--innodb-buffer-pool-size=16M",
 		"--max-connections=200")
 	m.cmd.Stdout, m.cmd.Stderr = f, f
 	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := m.cmd.Start(); err != nil {
-		t.Fatalf("harness: start mariadbd: %v", err)
+		return fmt.Errorf("start mariadbd: %w", err)
 	}
-	m.done = make(chan struct{})
-	go func() { m.cmd.Wait(); close(m.done) }()
-
-	if err := m.waitReady(60 * time.Second); err != nil {
-		t.Fatalf("harness: mariadbd: %v; log tail:\n%s", err, tail(m.log, 30))
-	}
-	return m
+	done := make(chan struct{})
+	m.done = done
+	cmd := m.cmd
+	go func() { cmd.Wait(); close(done) }()
+	return m.waitReady(60 * time.Second)
 }
 
 // runBounded runs cmd, killing it after d.

@@ -65,18 +65,31 @@ type Node struct {
 // Start starts a ticketd node and, unless opts.NoWait, waits until it is
 // ready. Failures are fatal to the test. The process is killed when the
 // test ends; if the test failed, the tail of the node's log is printed.
+//
+// Free ports are only free until someone binds them, and the machine is
+// shared: when the harness chose every port and the data dir itself and
+// the node dies with "address already in use", Start retries with new
+// ones (a fresh data dir, so no Raft state remembers the old address).
 func Start(ctx context.Context, t testing.TB, opts Options) *Node {
 	t.Helper()
-	n := NewNode(t, opts)
-	if err := n.Start(ctx); err != nil {
+	retryable := opts.DataDir == "" && opts.MySQLAddr == "" && opts.HTTPAddr == "" &&
+		opts.RaftAddr == "" && opts.Peers == "" && !opts.NoWait
+	for attempt := 1; ; attempt++ {
+		n := NewNode(t, opts)
+		err := n.Start(ctx)
+		if err == nil && !opts.NoWait {
+			err = n.WaitReady(ctx)
+		}
+		if err == nil {
+			return n
+		}
+		if retryable && attempt < 3 && strings.Contains(n.LogTail(50), "address already in use") {
+			n.Kill()
+			t.Logf("harness: node %s lost a port race, retrying with new ports", n.ID())
+			continue
+		}
 		t.Fatalf("harness: %v", err)
 	}
-	if !opts.NoWait {
-		if err := n.WaitReady(ctx); err != nil {
-			t.Fatalf("harness: %v", err)
-		}
-	}
-	return n
 }
 
 // NewNode resolves opts (free ports, temp data dir) and registers the
