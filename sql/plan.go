@@ -113,6 +113,10 @@ type Assign struct {
 	Relative  bool
 	Delta     int64
 	Value     Value
+	// FromValues is ON DUPLICATE KEY UPDATE Column = VALUES(Column): the
+	// value the new row would have had. Relative, SetLastID and Value are
+	// then unset.
+	FromValues bool
 }
 
 // Insert is INSERT or REPLACE ... VALUES (...), (...) [ON DUPLICATE KEY UPDATE a].
@@ -181,6 +185,10 @@ type Show struct {
 	Like    string // LIKE pattern
 	// Where holds `Column = Value` terms of SHOW ... WHERE, lower case columns.
 	Where []Cond
+	// WhereOr joins the Where terms with OR instead of AND: Connector/J 5.1
+	// asks for its variables as `WHERE Variable_name = 'a' OR Variable_name
+	// = 'b' ...`, and `Variable_name IN ('a', 'b')` becomes the same.
+	WhereOr bool
 }
 
 // ColumnDef is one column of CREATE TABLE.

@@ -1,0 +1,641 @@
+package sql
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
+)
+
+// scope is what column names in a statement can refer to: the one table of
+// its FROM, INSERT or UPDATE. A zero scope has no table.
+type scope struct {
+	table *TableName
+	alias string // AS alias, which then replaces the table name as qualifier
+}
+
+// column resolves a column reference to its lower-case name.
+func (sc scope) column(c *ast.ColumnName, field bool) (string, error) {
+	if sc.table == nil {
+		if field {
+			return "", &Error{Code: ErrBadField, State: "42S22",
+				Message: fmt.Sprintf("Unknown column '%s' in 'field list'", columnText(c))}
+		}
+		return "", unsupported("column reference without a table")
+	}
+	if c.Table.O != "" {
+		ok := false
+		if sc.alias != "" {
+			ok = c.Schema.O == "" && strings.EqualFold(c.Table.O, sc.alias)
+		} else {
+			// With no database named in the statement, db.t.col may name
+			// the session's database, which only wire knows.
+			ok = strings.EqualFold(c.Table.O, sc.table.Name) &&
+				(c.Schema.O == "" || sc.table.DB == "" || strings.EqualFold(c.Schema.O, sc.table.DB))
+		}
+		if !ok {
+			return "", unsupported("column of another table")
+		}
+	}
+	return strings.ToLower(c.Name.O), nil
+}
+
+func columnText(c *ast.ColumnName) string {
+	s := c.Name.O
+	if c.Table.O != "" {
+		s = c.Table.O + "." + s
+		if c.Schema.O != "" {
+			s = c.Schema.O + "." + s
+		}
+	}
+	return s
+}
+
+// singleTable is the one table of a FROM, INSERT INTO or UPDATE clause.
+func singleTable(refs *ast.TableRefsClause) (scope, error) {
+	if refs == nil || refs.TableRefs == nil {
+		return scope{}, unsupported("statement without a table")
+	}
+	j := refs.TableRefs
+	if j.Right != nil {
+		return scope{}, unsupported("JOIN")
+	}
+	switch left := j.Left.(type) {
+	case *ast.TableSource:
+		tn, ok := left.Source.(*ast.TableName)
+		if !ok {
+			return scope{}, unsupported("subquery")
+		}
+		if len(tn.PartitionNames) > 0 {
+			return scope{}, unsupported("PARTITION")
+		}
+		return scope{table: tableName(tn), alias: left.AsName.O}, nil
+	case *ast.Join:
+		return scope{}, unsupported("JOIN")
+	}
+	return scope{}, unsupported("this FROM clause")
+}
+
+func tableName(tn *ast.TableName) *TableName {
+	return &TableName{DB: tn.Schema.O, Name: tn.Name.O}
+}
+
+func selectStmt(s *ast.SelectStmt) (Plan, error) {
+	switch {
+	case s.Kind != ast.SelectStmtKindSelect:
+		return nil, unsupported("TABLE / VALUES statement")
+	case s.With != nil:
+		return nil, unsupported("WITH")
+	case s.Distinct:
+		return nil, unsupported("SELECT DISTINCT")
+	case s.GroupBy != nil:
+		return nil, unsupported("GROUP BY")
+	case s.Having != nil:
+		return nil, unsupported("HAVING")
+	case len(s.WindowSpecs) > 0:
+		return nil, unsupported("WINDOW")
+	case s.SelectIntoOpt != nil:
+		return nil, unsupported("SELECT ... INTO")
+	case s.Fields == nil:
+		return nil, unsupported("SELECT without fields")
+	}
+	plan := &Select{}
+	var sc scope
+	if s.From != nil {
+		var err error
+		if sc, err = singleTable(s.From); err != nil {
+			return nil, err
+		}
+		plan.From = sc.table
+	}
+	plan.Fields = make([]SelectField, 0, len(s.Fields.Fields))
+	for _, f := range s.Fields.Fields {
+		if f.WildCard != nil {
+			if sc.table == nil {
+				return nil, &Error{Code: ErrNoTablesUsed, State: "HY000", Message: "No tables used"}
+			}
+			if f.WildCard.Table.O != "" {
+				if _, err := sc.column(&ast.ColumnName{Schema: f.WildCard.Schema, Table: f.WildCard.Table}, true); err != nil {
+					return nil, err
+				}
+			}
+			plan.Fields = append(plan.Fields, SelectField{Expr: Expr{Kind: ExprStar}, Name: "*"})
+			continue
+		}
+		e, err := expr(f.Expr, sc)
+		if err != nil {
+			return nil, err
+		}
+		plan.Fields = append(plan.Fields, SelectField{Expr: e, Name: fieldLabel(f)})
+	}
+	var err error
+	if s.Where != nil {
+		if sc.table == nil {
+			return nil, unsupported("WHERE without FROM")
+		}
+		if plan.Where, err = conds(s.Where, sc); err != nil {
+			return nil, err
+		}
+	}
+	if s.OrderBy != nil {
+		if plan.OrderBy, err = orderBy(s.OrderBy, sc); err != nil {
+			return nil, err
+		}
+	}
+	if s.Limit != nil {
+		plan.HasLimit = true
+		if plan.Limit, err = limitValue(s.Limit.Count); err != nil {
+			return nil, err
+		}
+		if s.Limit.Offset != nil {
+			if plan.Offset, err = limitValue(s.Limit.Offset); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return plan, nil
+}
+
+// fieldLabel is MySQL's column label: the alias, a string literal's value,
+// or the expression as written.
+func fieldLabel(f *ast.SelectField) string {
+	if f.AsName.O != "" {
+		return f.AsName.O
+	}
+	if v, ok := f.Expr.(*test_driver.ValueExpr); ok {
+		switch x := v.GetValue().(type) {
+		case string:
+			return x
+		case nil:
+			return "NULL"
+		}
+		// MySQL names TRUE and FALSE in upper case however written.
+		if t := f.OriginalText(); strings.EqualFold(t, "true") || strings.EqualFold(t, "false") {
+			return strings.ToUpper(t)
+		}
+	}
+	// OriginalText, not Text: Text rewrites binary string literals as hex.
+	return trimLabel(f.OriginalText())
+}
+
+func orderBy(o *ast.OrderByClause, sc scope) ([]Order, error) {
+	out := make([]Order, 0, len(o.Items))
+	for _, item := range o.Items {
+		c, ok := unparen(item.Expr).(*ast.ColumnNameExpr)
+		if !ok {
+			return nil, unsupported("ORDER BY an expression")
+		}
+		name, err := sc.column(c.Name, false)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Order{Column: name, Desc: item.Desc})
+	}
+	return out, nil
+}
+
+func limitValue(e ast.ExprNode) (uint64, error) {
+	v, ok, err := literal(e)
+	if err != nil || !ok {
+		return 0, unsupported("LIMIT with an expression")
+	}
+	switch v.Kind {
+	case ValInt:
+		if v.Int >= 0 {
+			return uint64(v.Int), nil
+		}
+	case ValUint:
+		return v.Uint, nil
+	}
+	return 0, unsupported("LIMIT with an expression")
+}
+
+// conds turns `a = 1 AND b = 'x'` into its terms.
+func conds(e ast.ExprNode, sc scope) ([]Cond, error) {
+	var out []Cond
+	var walk func(e ast.ExprNode) error
+	walk = func(e ast.ExprNode) error {
+		e = unparen(e)
+		b, ok := e.(*ast.BinaryOperationExpr)
+		if !ok {
+			return unsupported("WHERE condition other than column = value")
+		}
+		if b.Op == opcode.LogicAnd {
+			if err := walk(b.L); err != nil {
+				return err
+			}
+			return walk(b.R)
+		}
+		c, err := cond(b, sc)
+		if err != nil {
+			return err
+		}
+		out = append(out, c)
+		return nil
+	}
+	if err := walk(e); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// cond is one `column = value` or `value = column` term.
+func cond(b *ast.BinaryOperationExpr, sc scope) (Cond, error) {
+	bad := unsupported("WHERE condition other than column = value")
+	if b.Op != opcode.EQ {
+		return Cond{}, bad
+	}
+	l, r := unparen(b.L), unparen(b.R)
+	if _, ok := l.(*ast.ColumnNameExpr); !ok {
+		l, r = r, l
+	}
+	c, ok := l.(*ast.ColumnNameExpr)
+	if !ok {
+		return Cond{}, bad
+	}
+	v, ok, err := literal(r)
+	if err != nil || !ok {
+		return Cond{}, bad
+	}
+	name, err := sc.column(c.Name, false)
+	if err != nil {
+		return Cond{}, err
+	}
+	return Cond{Column: name, Value: v}, nil
+}
+
+func insertStmt(s *ast.InsertStmt) (Plan, error) {
+	if s.Select != nil {
+		if s.IsReplace {
+			return nil, unsupported("REPLACE ... SELECT")
+		}
+		return nil, unsupported("INSERT ... SELECT")
+	}
+	if len(s.PartitionNames) > 0 {
+		return nil, unsupported("PARTITION")
+	}
+	sc, err := singleTable(s.Table)
+	if err != nil {
+		return nil, err
+	}
+	plan := &Insert{Table: *sc.table, Replace: s.IsReplace, Ignore: s.IgnoreErr}
+	if len(s.Columns) > 0 {
+		plan.Columns = make([]string, len(s.Columns))
+		for i, c := range s.Columns {
+			if plan.Columns[i], err = sc.column(c, false); err != nil {
+				return nil, err
+			}
+		}
+	}
+	plan.Rows = make([][]Value, len(s.Lists))
+	for i, list := range s.Lists {
+		row := make([]Value, len(list))
+		for j, e := range list {
+			if d, ok := e.(*ast.DefaultExpr); ok && d.Name == nil {
+				row[j] = Value{Kind: ValDefault}
+				continue
+			}
+			v, ok, err := literal(e)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, unsupported("expression in VALUES")
+			}
+			row[j] = v
+		}
+		plan.Rows[i] = row
+	}
+	switch len(s.OnDuplicate) {
+	case 0:
+	case 1:
+		a, err := assign(s.OnDuplicate[0], sc, true)
+		if err != nil {
+			return nil, err
+		}
+		plan.OnDup = &a
+	default:
+		return nil, unsupported("ON DUPLICATE KEY UPDATE of several columns")
+	}
+	return plan, nil
+}
+
+func updateStmt(s *ast.UpdateStmt) (Plan, error) {
+	switch {
+	case s.MultipleTable || s.TableRefs != nil && s.TableRefs.TableRefs != nil && s.TableRefs.TableRefs.Right != nil:
+		return nil, unsupported("multiple-table UPDATE")
+	case s.With != nil:
+		return nil, unsupported("WITH")
+	case s.IgnoreErr:
+		return nil, unsupported("UPDATE IGNORE")
+	case s.Order != nil:
+		return nil, unsupported("UPDATE ... ORDER BY")
+	case s.Limit != nil:
+		return nil, unsupported("UPDATE ... LIMIT")
+	case len(s.List) != 1:
+		return nil, unsupported("UPDATE of several columns")
+	}
+	sc, err := singleTable(s.TableRefs)
+	if err != nil {
+		return nil, err
+	}
+	plan := &Update{Table: *sc.table}
+	if plan.Set, err = assign(s.List[0], sc, false); err != nil {
+		return nil, err
+	}
+	if s.Where != nil {
+		if plan.Where, err = conds(s.Where, sc); err != nil {
+			return nil, err
+		}
+	}
+	return plan, nil
+}
+
+// assign parses the assignment forms of the ticket and sequence idioms:
+// col = [LAST_INSERT_ID](col ± n | value), and col = VALUES(col) in
+// ON DUPLICATE KEY UPDATE.
+func assign(a *ast.Assignment, sc scope, onDup bool) (Assign, error) {
+	col, err := sc.column(a.Column, false)
+	if err != nil {
+		return Assign{}, err
+	}
+	out := Assign{Column: col}
+	bad := unsupported("SET " + col + " = expression")
+	e := unparen(a.Expr)
+	if f, ok := e.(*ast.FuncCallExpr); ok && f.FnName.L == "last_insert_id" && f.Schema.O == "" {
+		if len(f.Args) != 1 {
+			return Assign{}, bad
+		}
+		out.SetLastID = true
+		e = unparen(f.Args[0])
+	}
+	isCol := func(e ast.ExprNode) bool {
+		c, ok := unparen(e).(*ast.ColumnNameExpr)
+		if !ok {
+			return false
+		}
+		name, err := sc.column(c.Name, false)
+		return err == nil && name == col
+	}
+	switch x := e.(type) {
+	case *ast.ValuesExpr:
+		if !onDup || out.SetLastID || x.Column == nil || !isCol(x.Column) {
+			return Assign{}, bad
+		}
+		out.FromValues = true
+		return out, nil
+	case *ast.ColumnNameExpr:
+		if !isCol(x) {
+			return Assign{}, bad
+		}
+		out.Relative = true
+		return out, nil
+	case *ast.BinaryOperationExpr:
+		var n ast.ExprNode
+		switch {
+		case (x.Op == opcode.Plus || x.Op == opcode.Minus) && isCol(x.L):
+			n = x.R
+		case x.Op == opcode.Plus && isCol(x.R):
+			n = x.L
+		default:
+			return Assign{}, bad
+		}
+		v, ok, err := literal(n)
+		if err != nil || !ok || v.Kind != ValInt {
+			return Assign{}, bad
+		}
+		d := v.Int
+		if x.Op == opcode.Minus {
+			if d == math.MinInt64 {
+				return Assign{}, bad
+			}
+			d = -d
+		}
+		out.Relative, out.Delta = true, d
+		return out, nil
+	}
+	v, ok, err := literal(e)
+	if err != nil || !ok {
+		return Assign{}, bad
+	}
+	out.Value = v
+	return out, nil
+}
+
+func unparen(e ast.ExprNode) ast.ExprNode {
+	for {
+		p, ok := e.(*ast.ParenthesesExpr)
+		if !ok {
+			return e
+		}
+		e = p.Expr
+	}
+}
+
+// literal reads a constant or placeholder, folding a leading sign. ok is
+// false for anything else. err is set only for a literal of a kind ticketd
+// does not take (hexadecimal, bit).
+func literal(e ast.ExprNode) (Value, bool, error) {
+	switch x := unparen(e).(type) {
+	case *test_driver.ParamMarkerExpr:
+		return Value{Kind: ValParam, Param: x.Order}, true, nil
+	case *test_driver.ValueExpr:
+		switch v := x.GetValue().(type) {
+		case nil:
+			return Value{Kind: ValNull}, true, nil
+		case int64:
+			return Value{Kind: ValInt, Int: v}, true, nil
+		case uint64:
+			if v <= math.MaxInt64 {
+				return Value{Kind: ValInt, Int: int64(v)}, true, nil
+			}
+			return Value{Kind: ValUint, Uint: v}, true, nil
+		case string:
+			return Value{Kind: ValString, Str: v}, true, nil
+		case *test_driver.MyDecimal:
+			return Value{Kind: ValDecimal, Str: v.String()}, true, nil
+		case float64:
+			return Value{Kind: ValDecimal, Str: strconv.FormatFloat(v, 'g', -1, 64)}, true, nil
+		case float32:
+			return Value{Kind: ValDecimal, Str: strconv.FormatFloat(float64(v), 'g', -1, 32)}, true, nil
+		}
+		// Hexadecimal and bit literals are strings or numbers depending on
+		// context, which ticketd does not track.
+		return Value{}, false, unsupported("hexadecimal or bit literal")
+	case *ast.UnaryOperationExpr:
+		if x.Op != opcode.Minus && x.Op != opcode.Plus {
+			return Value{}, false, nil
+		}
+		v, ok, err := literal(x.V)
+		if err != nil || !ok {
+			return Value{}, ok, err
+		}
+		if x.Op == opcode.Plus {
+			return v, true, nil
+		}
+		return negate(v)
+	}
+	return Value{}, false, nil
+}
+
+// negate folds a minus sign into a numeric literal; -9223372036854775808
+// arrives as minus 9223372036854775808, which is a Uint.
+func negate(v Value) (Value, bool, error) {
+	switch v.Kind {
+	case ValNull:
+		return v, true, nil
+	case ValInt:
+		if v.Int == math.MinInt64 {
+			return Value{Kind: ValUint, Uint: 1 << 63}, true, nil
+		}
+		return Value{Kind: ValInt, Int: -v.Int}, true, nil
+	case ValUint:
+		if v.Uint <= 1<<63 {
+			return Value{Kind: ValInt, Int: int64(-v.Uint)}, true, nil
+		}
+		return Value{Kind: ValDecimal, Str: "-" + strconv.FormatUint(v.Uint, 10)}, true, nil
+	case ValDecimal:
+		if s, ok := strings.CutPrefix(v.Str, "-"); ok {
+			return Value{Kind: ValDecimal, Str: s}, true, nil
+		}
+		return Value{Kind: ValDecimal, Str: "-" + v.Str}, true, nil
+	}
+	return Value{}, false, nil
+}
+
+// funcArgs says how many arguments each function ticketd evaluates takes:
+// {min, max}, max -1 for any.
+var funcArgs = map[string][2]int{
+	"database":          {0, 0},
+	"schema":            {0, 0},
+	"version":           {0, 0},
+	"connection_id":     {0, 0},
+	"user":              {0, 0},
+	"current_user":      {0, 0},
+	"session_user":      {0, 0},
+	"system_user":       {0, 0},
+	"row_count":         {0, 0},
+	"found_rows":        {0, 0},
+	"now":               {0, 1},
+	"current_timestamp": {0, 1},
+	"utc_timestamp":     {0, 1},
+	"concat":            {1, -1},
+}
+
+// expr converts a select-list or SET value expression.
+func expr(e ast.ExprNode, sc scope) (Expr, error) {
+	switch x := e.(type) {
+	case *ast.ParenthesesExpr:
+		return expr(x.Expr, sc)
+	case *ast.ColumnNameExpr:
+		name, err := sc.column(x.Name, true)
+		if err != nil {
+			return Expr{}, err
+		}
+		return Expr{Kind: ExprColumn, Name: name}, nil
+	case *ast.VariableExpr:
+		if x.Value != nil {
+			return Expr{}, unsupported("variable assignment in an expression")
+		}
+		if !x.IsSystem {
+			return Expr{Kind: ExprUserVar, Name: strings.ToLower(x.Name)}, nil
+		}
+		if x.IsInstance {
+			return Expr{}, unsupported("@@instance")
+		}
+		out := Expr{Kind: ExprSysVar, Name: strings.ToLower(x.Name)}
+		switch {
+		case x.IsGlobal:
+			out.Scope = ScopeGlobal
+		case x.ExplicitScope:
+			out.Scope = ScopeSession
+		}
+		return out, nil
+	case *ast.FuncCallExpr:
+		return funcCall(x, sc)
+	case *ast.BinaryOperationExpr:
+		var op byte
+		switch x.Op {
+		case opcode.Plus:
+			op = '+'
+		case opcode.Minus:
+			op = '-'
+		case opcode.Mul:
+			op = '*'
+		default:
+			return Expr{}, unsupported("operator " + x.Op.String())
+		}
+		l, err := expr(x.L, sc)
+		if err != nil {
+			return Expr{}, err
+		}
+		r, err := expr(x.R, sc)
+		if err != nil {
+			return Expr{}, err
+		}
+		return Expr{Kind: ExprArith, Op: op, Args: []Expr{l, r}}, nil
+	case *ast.UnaryOperationExpr:
+		if x.Op != opcode.Minus && x.Op != opcode.Plus {
+			return Expr{}, unsupported("operator " + x.Op.String())
+		}
+		if v, ok, err := literal(x); err != nil {
+			return Expr{}, err
+		} else if ok {
+			return Expr{Kind: ExprValue, Value: v}, nil
+		}
+		inner, err := expr(x.V, sc)
+		if err != nil || x.Op == opcode.Plus {
+			return inner, err
+		}
+		zero := Expr{Kind: ExprValue, Value: Value{Kind: ValInt}}
+		return Expr{Kind: ExprArith, Op: '-', Args: []Expr{zero, inner}}, nil
+	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr:
+		return Expr{}, unsupported("subquery")
+	case *ast.AggregateFuncExpr:
+		return Expr{}, unsupported(strings.ToUpper(x.F) + "()")
+	}
+	v, ok, err := literal(e)
+	if err != nil {
+		return Expr{}, err
+	}
+	if !ok {
+		return Expr{}, unsupported("this expression")
+	}
+	return Expr{Kind: ExprValue, Value: v}, nil
+}
+
+func funcCall(f *ast.FuncCallExpr, sc scope) (Expr, error) {
+	name := f.FnName.L
+	if f.Schema.O != "" {
+		return Expr{}, unsupported("stored function")
+	}
+	out := Expr{Kind: ExprFunc, Name: strings.ToUpper(name)}
+	if name == "last_insert_id" {
+		if len(f.Args) > 1 {
+			return Expr{}, unsupported("LAST_INSERT_ID with several arguments")
+		}
+		out = Expr{Kind: ExprLastInsertID}
+	} else {
+		n, ok := funcArgs[name]
+		if !ok {
+			return Expr{}, unsupported(strings.ToUpper(name) + "()")
+		}
+		if len(f.Args) < n[0] || (n[1] >= 0 && len(f.Args) > n[1]) {
+			return Expr{}, unsupported(strings.ToUpper(name) + "() with these arguments")
+		}
+	}
+	if len(f.Args) > 0 {
+		out.Args = make([]Expr, len(f.Args))
+		for i, a := range f.Args {
+			var err error
+			if out.Args[i], err = expr(a, sc); err != nil {
+				return Expr{}, err
+			}
+		}
+	}
+	return out, nil
+}

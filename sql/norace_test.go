@@ -1,0 +1,5 @@
+//go:build !race
+
+package sql
+
+const raceEnabled = false
