@@ -1,0 +1,24 @@
+// Package raftstore owns ticketd's replication and storage: hashicorp/raft
+// with its log and stable store in bbolt (raft-boltdb/v2), file snapshots,
+// and the state machine that keeps every database, ticket table and global
+// variable in a bbolt file of its own.
+//
+// One Raft log entry is one batch of ticket.Commands in a compact binary
+// encoding (EncodeBatch). The FSM applies a batch with ticket.Apply inside
+// one bbolt transaction that also records the entry's index, so an entry
+// that Raft replays after a restart is recognised and skipped: an
+// allocation is never applied twice.
+//
+// Node runs a replica. It implements ticket.Replicator: on the leader a
+// batch becomes one Raft entry; on a follower it is forwarded to the leader
+// over the Raft address itself, which a first byte on each connection
+// splits between Raft's RPCs and ticketd's forwarding protocol. A batch
+// that may have been committed is never retried: the caller gets an error
+// wrapping ticket.ErrUncertain, and its ids are never handed out.
+//
+// On-disk layout under the data directory:
+//
+//	state.db              bbolt: counters, catalog, globals, applied index
+//	raft/raft.db          bbolt: Raft log and stable store
+//	raft/snapshots/       Raft snapshots (each a copy of state.db)
+package raftstore

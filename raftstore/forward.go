@@ -1,0 +1,447 @@
+package raftstore
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// Forwarding protocol, on connections whose first byte is muxForward.
+// Frames in both directions are length-prefixed and carry a request id, so
+// one connection carries many requests at once and answers may come back
+// in any order:
+//
+//	request:  u32 length | u8 kind   | u64 id | u32 timeout ms | payload
+//	response: u32 length | u8 status | u64 id | payload
+//
+// length counts the bytes after itself. Propose's payload is an
+// EncodeBatch batch, answered by EncodeResults; Join's is two strings (id,
+// address), Remove's one; a non-OK status carries an error message.
+const (
+	fwdPropose byte = 1
+	fwdJoin    byte = 2
+	fwdRemove  byte = 3
+
+	stOK        byte = 0
+	stNotLeader byte = 1 // not the leader: nothing was done
+	stNoQuorum  byte = 2 // not committed
+	stUncertain byte = 3 // may have been committed
+	stRejected  byte = 4 // refused before anything was proposed
+
+	reqHeader  = 1 + 8 + 4
+	respHeader = 1 + 8
+	maxFrame   = 64 << 20
+
+	// forwardGrace is how much longer than its deadline a follower waits
+	// for the leader's answer: the leader queues the entry within the
+	// deadline but may need a little longer to learn its fate, and a
+	// definite answer is worth more than an early ErrUncertain.
+	forwardGrace = 2 * time.Second
+)
+
+// errNotSent marks a forwarded request that certainly never reached the
+// leader whole (dial or write failed): it may be retried.
+var errNotSent = errors.New("raftstore: request not sent")
+
+// serveForward answers forwarded requests on one connection until it
+// closes. Each request runs in its own goroutine, and the answers are
+// written as they complete.
+func (n *Node) serveForward(c net.Conn) {
+	var (
+		wg  sync.WaitGroup
+		wmu sync.Mutex
+	)
+	defer wg.Wait()
+	br := bufio.NewReaderSize(c, 64<<10)
+	var hdr [4]byte
+	for {
+		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+			return
+		}
+		size := binary.BigEndian.Uint32(hdr[:])
+		if size < reqHeader || size > maxFrame {
+			n.log.Warn("forward: bad frame", "size", size, "remote", c.RemoteAddr())
+			return
+		}
+		body := make([]byte, size)
+		if _, err := io.ReadFull(br, body); err != nil {
+			return
+		}
+		kind := body[0]
+		id := binary.BigEndian.Uint64(body[1:9])
+		timeout := time.Duration(binary.BigEndian.Uint32(body[9:13])) * time.Millisecond
+		payload := body[reqHeader:]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			status, out := n.handleForward(kind, timeout, payload)
+			frame := make([]byte, 4+respHeader, 4+respHeader+len(out))
+			binary.BigEndian.PutUint32(frame, uint32(respHeader+len(out)))
+			frame[4] = status
+			binary.BigEndian.PutUint64(frame[5:], id)
+			frame = append(frame, out...)
+			wmu.Lock()
+			defer wmu.Unlock()
+			c.SetWriteDeadline(time.Now().Add(n.cfg.TransportTimeout))
+			if _, err := c.Write(frame); err != nil {
+				// The follower reports ErrUncertain for whatever it had
+				// in flight here.
+				c.Close()
+			}
+		}()
+	}
+}
+
+func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (status byte, out []byte) {
+	if timeout <= 0 || timeout > n.cfg.ApplyTimeout {
+		timeout = n.cfg.ApplyTimeout
+	}
+	deadline := time.Now().Add(timeout)
+	if n.raft.State() != raft.Leader {
+		return stNotLeader, []byte("not the leader")
+	}
+	switch kind {
+	case fwdPropose:
+		if len(payload) == 0 || payload[0] != batchVersion {
+			return stRejected, []byte("bad batch")
+		}
+		// The batch goes into the log as the follower encoded it.
+		res, err := n.proposeLocal(context.Background(), deadline, payload)
+		if err != nil {
+			return errStatus(err), []byte(err.Error())
+		}
+		return stOK, EncodeResults(make([]byte, 0, 16*len(res)), res)
+	case fwdJoin, fwdRemove:
+		d := decoder{b: payload}
+		id := d.string()
+		addr := ""
+		if kind == fwdJoin {
+			addr = d.string()
+		}
+		if err := d.done(); err != nil {
+			return stRejected, []byte(err.Error())
+		}
+		if err := n.membershipLocal(kind, id, addr, deadline); err != nil {
+			return errStatus(err), []byte(err.Error())
+		}
+		return stOK, nil
+	default:
+		return stRejected, []byte(fmt.Sprintf("unknown request kind %d", kind))
+	}
+}
+
+func errStatus(err error) byte {
+	switch {
+	case errors.Is(err, errNotLeader):
+		return stNotLeader
+	case errors.Is(err, ticket.ErrNoQuorum):
+		return stNoQuorum
+	default:
+		return stUncertain
+	}
+}
+
+// forwarder is a follower's client for the leader: a few persistent
+// connections per leader address, each pipelining many requests.
+type forwarder struct {
+	m       *mux
+	size    int
+	timeout time.Duration
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	pools  map[string]*fpool
+	closed bool
+}
+
+type fpool struct {
+	conns   []*fconn
+	next    int
+	dialing chan struct{} // closed when the dial under way ends
+}
+
+func newForwarder(m *mux, size int, timeout time.Duration, log *slog.Logger) *forwarder {
+	return &forwarder{m: m, size: size, timeout: timeout, log: log, pools: make(map[string]*fpool)}
+}
+
+// conn returns a live connection to addr, dialing one (at most one dial at
+// a time per address) while the pool is not full.
+func (f *forwarder) conn(addr string) (*fconn, error) {
+	for {
+		f.mu.Lock()
+		if f.closed {
+			f.mu.Unlock()
+			return nil, ErrClosed
+		}
+		p := f.pools[addr]
+		if p == nil {
+			p = &fpool{}
+			f.pools[addr] = p
+		}
+		live := p.conns[:0]
+		for _, c := range p.conns {
+			if !c.isDead() {
+				live = append(live, c)
+			}
+		}
+		clear(p.conns[len(live):])
+		p.conns = live
+		if len(p.conns) >= f.size || (len(p.conns) > 0 && p.dialing != nil) {
+			p.next++
+			c := p.conns[p.next%len(p.conns)]
+			f.mu.Unlock()
+			return c, nil
+		}
+		if wait := p.dialing; wait != nil {
+			f.mu.Unlock()
+			<-wait
+			continue
+		}
+		done := make(chan struct{})
+		p.dialing = done
+		f.mu.Unlock()
+
+		// Dial outside the lock: a dead leader can take the whole timeout.
+		nc, err := f.m.dial(addr, muxForward, f.timeout)
+		var c *fconn
+		if err == nil {
+			c = &fconn{c: nc, pending: make(map[uint64]chan fwdResp), done: make(chan struct{})}
+			go c.readLoop()
+		}
+		f.mu.Lock()
+		p.dialing = nil
+		close(done)
+		switch {
+		case f.closed:
+			f.mu.Unlock()
+			if c != nil {
+				c.fail(ErrClosed)
+			}
+			return nil, ErrClosed
+		case err != nil:
+			defer f.mu.Unlock()
+			if len(p.conns) > 0 {
+				return p.conns[0], nil
+			}
+			return nil, err
+		}
+		p.conns = append(p.conns, c)
+		f.mu.Unlock()
+		return c, nil
+	}
+}
+
+func (f *forwarder) close() {
+	f.mu.Lock()
+	f.closed = true
+	pools := f.pools
+	f.pools = nil
+	f.mu.Unlock()
+	for _, p := range pools {
+		for _, c := range p.conns {
+			c.fail(ErrClosed)
+		}
+	}
+}
+
+// call sends one request to the leader at addr and waits for the answer.
+// The error wraps errNotSent when the leader certainly did not get it.
+func (f *forwarder) call(ctx context.Context, addr string, deadline time.Time, kind byte, payload []byte) (byte, []byte, error) {
+	c, err := f.conn(addr)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%w: %w", errNotSent, err)
+	}
+	return c.call(ctx, deadline, kind, payload, f.timeout)
+}
+
+func (f *forwarder) propose(ctx context.Context, addr string, deadline time.Time, data []byte) ([]ticket.Result, error) {
+	status, out, err := f.call(ctx, addr, deadline, fwdPropose, data)
+	if err != nil {
+		if errors.Is(err, errNotSent) {
+			return nil, fmt.Errorf("raftstore: forward to %s: %w", addr, err)
+		}
+		return nil, fmt.Errorf("raftstore: forward to %s: %w: %w", addr, ticket.ErrUncertain, err)
+	}
+	switch status {
+	case stOK:
+		res, err := DecodeResults(out)
+		if err != nil {
+			return nil, fmt.Errorf("raftstore: forward to %s: %w: %w", addr, ticket.ErrUncertain, err)
+		}
+		return res, nil
+	case stNotLeader:
+		return nil, fmt.Errorf("raftstore: forward to %s: %w", addr, errNotLeader)
+	case stNoQuorum:
+		return nil, fmt.Errorf("raftstore: leader %s: %w: %s", addr, ticket.ErrNoQuorum, out)
+	case stRejected:
+		return nil, fmt.Errorf("raftstore: leader %s rejected the batch: %s", addr, out)
+	default:
+		return nil, fmt.Errorf("raftstore: leader %s: %w: %s", addr, ticket.ErrUncertain, out)
+	}
+}
+
+func (f *forwarder) membership(ctx context.Context, addr string, deadline time.Time, kind byte, id, peerAddr string) error {
+	payload := appendString(nil, id)
+	if kind == fwdJoin {
+		payload = appendString(payload, peerAddr)
+	}
+	status, out, err := f.call(ctx, addr, deadline, kind, payload)
+	if err != nil {
+		return fmt.Errorf("raftstore: forward to %s: %w", addr, err)
+	}
+	switch status {
+	case stOK:
+		return nil
+	case stNotLeader:
+		return fmt.Errorf("raftstore: forward to %s: %w", addr, errNotLeader)
+	default:
+		return fmt.Errorf("raftstore: leader %s: %s", addr, out)
+	}
+}
+
+// fconn is one forwarding connection. Writers take wmu for a whole frame;
+// readLoop hands each response to the request waiting on its id.
+type fconn struct {
+	c   net.Conn
+	wmu sync.Mutex
+
+	mu      sync.Mutex
+	pending map[uint64]chan fwdResp
+	nextID  uint64
+	err     error
+	done    chan struct{}
+}
+
+type fwdResp struct {
+	status  byte
+	payload []byte
+}
+
+func (c *fconn) isDead() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// fail closes the connection; requests still waiting learn it from done.
+func (c *fconn) fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return
+	}
+	c.err = err
+	close(c.done)
+	c.c.Close()
+}
+
+func (c *fconn) readLoop() {
+	br := bufio.NewReaderSize(c.c, 64<<10)
+	var hdr [4]byte
+	for {
+		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+			c.fail(err)
+			return
+		}
+		size := binary.BigEndian.Uint32(hdr[:])
+		if size < respHeader || size > maxFrame {
+			c.fail(fmt.Errorf("bad response frame size %d", size))
+			return
+		}
+		body := make([]byte, size)
+		if _, err := io.ReadFull(br, body); err != nil {
+			c.fail(err)
+			return
+		}
+		id := binary.BigEndian.Uint64(body[1:9])
+		c.mu.Lock()
+		ch := c.pending[id]
+		delete(c.pending, id)
+		c.mu.Unlock()
+		if ch != nil {
+			ch <- fwdResp{status: body[0], payload: body[respHeader:]}
+		}
+	}
+}
+
+func (c *fconn) call(ctx context.Context, deadline time.Time, kind byte, payload []byte, ioTimeout time.Duration) (byte, []byte, error) {
+	ch := make(chan fwdResp, 1)
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return 0, nil, fmt.Errorf("%w: %w", errNotSent, err)
+	}
+	c.nextID++
+	id := c.nextID
+	c.pending[id] = ch
+	c.mu.Unlock()
+	unregister := func() {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+	}
+
+	ms := time.Until(deadline).Milliseconds()
+	if ms <= 0 {
+		unregister()
+		return 0, nil, fmt.Errorf("%w: deadline passed", errNotSent)
+	}
+	frame := make([]byte, 4+reqHeader, 4+reqHeader+len(payload))
+	binary.BigEndian.PutUint32(frame, uint32(reqHeader+len(payload)))
+	frame[4] = kind
+	binary.BigEndian.PutUint64(frame[5:], id)
+	binary.BigEndian.PutUint32(frame[13:], uint32(min(ms, 1<<32-1)))
+	frame = append(frame, payload...)
+
+	c.wmu.Lock()
+	c.c.SetWriteDeadline(time.Now().Add(ioTimeout))
+	n, err := c.c.Write(frame)
+	c.wmu.Unlock()
+	if err != nil {
+		c.fail(err)
+		unregister()
+		if n < len(frame) {
+			// The leader reads whole frames only; a partial one dies
+			// with the connection.
+			return 0, nil, fmt.Errorf("%w: %w", errNotSent, err)
+		}
+		return 0, nil, err
+	}
+
+	t := time.NewTimer(time.Until(deadline) + forwardGrace)
+	defer t.Stop()
+	select {
+	case r := <-ch:
+		return r.status, r.payload, nil
+	case <-c.done:
+		// readLoop may have delivered just before failing.
+		select {
+		case r := <-ch:
+			return r.status, r.payload, nil
+		default:
+		}
+		unregister()
+		return 0, nil, fmt.Errorf("connection lost: %w", c.err)
+	case <-ctx.Done():
+		unregister()
+		return 0, nil, ctx.Err()
+	case <-t.C:
+		unregister()
+		return 0, nil, errors.New("no answer from the leader")
+	}
+}

@@ -1,0 +1,201 @@
+package raftstore
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// fakeLeader serves the forwarding protocol with a handler of the test's
+// choosing, behind a real mux.
+func fakeLeader(t *testing.T, handle func(c net.Conn)) (addr string) {
+	t.Helper()
+	ln := listen(t)
+	m := newMux(ln, ln.Addr(), time.Second, testLogger())
+	m.start(handle)
+	t.Cleanup(func() { m.Close() })
+	return ln.Addr().String()
+}
+
+func newTestForwarder(t *testing.T) *forwarder {
+	ln := listen(t)
+	m := newMux(ln, ln.Addr(), time.Second, testLogger())
+	t.Cleanup(func() { m.Close() })
+	f := newForwarder(m, 2, time.Second, testLogger())
+	t.Cleanup(f.close)
+	return f
+}
+
+type fwdReq struct {
+	kind    byte
+	id      uint64
+	payload []byte
+}
+
+func readReq(c net.Conn) (fwdReq, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(c, hdr[:]); err != nil {
+		return fwdReq{}, err
+	}
+	body := make([]byte, binary.BigEndian.Uint32(hdr[:]))
+	if _, err := io.ReadFull(c, body); err != nil {
+		return fwdReq{}, err
+	}
+	return fwdReq{kind: body[0], id: binary.BigEndian.Uint64(body[1:]), payload: body[reqHeader:]}, nil
+}
+
+func writeResp(c net.Conn, status byte, id uint64, payload []byte) error {
+	frame := binary.BigEndian.AppendUint32(nil, uint32(respHeader+len(payload)))
+	frame = append(frame, status)
+	frame = binary.BigEndian.AppendUint64(frame, id)
+	_, err := c.Write(append(frame, payload...))
+	return err
+}
+
+func batch() []byte { return EncodeBatch(nil, []ticket.Command{replaceCmd("d", "t", "a")}) }
+
+func TestForwardConnectionLostIsUncertain(t *testing.T) {
+	addr := fakeLeader(t, func(c net.Conn) {
+		readReq(c) // the leader got the batch, and then went away
+	})
+	f := newTestForwarder(t)
+	_, err := f.propose(context.Background(), addr, time.Now().Add(time.Second), batch())
+	if !errors.Is(err, ticket.ErrUncertain) || errors.Is(err, errNotSent) {
+		t.Fatalf("err %v, want ErrUncertain", err)
+	}
+}
+
+func TestForwardRefusedIsNotSent(t *testing.T) {
+	ln := listen(t)
+	addr := ln.Addr().String()
+	ln.Close()
+	f := newTestForwarder(t)
+	_, err := f.propose(context.Background(), addr, time.Now().Add(time.Second), batch())
+	if !errors.Is(err, errNotSent) {
+		t.Fatalf("err %v, want errNotSent", err)
+	}
+}
+
+func TestForwardStatuses(t *testing.T) {
+	status := map[byte]byte{1: stNotLeader, 2: stNoQuorum, 3: stUncertain, 4: stRejected}
+	addr := fakeLeader(t, func(c net.Conn) {
+		for {
+			r, err := readReq(c)
+			if err != nil {
+				return
+			}
+			cmds, _ := DecodeBatch(r.payload)
+			writeResp(c, status[byte(len(cmds))], r.id, []byte("because"))
+		}
+	})
+	f := newTestForwarder(t)
+	check := func(n int, want error) {
+		cmds := make([]ticket.Command, n)
+		for i := range cmds {
+			cmds[i] = replaceCmd("d", "t", "a")
+		}
+		_, err := f.propose(context.Background(), addr, time.Now().Add(time.Second), EncodeBatch(nil, cmds))
+		if want == nil {
+			if err == nil || errors.Is(err, ticket.ErrNoQuorum) || errors.Is(err, ticket.ErrUncertain) {
+				t.Errorf("status %d: %v", status[byte(n)], err)
+			}
+		} else if !errors.Is(err, want) {
+			t.Errorf("status %d: %v, want %v", status[byte(n)], err, want)
+		}
+	}
+	check(1, errNotLeader)
+	check(2, ticket.ErrNoQuorum)
+	check(3, ticket.ErrUncertain)
+	check(4, nil)
+}
+
+// TestForwardPipelining sends many requests at once over the pool; the
+// fake leader answers each connection's requests in reverse order.
+func TestForwardPipelining(t *testing.T) {
+	const n = 20
+	var seen sync.Map
+	addr := fakeLeader(t, func(c net.Conn) {
+		var reqs []fwdReq
+		c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		for {
+			r, err := readReq(c)
+			if err != nil {
+				break
+			}
+			reqs = append(reqs, r)
+		}
+		for i := len(reqs) - 1; i >= 0; i-- {
+			cmds, _ := DecodeBatch(reqs[i].payload)
+			res := []ticket.Result{{InsertID: uint64(cmds[0].Values[0][0].Int)}}
+			writeResp(c, stOK, reqs[i].id, EncodeResults(nil, res))
+		}
+		seen.Store(c.RemoteAddr().String(), len(reqs))
+		time.Sleep(100 * time.Millisecond)
+	})
+	f := newTestForwarder(t)
+	// Fill the pool first so the requests spread over both connections.
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			cmd := replaceCmd("d", "t", "a")
+			cmd.Values[0][0] = ticket.Value{Kind: ticket.ValInt, Int: int64(1000 + i)}
+			res, err := f.propose(context.Background(), addr, time.Now().Add(2*time.Second), EncodeBatch(nil, []ticket.Command{cmd}))
+			if err != nil {
+				errs <- err
+				return
+			}
+			if res[0].InsertID != uint64(1000+i) {
+				errs <- errors.New("answer matched to the wrong request")
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	conns := 0
+	seen.Range(func(_, v any) bool {
+		conns++
+		return true
+	})
+	if conns == 0 || conns > 2 {
+		t.Fatalf("%d connections for a pool of 2", conns)
+	}
+}
+
+func TestForwardContextCancelIsUncertain(t *testing.T) {
+	addr := fakeLeader(t, func(c net.Conn) {
+		readReq(c)
+		time.Sleep(200 * time.Millisecond)
+	})
+	f := newTestForwarder(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := f.propose(ctx, addr, time.Now().Add(time.Second), batch())
+	if !errors.Is(err, ticket.ErrUncertain) {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestMuxDropsUnknownProtocol(t *testing.T) {
+	addr := fakeLeader(t, func(c net.Conn) { t.Error("forward handler called") })
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte{9, 9, 9})
+	c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err == nil {
+		t.Fatal("connection with unknown first byte stayed open")
+	}
+}

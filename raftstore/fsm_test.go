@@ -1,0 +1,284 @@
+package raftstore
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/ticketd/ticketd/ticket"
+)
+
+func openTestFSM(t testing.TB, path string) *FSM {
+	t.Helper()
+	if path == "" {
+		path = filepath.Join(t.TempDir(), "state.db")
+	}
+	f, err := OpenFSM(path, false, testLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func entry(index uint64, cmds ...ticket.Command) *raft.Log {
+	return &raft.Log{Index: index, Term: 1, Type: raft.LogCommand, Data: EncodeBatch(nil, cmds)}
+}
+
+// applyOK applies one entry and returns its results, failing on any error.
+func applyOK(t testing.TB, f *FSM, l *raft.Log) []ticket.Result {
+	t.Helper()
+	switch r := f.Apply(l).(type) {
+	case []ticket.Result:
+		return r
+	case error:
+		t.Fatalf("entry %d: %v", l.Index, r)
+	default:
+		t.Fatalf("entry %d: response %T", l.Index, r)
+	}
+	return nil
+}
+
+func setupTickets(t testing.TB, f *FSM) {
+	t.Helper()
+	rs := applyOK(t, f, entry(1, createDB("flickr"), createTickets("flickr", "Tickets64")))
+	for i, r := range rs {
+		if r.Err != nil {
+			t.Fatalf("setup command %d: %v", i, r.Err)
+		}
+	}
+}
+
+func TestFSMApplyBatch(t *testing.T) {
+	f := openTestFSM(t, "")
+	setupTickets(t, f)
+	rs := applyOK(t, f, entry(2,
+		replaceCmd("flickr", "Tickets64", "a"),
+		replaceCmd("flickr", "Tickets64", "a"),
+		replaceCmd("flickr", "Tickets64", "b"),
+		replaceCmd("flickr", "nope", "a"),
+	))
+	if got := []uint64{rs[0].InsertID, rs[1].InsertID, rs[2].InsertID}; !reflect.DeepEqual(got, []uint64{1, 2, 3}) {
+		t.Errorf("ids %v, want 1 2 3", got)
+	}
+	if got := []uint64{rs[0].Affected, rs[1].Affected, rs[2].Affected}; !reflect.DeepEqual(got, []uint64{1, 2, 1}) {
+		t.Errorf("affected %v, want 1 2 1 (MySQL's REPLACE)", got)
+	}
+	if rs[3].Err == nil || rs[3].Err.Code != ticket.ErrNoSuchTable {
+		t.Errorf("unknown table: %+v", rs[3])
+	}
+	if f.AppliedIndex() != 2 {
+		t.Errorf("applied %d", f.AppliedIndex())
+	}
+	err := f.View(func(s ticket.Store) error {
+		tb, err := s.Table("flickr", "Tickets64")
+		if err != nil {
+			return err
+		}
+		if tb.AutoInc != 4 || !reflect.DeepEqual(tb.Rows, []ticket.Row{{ID: 2, Stub: "a"}, {ID: 3, Stub: "b"}}) {
+			t.Errorf("table %+v", tb)
+		}
+		if err := s.PutDatabase("x"); !errors.Is(err, ErrReadOnly) {
+			t.Errorf("View store writable: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFSMSkipsReplayedEntries(t *testing.T) {
+	f := openTestFSM(t, "")
+	setupTickets(t, f)
+	e := entry(2, replaceCmd("flickr", "Tickets64", "a"))
+	applyOK(t, f, e)
+	before := autoInc(t, f, "flickr", "Tickets64")
+	for _, l := range []*raft.Log{e, entry(1, replaceCmd("flickr", "Tickets64", "a"))} {
+		err, _ := f.Apply(l).(error)
+		if !errors.Is(err, ErrAlreadyApplied) {
+			t.Errorf("replay of %d: response %v", l.Index, err)
+		}
+	}
+	if after := autoInc(t, f, "flickr", "Tickets64"); after != before {
+		t.Errorf("replay moved the counter %d -> %d", before, after)
+	}
+	// A group mixing replayed and new entries applies only the new ones,
+	// and configuration entries advance the index.
+	resps := f.ApplyBatch([]*raft.Log{
+		entry(2, replaceCmd("flickr", "Tickets64", "a")),
+		entry(3, replaceCmd("flickr", "Tickets64", "a")),
+		{Index: 4, Term: 2, Type: raft.LogConfiguration},
+		entry(5, replaceCmd("flickr", "Tickets64", "a")),
+	})
+	if err, _ := resps[0].(error); !errors.Is(err, ErrAlreadyApplied) {
+		t.Errorf("resp 0: %v", resps[0])
+	}
+	if ids := []uint64{resps[1].([]ticket.Result)[0].InsertID, resps[3].([]ticket.Result)[0].InsertID}; ids[0] != before || ids[1] != before+1 {
+		t.Errorf("ids %v, want %d %d", ids, before, before+1)
+	}
+	if resps[2] != nil {
+		t.Errorf("configuration entry response %v", resps[2])
+	}
+	if f.AppliedIndex() != 5 {
+		t.Errorf("applied %d", f.AppliedIndex())
+	}
+}
+
+func TestFSMReopenKeepsState(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	f, err := OpenFSM(path, false, testLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	setupTickets(t, f)
+	applyOK(t, f, entry(2, replaceCmd("flickr", "Tickets64", "a")))
+	must(t, f.Close())
+
+	f = openTestFSM(t, path)
+	if f.AppliedIndex() != 2 || autoInc(t, f, "flickr", "Tickets64") != 2 {
+		t.Fatalf("after reopen: applied %d, auto_increment %d", f.AppliedIndex(), autoInc(t, f, "flickr", "Tickets64"))
+	}
+	// Raft replays entry 2 after a restart: it must not allocate again.
+	if err, _ := f.Apply(entry(2, replaceCmd("flickr", "Tickets64", "a"))).(error); !errors.Is(err, ErrAlreadyApplied) {
+		t.Fatalf("replay after reopen: %v", err)
+	}
+	if rs := applyOK(t, f, entry(3, replaceCmd("flickr", "Tickets64", "a"))); rs[0].InsertID != 2 {
+		t.Fatalf("next id %d, want 2", rs[0].InsertID)
+	}
+}
+
+func TestFSMCorruptEntry(t *testing.T) {
+	f := openTestFSM(t, "")
+	setupTickets(t, f)
+	err, _ := f.Apply(&raft.Log{Index: 2, Type: raft.LogCommand, Data: []byte{batchVersion, 3, 1}}).(error)
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("corrupt entry: %v", err)
+	}
+	if f.AppliedIndex() != 2 || f.Err() != nil {
+		t.Fatalf("applied %d, err %v", f.AppliedIndex(), f.Err())
+	}
+	applyOK(t, f, entry(3, replaceCmd("flickr", "Tickets64", "a")))
+}
+
+func TestFSMStorageFailureStops(t *testing.T) {
+	f := openTestFSM(t, "")
+	setupTickets(t, f)
+	var fatal error
+	f.onFatal = func(err error) { fatal = err }
+	boom := errors.New("disk on fire")
+	calls := 0
+	f.apply = func(s ticket.Store, c *ticket.Command) (ticket.Result, error) {
+		calls++
+		if calls == 2 {
+			return ticket.Result{}, boom
+		}
+		return ticket.Apply(s, c)
+	}
+	resps := f.ApplyBatch([]*raft.Log{entry(2, replaceCmd("flickr", "Tickets64", "a")), entry(3, replaceCmd("flickr", "Tickets64", "a"))})
+	for i, r := range resps {
+		if err, _ := r.(error); !errors.Is(err, ErrFSMFailed) || !errors.Is(err, boom) {
+			t.Errorf("resp %d: %v", i, r)
+		}
+	}
+	if !errors.Is(fatal, boom) {
+		t.Errorf("onFatal got %v", fatal)
+	}
+	// The whole group was rolled back, so a restart can apply it again.
+	if f.AppliedIndex() != 1 || autoInc(t, f, "flickr", "Tickets64") != 1 {
+		t.Errorf("state changed: applied %d", f.AppliedIndex())
+	}
+	f.apply = ticket.Apply
+	if err, _ := f.Apply(entry(4, replaceCmd("flickr", "Tickets64", "a"))).(error); !errors.Is(err, ErrFSMFailed) {
+		t.Errorf("after failure: %v", err)
+	}
+}
+
+type bufSink struct {
+	bytes.Buffer
+	cancelled bool
+}
+
+func (s *bufSink) ID() string    { return "test" }
+func (s *bufSink) Cancel() error { s.cancelled = true; return nil }
+func (s *bufSink) Close() error  { return nil }
+
+type readCloser struct{ *bytes.Reader }
+
+func (readCloser) Close() error { return nil }
+
+func TestFSMSnapshotRestore(t *testing.T) {
+	f := openTestFSM(t, "")
+	setupTickets(t, f)
+	applyOK(t, f, entry(2, replaceCmd("flickr", "Tickets64", "a"), replaceCmd("flickr", "Tickets64", "b")))
+
+	snap, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Applying while the snapshot is open must not change the snapshot.
+	applyOK(t, f, entry(3, replaceCmd("flickr", "Tickets64", "a"), createDB("other")))
+	var sink bufSink
+	must(t, snap.Persist(&sink))
+	snap.Release()
+	if sink.cancelled || sink.Len() == 0 {
+		t.Fatalf("persist: cancelled %v, %d bytes", sink.cancelled, sink.Len())
+	}
+
+	// Restore into a different FSM, and into the same one (which must
+	// drop what came after the snapshot).
+	other := openTestFSM(t, "")
+	for name, g := range map[string]*FSM{"fresh": other, "same": f} {
+		must(t, g.Restore(readCloser{bytes.NewReader(sink.Bytes())}))
+		if g.AppliedIndex() != 2 {
+			t.Errorf("%s: applied %d after restore", name, g.AppliedIndex())
+		}
+		if v := autoInc(t, g, "flickr", "Tickets64"); v != 3 {
+			t.Errorf("%s: auto_increment %d after restore, want 3", name, v)
+		}
+		err := g.View(func(s ticket.Store) error {
+			dbs, err := s.Databases()
+			if !reflect.DeepEqual(dbs, []string{"flickr"}) {
+				t.Errorf("%s: databases %v", name, dbs)
+			}
+			return err
+		})
+		must(t, err)
+		if rs := applyOK(t, g, entry(3, replaceCmd("flickr", "Tickets64", "a"))); rs[0].InsertID != 3 {
+			t.Errorf("%s: id after restore %d, want 3", name, rs[0].InsertID)
+		}
+	}
+
+	if err := f.Restore(readCloser{bytes.NewReader([]byte("not a bolt file"))}); err == nil {
+		t.Error("restore of garbage succeeded")
+	}
+	if v := autoInc(t, f, "flickr", "Tickets64"); v != 4 {
+		t.Errorf("failed restore changed state: auto_increment %d", v)
+	}
+}
+
+// BenchmarkFSMApplyBatch is one Raft entry of 256 REPLACEs on one table:
+// decode, 256 ticket.Apply calls, one encode of the table and one commit
+// (without fsync, to measure the CPU cost).
+func BenchmarkFSMApplyBatch(b *testing.B) {
+	f, err := OpenFSM(filepath.Join(b.TempDir(), "state.db"), true, testLogger())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	setupTickets(b, f)
+	data := EncodeBatch(nil, replaceBatch(256))
+	l := &raft.Log{Type: raft.LogCommand, Data: data, Index: 1}
+	b.ReportAllocs()
+	for b.Loop() {
+		l.Index++
+		if _, ok := f.Apply(l).([]ticket.Result); !ok {
+			b.Fatal("apply failed")
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/256, "ns/cmd")
+}

@@ -1,0 +1,74 @@
+package raftstore
+
+import (
+	"log/slog"
+	"os"
+	"testing"
+
+	"github.com/ticketd/ticketd/ticket"
+)
+
+func tickets64(db, name string) *ticket.TableDef {
+	return &ticket.TableDef{
+		DB: db, Name: name, IDCol: "id",
+		IDType:  ticket.IntType{Kind: ticket.BigInt, Unsigned: true, Width: 20},
+		AutoInc: true, IDKey: "PRIMARY", IDNotNull: true,
+		StubCol: "stub", StubType: "char(1)", StubLen: 1, StubKey: "stub", StubNotNull: true,
+		Engine: "MyISAM",
+	}
+}
+
+func createDB(db string) ticket.Command { return ticket.Command{Op: ticket.OpCreateDB, DB: db} }
+
+func createTickets(db, name string) ticket.Command {
+	return ticket.Command{Op: ticket.OpCreateTable, DB: db, Table: name, Def: tickets64(db, name)}
+}
+
+func replaceCmd(db, table, stub string) ticket.Command {
+	return ticket.Command{
+		Op: ticket.OpInsert, DB: db, Table: table, Replace: true,
+		Columns: []string{"stub"},
+		Values:  [][]ticket.Value{{{Kind: ticket.ValString, Str: stub}}},
+		Inc:     1, Off: 1,
+	}
+}
+
+// testLogger discards unless the tests run with -v, when Warn and above go
+// to stderr (t.Log would panic for Raft goroutines outliving a test).
+func testLogger() *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// nextIDs returns the InsertID of every result, failing on statement
+// errors.
+func insertIDs(t testing.TB, rs []ticket.Result) []uint64 {
+	t.Helper()
+	ids := make([]uint64, len(rs))
+	for i, r := range rs {
+		if r.Err != nil {
+			t.Fatalf("result %d: %v", i, r.Err)
+		}
+		ids[i] = r.InsertID
+	}
+	return ids
+}
+
+// autoInc reads a table's counter through a Reader.
+func autoInc(t testing.TB, r ticket.Reader, db, name string) uint64 {
+	t.Helper()
+	var v uint64
+	err := r.View(func(s ticket.Store) error {
+		tb, err := s.Table(db, name)
+		if tb != nil {
+			v = tb.AutoInc
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}

@@ -1,0 +1,799 @@
+package raftstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// Node errors. Replication failures of Propose wrap ticket.ErrNoQuorum or
+// ticket.ErrUncertain as well.
+var (
+	// ErrClosed: the node has been closed.
+	ErrClosed = errors.New("raftstore: node closed")
+	// ErrNoLeader: no leader is known (election under way, or no quorum).
+	ErrNoLeader = errors.New("raftstore: no leader")
+	// ErrNotCaughtUp: the local state has not yet applied everything the
+	// node knows to be committed.
+	ErrNotCaughtUp = errors.New("raftstore: state not caught up")
+)
+
+// errNotLeader marks an operation that was certainly not committed because
+// the node it reached is not the leader: it may be retried elsewhere.
+var errNotLeader = errors.New("raftstore: not the leader")
+
+// Peer is a cluster member: a stable node name and its Raft address.
+type Peer struct {
+	ID   string
+	Addr string
+}
+
+// ParsePeers parses the --peers syntax "id=host:port,id=host:port".
+func ParsePeers(s string) ([]Peer, error) {
+	var out []Peer
+	seen := map[string]bool{}
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		id, addr, ok := strings.Cut(item, "=")
+		id, addr = strings.TrimSpace(id), strings.TrimSpace(addr)
+		if !ok || id == "" || addr == "" {
+			return nil, fmt.Errorf("raftstore: peer %q: want id=host:port", item)
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return nil, fmt.Errorf("raftstore: peer %q: %w", item, err)
+		}
+		if seen[id] {
+			return nil, fmt.Errorf("raftstore: peer %q listed twice", id)
+		}
+		seen[id] = true
+		out = append(out, Peer{ID: id, Addr: addr})
+	}
+	return out, nil
+}
+
+// Config configures a Node. Zero durations and counts take the defaults
+// noted.
+type Config struct {
+	// NodeID is the node's stable name (not its address).
+	NodeID string
+	// RaftAddr is the listen address for Raft and forwarding, e.g.
+	// 127.0.0.1:7306. Ignored when Listener is set.
+	RaftAddr string
+	// Listener, if set, is used instead of listening on RaftAddr (tests
+	// listen on port 0 first to learn the addresses). Node closes it.
+	Listener net.Listener
+	// AdvertiseAddr is the address peers dial. Default: this node's entry
+	// in Peers, else RaftAddr, else the listener's address.
+	AdvertiseAddr string
+	// DataDir holds state.db (the counters) and raft/ (log and snapshots).
+	DataDir string
+	// Peers is the initial cluster, the same list on every node, this node
+	// included. Empty means a cluster of this node alone. Used only when
+	// the data directory has no Raft state yet.
+	Peers []Peer
+	// NoBootstrap starts a node without state as an empty member waiting
+	// to be added with Join on the cluster (cmd's --join).
+	NoBootstrap bool
+
+	// Raft timing. Defaults: heartbeat and election 1s, leader lease
+	// 500ms, commit 10ms (how soon followers learn an entry committed).
+	HeartbeatTimeout   time.Duration
+	ElectionTimeout    time.Duration
+	LeaderLeaseTimeout time.Duration
+	CommitTimeout      time.Duration
+	// MaxAppendEntries bounds the entries per AppendEntries RPC and per
+	// FSM batch. Default 64.
+	MaxAppendEntries int
+	// Snapshots. Defaults: every 8192 entries, checked every 2 minutes,
+	// 10240 entries kept after a snapshot, 2 snapshots retained.
+	SnapshotThreshold uint64
+	SnapshotInterval  time.Duration
+	TrailingLogs      uint64
+	SnapshotRetain    int
+
+	// ApplyTimeout bounds Propose, Join and Remove when their context has
+	// no deadline: waiting for a leader, and queueing the entry. Once the
+	// entry is queued, Raft itself bounds the wait (commit, or step-down
+	// after LeaderLeaseTimeout without quorum). Default 5s.
+	ApplyTimeout time.Duration
+	// TransportTimeout is the I/O deadline of Raft RPCs and of dials.
+	// Default 5s.
+	TransportTimeout time.Duration
+	// ForwardConns is the number of connections a follower keeps to the
+	// leader for forwarded batches, each carrying many at once. Default 2.
+	ForwardConns int
+	// StateNoSync skips fsync of state.db. The state file is then treated
+	// as a cache: it is deleted at every start and rebuilt from the latest
+	// snapshot and the Raft log (which stays fsynced), because a crash of
+	// the machine could leave it torn.
+	StateNoSync bool
+
+	// Logger receives the node's and Raft's logs. Default: discard.
+	Logger *slog.Logger
+	// RaftLogLevel is the least level of Raft's own messages passed on
+	// (Info: elections, membership, snapshots). Default Info.
+	RaftLogLevel slog.Level
+}
+
+func (c *Config) setDefaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.HeartbeatTimeout, time.Second)
+	def(&c.ElectionTimeout, time.Second)
+	def(&c.LeaderLeaseTimeout, min(500*time.Millisecond, c.HeartbeatTimeout))
+	def(&c.CommitTimeout, 10*time.Millisecond)
+	def(&c.SnapshotInterval, 2*time.Minute)
+	def(&c.ApplyTimeout, 5*time.Second)
+	def(&c.TransportTimeout, 5*time.Second)
+	if c.MaxAppendEntries <= 0 {
+		c.MaxAppendEntries = 64
+	}
+	if c.SnapshotThreshold == 0 {
+		c.SnapshotThreshold = 8192
+	}
+	if c.TrailingLogs == 0 {
+		c.TrailingLogs = 10240
+	}
+	if c.SnapshotRetain <= 0 {
+		c.SnapshotRetain = 2
+	}
+	if c.ForwardConns <= 0 {
+		c.ForwardConns = 2
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Node is one ticketd replica: Raft (log and stable store in bbolt, file
+// snapshots, TCP transport shared with forwarding), the FSM, and the
+// forwarding of batches from followers to the leader. It implements
+// ticket.Replicator and ticket.Reader.
+type Node struct {
+	cfg  Config
+	id   raft.ServerID
+	addr string
+	log  *slog.Logger
+
+	raft  *raft.Raft
+	fsm   *FSM
+	store *raftboltdb.BoltStore
+	trans *raft.NetworkTransport
+	mux   *mux
+	fwd   *forwarder
+
+	closed    chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var (
+	_ ticket.Replicator = (*Node)(nil)
+	_ ticket.Reader     = (*Node)(nil)
+)
+
+// Open starts a node. A data directory without Raft state is bootstrapped
+// with Peers (unless NoBootstrap); one with state resumes from it.
+func Open(cfg Config) (*Node, error) {
+	return open(cfg, ticket.Apply)
+}
+
+func open(cfg Config, apply applyFunc) (n *Node, err error) {
+	cfg.setDefaults()
+	if cfg.NodeID == "" {
+		return nil, errors.New("raftstore: NodeID is required")
+	}
+	if cfg.DataDir == "" {
+		return nil, errors.New("raftstore: DataDir is required")
+	}
+	var self *Peer
+	for i := range cfg.Peers {
+		if cfg.Peers[i].ID == cfg.NodeID {
+			self = &cfg.Peers[i]
+		}
+	}
+	if len(cfg.Peers) > 0 && self == nil {
+		return nil, fmt.Errorf("raftstore: node %q is not in its peer list", cfg.NodeID)
+	}
+	log := cfg.Logger.With("node", cfg.NodeID)
+
+	var cleanup []func()
+	defer func() {
+		if err != nil {
+			for i := len(cleanup) - 1; i >= 0; i-- {
+				cleanup[i]()
+			}
+		}
+	}()
+
+	raftDir := filepath.Join(cfg.DataDir, "raft")
+	if err := os.MkdirAll(raftDir, 0o700); err != nil {
+		return nil, fmt.Errorf("raftstore: %w", err)
+	}
+
+	ln := cfg.Listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", cfg.RaftAddr); err != nil {
+			return nil, fmt.Errorf("raftstore: listen: %w", err)
+		}
+	}
+	cleanup = append(cleanup, func() { ln.Close() })
+	addr, err := advertiseAddr(&cfg, self, ln)
+	if err != nil {
+		return nil, err
+	}
+	if self != nil && self.Addr != addr {
+		return nil, fmt.Errorf("raftstore: node %q is %s in the peer list but advertises %s", cfg.NodeID, self.Addr, addr)
+	}
+
+	m := newMux(ln, tcpAddr(addr), cfg.TransportTimeout, log)
+	hl := newHCLog(log.With("component", "raft"), cfg.RaftLogLevel)
+	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream:  m.raftLayer(),
+		MaxPool: 3,
+		Timeout: cfg.TransportTimeout,
+		Logger:  hl,
+	})
+	cleanup = append(cleanup, func() { trans.Close() })
+
+	sp := statePath(cfg.DataDir)
+	if cfg.StateNoSync {
+		if err := os.Remove(sp); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("raftstore: reset state: %w", err)
+		}
+	}
+	fsm, err := OpenFSM(sp, cfg.StateNoSync, log)
+	if err != nil {
+		return nil, err
+	}
+	fsm.apply = apply
+	cleanup = append(cleanup, func() { fsm.Close() })
+
+	store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(raftDir, "raft.db")})
+	if err != nil {
+		return nil, fmt.Errorf("raftstore: open raft log: %w", err)
+	}
+	cleanup = append(cleanup, func() { store.Close() })
+	logs, err := raft.NewLogCache(512, store)
+	if err != nil {
+		return nil, fmt.Errorf("raftstore: %w", err)
+	}
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(raftDir, cfg.SnapshotRetain, hl)
+	if err != nil {
+		return nil, fmt.Errorf("raftstore: snapshot store: %w", err)
+	}
+	existing, err := raft.HasExistingState(logs, store, snaps)
+	if err != nil {
+		return nil, fmt.Errorf("raftstore: %w", err)
+	}
+
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(cfg.NodeID)
+	rc.Logger = hl
+	rc.HeartbeatTimeout = cfg.HeartbeatTimeout
+	rc.ElectionTimeout = cfg.ElectionTimeout
+	rc.LeaderLeaseTimeout = cfg.LeaderLeaseTimeout
+	rc.CommitTimeout = cfg.CommitTimeout
+	rc.MaxAppendEntries = cfg.MaxAppendEntries
+	rc.BatchApplyCh = true
+	rc.SnapshotThreshold = cfg.SnapshotThreshold
+	rc.SnapshotInterval = cfg.SnapshotInterval
+	rc.TrailingLogs = cfg.TrailingLogs
+	// The state file is durable and records its applied index, so it
+	// normally is ahead of the latest snapshot and Raft need not restore
+	// it; only when it is behind (deleted, StateNoSync) does Raft restore
+	// the snapshot and replay the log from there.
+	rc.NoSnapshotRestoreOnStart = true
+	if list, err := snaps.List(); err != nil {
+		return nil, fmt.Errorf("raftstore: list snapshots: %w", err)
+	} else if len(list) > 0 && list[0].Index > fsm.AppliedIndex() {
+		rc.NoSnapshotRestoreOnStart = false
+		log.Info("state behind the latest snapshot; restoring", "state_index", fsm.AppliedIndex(), "snapshot_index", list[0].Index)
+	}
+
+	r, err := raft.NewRaft(rc, fsm, logs, store, snaps, trans)
+	if err != nil {
+		return nil, fmt.Errorf("raftstore: start raft: %w", err)
+	}
+	cleanup = append(cleanup, func() { r.Shutdown().Error() })
+
+	n = &Node{
+		cfg:    cfg,
+		id:     rc.LocalID,
+		addr:   addr,
+		log:    log,
+		raft:   r,
+		fsm:    fsm,
+		store:  store,
+		trans:  trans,
+		mux:    m,
+		closed: make(chan struct{}),
+	}
+	n.fwd = newForwarder(m, cfg.ForwardConns, cfg.TransportTimeout, log)
+	fsm.onFatal = func(error) {
+		// A replica whose state cannot take entries must not lead or
+		// vote. Shutdown waits for the FSM goroutine that calls us.
+		go r.Shutdown()
+	}
+	m.start(n.serveForward)
+	cleanup = append(cleanup, func() { m.Close() })
+
+	if !existing && !cfg.NoBootstrap {
+		conf := raft.Configuration{}
+		if len(cfg.Peers) == 0 {
+			conf.Servers = []raft.Server{{ID: rc.LocalID, Address: raft.ServerAddress(addr)}}
+		}
+		for _, p := range cfg.Peers {
+			conf.Servers = append(conf.Servers, raft.Server{ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.Addr)})
+		}
+		if err := r.BootstrapCluster(conf).Error(); err != nil {
+			return nil, fmt.Errorf("raftstore: bootstrap: %w", err)
+		}
+		log.Info("bootstrapped cluster", "members", len(conf.Servers))
+	}
+	log.Info("raft node started", "addr", addr, "existing_state", existing, "state_index", fsm.AppliedIndex())
+	return n, nil
+}
+
+func advertiseAddr(cfg *Config, self *Peer, ln net.Listener) (string, error) {
+	switch {
+	case cfg.AdvertiseAddr != "":
+		return cfg.AdvertiseAddr, nil
+	case self != nil:
+		return self.Addr, nil
+	}
+	if cfg.Listener == nil {
+		if host, port, err := net.SplitHostPort(cfg.RaftAddr); err == nil && port != "0" && host != "" {
+			if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
+				return cfg.RaftAddr, nil
+			}
+		}
+	}
+	a, ok := ln.Addr().(*net.TCPAddr)
+	if !ok || a.IP == nil || a.IP.IsUnspecified() {
+		return "", fmt.Errorf("raftstore: listener address %s is not advertisable: set AdvertiseAddr", ln.Addr())
+	}
+	return a.String(), nil
+}
+
+// ID is the node's name.
+func (n *Node) ID() string { return string(n.id) }
+
+// Addr is the node's advertised Raft address.
+func (n *Node) Addr() string { return n.addr }
+
+// Leader returns the leader's ID and address, empty if none is known.
+func (n *Node) Leader() (id, addr string) {
+	a, i := n.raft.LeaderWithID()
+	return string(i), string(a)
+}
+
+// IsLeader reports whether this node believes it is the leader.
+func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
+
+// View reads the local replica's applied state (ticket.Reader). On a
+// follower it may lag the leader by a commit interval.
+func (n *Node) View(fn func(ticket.Store) error) error { return n.fsm.View(fn) }
+
+// deadline is the time a call gives up: the context's, or ApplyTimeout.
+func (n *Node) deadline(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return time.Now().Add(n.cfg.ApplyTimeout)
+}
+
+// pause waits before retrying; false when the deadline, the context or
+// Close ends the call.
+func (n *Node) pause(ctx context.Context, deadline time.Time) bool {
+	d := min(time.Until(deadline), 20*time.Millisecond)
+	if d <= 0 {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return time.Now().Before(deadline)
+	case <-ctx.Done():
+		return false
+	case <-n.closed:
+		return false
+	}
+}
+
+func (n *Node) isClosed() bool {
+	select {
+	case <-n.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Propose commits cmds as one Raft entry and returns their results
+// (ticket.Replicator). On a follower the batch goes to the leader. Errors
+// wrap ticket.ErrNoQuorum when the batch was certainly not committed (no
+// leader before the deadline, queue timeout, node closed) and
+// ticket.ErrUncertain when it may have been (leadership lost, connection
+// to the leader lost, context ended while waiting): a batch that may have
+// committed is never retried.
+func (n *Node) Propose(ctx context.Context, cmds []ticket.Command) ([]ticket.Result, error) {
+	if len(cmds) == 0 {
+		return nil, nil
+	}
+	data := EncodeBatch(make([]byte, 0, 8+24*len(cmds)), cmds)
+	res, err := n.propose(ctx, n.deadline(ctx), data)
+	if err == nil && len(res) != len(cmds) {
+		return nil, fmt.Errorf("raftstore: %w: %d results for %d commands", ticket.ErrUncertain, len(res), len(cmds))
+	}
+	return res, err
+}
+
+func (n *Node) propose(ctx context.Context, deadline time.Time, data []byte) ([]ticket.Result, error) {
+	var last error
+	for {
+		if n.isClosed() {
+			return nil, fmt.Errorf("raftstore: propose: %w: %w", ticket.ErrNoQuorum, ErrClosed)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("raftstore: propose: %w: %w", ticket.ErrNoQuorum, err)
+		}
+		if n.raft.State() == raft.Leader {
+			res, err := n.proposeLocal(ctx, deadline, data)
+			if !errors.Is(err, errNotLeader) {
+				return res, err
+			}
+			last = err
+		} else if addr, id := n.raft.LeaderWithID(); addr != "" && id != n.id {
+			res, err := n.fwd.propose(ctx, string(addr), deadline, data)
+			if !errors.Is(err, errNotLeader) && !errors.Is(err, errNotSent) {
+				return res, err
+			}
+			last = err
+		} else {
+			last = ErrNoLeader
+		}
+		if !n.pause(ctx, deadline) {
+			return nil, fmt.Errorf("raftstore: propose: %w (last: %v)", ticket.ErrNoQuorum, last)
+		}
+	}
+}
+
+// proposeLocal applies an encoded batch on this node, which believes it
+// leads.
+func (n *Node) proposeLocal(ctx context.Context, deadline time.Time, data []byte) ([]ticket.Result, error) {
+	timeout := time.Until(deadline)
+	if timeout <= 0 {
+		return nil, fmt.Errorf("raftstore: propose: %w: deadline passed", ticket.ErrNoQuorum)
+	}
+	f := n.raft.Apply(data, timeout)
+	var err error
+	if ctx.Done() == nil {
+		// Raft resolves the future by itself: committed, or leadership
+		// lost within LeaderLeaseTimeout, or shutdown.
+		err = f.Error()
+	} else {
+		done := make(chan error, 1)
+		go func() { done <- f.Error() }()
+		select {
+		case err = <-done:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("raftstore: propose: %w: %w", ticket.ErrUncertain, ctx.Err())
+		}
+	}
+	if err != nil {
+		return nil, applyError(err)
+	}
+	switch r := f.Response().(type) {
+	case []ticket.Result:
+		return r, nil
+	case error:
+		return nil, fmt.Errorf("raftstore: propose: %w: committed but not applied: %w", ticket.ErrUncertain, r)
+	default:
+		return nil, fmt.Errorf("raftstore: propose: %w: unexpected response %T", ticket.ErrUncertain, r)
+	}
+}
+
+// applyError sorts a Raft Apply failure into "not committed" and "may have
+// been committed".
+func applyError(err error) error {
+	switch {
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		return fmt.Errorf("%w: %w", errNotLeader, err)
+	case errors.Is(err, raft.ErrEnqueueTimeout):
+		return fmt.Errorf("raftstore: propose: %w: %w", ticket.ErrNoQuorum, err)
+	default:
+		// ErrLeadershipLost, ErrAbortedByRestore, ErrRaftShutdown (which
+		// Raft also returns for entries already queued).
+		return fmt.Errorf("raftstore: propose: %w: %w", ticket.ErrUncertain, err)
+	}
+}
+
+// Join adds a voter to the cluster, or updates its address. Called on any
+// member, it is carried out by the leader, retrying (through leader
+// changes) until the context's deadline or ApplyTimeout. Joining a node
+// that is already a voter at that address does nothing.
+func (n *Node) Join(ctx context.Context, id, addr string) error {
+	if id == "" || addr == "" {
+		return errors.New("raftstore: join: id and address are required")
+	}
+	return n.membership(ctx, fwdJoin, id, addr)
+}
+
+// Remove takes a server out of the cluster. Called on any member, it is
+// carried out by the leader; removing an unknown server does nothing.
+func (n *Node) Remove(ctx context.Context, id string) error {
+	if id == "" {
+		return errors.New("raftstore: remove: id is required")
+	}
+	return n.membership(ctx, fwdRemove, id, "")
+}
+
+func (n *Node) membership(ctx context.Context, kind byte, id, addr string) error {
+	deadline := n.deadline(ctx)
+	var last error
+	for {
+		if n.isClosed() {
+			return ErrClosed
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var err error
+		if n.raft.State() == raft.Leader {
+			err = n.membershipLocal(kind, id, addr, deadline)
+		} else if laddr, lid := n.raft.LeaderWithID(); laddr != "" && lid != n.id {
+			err = n.fwd.membership(ctx, string(laddr), deadline, kind, id, addr)
+		} else {
+			err = ErrNoLeader
+		}
+		if err == nil {
+			return nil
+		}
+		// A change is idempotent (membershipLocal skips one already in
+		// the configuration), so unlike a batch it can be retried after
+		// any failure, a lost leadership included.
+		last = err
+		if !n.pause(ctx, deadline) {
+			return fmt.Errorf("raftstore: membership change: %w (last: %v)", ticket.ErrNoQuorum, last)
+		}
+	}
+}
+
+func (n *Node) membershipLocal(kind byte, id, addr string, deadline time.Time) error {
+	timeout := time.Until(deadline)
+	if timeout <= 0 {
+		return fmt.Errorf("raftstore: membership change: %w: deadline passed", ticket.ErrNoQuorum)
+	}
+	cf := n.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		return fmt.Errorf("raftstore: configuration: %w", err)
+	}
+	var cur *raft.Server
+	for _, s := range cf.Configuration().Servers {
+		if s.ID == raft.ServerID(id) {
+			cur = &s
+			break
+		}
+	}
+	var f raft.IndexFuture
+	switch kind {
+	case fwdJoin:
+		if cur != nil && cur.Suffrage == raft.Voter && cur.Address == raft.ServerAddress(addr) {
+			return nil
+		}
+		n.log.Info("adding voter", "id", id, "addr", addr)
+		f = n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, timeout)
+	case fwdRemove:
+		if cur == nil {
+			return nil
+		}
+		n.log.Info("removing server", "id", id)
+		f = n.raft.RemoveServer(raft.ServerID(id), 0, timeout)
+	default:
+		return fmt.Errorf("raftstore: unknown membership change %d", kind)
+	}
+	if err := f.Error(); err != nil {
+		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipTransferInProgress) {
+			return fmt.Errorf("%w: %w", errNotLeader, err)
+		}
+		return fmt.Errorf("raftstore: membership change: %w", err)
+	}
+	return nil
+}
+
+// VerifyLeader confirms with a quorum that this node still leads, and
+// returns the term it leads in: state kept in memory on behalf of a term
+// (range reservations) must be dropped when the term changes. Concurrent
+// callers may share one round of heartbeats.
+func (n *Node) VerifyLeader(ctx context.Context) (term uint64, err error) {
+	term = n.raft.CurrentTerm()
+	if n.raft.State() != raft.Leader {
+		return term, fmt.Errorf("raftstore: verify leader: %w: %w", ticket.ErrNoQuorum, errNotLeader)
+	}
+	f := n.raft.VerifyLeader()
+	if ctx.Done() == nil {
+		err = f.Error()
+	} else {
+		done := make(chan error, 1)
+		go func() { done <- f.Error() }()
+		select {
+		case err = <-done:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	if err == nil && n.raft.CurrentTerm() != term {
+		err = errors.New("term changed")
+	}
+	if err != nil {
+		return term, fmt.Errorf("raftstore: verify leader: %w: %w", ticket.ErrNoQuorum, err)
+	}
+	return term, nil
+}
+
+// Snapshot makes Raft take a snapshot now and compact its log.
+func (n *Node) Snapshot() error {
+	if err := n.raft.Snapshot().Error(); err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) {
+		return fmt.Errorf("raftstore: snapshot: %w", err)
+	}
+	return nil
+}
+
+// Member is one server of the Raft configuration.
+type Member struct {
+	ID     string `json:"id"`
+	Addr   string `json:"addr"`
+	Voter  bool   `json:"voter"`
+	Leader bool   `json:"leader"`
+}
+
+// Status is a node's view of the cluster, for /status.
+type Status struct {
+	NodeID     string `json:"node_id"`
+	Addr       string `json:"raft_addr"`
+	State      string `json:"state"` // Leader, Follower, Candidate, Shutdown
+	LeaderID   string `json:"leader_id"`
+	LeaderAddr string `json:"leader_addr"`
+	Term       uint64 `json:"term"`
+	// AppliedIndex is the last entry Raft handed to the state machine;
+	// StateIndex the last one the state file holds (Raft's no-op and
+	// barrier entries never reach it).
+	AppliedIndex uint64   `json:"applied_index"`
+	StateIndex   uint64   `json:"state_index"`
+	CommitIndex  uint64   `json:"commit_index"`
+	LastLogIndex uint64   `json:"last_log_index"`
+	Members      []Member `json:"members"`
+	// Error is set when the state machine failed (see ErrFSMFailed).
+	Error string `json:"error,omitempty"`
+}
+
+// Status reports the node's Raft state. It does not block.
+func (n *Node) Status() Status {
+	laddr, lid := n.raft.LeaderWithID()
+	st := Status{
+		NodeID:       string(n.id),
+		Addr:         n.addr,
+		State:        n.raft.State().String(),
+		LeaderID:     string(lid),
+		LeaderAddr:   string(laddr),
+		Term:         n.raft.CurrentTerm(),
+		AppliedIndex: n.raft.AppliedIndex(),
+		StateIndex:   n.fsm.AppliedIndex(),
+		CommitIndex:  n.raft.CommitIndex(),
+		LastLogIndex: n.raft.LastIndex(),
+		Members:      []Member{},
+	}
+	if cf := n.raft.GetConfiguration(); cf.Error() == nil {
+		for _, s := range cf.Configuration().Servers {
+			st.Members = append(st.Members, Member{
+				ID:     string(s.ID),
+				Addr:   string(s.Address),
+				Voter:  s.Suffrage == raft.Voter,
+				Leader: s.ID == lid,
+			})
+		}
+	}
+	if err := n.fsm.Err(); err != nil {
+		st.Error = err.Error()
+	}
+	return st
+}
+
+// Ready returns nil when the node can serve: it knows a leader and has
+// applied every entry it knows to be committed. Otherwise it says why
+// (ErrNoLeader, ErrNotCaughtUp, ErrClosed, ErrFSMFailed).
+func (n *Node) Ready() error {
+	if err := n.fsm.Err(); err != nil {
+		return err
+	}
+	if n.isClosed() || n.raft.State() == raft.Shutdown {
+		return ErrClosed
+	}
+	if _, id := n.raft.LeaderWithID(); id == "" {
+		return ErrNoLeader
+	}
+	if a, c := n.raft.AppliedIndex(), n.raft.CommitIndex(); a < c {
+		return fmt.Errorf("%w: applied %d < commit %d", ErrNotCaughtUp, a, c)
+	}
+	return nil
+}
+
+// WaitReady waits until Ready returns nil or ctx ends.
+func (n *Node) WaitReady(ctx context.Context) error {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		err := n.Ready()
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, ErrClosed) || errors.Is(err, ErrFSMFailed) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("raftstore: wait ready: %w (%w)", ctx.Err(), err)
+		case <-t.C:
+		}
+	}
+}
+
+// WaitLeader waits until a leader is known and returns its ID.
+func (n *Node) WaitLeader(ctx context.Context) (string, error) {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if _, id := n.raft.LeaderWithID(); id != "" {
+			return string(id), nil
+		}
+		if n.isClosed() {
+			return "", ErrClosed
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("raftstore: wait leader: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// Close shuts the node down: no new proposals, Raft stopped (proposals in
+// flight fail with ErrUncertain), listener and stores closed. It is safe to
+// call more than once.
+func (n *Node) Close() error {
+	n.closeOnce.Do(func() {
+		close(n.closed)
+		n.fwd.close()
+		errs := []error{n.raft.Shutdown().Error()}
+		errs = append(errs, n.mux.Close(), n.trans.Close(), n.store.Close(), n.fsm.Close())
+		var out []error
+		for _, e := range errs {
+			if e != nil && !errors.Is(e, net.ErrClosed) {
+				out = append(out, e)
+			}
+		}
+		n.closeErr = errors.Join(out...)
+		n.log.Info("raft node closed")
+	})
+	return n.closeErr
+}

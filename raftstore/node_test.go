@@ -1,0 +1,531 @@
+package raftstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// testConfig is tuned for loopback on a small shared machine: fast enough
+// for elections in a few hundred milliseconds, slow enough that a busy
+// scheduler does not cause spurious ones.
+func testConfig(id, dir string, ln net.Listener) Config {
+	return Config{
+		NodeID:             id,
+		Listener:           ln,
+		DataDir:            dir,
+		HeartbeatTimeout:   500 * time.Millisecond,
+		ElectionTimeout:    500 * time.Millisecond,
+		LeaderLeaseTimeout: 250 * time.Millisecond,
+		CommitTimeout:      5 * time.Millisecond,
+		ApplyTimeout:       3 * time.Second,
+		TransportTimeout:   2 * time.Second,
+		Logger:             testLogger(),
+	}
+}
+
+func listen(t testing.TB) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+func openNode(t testing.TB, cfg Config) *Node {
+	t.Helper()
+	n, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	return n
+}
+
+func ctxT(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func propose(t testing.TB, n *Node, cmds ...ticket.Command) []ticket.Result {
+	t.Helper()
+	rs, err := n.Propose(ctxT(t, 5*time.Second), cmds)
+	if err != nil {
+		t.Fatalf("propose on %s: %v", n.ID(), err)
+	}
+	return rs
+}
+
+// proposeRetry retries a proposal that failed for replication reasons
+// only: on a loaded machine a leader can lose its lease mid-test, which is
+// the system working. Callers must tolerate burnt ids.
+func proposeRetry(t testing.TB, n *Node, cmds ...ticket.Command) []ticket.Result {
+	t.Helper()
+	for i := 0; ; i++ {
+		rs, err := n.Propose(ctxT(t, 5*time.Second), cmds)
+		if err == nil {
+			return rs
+		}
+		if i == 5 || !(errors.Is(err, ticket.ErrNoQuorum) || errors.Is(err, ticket.ErrUncertain)) {
+			t.Fatalf("propose on %s: %v", n.ID(), err)
+		}
+		t.Logf("propose on %s: retrying after %v", n.ID(), err)
+	}
+}
+
+// setupCmds creates flickr.Tickets64, idempotently so that it can be
+// retried.
+func setupCmds() []ticket.Command {
+	db, tb := createDB("flickr"), createTickets("flickr", "Tickets64")
+	db.IfExists, tb.IfExists = true, true
+	return []ticket.Command{db, tb}
+}
+
+func waitFor(t testing.TB, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestSingleNodeRestart(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig("n1", dir, nil)
+	cfg.RaftAddr = "127.0.0.1:0"
+	n := openNode(t, cfg)
+	must(t, n.WaitReady(ctxT(t, 5*time.Second)))
+	if !n.IsLeader() {
+		t.Fatal("single node is not leader")
+	}
+	rs := propose(t, n, createDB("flickr"), createTickets("flickr", "Tickets64"), replaceCmd("flickr", "Tickets64", "a"))
+	if rs[2].InsertID != 1 || rs[2].Err != nil {
+		t.Fatalf("first id: %+v", rs[2])
+	}
+	st := n.Status()
+	if st.State != "Leader" || st.LeaderID != "n1" || st.Term == 0 || len(st.Members) != 1 || !st.Members[0].Leader || st.StateIndex == 0 {
+		t.Fatalf("status %+v", st)
+	}
+	if _, err := json.Marshal(st); err != nil {
+		t.Fatal(err)
+	}
+	if rs, err := n.Propose(context.Background(), nil); rs != nil || err != nil {
+		t.Fatalf("empty batch: %v %v", rs, err)
+	}
+	must(t, n.Close())
+	if _, err := n.Propose(context.Background(), []ticket.Command{replaceCmd("flickr", "Tickets64", "a")}); !errors.Is(err, ErrClosed) || !errors.Is(err, ticket.ErrNoQuorum) {
+		t.Fatalf("propose after close: %v", err)
+	}
+
+	// Reopen the same directory (on a new port: the address is only the
+	// bootstrap's business, and a restart must not bootstrap again).
+	cfg.RaftAddr = "127.0.0.1:0"
+	n2 := openNode(t, cfg)
+	must(t, n2.WaitReady(ctxT(t, 5*time.Second)))
+	if v := autoInc(t, n2, "flickr", "Tickets64"); v != 2 {
+		t.Fatalf("auto_increment after restart %d, want 2", v)
+	}
+	if rs := propose(t, n2, replaceCmd("flickr", "Tickets64", "a")); rs[0].InsertID != 2 {
+		t.Fatalf("id after restart %d, want 2", rs[0].InsertID)
+	}
+}
+
+// TestRestartFromSnapshot compacts the log, then loses the state file:
+// the node must rebuild it from the snapshot and the log after it.
+func TestRestartFromSnapshot(t *testing.T) {
+	for _, noSync := range []bool{false, true} {
+		t.Run(fmt.Sprintf("StateNoSync=%v", noSync), func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := testConfig("n1", dir, nil)
+			cfg.RaftAddr = "127.0.0.1:0"
+			cfg.StateNoSync = noSync
+			cfg.TrailingLogs = 2
+			n := openNode(t, cfg)
+			must(t, n.WaitReady(ctxT(t, 5*time.Second)))
+			propose(t, n, createDB("flickr"), createTickets("flickr", "Tickets64"))
+			for range 5 {
+				propose(t, n, replaceCmd("flickr", "Tickets64", "a"))
+			}
+			must(t, n.Snapshot())
+			for range 3 {
+				propose(t, n, replaceCmd("flickr", "Tickets64", "a"))
+			}
+			must(t, n.Close())
+			if !noSync {
+				must(t, os.Remove(filepath.Join(dir, "state.db")))
+			}
+
+			cfg.RaftAddr = "127.0.0.1:0"
+			n2 := openNode(t, cfg)
+			must(t, n2.WaitReady(ctxT(t, 5*time.Second)))
+			waitFor(t, "log replay", 5*time.Second, func() bool { return autoInc(t, n2, "flickr", "Tickets64") >= 9 })
+			if v := autoInc(t, n2, "flickr", "Tickets64"); v != 9 {
+				t.Fatalf("auto_increment %d, want 9", v)
+			}
+			if rs := propose(t, n2, replaceCmd("flickr", "Tickets64", "a")); rs[0].InsertID != 9 {
+				t.Fatalf("id %d, want 9", rs[0].InsertID)
+			}
+		})
+	}
+}
+
+type cluster struct {
+	t     testing.TB
+	nodes map[string]*Node
+	cfgs  map[string]Config
+}
+
+// startCluster opens three nodes bootstrapped with a static peer list on
+// listeners made beforehand, so that the addresses are known.
+func startCluster(t testing.TB) *cluster {
+	c := &cluster{t: t, nodes: map[string]*Node{}, cfgs: map[string]Config{}}
+	ids := []string{"n1", "n2", "n3"}
+	lns := map[string]net.Listener{}
+	var peers []Peer
+	for _, id := range ids {
+		lns[id] = listen(t)
+		peers = append(peers, Peer{ID: id, Addr: lns[id].Addr().String()})
+	}
+	for _, id := range ids {
+		cfg := testConfig(id, t.TempDir(), lns[id])
+		cfg.Peers = peers
+		c.cfgs[id] = cfg
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, id := range ids {
+		wg.Go(func() {
+			n := openNode(t, c.cfgs[id])
+			mu.Lock()
+			c.nodes[id] = n
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return c
+}
+
+// leader waits until the running nodes agree on a leader and returns it.
+func (c *cluster) leader() *Node {
+	c.t.Helper()
+	var l *Node
+	waitFor(c.t, "a leader", 10*time.Second, func() bool {
+		l = nil
+		for _, n := range c.nodes {
+			if n.IsLeader() {
+				l = n
+			}
+		}
+		if l == nil {
+			return false
+		}
+		for _, n := range c.nodes {
+			if id, _ := n.Leader(); id != l.ID() {
+				return false
+			}
+		}
+		return true
+	})
+	return l
+}
+
+func (c *cluster) follower() *Node {
+	for _, n := range c.nodes {
+		if !n.IsLeader() {
+			return n
+		}
+	}
+	c.t.Fatal("no follower")
+	return nil
+}
+
+// agree waits until every running node's state shows the same
+// auto_increment and returns it.
+func (c *cluster) agree() uint64 {
+	c.t.Helper()
+	var v uint64
+	waitFor(c.t, "the nodes to agree", 10*time.Second, func() bool {
+		first := true
+		for _, n := range c.nodes {
+			a := autoInc(c.t, n, "flickr", "Tickets64")
+			if first {
+				v, first = a, false
+			} else if a != v {
+				return false
+			}
+		}
+		return true
+	})
+	return v
+}
+
+func TestCluster(t *testing.T) {
+	c := startCluster(t)
+	leader := c.leader()
+	f := c.follower()
+
+	// Through a follower: forwarded to the leader, committed everywhere.
+	rs := proposeRetry(t, f, append(setupCmds(), replaceCmd("flickr", "Tickets64", "a"))...)
+	first := rs[2].InsertID
+	if first == 0 || rs[2].Err != nil {
+		t.Fatalf("first REPLACE: %+v", rs[2])
+	}
+	if v := c.agree(); v <= first {
+		t.Fatalf("auto_increment %d after id %d", v, first)
+	}
+
+	// Many batches in flight at once through all nodes share the
+	// forwarding connections; every id is distinct. A leader losing its
+	// lease on a loaded machine fails some batches, with one of the two
+	// replication errors and never with a duplicate.
+	var (
+		mu     sync.Mutex
+		ids    []uint64
+		failed int
+		wg     sync.WaitGroup
+		errs   = make(chan error, 64)
+	)
+	for _, n := range c.nodes {
+		for range 8 {
+			wg.Go(func() {
+				for range 5 {
+					rs, err := n.Propose(context.Background(), []ticket.Command{
+						replaceCmd("flickr", "Tickets64", "a"), replaceCmd("flickr", "Tickets64", "b"),
+					})
+					mu.Lock()
+					if err == nil {
+						ids = append(ids, rs[0].InsertID, rs[1].InsertID)
+					} else {
+						failed++
+					}
+					mu.Unlock()
+					if err != nil && !errors.Is(err, ticket.ErrNoQuorum) && !errors.Is(err, ticket.ErrUncertain) {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if failed > 60 {
+		t.Fatalf("%d of 120 batches failed", failed)
+	}
+	if failed > 0 {
+		t.Logf("%d of 120 batches failed under load", failed)
+	}
+	slices.Sort(ids)
+	if n := len(ids); len(slices.Compact(ids)) != n || ids[0] <= first {
+		t.Fatalf("duplicate or stale ids: %d ids, %d distinct, lowest %d", n, len(slices.Compact(ids)), ids[0])
+	}
+	top := ids[len(ids)-1]
+	if v := c.agree(); v <= top {
+		t.Fatalf("auto_increment %d not above id %d", v, top)
+	}
+
+	// The leader goes away; the other two elect a new one and proposals
+	// resume, above every id handed out so far.
+	old := leader.ID()
+	must(t, leader.Close())
+	delete(c.nodes, old)
+	if c.leader().ID() == old {
+		t.Fatal("closed leader still leads")
+	}
+	for _, n := range c.nodes {
+		rs := proposeRetry(t, n, replaceCmd("flickr", "Tickets64", "a"))
+		if rs[0].InsertID <= top {
+			t.Fatalf("id %d after failover is not above %d", rs[0].InsertID, top)
+		}
+		top = rs[0].InsertID
+	}
+	want := c.agree()
+
+	// The old leader restarts from its directory and catches up.
+	cfg := c.cfgs[old]
+	ln, err := net.Listen("tcp", cfg.Listener.Addr().String())
+	if err != nil {
+		t.Skipf("cannot rebind %s: %v", cfg.Listener.Addr(), err)
+	}
+	cfg.Listener = ln
+	c.nodes[old] = openNode(t, cfg)
+	if v := c.agree(); v != want {
+		t.Fatalf("auto_increment %d after restart, want %d", v, want)
+	}
+	l := c.leader()
+	if st := c.nodes[old].Status(); len(st.Members) != 3 || st.LeaderID != l.ID() {
+		t.Fatalf("restarted node status %+v", st)
+	}
+}
+
+func TestNoQuorum(t *testing.T) {
+	c := startCluster(t)
+	proposeRetry(t, c.leader(), setupCmds()...)
+	leader := c.leader()
+	for id, n := range c.nodes {
+		if n != leader {
+			must(t, n.Close())
+			delete(c.nodes, id)
+		}
+	}
+	// The leader either steps down before the entry is queued (nothing
+	// committed) or during (outcome unknown); either way no ids.
+	_, err := leader.Propose(ctxT(t, 2*time.Second), []ticket.Command{replaceCmd("flickr", "Tickets64", "a")})
+	if !errors.Is(err, ticket.ErrNoQuorum) && !errors.Is(err, ticket.ErrUncertain) {
+		t.Fatalf("propose without quorum: %v", err)
+	}
+	waitFor(t, "step down", 5*time.Second, func() bool { return !leader.IsLeader() })
+	if err := leader.Ready(); err == nil {
+		t.Fatal("ready without a quorum")
+	}
+	start := time.Now()
+	_, err = leader.Propose(ctxT(t, 500*time.Millisecond), []ticket.Command{replaceCmd("flickr", "Tickets64", "a")})
+	if !errors.Is(err, ticket.ErrNoQuorum) {
+		t.Fatalf("propose on a lone follower: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("propose took %v past its deadline", d)
+	}
+}
+
+func TestMembership(t *testing.T) {
+	ln1 := listen(t)
+	n1 := openNode(t, testConfig("n1", t.TempDir(), ln1))
+	must(t, n1.WaitReady(ctxT(t, 5*time.Second)))
+	propose(t, n1, append(setupCmds(), replaceCmd("flickr", "Tickets64", "a"))...)
+
+	joiner := func(id string) *Node {
+		cfg := testConfig(id, t.TempDir(), listen(t))
+		cfg.NoBootstrap = true
+		return openNode(t, cfg)
+	}
+	n2, n3 := joiner("n2"), joiner("n3")
+	if n2.Ready() == nil {
+		t.Fatal("unjoined node ready")
+	}
+	must(t, n1.Join(ctxT(t, 5*time.Second), "n2", n2.Addr()))
+	// Joining again is a no-op; joining through a follower is forwarded.
+	must(t, n1.Join(ctxT(t, 5*time.Second), "n2", n2.Addr()))
+	waitFor(t, "n2 to know the leader", 5*time.Second, func() bool { id, _ := n2.Leader(); return id == "n1" })
+	must(t, n2.Join(ctxT(t, 5*time.Second), "n3", n3.Addr()))
+	must(t, n3.WaitReady(ctxT(t, 5*time.Second)))
+
+	c := &cluster{t: t, nodes: map[string]*Node{"n1": n1, "n2": n2, "n3": n3}}
+	if v := c.agree(); v != 2 {
+		t.Fatalf("auto_increment %d on the joined nodes, want 2", v)
+	}
+	id := proposeRetry(t, n3, replaceCmd("flickr", "Tickets64", "a"))[0].InsertID
+	if id < 2 {
+		t.Fatalf("id via joined node %d", id)
+	}
+	c.agree()
+	if st := n3.Status(); len(st.Members) != 3 {
+		t.Fatalf("members %+v", st.Members)
+	}
+
+	// Remove through a follower; removing again does nothing.
+	must(t, n2.Remove(ctxT(t, 5*time.Second), "n3"))
+	must(t, n1.Remove(ctxT(t, 5*time.Second), "n3"))
+	waitFor(t, "n3 to leave", 5*time.Second, func() bool { return len(n1.Status().Members) == 2 })
+	delete(c.nodes, "n3")
+	if next := proposeRetry(t, n2, replaceCmd("flickr", "Tickets64", "a"))[0].InsertID; next <= id {
+		t.Fatalf("id after removal %d, not above %d", next, id)
+	}
+}
+
+func TestParsePeers(t *testing.T) {
+	ps, err := ParsePeers(" n1=127.0.0.1:7306, n2=host:7307,")
+	if err != nil || !slices.Equal(ps, []Peer{{"n1", "127.0.0.1:7306"}, {"n2", "host:7307"}}) {
+		t.Fatalf("%v %v", ps, err)
+	}
+	for _, bad := range []string{"n1", "=h:1", "n1=h", "n1=h:1,n1=h:2"} {
+		if _, err := ParsePeers(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestOpenRejectsBadConfig(t *testing.T) {
+	for name, cfg := range map[string]Config{
+		"no id":        {DataDir: t.TempDir(), RaftAddr: "127.0.0.1:0"},
+		"no dir":       {NodeID: "n1", RaftAddr: "127.0.0.1:0"},
+		"not in peers": {NodeID: "n1", DataDir: t.TempDir(), RaftAddr: "127.0.0.1:0", Peers: []Peer{{"n2", "127.0.0.1:1"}}},
+	} {
+		if n, err := Open(cfg); err == nil {
+			n.Close()
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestVerifyLeader(t *testing.T) {
+	cfg := testConfig("n1", t.TempDir(), listen(t))
+	n := openNode(t, cfg)
+	must(t, n.WaitReady(ctxT(t, 5*time.Second)))
+	term, err := n.VerifyLeader(ctxT(t, time.Second))
+	if err != nil || term == 0 || term != n.Status().Term {
+		t.Fatalf("term %d, err %v", term, err)
+	}
+	must(t, n.Close())
+	if _, err := n.VerifyLeader(context.Background()); !errors.Is(err, ticket.ErrNoQuorum) {
+		t.Fatalf("after close: %v", err)
+	}
+}
+
+// benchPropose measures batches of 64 REPLACEs proposed through n by
+// parallel callers (each a group-commit worker, in ticket's terms).
+func benchPropose(b *testing.B, n *Node) {
+	proposeRetry(b, n, setupCmds()...)
+	cmds := replaceBatch(64)
+	for i := range cmds {
+		cmds[i].DB, cmds[i].Table = "flickr", "Tickets64"
+	}
+	var failed atomic.Int64
+	b.SetParallelism(2)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			_, err := n.Propose(context.Background(), cmds)
+			switch {
+			case errors.Is(err, ticket.ErrNoQuorum), errors.Is(err, ticket.ErrUncertain):
+				failed.Add(1) // a leader change on a busy machine
+			case err != nil:
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N*len(cmds))/b.Elapsed().Seconds(), "tickets/s")
+	b.ReportMetric(float64(failed.Load()), "failed")
+}
+
+func BenchmarkProposeSingleNode(b *testing.B) {
+	n := openNode(b, testConfig("n1", b.TempDir(), listen(b)))
+	must(b, n.WaitReady(ctxT(b, 5*time.Second)))
+	benchPropose(b, n)
+}
+
+func BenchmarkProposeViaFollower(b *testing.B) {
+	c := startCluster(b)
+	c.leader()
+	benchPropose(b, c.follower())
+}

@@ -1,0 +1,174 @@
+package raftstore
+
+import (
+	"errors"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/ticketd/ticketd/ticket"
+)
+
+func openTestState(t *testing.T) *bolt.DB {
+	t.Helper()
+	db, err := openState(filepath.Join(t.TempDir(), "state.db"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// TestStoreMatchesMemStore runs random Store operations against txStore
+// (committing at random points, so the table cache is flushed and dropped
+// often) and ticket.MemStore, and compares every answer.
+func TestStoreMatchesMemStore(t *testing.T) {
+	db := openTestState(t)
+	mem := ticket.NewMemStore()
+	r := rand.New(rand.NewPCG(11, 12))
+	dbs := []string{"a", "b", "c"}
+	names := []string{"t1", "t2", "t3"}
+
+	tx, err := db.Begin(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := newTxStore(tx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := func() {
+		t.Helper()
+		if err := st.flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if tx, err = db.Begin(true); err != nil {
+			t.Fatal(err)
+		}
+		if st, err = newTxStore(tx, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func() { tx.Rollback() }()
+
+	same := func(step int, what string, got, want any) {
+		t.Helper()
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("step %d %s:\n got %#v\nwant %#v", step, what, got, want)
+		}
+	}
+	for step := range 3000 {
+		d, n := dbs[r.IntN(len(dbs))], names[r.IntN(len(names))]
+		switch op := r.IntN(11); op {
+		case 0:
+			commit()
+		case 1:
+			must(t, st.PutDatabase(d))
+			must(t, mem.PutDatabase(d))
+		case 2:
+			if r.IntN(3) == 0 {
+				must(t, st.DeleteDatabase(d))
+				must(t, mem.DeleteDatabase(d))
+			}
+		case 3, 4:
+			tb := &ticket.Table{Def: *tickets64(d, n), AutoInc: r.Uint64N(1000)}
+			for range r.IntN(4) {
+				tb.Rows = append(tb.Rows, ticket.Row{ID: r.Uint64N(1000), Stub: string(rune('a' + r.IntN(3)))})
+			}
+			ok, _ := mem.Database(d)
+			err := st.PutTable(tb)
+			if !ok {
+				if !errors.Is(err, ErrNoDatabase) {
+					t.Fatalf("step %d: PutTable without database: %v", step, err)
+				}
+				continue
+			}
+			must(t, err)
+			must(t, mem.PutTable(tb))
+			// The store keeps its own copy.
+			tb.AutoInc++
+			if len(tb.Rows) > 0 {
+				tb.Rows[0].Stub = "changed"
+			}
+		case 5:
+			must(t, st.DeleteTable(d, n))
+			must(t, mem.DeleteTable(d, n))
+		case 6:
+			// A table changed but not put back leaves the state alone.
+			got, err := st.Table(d, n)
+			must(t, err)
+			if got != nil {
+				got.AutoInc += 7
+				got.Rows = append(got.Rows, ticket.Row{ID: 1})
+				if len(got.Rows) > 1 {
+					got.Rows[0].ID = 999999
+				}
+			}
+		case 7:
+			v := r.Uint64()
+			must(t, st.PutGlobal(n, v))
+			must(t, mem.PutGlobal(n, v))
+		}
+		got, err := st.Table(d, n)
+		must(t, err)
+		want, _ := mem.Table(d, n)
+		same(step, "Table", got, want)
+		gotT, err := st.Tables(d)
+		must(t, err)
+		wantT, _ := mem.Tables(d)
+		same(step, "Tables", gotT, wantT)
+		gotD, err := st.Databases()
+		must(t, err)
+		wantD, _ := mem.Databases()
+		same(step, "Databases", gotD, wantD)
+		okG, _ := st.Database(d)
+		okW, _ := mem.Database(d)
+		same(step, "Database", okG, okW)
+		gv, gok, err := st.Global(n)
+		must(t, err)
+		wv, wok, _ := mem.Global(n)
+		same(step, "Global", [2]any{gv, gok}, [2]any{wv, wok})
+	}
+}
+
+func TestReadOnlyStore(t *testing.T) {
+	db := openTestState(t)
+	err := db.View(func(tx *bolt.Tx) error {
+		st, err := newTxStore(tx, true)
+		if err != nil {
+			return err
+		}
+		for name, err := range map[string]error{
+			"PutDatabase":    st.PutDatabase("x"),
+			"DeleteDatabase": st.DeleteDatabase("x"),
+			"PutTable":       st.PutTable(&ticket.Table{Def: *tickets64("x", "y")}),
+			"DeleteTable":    st.DeleteTable("x", "y"),
+			"PutGlobal":      st.PutGlobal("g", 1),
+		} {
+			if !errors.Is(err, ErrReadOnly) {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+		tb, err := st.Table("x", "y")
+		if tb != nil || err != nil {
+			t.Errorf("Table: %v %v", tb, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
