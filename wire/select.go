@@ -360,7 +360,19 @@ func (src *source) colIndex(name string) int {
 }
 
 func (src *source) filter(conds []sql.Cond, args []any) error {
-	for _, c := range conds {
+	return src.filterAny(conds, args, false)
+}
+
+// filterAny keeps the rows matching all conditions, or any of them when or
+// is set.
+func (src *source) filterAny(conds []sql.Cond, args []any, or bool) error {
+	type test struct {
+		col  int
+		want string
+		ok   bool
+	}
+	tests := make([]test, len(conds))
+	for i, c := range conds {
 		j := src.colIndex(c.Column)
 		if j < 0 {
 			return errUnknownColumn(c.Column, "WHERE")
@@ -370,15 +382,24 @@ func (src *source) filter(conds []sql.Cond, args []any) error {
 			return err
 		}
 		want, ok := textValue(tvAny(v))
-		kept := src.rows[:0]
-		for _, r := range src.rows {
-			got, gok := textValue(r[j])
-			if ok && gok && sameText(src.cols[j], got, want) {
-				kept = append(kept, r)
+		tests[i] = test{col: j, want: want, ok: ok}
+	}
+	kept := src.rows[:0]
+	for _, r := range src.rows {
+		match := !or
+		for _, t := range tests {
+			got, gok := textValue(r[t.col])
+			m := t.ok && gok && sameText(src.cols[t.col], got, t.want)
+			if m == or {
+				match = or
+				break
 			}
 		}
-		src.rows = kept
+		if match {
+			kept = append(kept, r)
+		}
 	}
+	src.rows = kept
 	return nil
 }
 

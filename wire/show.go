@@ -74,13 +74,22 @@ func (s *session) show(p *sql.Show, bin bool) (*mysql.Result, error) {
 		rs.rows = filterRows(rs.rows, func(r []any) bool { t, _ := textValue(r[0]); return likeMatch(p.Like, t) })
 	}
 	if len(p.Where) > 0 {
-		src := source{rowset: rs}
-		if err := src.filter(p.Where, nil); err != nil {
+		if err := filterShow(&rs, p); err != nil {
 			return nil, err
 		}
-		rs = src.rowset
 	}
 	return rs.result(bin), nil
+}
+
+// filterShow applies SHOW ... WHERE: terms ANDed, or ORed when the plan
+// says so (Connector/J's `Variable_name = 'a' OR Variable_name = 'b'`).
+func filterShow(rs *rowset, p *sql.Show) error {
+	src := source{rowset: *rs}
+	if err := src.filterAny(p.Where, nil, p.WhereOr); err != nil {
+		return err
+	}
+	*rs = src.rowset
+	return nil
 }
 
 func nullable(s string) any {

@@ -104,6 +104,22 @@ func TestShowStatements(t *testing.T) {
 	if strings.Join(got, ",") != "auto_increment_increment=1,auto_increment_offset=1" {
 		t.Fatalf("SHOW VARIABLES: %v", got)
 	}
+	var n int
+	if err := db.QueryRow("SELECT COUNT(*) FROM DUAL").Scan(&n); errCode(err) != 1235 {
+		t.Fatalf("aggregate: %v", err)
+	}
+	rows, err = db.Query("SHOW VARIABLES WHERE Variable_name = 'autocommit' OR Variable_name = 'max_allowed_packet'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n = 0
+	for rows.Next() {
+		n++
+	}
+	rows.Close()
+	if n != 2 {
+		t.Fatalf("SHOW VARIABLES WHERE ... OR ...: %d rows, want 2", n)
+	}
 	if got := scalar(t, db, "SHOW TABLES"); got != "Tickets64" {
 		t.Fatalf("SHOW TABLES: %s", got)
 	}
