@@ -96,7 +96,14 @@ func parseWith(p *parser.Parser, query string) (plans []Plan, reusable bool, err
 	}()
 	stmts, _, perr := p.ParseSQL(query)
 	if perr != nil {
-		return nil, true, parseError(perr, query)
+		e, off := parseError(perr, query)
+		// MySQL runs the statements before a bad one in a multi-statement
+		// query, then reports the error: keep the longest prefix that
+		// parses, ending at a ';' before the error.
+		if prefix := parsePrefix(p, query, off); prefix != nil {
+			return append(prefix, &Failed{Err: e}), true, nil
+		}
+		return nil, true, e
 	}
 	if len(stmts) == 0 {
 		// MySQL answers an empty query with 1065; a query that is only a
@@ -257,8 +264,41 @@ func stmtReason(stmt ast.StmtNode) string {
 	return w
 }
 
-// parseError turns the TiDB parser's error into MySQL's.
-func parseError(err error, query string) *Error {
+// parsePrefix parses query[:k+1] for the last few ';' at k before the
+// error offset, and returns the plans of the first prefix that parses. It
+// relies on the parser to tell a statement separator from a ';' inside a
+// string or comment: a prefix cut inside one does not parse.
+func parsePrefix(p *parser.Parser, query string, errOff int) []Plan {
+	if errOff <= 0 || errOff > len(query) {
+		return nil
+	}
+	end := errOff
+	for tries := 0; tries < 4; tries++ {
+		k := strings.LastIndexByte(query[:end], ';')
+		if k < 0 {
+			return nil
+		}
+		end = k
+		stmts, _, err := p.ParseSQL(query[:k+1])
+		if err != nil || len(stmts) == 0 {
+			continue
+		}
+		plans := make([]Plan, 0, len(stmts))
+		for _, stmt := range stmts {
+			plan, err := convertStmt(stmt, query)
+			if err != nil {
+				return nil
+			}
+			plans = append(plans, plan)
+		}
+		return plans
+	}
+	return nil
+}
+
+// parseError turns the TiDB parser's error into MySQL's, with the byte
+// offset of the offending token in query (-1 when unknown).
+func parseError(err error, query string) (*Error, int) {
 	var te *terror.Error
 	if errors.As(err, &te) && te.Code() != mysql.ErrParse && te.Code() != mysql.ErrSyntax {
 		// Errors the grammar raises on purpose, such as 1115 Unknown
@@ -268,10 +308,14 @@ func parseError(err error, query string) *Error {
 		if !ok {
 			state = mysql.DefaultMySQLState
 		}
-		return &Error{Code: code, State: state, Message: te.GetMsg()}
+		return &Error{Code: code, State: state, Message: te.GetMsg()}, -1
 	}
 	near, line := nearText(err.Error(), query)
-	return syntaxError(near, line)
+	off := -1
+	if near != "" {
+		off = strings.LastIndex(query, near)
+	}
+	return syntaxError(near, line), off
 }
 
 // nearText recovers the text from the offending token on, and its line,

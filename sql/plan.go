@@ -274,6 +274,10 @@ type Txn struct{ Kind TxnKind }
 // DO 1, FLUSH, LOCK/UNLOCK TABLES and the like.
 type Empty struct{}
 
+// Failed is a statement that did not parse, after statements that did in
+// the same multi-statement query; executing it answers Err.
+type Failed struct{ Err *Error }
+
 // Unsupported is a statement that parsed but is outside ticketd's surface.
 // It answers error 1235 with Reason.
 type Unsupported struct{ Reason string }
@@ -292,3 +296,4 @@ func (*Use) isPlan()            {}
 func (*Txn) isPlan()            {}
 func (*Empty) isPlan()          {}
 func (*Unsupported) isPlan()    {}
+func (*Failed) isPlan()         {}

@@ -76,6 +76,8 @@ func (s *session) dispatch(p sql.Plan, args []any, bin bool, prevWarnings int) (
 		return okResult(0, 0), nil
 	case *sql.Unsupported:
 		return nil, unsupported(p.Reason)
+	case *sql.Failed:
+		return nil, p.Err
 	default:
 		return nil, unsupported("this statement")
 	}
