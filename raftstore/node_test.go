@@ -193,7 +193,7 @@ type cluster struct {
 
 // startCluster opens three nodes bootstrapped with a static peer list on
 // listeners made beforehand, so that the addresses are known.
-func startCluster(t testing.TB) *cluster {
+func startCluster(t testing.TB, opts ...func(*Config)) *cluster {
 	c := &cluster{t: t, nodes: map[string]*Node{}, cfgs: map[string]Config{}}
 	ids := []string{"n1", "n2", "n3"}
 	lns := map[string]net.Listener{}
@@ -205,6 +205,9 @@ func startCluster(t testing.TB) *cluster {
 	for _, id := range ids {
 		cfg := testConfig(id, t.TempDir(), lns[id])
 		cfg.Peers = peers
+		for _, o := range opts {
+			o(&cfg)
+		}
 		c.cfgs[id] = cfg
 	}
 	var wg sync.WaitGroup
@@ -528,4 +531,58 @@ func BenchmarkProposeViaFollower(b *testing.B) {
 	c := startCluster(b)
 	c.leader()
 	benchPropose(b, c.follower())
+}
+
+// benchLatency proposes one REPLACE at a time: the commit latency a lone
+// connection sees (p50 in the report; ns/op is the mean).
+func benchLatency(b *testing.B, n *Node) {
+	proposeRetry(b, n, setupCmds()...)
+	cmds := []ticket.Command{replaceCmd("flickr", "Tickets64", "a")}
+	lat := make([]time.Duration, 0, 1024)
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		if _, err := n.Propose(context.Background(), cmds); err != nil && !errors.Is(err, ticket.ErrUncertain) && !errors.Is(err, ticket.ErrNoQuorum) {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// stateSync runs a benchmark with the state file fsynced (the default)
+// and with StateNoSync.
+func stateSync(b *testing.B, run func(b *testing.B, opt func(*Config))) {
+	for _, noSync := range []bool{false, true} {
+		b.Run(fmt.Sprintf("StateNoSync=%v", noSync), func(b *testing.B) {
+			run(b, func(c *Config) { c.StateNoSync = noSync })
+		})
+	}
+}
+
+func BenchmarkLatencySingleNode(b *testing.B) {
+	stateSync(b, func(b *testing.B, opt func(*Config)) {
+		cfg := testConfig("n1", b.TempDir(), listen(b))
+		opt(&cfg)
+		n := openNode(b, cfg)
+		must(b, n.WaitReady(ctxT(b, 5*time.Second)))
+		benchLatency(b, n)
+	})
+}
+
+func BenchmarkLatencyClusterLeader(b *testing.B) {
+	stateSync(b, func(b *testing.B, opt func(*Config)) {
+		c := startCluster(b, opt)
+		benchLatency(b, c.leader())
+	})
+}
+
+func BenchmarkLatencyClusterFollower(b *testing.B) {
+	stateSync(b, func(b *testing.B, opt func(*Config)) {
+		c := startCluster(b, opt)
+		c.leader()
+		benchLatency(b, c.follower())
+	})
 }
