@@ -574,13 +574,26 @@ func (d *decoder) done() error {
 // alias data, but its commands may share Columns slices with each other:
 // commands are read-only once decoded.
 func DecodeBatch(data []byte) ([]ticket.Command, error) {
+	return decodeBatchInto(nil, data)
+}
+
+// decodeBatchInto is DecodeBatch reusing buf's array when it is big
+// enough: a Command is some 400 bytes, and the FSM decodes batches of
+// hundreds, one after the other.
+func decodeBatchInto(buf []ticket.Command, data []byte) ([]ticket.Command, error) {
 	d := decoder{b: data}
 	d.version(batchVersion, "batch")
 	n := d.count(2)
 	if d.err != nil {
 		return nil, d.err
 	}
-	cmds := make([]ticket.Command, n)
+	var cmds []ticket.Command
+	if cap(buf) >= n {
+		cmds = buf[:n]
+		clear(cmds)
+	} else {
+		cmds = make([]ticket.Command, n)
+	}
 	for i := range cmds {
 		d.command(&cmds[i], n-i)
 		if d.err != nil {

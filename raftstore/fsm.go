@@ -52,6 +52,11 @@ type FSM struct {
 	mu sync.RWMutex
 	db *bolt.DB
 
+	// cmds is the decoding buffer, reused from entry to entry: Raft
+	// calls Apply and ApplyBatch from one goroutine, and ticket.Apply
+	// keeps no reference to a command.
+	cmds []ticket.Command
+
 	applied atomic.Uint64
 	failed  atomic.Pointer[error]
 	// onFatal is told once when the state stops taking entries.
@@ -182,7 +187,7 @@ func (f *FSM) applyBatch(logs []*raft.Log, resps []any) error {
 		if l.Type != raft.LogCommand {
 			continue
 		}
-		cmds, err := DecodeBatch(l.Data)
+		cmds, err := decodeBatchInto(f.cmds, l.Data)
 		if err != nil {
 			// Every replica sees the same bytes and fails the same way:
 			// the entry is consumed without effect.
@@ -190,6 +195,7 @@ func (f *FSM) applyBatch(logs []*raft.Log, resps []any) error {
 			resps[i] = fmt.Errorf("raftstore: entry %d: %w", l.Index, err)
 			continue
 		}
+		f.cmds = cmds
 		results := make([]ticket.Result, len(cmds))
 		for j := range cmds {
 			r, err := f.apply(st, &cmds[j])
