@@ -117,11 +117,14 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 			return stRejected, []byte("bad batch")
 		}
 		// The batch goes into the log as the follower encoded it.
-		res, err := n.proposeLocal(context.Background(), deadline, payload)
+		res, index, err := n.proposeLocal(context.Background(), deadline, payload)
 		if err != nil {
 			return errStatus(err), []byte(err.Error())
 		}
-		return stOK, EncodeResults(make([]byte, 0, 16*len(res)), res)
+		// The entry's index lets the follower wait for its own state to
+		// include it (read-your-writes for schema changes).
+		out := binary.BigEndian.AppendUint64(make([]byte, 0, 8+16*len(res)), index)
+		return stOK, EncodeResults(out, res)
 	case fwdJoin, fwdRemove:
 		d := decoder{b: payload}
 		id := d.string()
@@ -265,29 +268,34 @@ func (f *forwarder) call(ctx context.Context, addr string, deadline time.Time, k
 	return c.call(ctx, deadline, kind, payload, f.timeout)
 }
 
-func (f *forwarder) propose(ctx context.Context, addr string, deadline time.Time, data []byte) ([]ticket.Result, error) {
+// propose forwards an encoded batch to the leader and returns its results
+// and the entry's log index.
+func (f *forwarder) propose(ctx context.Context, addr string, deadline time.Time, data []byte) ([]ticket.Result, uint64, error) {
 	status, out, err := f.call(ctx, addr, deadline, fwdPropose, data)
 	if err != nil {
 		if errors.Is(err, errNotSent) {
-			return nil, fmt.Errorf("raftstore: forward to %s: %w", addr, err)
+			return nil, 0, fmt.Errorf("raftstore: forward to %s: %w", addr, err)
 		}
-		return nil, fmt.Errorf("raftstore: forward to %s: %w: %w", addr, ticket.ErrUncertain, err)
+		return nil, 0, fmt.Errorf("raftstore: forward to %s: %w: %w", addr, ticket.ErrUncertain, err)
 	}
 	switch status {
 	case stOK:
-		res, err := DecodeResults(out)
-		if err != nil {
-			return nil, fmt.Errorf("raftstore: forward to %s: %w: %w", addr, ticket.ErrUncertain, err)
+		if len(out) < 8 {
+			return nil, 0, fmt.Errorf("raftstore: forward to %s: %w: short answer", addr, ticket.ErrUncertain)
 		}
-		return res, nil
+		res, err := DecodeResults(out[8:])
+		if err != nil {
+			return nil, 0, fmt.Errorf("raftstore: forward to %s: %w: %w", addr, ticket.ErrUncertain, err)
+		}
+		return res, binary.BigEndian.Uint64(out), nil
 	case stNotLeader:
-		return nil, fmt.Errorf("raftstore: forward to %s: %w", addr, errNotLeader)
+		return nil, 0, fmt.Errorf("raftstore: forward to %s: %w", addr, errNotLeader)
 	case stNoQuorum:
-		return nil, fmt.Errorf("raftstore: leader %s: %w: %s", addr, ticket.ErrNoQuorum, out)
+		return nil, 0, fmt.Errorf("raftstore: leader %s: %w: %s", addr, ticket.ErrNoQuorum, out)
 	case stRejected:
-		return nil, fmt.Errorf("raftstore: leader %s rejected the batch: %s", addr, out)
+		return nil, 0, fmt.Errorf("raftstore: leader %s rejected the batch: %s", addr, out)
 	default:
-		return nil, fmt.Errorf("raftstore: leader %s: %w: %s", addr, ticket.ErrUncertain, out)
+		return nil, 0, fmt.Errorf("raftstore: leader %s: %w: %s", addr, ticket.ErrUncertain, out)
 	}
 }
 

@@ -66,7 +66,7 @@ func TestForwardConnectionLostIsUncertain(t *testing.T) {
 		readReq(c) // the leader got the batch, and then went away
 	})
 	f := newTestForwarder(t)
-	_, err := f.propose(context.Background(), addr, time.Now().Add(time.Second), batch())
+	_, _, err := f.propose(context.Background(), addr, time.Now().Add(time.Second), batch())
 	if !errors.Is(err, ticket.ErrUncertain) || errors.Is(err, errNotSent) {
 		t.Fatalf("err %v, want ErrUncertain", err)
 	}
@@ -77,7 +77,7 @@ func TestForwardRefusedIsNotSent(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	f := newTestForwarder(t)
-	_, err := f.propose(context.Background(), addr, time.Now().Add(time.Second), batch())
+	_, _, err := f.propose(context.Background(), addr, time.Now().Add(time.Second), batch())
 	if !errors.Is(err, errNotSent) {
 		t.Fatalf("err %v, want errNotSent", err)
 	}
@@ -101,7 +101,7 @@ func TestForwardStatuses(t *testing.T) {
 		for i := range cmds {
 			cmds[i] = replaceCmd("d", "t", "a")
 		}
-		_, err := f.propose(context.Background(), addr, time.Now().Add(time.Second), EncodeBatch(nil, cmds))
+		_, _, err := f.propose(context.Background(), addr, time.Now().Add(time.Second), EncodeBatch(nil, cmds))
 		if want == nil {
 			if err == nil || errors.Is(err, ticket.ErrNoQuorum) || errors.Is(err, ticket.ErrUncertain) {
 				t.Errorf("status %d: %v", status[byte(n)], err)
@@ -134,7 +134,8 @@ func TestForwardPipelining(t *testing.T) {
 		for i := len(reqs) - 1; i >= 0; i-- {
 			cmds, _ := DecodeBatch(reqs[i].payload)
 			res := []ticket.Result{{InsertID: uint64(cmds[0].Values[0][0].Int)}}
-			writeResp(c, stOK, reqs[i].id, EncodeResults(nil, res))
+			index := binary.BigEndian.AppendUint64(nil, uint64(1000+cmds[0].Values[0][0].Int))
+			writeResp(c, stOK, reqs[i].id, EncodeResults(index, res))
 		}
 		seen.Store(c.RemoteAddr().String(), len(reqs))
 		time.Sleep(100 * time.Millisecond)
@@ -147,12 +148,12 @@ func TestForwardPipelining(t *testing.T) {
 		wg.Go(func() {
 			cmd := replaceCmd("d", "t", "a")
 			cmd.Values[0][0] = ticket.Value{Kind: ticket.ValInt, Int: int64(1000 + i)}
-			res, err := f.propose(context.Background(), addr, time.Now().Add(2*time.Second), EncodeBatch(nil, []ticket.Command{cmd}))
+			res, index, err := f.propose(context.Background(), addr, time.Now().Add(2*time.Second), EncodeBatch(nil, []ticket.Command{cmd}))
 			if err != nil {
 				errs <- err
 				return
 			}
-			if res[0].InsertID != uint64(1000+i) {
+			if res[0].InsertID != uint64(1000+i) || index != uint64(2000+i) {
 				errs <- errors.New("answer matched to the wrong request")
 			}
 		})
@@ -180,7 +181,7 @@ func TestForwardContextCancelIsUncertain(t *testing.T) {
 	f := newTestForwarder(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, err := f.propose(ctx, addr, time.Now().Add(time.Second), batch())
+	_, _, err := f.propose(ctx, addr, time.Now().Add(time.Second), batch())
 	if !errors.Is(err, ticket.ErrUncertain) {
 		t.Fatalf("err %v", err)
 	}

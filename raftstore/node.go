@@ -441,49 +441,81 @@ func (n *Node) Propose(ctx context.Context, cmds []ticket.Command) ([]ticket.Res
 		return nil, nil
 	}
 	data := EncodeBatch(make([]byte, 0, 8+24*len(cmds)), cmds)
-	res, err := n.propose(ctx, n.deadline(ctx), data)
+	deadline := n.deadline(ctx)
+	res, index, err := n.propose(ctx, deadline, data)
+	if err == nil && changesSchema(cmds) {
+		// A session that created a database through a follower expects to
+		// USE it next; the follower's own state must have caught up with
+		// the entry first. Allocations need no wait: their results are all
+		// the client sees.
+		n.waitApplied(ctx, deadline, index)
+	}
 	if err == nil && len(res) != len(cmds) {
 		return nil, fmt.Errorf("raftstore: %w: %d results for %d commands", ticket.ErrUncertain, len(res), len(cmds))
 	}
 	return res, err
 }
 
-func (n *Node) propose(ctx context.Context, deadline time.Time, data []byte) ([]ticket.Result, error) {
+// propose commits an encoded batch here or through the leader, and
+// returns the results and the entry's log index.
+func (n *Node) propose(ctx context.Context, deadline time.Time, data []byte) ([]ticket.Result, uint64, error) {
 	var last error
 	for {
 		if n.isClosed() {
-			return nil, fmt.Errorf("raftstore: propose: %w: %w", ticket.ErrNoQuorum, ErrClosed)
+			return nil, 0, fmt.Errorf("raftstore: propose: %w: %w", ticket.ErrNoQuorum, ErrClosed)
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("raftstore: propose: %w: %w", ticket.ErrNoQuorum, err)
+			return nil, 0, fmt.Errorf("raftstore: propose: %w: %w", ticket.ErrNoQuorum, err)
 		}
 		if n.raft.State() == raft.Leader {
-			res, err := n.proposeLocal(ctx, deadline, data)
+			res, index, err := n.proposeLocal(ctx, deadline, data)
 			if !errors.Is(err, errNotLeader) {
-				return res, err
+				return res, index, err
 			}
 			last = err
 		} else if addr, id := n.raft.LeaderWithID(); addr != "" && id != n.id {
-			res, err := n.fwd.propose(ctx, string(addr), deadline, data)
+			res, index, err := n.fwd.propose(ctx, string(addr), deadline, data)
 			if !errors.Is(err, errNotLeader) && !errors.Is(err, errNotSent) {
-				return res, err
+				return res, index, err
 			}
 			last = err
 		} else {
 			last = ErrNoLeader
 		}
 		if !n.pause(ctx, deadline) {
-			return nil, fmt.Errorf("raftstore: propose: %w (last: %v)", ticket.ErrNoQuorum, last)
+			return nil, 0, fmt.Errorf("raftstore: propose: %w (last: %v)", ticket.ErrNoQuorum, last)
 		}
+	}
+}
+
+// changesSchema reports commands whose effect later statements read from
+// the local state (databases, tables, global variables).
+func changesSchema(cmds []ticket.Command) bool {
+	for i := range cmds {
+		switch cmds[i].Op {
+		case ticket.OpInsert, ticket.OpUpdate, ticket.OpReserve:
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// waitApplied waits, until the deadline at most, for the local state to
+// include the entry at index. Missing the deadline is not an error: the
+// entry is committed, only this replica's view lags.
+func (n *Node) waitApplied(ctx context.Context, deadline time.Time, index uint64) {
+	for n.fsm.AppliedIndex() < index && time.Now().Before(deadline) && ctx.Err() == nil && !n.isClosed() {
+		time.Sleep(time.Millisecond)
 	}
 }
 
 // proposeLocal applies an encoded batch on this node, which believes it
 // leads.
-func (n *Node) proposeLocal(ctx context.Context, deadline time.Time, data []byte) ([]ticket.Result, error) {
+func (n *Node) proposeLocal(ctx context.Context, deadline time.Time, data []byte) ([]ticket.Result, uint64, error) {
 	timeout := time.Until(deadline)
 	if timeout <= 0 {
-		return nil, fmt.Errorf("raftstore: propose: %w: deadline passed", ticket.ErrNoQuorum)
+		return nil, 0, fmt.Errorf("raftstore: propose: %w: deadline passed", ticket.ErrNoQuorum)
 	}
 	f := n.raft.Apply(data, timeout)
 	var err error
@@ -497,19 +529,19 @@ func (n *Node) proposeLocal(ctx context.Context, deadline time.Time, data []byte
 		select {
 		case err = <-done:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("raftstore: propose: %w: %w", ticket.ErrUncertain, ctx.Err())
+			return nil, 0, fmt.Errorf("raftstore: propose: %w: %w", ticket.ErrUncertain, ctx.Err())
 		}
 	}
 	if err != nil {
-		return nil, applyError(err)
+		return nil, 0, applyError(err)
 	}
 	switch r := f.Response().(type) {
 	case []ticket.Result:
-		return r, nil
+		return r, f.Index(), nil
 	case error:
-		return nil, fmt.Errorf("raftstore: propose: %w: committed but not applied: %w", ticket.ErrUncertain, r)
+		return nil, 0, fmt.Errorf("raftstore: propose: %w: committed but not applied: %w", ticket.ErrUncertain, r)
 	default:
-		return nil, fmt.Errorf("raftstore: propose: %w: unexpected response %T", ticket.ErrUncertain, r)
+		return nil, 0, fmt.Errorf("raftstore: propose: %w: unexpected response %T", ticket.ErrUncertain, r)
 	}
 }
 
