@@ -117,7 +117,17 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 			return stRejected, []byte("bad batch")
 		}
 		// The batch goes into the log as the follower encoded it.
-		res, index, err := n.proposeLocal(context.Background(), deadline, payload)
+		var (
+			res   []ticket.Result
+			index uint64
+			err   error
+		)
+		if h := n.handler.Load(); h != nil {
+			res, index, err = n.handleBatch(*h, deadline, payload)
+		} else {
+			// The batch goes into the log as the follower encoded it.
+			res, index, err = n.proposeLocal(context.Background(), deadline, payload)
+		}
 		if err != nil {
 			return errStatus(err), []byte(err.Error())
 		}
@@ -142,6 +152,26 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 	default:
 		return stRejected, []byte(fmt.Sprintf("unknown request kind %d", kind))
 	}
+}
+
+// handleBatch runs a forwarded batch through the handler. The index
+// returned is the leader's applied index afterwards, which covers every
+// entry the batch produced.
+func (n *Node) handleBatch(h ForwardHandler, deadline time.Time, payload []byte) ([]ticket.Result, uint64, error) {
+	cmds, err := DecodeBatch(payload)
+	if err != nil {
+		return nil, 0, fmt.Errorf("raftstore: forwarded batch: %w: %w", ticket.ErrNoQuorum, err)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	res, err := h(ctx, cmds)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(res) != len(cmds) {
+		return nil, 0, fmt.Errorf("raftstore: %w: %d results for %d commands", ticket.ErrUncertain, len(res), len(cmds))
+	}
+	return res, n.fsm.AppliedIndex(), nil
 }
 
 func errStatus(err error) byte {

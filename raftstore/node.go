@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -183,11 +184,31 @@ type Node struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 	closeErr  error
+
+	// handler, when set, runs batches forwarded by followers on the
+	// leader (see SetForwardHandler).
+	handler atomic.Pointer[ForwardHandler]
+}
+
+// ForwardHandler runs a batch forwarded by a follower on the leader.
+type ForwardHandler func(ctx context.Context, cmds []ticket.Command) ([]ticket.Result, error)
+
+// SetForwardHandler routes batches forwarded by followers through h
+// instead of straight into the log, so that the leader's range
+// reservations see every allocation. h typically proposes through this
+// node again.
+func (n *Node) SetForwardHandler(h ForwardHandler) { n.handler.Store(&h) }
+
+// LeaderTerm reports the current term and whether this node leads it.
+func (n *Node) LeaderTerm() (uint64, bool) {
+	term := n.raft.CurrentTerm()
+	return term, n.raft.State() == raft.Leader && n.raft.CurrentTerm() == term
 }
 
 var (
 	_ ticket.Replicator = (*Node)(nil)
 	_ ticket.Reader     = (*Node)(nil)
+	_ ticket.Leadership = (*Node)(nil)
 )
 
 // Open starts a node. A data directory without Raft state is bootstrapped

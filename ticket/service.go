@@ -15,6 +15,11 @@ type Config struct {
 	Workers int
 	// MaxBatch bounds the commands in one proposal.
 	MaxBatch int
+	// Cache is the default range-reservation size for tables without
+	// their own (0 or 1: every id through Raft).
+	Cache uint64
+	// Leadership enables range reservation; nil turns it off.
+	Leadership Leadership
 }
 
 // Service is what the wire layer calls: it runs commands through group
@@ -22,6 +27,7 @@ type Config struct {
 type Service struct {
 	read Reader
 	b    *batcher
+	res  *reservations // nil without Leadership
 	log  *slog.Logger
 }
 
@@ -36,14 +42,95 @@ func NewService(repl Replicator, read Reader, cfg Config, log *slog.Logger) *Ser
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{read: read, b: newBatcher(repl, cfg.Workers, cfg.MaxBatch), log: log}
+	s := &Service{read: read, b: newBatcher(repl, cfg.Workers, cfg.MaxBatch), log: log}
+	if cfg.Leadership != nil {
+		s.res = newReservations(cfg.Leadership, read, cfg.Cache, s.b.exec)
+	}
+	return s
 }
 
 // Exec commits one command and returns its result. A non-nil error is a
 // replication failure (wrapping ErrNoQuorum or ErrUncertain, or the
 // context's error); statement errors are in Result.Err.
 func (s *Service) Exec(ctx context.Context, c *Command) (Result, error) {
+	if s.res != nil && eligible(c) {
+		ids, term, ok, err := s.res.assign(ctx, c)
+		if ok {
+			if err == nil {
+				err = s.res.confirm(ctx, c, term)
+			}
+			if err != nil {
+				return Result{}, err
+			}
+			return served(ids), nil
+		}
+	}
+	s.beforeRaft(c)
 	return s.b.exec(ctx, c)
+}
+
+// beforeRaft drops the ranges a command through Raft could overtake.
+func (s *Service) beforeRaft(c *Command) {
+	if s.res == nil {
+		return
+	}
+	switch c.Op {
+	case OpInsert, OpUpdate:
+		s.res.drop(c.DB, c.Table)
+	case OpReserve, OpSetGlobal:
+	default:
+		s.res.reset()
+	}
+}
+
+// ExecBatch runs a batch of independent commands, such as a follower's
+// forwarded batch, and returns one result per command. Commands served
+// from ranges share one leadership confirmation; the others go through
+// Raft together. An error fails the whole batch.
+func (s *Service) ExecBatch(ctx context.Context, cmds []Command) ([]Result, error) {
+	out := make([]Result, len(cmds))
+	viaRaft := make([]int, 0, len(cmds))
+	type assigned struct {
+		i    int
+		ids  []uint64
+		term uint64
+	}
+	var fromRange []assigned
+	for i := range cmds {
+		c := &cmds[i]
+		if s.res != nil && eligible(c) {
+			ids, term, ok, err := s.res.assign(ctx, c)
+			if ok {
+				if err != nil {
+					return nil, err
+				}
+				fromRange = append(fromRange, assigned{i, ids, term})
+				continue
+			}
+		}
+		s.beforeRaft(c)
+		viaRaft = append(viaRaft, i)
+	}
+	if len(viaRaft) > 0 {
+		batch := make([]*Command, len(viaRaft))
+		for j, i := range viaRaft {
+			batch[j] = &cmds[i]
+		}
+		res, err := s.b.execMany(ctx, batch)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range viaRaft {
+			out[i] = res[j]
+		}
+	}
+	for _, a := range fromRange {
+		if err := s.res.confirm(ctx, &cmds[a.i], a.term); err != nil {
+			return nil, err
+		}
+		out[a.i] = served(a.ids)
+	}
+	return out, nil
 }
 
 // View reads the local replica's applied state.

@@ -32,6 +32,7 @@ type options struct {
 
 	snapshotThreshold uint64
 	stmtTimeout       time.Duration
+	cache             uint64
 }
 
 func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (*options, error) {
@@ -48,6 +49,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "log entries between Raft snapshots")
 	fs.DurationVar(&o.stmtTimeout, "statement-timeout", 10*time.Second, "how long a statement waits for a leader with a quorum")
+	fs.Uint64Var(&o.cache, "cache", 0, "default range reservation: ids the leader reserves per Raft round trip for tables without their own 'ticketd:cache=N' comment (0: every id through Raft)")
 	// Environment first, so that flags given on the command line win.
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
@@ -131,8 +133,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}
 	}()
 
-	svc := ticket.NewService(node, node, ticket.Config{}, log)
+	svc := ticket.NewService(node, node, ticket.Config{Cache: o.cache, Leadership: node}, log)
 	defer svc.Close()
+	// Batches forwarded by followers run through the leader's Service, so
+	// that range reservations see every allocation of their tables.
+	node.SetForwardHandler(svc.ExecBatch)
 	srv := wire.New(svc, wire.Config{StatementTimeout: o.stmtTimeout, Logger: log})
 	defer srv.Close()
 

@@ -1,0 +1,353 @@
+package ticket
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// verifyTimeout bounds one VerifyLeader round.
+const verifyTimeout = 5 * time.Second
+
+// Leadership is what range reservation needs from replication: whether
+// this node leads, in which term, and a quorum's confirmation of it.
+type Leadership interface {
+	// LeaderTerm reports the current term and whether this node leads it.
+	LeaderTerm() (term uint64, leader bool)
+	// VerifyLeader confirms with a quorum, started after the call, that
+	// this node still leads; it returns the term it leads.
+	VerifyLeader(ctx context.Context) (term uint64, err error)
+}
+
+// reservations serve REPLACE on tables with a cache (range reservation,
+// DESIGN §4): the leader commits "ids First..Last are mine" through Raft
+// once, then hands them out from memory. Three rules keep ids unique and
+// strictly increasing in real time:
+//
+//   - a range belongs to the term that reserved it and is dropped, never
+//     reused, when the term or leadership changes;
+//   - every answer waits for a quorum round that started after its ids
+//     were assigned (VerifyLeader), so a deposed leader cannot answer;
+//   - any allocation of the table through Raft drops the range first:
+//     that allocation takes ids above the range, and later ids from the
+//     range would go backwards.
+//
+// The table's row (stub → id) is not rewritten for ids served from a
+// range; it holds the last id written through Raft.
+type reservations struct {
+	lead      Leadership
+	read      Reader
+	propose   func(ctx context.Context, c *Command) (Result, error)
+	defCache  uint64
+	verifier  verifier
+	mu        sync.Mutex
+	tables    map[string]*reservation
+	maxPerRun uint64
+}
+
+// reservation is one table's range.
+type reservation struct {
+	mu    sync.Mutex
+	term  uint64
+	next  uint64 // lowest id position not handed out
+	last  uint64 // last reserved id; next > last means empty
+	valid bool
+	// noCache marks a table without a cache in term; no range is kept.
+	noCache bool
+	// gen counts drops: a refill or load begun before a drop must not
+	// install its result.
+	gen       uint64
+	def       TableDef
+	stubs     map[string]bool // folded stubs with a row: REPLACE of them affects 2
+	refilling chan struct{}   // closed when the refill in flight ends
+}
+
+func newReservations(lead Leadership, read Reader, defCache uint64,
+	propose func(context.Context, *Command) (Result, error)) *reservations {
+	return &reservations{
+		lead: lead, read: read, propose: propose, defCache: defCache,
+		verifier: verifier{lead: lead}, tables: map[string]*reservation{},
+	}
+}
+
+func (rs *reservations) entry(key string) *reservation {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	e := rs.tables[key]
+	if e == nil {
+		e = &reservation{}
+		rs.tables[key] = e
+	}
+	return e
+}
+
+// drop invalidates a table's range before an allocation through Raft.
+func (rs *reservations) drop(db, table string) {
+	rs.mu.Lock()
+	e := rs.tables[db+"."+table]
+	rs.mu.Unlock()
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	e.valid = false
+	e.gen++
+	e.mu.Unlock()
+}
+
+// reset forgets every table's range and settings, after DDL.
+func (rs *reservations) reset() {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	for _, e := range rs.tables {
+		e.mu.Lock()
+		e.valid, e.noCache = false, false
+		e.gen++
+		e.mu.Unlock()
+	}
+}
+
+// eligible reports whether c is a plain REPLACE of existing stubs, the
+// only statement served from a range.
+func eligible(c *Command) bool {
+	if c.Op != OpInsert || !c.Replace || c.OnDup != nil || c.Ignore || len(c.Values) == 0 {
+		return false
+	}
+	return len(c.Columns) == 1
+}
+
+// assign takes ids for c from the table's range. ok is false when c must
+// go through Raft instead (the caller drops the range first). The ids are
+// not the client's until confirm succeeds.
+func (rs *reservations) assign(ctx context.Context, c *Command) (ids []uint64, term uint64, ok bool, err error) {
+	term, leader := rs.lead.LeaderTerm()
+	if !leader {
+		return nil, 0, false, nil
+	}
+	e := rs.entry(c.DB + "." + c.Table)
+	n := uint64(len(c.Values))
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, true, err
+		}
+		e.mu.Lock()
+		if e.term != term {
+			e.valid, e.noCache = false, false
+		}
+		if e.noCache {
+			e.mu.Unlock()
+			return nil, 0, false, nil
+		}
+		if !e.valid && e.refilling == nil {
+			// Load the definition and rows once per range, outside the
+			// hot path.
+			gen := e.gen
+			e.mu.Unlock()
+			rs.load(e, c, term, gen)
+			continue
+		}
+		if e.valid {
+			if !rs.fits(e, c) {
+				e.mu.Unlock()
+				return nil, 0, false, nil
+			}
+			if ids = take(e, n, c.Inc, c.Off); ids != nil {
+				e.mu.Unlock()
+				return ids, term, true, nil
+			}
+		}
+		if wait := e.refilling; wait != nil {
+			e.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, 0, true, ctx.Err()
+			}
+		}
+		if err := rs.refill(ctx, e, c, term, max(rs.cacheSize(&e.def), 2*n)); err != nil {
+			return nil, 0, true, err
+		}
+	}
+}
+
+// refill reserves a new range through Raft. It is called with e.mu held
+// and returns with it released; the lock is not held across the round
+// trip, and concurrent requests wait on e.refilling instead.
+func (rs *reservations) refill(ctx context.Context, e *reservation, c *Command, term, size uint64) error {
+	done := make(chan struct{})
+	e.refilling = done
+	gen := e.gen
+	e.mu.Unlock()
+	r, err := rs.propose(ctx, &Command{Op: OpReserve, DB: c.DB, Table: c.Table, Count: size})
+	t2, still := rs.lead.LeaderTerm()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.refilling = nil
+	close(done)
+	switch {
+	case err != nil:
+		return err
+	case r.Err != nil:
+		e.valid = false
+		return r.Err
+	case !still || t2 != term:
+		e.valid = false
+		return fmt.Errorf("ticket: range reserved in a lost term: %w", ErrUncertain)
+	case e.gen != gen:
+		// An allocation through Raft ran meanwhile and may have taken ids
+		// above this range: the range is burnt, and the caller retries.
+		e.valid = false
+		return nil
+	}
+	e.next, e.last, e.term, e.valid = r.First, r.Last, term, true
+	return nil
+}
+
+// confirm waits for a quorum round that started after the ids were
+// assigned, and checks it was in the term that reserved them.
+func (rs *reservations) confirm(ctx context.Context, c *Command, term uint64) error {
+	vterm, err := rs.verifier.verify(ctx)
+	if err == nil && vterm == term {
+		return nil
+	}
+	rs.drop(c.DB, c.Table)
+	if err == nil {
+		err = fmt.Errorf("ticket: leadership moved to term %d: %w", vterm, ErrUncertain)
+	}
+	return err
+}
+
+// served is the answer to a REPLACE served from a range: every stub had a
+// row, so each row counts twice (delete and insert), as in MySQL.
+func served(ids []uint64) Result {
+	return Result{InsertID: ids[0], SetLastID: true, LastID: ids[0], Affected: 2 * uint64(len(ids))}
+}
+
+// take assigns n ids from e's range under the session's increment and
+// offset, or returns nil (range left as it was) when they do not fit.
+func take(e *reservation, n, inc, off uint64) []uint64 {
+	ids := make([]uint64, 0, n)
+	pos := e.next
+	for range n {
+		v, ok := NextID(pos, inc, off)
+		if !ok || v > e.last {
+			return nil
+		}
+		ids = append(ids, v)
+		pos = v + 1
+	}
+	e.next = pos
+	return ids
+}
+
+// fits checks c against the table as loaded: a REPLACE naming only the
+// stub column, of stubs that already have rows (the answer, affected 2
+// per row, depends on it) and fit the column.
+func (rs *reservations) fits(e *reservation, c *Command) bool {
+	if e.def.StubCol == "" || !strings.EqualFold(c.Columns[0], e.def.StubCol) || rs.cacheSize(&e.def) <= 1 {
+		return false
+	}
+	for _, row := range c.Values {
+		if len(row) != 1 || row[0].Kind != ValString {
+			return false
+		}
+		if e.def.StubLen > 0 && len([]rune(row[0].Str)) > e.def.StubLen {
+			return false
+		}
+		if !e.stubs[foldStub(row[0].Str)] {
+			return false
+		}
+	}
+	return true
+}
+
+func (rs *reservations) cacheSize(d *TableDef) uint64 {
+	if d.Cache > 0 {
+		return d.Cache
+	}
+	return rs.defCache
+}
+
+// load reads the table's definition and stubs into e, or marks the
+// table as not using a cache in this term.
+func (rs *reservations) load(e *reservation, c *Command, term, gen uint64) {
+	var t *Table
+	err := rs.read.View(func(s Store) (err error) {
+		t, err = s.Table(c.DB, c.Table)
+		return err
+	})
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.gen != gen || e.valid || e.refilling != nil {
+		return
+	}
+	e.term = term
+	if err != nil || t == nil || rs.cacheSize(&t.Def) <= 1 || !t.Def.AutoInc {
+		e.noCache = true
+		return
+	}
+	stubs := make(map[string]bool, len(t.Rows))
+	for _, r := range t.Rows {
+		stubs[foldStub(r.Stub)] = true
+	}
+	// An empty range: the first request refills it.
+	e.def, e.stubs, e.valid, e.next, e.last = t.Def, stubs, true, 1, 0
+}
+
+func foldStub(s string) string { return strings.ToLower(strings.TrimRight(s, " ")) }
+
+// verifier shares VerifyLeader rounds between concurrent requests. A
+// request joins the next round that has not started yet, never one in
+// flight: the confirmation must come from a quorum contacted after the
+// request's ids were assigned.
+type verifier struct {
+	lead    Leadership
+	mu      sync.Mutex
+	next    *round
+	running bool
+}
+
+type round struct {
+	done chan struct{}
+	term uint64
+	err  error
+}
+
+func (v *verifier) verify(ctx context.Context) (uint64, error) {
+	v.mu.Lock()
+	if v.next == nil {
+		v.next = &round{done: make(chan struct{})}
+	}
+	r := v.next
+	if !v.running {
+		v.running = true
+		v.next = nil
+		go v.run(r)
+	}
+	v.mu.Unlock()
+	select {
+	case <-r.done:
+		return r.term, r.err
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// run performs rounds back to back while requests keep joining.
+func (v *verifier) run(r *round) {
+	for r != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), verifyTimeout)
+		r.term, r.err = v.lead.VerifyLeader(ctx)
+		cancel()
+		close(r.done)
+		v.mu.Lock()
+		r, v.next = v.next, nil
+		if r == nil {
+			v.running = false
+		}
+		v.mu.Unlock()
+	}
+}
