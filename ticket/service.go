@@ -65,12 +65,17 @@ func (s *Service) Exec(ctx context.Context, c *Command) (Result, error) {
 			return served(ids), nil
 		}
 	}
-	s.beforeRaft(c)
-	return s.b.exec(ctx, c)
+	s.dropRanges(c)
+	r, err := s.b.exec(ctx, c)
+	s.dropRanges(c)
+	return r, err
 }
 
-// beforeRaft drops the ranges a command through Raft could overtake.
-func (s *Service) beforeRaft(c *Command) {
+// dropRanges drops the ranges a command through Raft could overtake. It
+// runs before the proposal, and again after it: a refill that began
+// while the proposal was in flight may have reserved a range below the
+// ids the proposal takes, and must not be used once they are returned.
+func (s *Service) dropRanges(c *Command) {
 	if s.res == nil {
 		return
 	}
@@ -108,7 +113,7 @@ func (s *Service) ExecBatch(ctx context.Context, cmds []Command) ([]Result, erro
 				continue
 			}
 		}
-		s.beforeRaft(c)
+		s.dropRanges(c)
 		viaRaft = append(viaRaft, i)
 	}
 	if len(viaRaft) > 0 {
@@ -117,6 +122,9 @@ func (s *Service) ExecBatch(ctx context.Context, cmds []Command) ([]Result, erro
 			batch[j] = &cmds[i]
 		}
 		res, err := s.b.execMany(ctx, batch)
+		for _, c := range batch {
+			s.dropRanges(c)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,256 @@
+package ticket
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// localRepl applies batches straight to a MemStore: replication without
+// Raft, for testing the Service.
+type localRepl struct {
+	mu       sync.Mutex
+	st       *MemStore
+	reserves int
+}
+
+func (l *localRepl) Propose(_ context.Context, cmds []Command) ([]Result, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]Result, len(cmds))
+	for i := range cmds {
+		if cmds[i].Op == OpReserve {
+			l.reserves++
+		}
+		r, err := Apply(l.st, &cmds[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+func (l *localRepl) View(fn func(Store) error) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return fn(l.st)
+}
+
+// fakeLead is a leadership that tests move between terms.
+type fakeLead struct {
+	mu        sync.Mutex
+	term      uint64
+	leader    bool
+	verifyErr error
+	verifies  int
+}
+
+func (f *fakeLead) LeaderTerm() (uint64, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.term, f.leader
+}
+
+func (f *fakeLead) VerifyLeader(context.Context) (uint64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.verifies++
+	if !f.leader {
+		return f.term, ErrNoQuorum
+	}
+	return f.term, f.verifyErr
+}
+
+func (f *fakeLead) set(term uint64, leader bool, verifyErr error) {
+	f.mu.Lock()
+	f.term, f.leader, f.verifyErr = term, leader, verifyErr
+	f.mu.Unlock()
+}
+
+func cachedService(t *testing.T, cache uint64) (*Service, *localRepl, *fakeLead) {
+	t.Helper()
+	repl := &localRepl{st: NewMemStore()}
+	lead := &fakeLead{term: 1, leader: true}
+	svc := NewService(repl, repl, Config{Cache: cache, Leadership: lead}, nil)
+	t.Cleanup(svc.Close)
+	ctx := context.Background()
+	for _, c := range []Command{{Op: OpCreateDB, DB: "flickr"}, {Op: OpCreateTable, Def: tickets64("flickr", "T")}} {
+		if r, err := svc.Exec(ctx, &c); err != nil || r.Err != nil {
+			t.Fatalf("%v: %v %v", &c, err, r.Err)
+		}
+	}
+	return svc, repl, lead
+}
+
+func next(t *testing.T, svc *Service, stubs ...string) (uint64, error) {
+	t.Helper()
+	c := replace(stubs...)
+	r, err := svc.Exec(context.Background(), &c)
+	if err == nil && r.Err != nil {
+		err = r.Err
+	}
+	return r.InsertID, err
+}
+
+func TestReservationServesFromMemory(t *testing.T) {
+	svc, repl, _ := cachedService(t, 100)
+	var last uint64
+	for i := 0; i < 250; i++ {
+		id, err := next(t, svc, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id <= last {
+			t.Fatalf("id %d after %d", id, last)
+		}
+		last = id
+	}
+	// The first REPLACE creates the row through Raft; the rest come from
+	// ranges of 100.
+	if repl.reserves < 2 || repl.reserves > 4 {
+		t.Fatalf("%d reservations for 250 ids with cache 100", repl.reserves)
+	}
+	tb, _ := repl.st.Table("flickr", "T")
+	if tb.AutoInc <= last {
+		t.Fatalf("committed counter %d not above the last id served %d", tb.AutoInc, last)
+	}
+	// A multi-row REPLACE answers as MySQL does: affected 2 per existing row.
+	c := replace("a", "a", "a")
+	r, err := svc.Exec(context.Background(), &c)
+	if err != nil || r.Affected != 6 || r.InsertID != last+1 {
+		t.Fatalf("multi-row from range: %+v %v (last %d)", r, err, last)
+	}
+}
+
+func TestReservationDroppedOnTermChange(t *testing.T) {
+	svc, repl, lead := cachedService(t, 1000)
+	if _, err := next(t, svc, "a"); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := next(t, svc, "a")
+	// Another leader (term 2) took over and allocated through Raft, then
+	// this node leads again in term 3: its old range must not be reused.
+	lead.set(2, false, nil)
+	other := replace("a")
+	repl.Propose(context.Background(), []Command{{Op: OpReserve, DB: "flickr", Table: "T", Count: 1000}, other})
+	tb, _ := repl.st.Table("flickr", "T")
+	otherMax := tb.AutoInc - 1
+	if _, err := next(t, svc, "a"); err != nil {
+		t.Fatalf("follower path: %v", err) // not leader: through Raft
+	}
+	lead.set(3, true, nil)
+	b, err := next(t, svc, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b <= otherMax || b <= a {
+		t.Fatalf("id %d after the other leader's %d: an old range was reused", b, otherMax)
+	}
+}
+
+func TestReservationRefusesWhenVerifyFails(t *testing.T) {
+	svc, _, lead := cachedService(t, 1000)
+	next(t, svc, "a")
+	a, err := next(t, svc, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lead.set(1, true, ErrNoQuorum)
+	if id, err := next(t, svc, "a"); !errors.Is(err, ErrNoQuorum) || id != 0 {
+		t.Fatalf("deposed leader answered %d, %v", id, err)
+	}
+	lead.set(1, true, nil)
+	b, err := next(t, svc, "a")
+	if err != nil || b <= a+1 {
+		t.Fatalf("after a failed verify: %d %v; the burnt id %d must not come back", b, err, a+1)
+	}
+}
+
+func TestRaftAllocationDropsRange(t *testing.T) {
+	svc, _, _ := cachedService(t, 1000)
+	next(t, svc, "a")
+	a, _ := next(t, svc, "a")
+	// A new stub goes through Raft (it needs a row) and gets an id above
+	// the range; the range must not serve below it afterwards.
+	b, err := next(t, svc, "b")
+	if err != nil || b <= a {
+		t.Fatalf("new stub: %d %v", b, err)
+	}
+	c, err := next(t, svc, "a")
+	if err != nil || c <= b {
+		t.Fatalf("id %d after the Raft-path id %d", c, b)
+	}
+}
+
+// TestReservationConcurrent runs allocations from many goroutines while
+// terms change and checks the history: unique ids, and each id above
+// every id returned before its call.
+func TestReservationConcurrent(t *testing.T) {
+	svc, _, lead := cachedService(t, 50)
+	next(t, svc, "a")
+	type op struct {
+		call, ret time.Time
+		id        uint64
+	}
+	var mu sync.Mutex
+	var ops []op
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for g := 0; g < 16; g++ {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				call := time.Now()
+				id, err := next(t, svc, "a")
+				ret := time.Now()
+				if err == nil {
+					mu.Lock()
+					ops = append(ops, op{call, ret, id})
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for term := uint64(2); term < 40; term++ {
+		time.Sleep(2 * time.Millisecond)
+		lead.set(term, term%3 != 0, nil)
+	}
+	lead.set(100, true, nil)
+	time.Sleep(5 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	seen := map[uint64]bool{}
+	for _, o := range ops {
+		if seen[o.id] {
+			t.Fatalf("duplicate id %d", o.id)
+		}
+		seen[o.id] = true
+	}
+	byCall := slices.Clone(ops)
+	slices.SortFunc(byCall, func(a, b op) int { return a.call.Compare(b.call) })
+	byRet := slices.Clone(ops)
+	slices.SortFunc(byRet, func(a, b op) int { return a.ret.Compare(b.ret) })
+	var maxBefore op
+	j := 0
+	for _, o := range byCall {
+		for ; j < len(byRet) && byRet[j].ret.Before(o.call); j++ {
+			if byRet[j].id > maxBefore.id {
+				maxBefore = byRet[j]
+			}
+		}
+		if o.id <= maxBefore.id {
+			t.Fatalf("id %d (called %v) not above id %d returned earlier (%v)", o.id, o.call, maxBefore.id, maxBefore.ret)
+		}
+	}
+	if len(ops) < 100 {
+		t.Fatalf("only %d allocations succeeded", len(ops))
+	}
+}
