@@ -3,7 +3,7 @@ GO        ?= go
 BIN       ?= bin/ticketd
 PKGS_UNIT := ./ticket/... ./sql/... ./raftstore/... ./wire/... ./cmd/...
 SOAK_DURATION  ?= 10m
-BENCH_DURATION ?= 10s
+BENCH_DURATION ?= 5s
 
 .PHONY: all build run test test-unit test-integration vet fmt-check soak bench clean
 
@@ -32,8 +32,11 @@ test: fmt-check vet test-unit test-integration
 soak:
 	TICKETD_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -timeout 0 -run Soak -v ./integration/...
 
+# Measurements, not tests: sysbench (apt-get install sysbench) with
+# ../shared/bench/ticket.lua if installed, else cmd/ticketload.
 bench:
-	BENCH_DURATION=$(BENCH_DURATION) ./scripts/bench.sh
+	TICKETD_BENCH_DURATION=$(BENCH_DURATION) $(GO) test -count=1 -timeout 30m -run '^TestBench$$' -v ./integration/ | grep -v '^=== \|^--- \|^\s*bench_test.go'
+	$(GO) test -run XXX -bench . -benchmem ./ticket/... ./sql/... ./raftstore/... ./wire/...
 
 clean:
 	rm -rf bin ticketd-data

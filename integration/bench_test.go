@@ -1,0 +1,311 @@
+package integration
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ticketd/ticketd/integration/harness"
+)
+
+// TestBench is `make bench`: the Flickr ticket workload against ticketd
+// (1 and 3 nodes, durable and with range reservation) and against MariaDB
+// (InnoDB durable and MyISAM, Flickr's schema, via
+// ../shared/bench/mariadb-ticketdb.sh), at 1, 16 and 64 connections, in
+// one run, plus SELECT 1 against ticketd as its protocol ceiling. It
+// prints one table with tickets/s, p50, p99 and the ratios to MariaDB.
+//
+// It runs only when TICKETD_BENCH_DURATION is set (make bench sets it):
+// it takes minutes and measures, it does not test. The load comes from
+// sysbench with ../shared/bench/ticket.lua when sysbench is installed,
+// else from the project's own cmd/ticketload.
+func TestBench(t *testing.T) {
+	durText := os.Getenv("TICKETD_BENCH_DURATION")
+	if durText == "" {
+		t.Skip("measurement, not a test: run with make bench (TICKETD_BENCH_DURATION)")
+	}
+	dur, err := time.ParseDuration(durText)
+	if err != nil {
+		t.Fatalf("TICKETD_BENCH_DURATION: %v", err)
+	}
+	root, err := harness.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	benchDir := filepath.Join(root, "..", "shared", "bench")
+	if v := os.Getenv("TICKETD_BENCH_DIR"); v != "" {
+		benchDir = v
+	}
+	conns := []int{1, 16, 64}
+	if v := os.Getenv("TICKETD_BENCH_CONNS"); v != "" {
+		conns = nil
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				t.Fatalf("TICKETD_BENCH_CONNS: %v", err)
+			}
+			conns = append(conns, n)
+		}
+	}
+	ld := newLoader(t, root, benchDir)
+	ctx := context.Background()
+	var rows []benchRow
+
+	// MariaDB, Flickr's ticket DB with durable settings.
+	maria := startBenchMariaDB(t, benchDir)
+	for _, engine := range []string{"InnoDB", "MyISAM"} {
+		db := "flickr"
+		if engine == "MyISAM" {
+			db = "flickr_myisam"
+		}
+		for _, n := range conns {
+			rows = append(rows, ld.run(t, "MariaDB "+engine, []string{maria}, db, "ticket", n, dur))
+		}
+	}
+
+	type target struct {
+		name  string
+		nodes int
+		args  []string
+	}
+	for _, tg := range []target{
+		{"ticketd 1 node durable", 1, nil},
+		{"ticketd 1 node cache=1000", 1, []string{"--cache", "1000"}},
+		{"ticketd 3 nodes durable", 3, nil},
+		{"ticketd 3 nodes cache=1000", 3, []string{"--cache", "1000"}},
+	} {
+		addrs := startBenchTicketd(ctx, t, tg.nodes, tg.args)
+		for _, n := range conns {
+			rows = append(rows, ld.run(t, tg.name, addrs, "flickr", "ticket", n, dur))
+		}
+		if tg.nodes == 1 && len(tg.args) == 0 {
+			for _, n := range conns {
+				rows = append(rows, ld.run(t, "ticketd 1 node SELECT 1", addrs, "flickr", "select1", n, dur))
+			}
+		}
+		if tg.nodes == 3 && len(tg.args) == 0 {
+			rows = append(rows, ld.run(t, "ticketd 3 nodes SELECT 1", addrs, "flickr", "select1", 64, dur))
+		}
+	}
+	printBenchTable(t, ld.tool, dur, rows)
+}
+
+type benchRow struct {
+	target, workload string
+	conns            int
+	perSec           float64 // tickets/s, or queries/s for select1
+	p50, p99         float64 // milliseconds per ticket (or query)
+	errors           int
+}
+
+// loader runs one measurement with sysbench or ticketload.
+type loader struct {
+	tool     string // "sysbench" or the ticketload binary
+	benchDir string
+}
+
+func newLoader(t *testing.T, root, benchDir string) *loader {
+	if path, err := exec.LookPath("sysbench"); err == nil {
+		if _, err := os.Stat(filepath.Join(benchDir, "ticket.lua")); err == nil {
+			return &loader{tool: path, benchDir: benchDir}
+		}
+	}
+	bin := filepath.Join(t.TempDir(), "ticketload")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/ticketload")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build ticketload: %v\n%s", err, out)
+	}
+	return &loader{tool: bin}
+}
+
+var (
+	sbEvents = regexp.MustCompile(`transactions:\s+(\d+)\s+\(([\d.]+) per sec`)
+	sbErrors = regexp.MustCompile(`ignored errors:\s+(\d+)`)
+	sbP99    = regexp.MustCompile(`99th percentile:\s+([\d.]+)`)
+	sbHist   = regexp.MustCompile(`^\s+([\d.]+) \|[* ]*\s(\d+)$`)
+)
+
+func (l *loader) run(t *testing.T, target string, addrs []string, db, workload string, conns int, dur time.Duration) benchRow {
+	t.Helper()
+	row := benchRow{target: target, workload: workload, conns: conns}
+	if filepath.Base(l.tool) == "sysbench" {
+		var hosts, ports []string
+		for _, a := range addrs {
+			h, p, _ := strings.Cut(a, ":")
+			hosts, ports = append(hosts, h), append(ports, p)
+		}
+		script := filepath.Join(l.benchDir, workload+".lua")
+		out, err := exec.Command(l.tool, script, "--db-driver=mysql",
+			"--mysql-host="+strings.Join(hosts, ","), "--mysql-port="+strings.Join(ports, ","),
+			"--mysql-user=root", "--mysql-password=", "--mysql-db="+db,
+			"--threads="+strconv.Itoa(conns), "--time="+strconv.Itoa(int(dur.Seconds())),
+			"--percentile=99", "--histogram", "run").CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %s x%d: sysbench: %v\n%s", target, workload, conns, err, out)
+		}
+		parseSysbench(t, string(out), &row)
+		return row
+	}
+	dsn := fmt.Sprintf("root@tcp(%s)/%s", addrs[0], db)
+	out, err := exec.Command(l.tool, "--dsn", dsn, "--conns", strconv.Itoa(conns),
+		"--duration", dur.String(), "--workload", workload, "--json").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: ticketload: %v\n%s", target, err, out)
+	}
+	var r struct {
+		PerSec   float64       `json:"per_sec"`
+		P50      time.Duration `json:"p50_ns"`
+		P99      time.Duration `json:"p99_ns"`
+		Errors   int           `json:"errors"`
+		FirstErr string        `json:"first_error"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("ticketload output %q: %v", out, err)
+	}
+	row.perSec, row.errors = r.PerSec, r.Errors
+	row.p50, row.p99 = float64(r.P50)/1e6, float64(r.P99)/1e6
+	return row
+}
+
+// parseSysbench reads events/s, p99 and the histogram's median.
+func parseSysbench(t *testing.T, out string, row *benchRow) {
+	if m := sbEvents.FindStringSubmatch(out); m != nil {
+		row.perSec, _ = strconv.ParseFloat(m[2], 64)
+	} else {
+		t.Fatalf("no throughput in sysbench output:\n%s", out)
+	}
+	if m := sbErrors.FindStringSubmatch(out); m != nil {
+		row.errors, _ = strconv.Atoi(m[1])
+	}
+	if m := sbP99.FindStringSubmatch(out); m != nil {
+		row.p99, _ = strconv.ParseFloat(m[1], 64)
+	}
+	type bucket struct {
+		v float64
+		n int
+	}
+	var hist []bucket
+	total := 0
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		if m := sbHist.FindStringSubmatch(sc.Text()); m != nil {
+			v, _ := strconv.ParseFloat(m[1], 64)
+			n, _ := strconv.Atoi(m[2])
+			hist = append(hist, bucket{v, n})
+			total += n
+		}
+	}
+	sort.Slice(hist, func(i, j int) bool { return hist[i].v < hist[j].v })
+	seen := 0
+	for _, b := range hist {
+		seen += b.n
+		if 2*seen >= total {
+			row.p50 = b.v
+			break
+		}
+	}
+}
+
+func startBenchMariaDB(t *testing.T, benchDir string) string {
+	script := filepath.Join(benchDir, "mariadb-ticketdb.sh")
+	port := strconv.Itoa(harness.FreePort(t))
+	out, err := exec.Command(script, "start", port).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s start %s: %v\n%s", script, port, err, out)
+	}
+	t.Cleanup(func() {
+		_ = exec.Command(script, "stop", port).Run()
+		_ = os.RemoveAll("/tmp/mariadb-ticketdb-" + port)
+	})
+	addr := "127.0.0.1:" + port
+	db, err := sql.Open("mysql", "root@tcp("+addr+")/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	for _, q := range []string{
+		"CREATE DATABASE IF NOT EXISTS flickr_myisam",
+		"CREATE TABLE IF NOT EXISTS flickr_myisam.Tickets64 (id bigint(20) unsigned NOT NULL auto_increment, " +
+			"stub char(1) NOT NULL default '', PRIMARY KEY (id), UNIQUE KEY stub (stub)) ENGINE=MyISAM",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return addr
+}
+
+func startBenchTicketd(ctx context.Context, t *testing.T, nodes int, args []string) []string {
+	var addrs []string
+	if nodes == 1 {
+		n := harness.Start(ctx, t, harness.Options{Args: args})
+		t.Cleanup(func() { _ = n.Stop() })
+		addrs = []string{n.MySQLAddr()}
+	} else {
+		c := harness.StartCluster(ctx, t, nodes, harness.Options{Args: args})
+		t.Cleanup(func() { _ = c.Stop() })
+		if _, err := c.Leader(ctx, 20*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		addrs = c.MySQLAddrs()
+	}
+	db, err := sql.Open("mysql", "root@tcp("+addrs[0]+")/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	for _, q := range []string{
+		"CREATE DATABASE flickr",
+		"CREATE TABLE flickr.Tickets64 (id bigint(20) unsigned NOT NULL auto_increment, " +
+			"stub char(1) NOT NULL default '', PRIMARY KEY (id), UNIQUE KEY stub (stub)) ENGINE=MyISAM",
+		// The first ticket creates the row; later ones may come from a range.
+		"REPLACE INTO flickr.Tickets64 (stub) VALUES ('a')",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	// Followers serve the new schema once they have applied it.
+	time.Sleep(200 * time.Millisecond)
+	return addrs
+}
+
+func printBenchTable(t *testing.T, tool string, dur time.Duration, rows []benchRow) {
+	base := map[string]float64{}
+	for _, r := range rows {
+		if strings.HasPrefix(r.target, "MariaDB") {
+			base[fmt.Sprintf("%s/%d", r.target, r.conns)] = r.perSec
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nmake bench: %s, %s per run, tickets/s (queries/s for SELECT 1), latency per ticket\n\n", filepath.Base(tool), dur)
+	fmt.Fprintf(&b, "| target | conns | per s | p50 ms | p99 ms | errors | × InnoDB | × MyISAM |\n|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		name := r.target
+		ratio := func(engine string) string {
+			m := base[fmt.Sprintf("MariaDB %s/%d", engine, r.conns)]
+			if m == 0 || strings.HasPrefix(r.target, "MariaDB") || r.workload != "ticket" {
+				return ""
+			}
+			return fmt.Sprintf("%.1f", r.perSec/m)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %.0f | %.2f | %.2f | %d | %s | %s |\n",
+			name, r.conns, r.perSec, r.p50, r.p99, r.errors, ratio("InnoDB"), ratio("MyISAM"))
+	}
+	t.Log(b.String())
+	fmt.Println(b.String())
+}
