@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"time"
 
@@ -64,6 +65,13 @@ func adminHandler(node *raftstore.Node, log *slog.Logger) http.Handler {
 		log.Info("member removed", "id", id)
 		fmt.Fprintln(w, "ok")
 	})
+	// Profiles of a running node, for the performance work (go tool pprof
+	// http://ADMIN/debug/pprof/profile). The admin address is loopback by
+	// default.
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	return mux
 }
 
