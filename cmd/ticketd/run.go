@@ -33,6 +33,7 @@ type options struct {
 	snapshotThreshold uint64
 	stmtTimeout       time.Duration
 	cache             uint64
+	stateFsync        bool
 }
 
 func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (*options, error) {
@@ -49,6 +50,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "log entries between Raft snapshots")
 	fs.DurationVar(&o.stmtTimeout, "statement-timeout", 10*time.Second, "how long a statement waits for a leader with a quorum")
+	fs.BoolVar(&o.stateFsync, "state-fsync", false, "fsync the bbolt state file on every batch; off, it is rebuilt from the (always fsynced) Raft log and snapshot at start")
 	fs.Uint64Var(&o.cache, "cache", 0, "default range reservation: ids the leader reserves per Raft round trip for tables without their own 'ticketd:cache=N' comment (0: every id through Raft)")
 	// Environment first, so that flags given on the command line win.
 	var envErr error
@@ -122,6 +124,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		Peers:             peers,
 		NoBootstrap:       o.join != "",
 		SnapshotThreshold: o.snapshotThreshold,
+		StateNoSync:       !o.stateFsync,
 		Logger:            log,
 	})
 	if err != nil {
