@@ -1,51 +1,394 @@
 package wire
 
 import (
-	"bytes"
+	"crypto/tls"
 	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
 	"net"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/server"
 )
 
-// extraCapabilities are server capabilities ticketd supports but go-mysql's
-// Server will not advertise (its SetCapability accepts only a few flags).
-// Clients such as go-sql-driver keep only the flags the server offers, so
-// without them multiStatements=true and clientFoundRows=true would be
-// silently dropped.
-const extraCapabilities = mysql.CLIENT_MULTI_STATEMENTS | mysql.CLIENT_FOUND_ROWS
+// ticketd runs MySQL's connection phase itself instead of leaving it to
+// go-mysql's server.Conn, because go-mysql's handshake cannot:
+//   - accept whichever of mysql_native_password and caching_sha2_password
+//     the client chose (it switches every client to one plugin per user,
+//     and MySQL 9 clients no longer have mysql_native_password);
+//   - check a login against the client's address (the default root is for
+//     loopback clients only) or refuse plain-TCP logins (--require-tls);
+//   - advertise CLIENT_MULTI_STATEMENTS and CLIENT_FOUND_ROWS;
+//   - run the same exchange again for COM_CHANGE_USER.
+// Once the client is authenticated, go-mysql's handshake is replayed from
+// memory by clientConn and go-mysql serves the command phase as before.
 
-// capConn adds extraCapabilities to the server's initial handshake packet,
-// the first thing written on a connection, and is a plain net.Conn after.
-type capConn struct {
-	net.Conn
-	patched bool
+// serverCaps are the capabilities ticketd offers. Not offered: compression,
+// LOCAL INFILE, CLIENT_DEPRECATE_EOF (go-mysql always writes EOF packets)
+// and query attributes.
+const serverCaps = mysql.CLIENT_LONG_PASSWORD | mysql.CLIENT_FOUND_ROWS | mysql.CLIENT_LONG_FLAG |
+	mysql.CLIENT_CONNECT_WITH_DB | mysql.CLIENT_PROTOCOL_41 | mysql.CLIENT_TRANSACTIONS |
+	mysql.CLIENT_SECURE_CONNECTION | mysql.CLIENT_MULTI_STATEMENTS | mysql.CLIENT_MULTI_RESULTS |
+	mysql.CLIENT_PS_MULTI_RESULTS | mysql.CLIENT_PLUGIN_AUTH | mysql.CLIENT_CONNECT_ATTRS |
+	mysql.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA | mysql.CLIENT_SESSION_TRACK
+
+// maxHandshakePacket bounds the packets of the connection phase, before
+// the client is known (connection attributes are at most 64 KiB).
+const maxHandshakePacket = 1 << 17
+
+// MySQL's errors of the connection phase.
+var (
+	errBadHandshake = &mysql.MyError{Code: mysql.ER_HANDSHAKE_ERROR, State: "08S01", Message: "Bad handshake"}
+	errInsecure     = &mysql.MyError{Code: 3159, State: "HY000",
+		Message: "Connections using insecure transport are prohibited while --require_secure_transport=ON."}
+)
+
+// phaseConn reads and writes the connection phase's packets directly on
+// the client's connection, unbuffered, so that nothing the client sends
+// after its last authentication packet is consumed here: it belongs to
+// go-mysql's command phase.
+type phaseConn struct {
+	conn net.Conn
+	seq  byte
 }
 
-func (c *capConn) Write(p []byte) (int, error) {
-	if !c.patched {
-		c.patched = true
-		patchHandshake(p, extraCapabilities)
+func (p *phaseConn) ReadPacket() ([]byte, error) {
+	var h [4]byte
+	if _, err := io.ReadFull(p.conn, h[:]); err != nil {
+		return nil, fmt.Errorf("read packet header: %w", err)
 	}
-	return c.Conn.Write(p)
+	n := int(h[0]) | int(h[1])<<8 | int(h[2])<<16
+	if h[3] != p.seq {
+		return nil, fmt.Errorf("packet sequence %d, want %d: %w", h[3], p.seq, errMalformed)
+	}
+	if n > maxHandshakePacket {
+		return nil, fmt.Errorf("handshake packet of %d bytes: %w", n, errMalformed)
+	}
+	p.seq++
+	b := make([]byte, n)
+	if _, err := io.ReadFull(p.conn, b); err != nil {
+		return nil, fmt.Errorf("read packet: %w", err)
+	}
+	return b, nil
 }
 
-// patchHandshake sets capability bits in a Protocol::HandshakeV10 packet
-// (with its 4-byte header). It leaves anything else untouched.
-func patchHandshake(p []byte, caps uint32) {
-	if len(p) < 5 || p[3] != 0 || p[4] != 10 {
-		return
+func (p *phaseConn) WritePacket(data []byte) error {
+	n := len(data) - 4
+	data[0], data[1], data[2], data[3] = byte(n), byte(n>>8), byte(n>>16), p.seq
+	p.seq++
+	if _, err := p.conn.Write(data); err != nil {
+		return fmt.Errorf("write packet: %w", err)
 	}
-	end := bytes.IndexByte(p[5:], 0)
-	if end < 0 {
-		return
+	return nil
+}
+
+func (p *phaseConn) writeErr(e *mysql.MyError) {
+	_ = p.WritePacket(append(make([]byte, 4), errPayload(e)...))
+}
+
+var errMalformed = errors.New("malformed packet")
+
+// connect runs the connection phase on nc for sess: the initial handshake,
+// the optional TLS upgrade, authentication and the initial database. It
+// then builds go-mysql's server.Conn for the command phase by replaying a
+// canned handshake to it, and sends the client its OK.
+func (s *Server) connect(nc net.Conn, sess *session) (*server.Conn, *clientConn, error) {
+	salt := newSalt()
+	caps := uint32(serverCaps)
+	if s.cfg.TLS != nil {
+		caps |= mysql.CLIENT_SSL
 	}
-	// version\0, connection id (4), auth data part 1 (8), filler (1).
-	lo := 5 + end + 1 + 4 + 8 + 1
-	hi := lo + 2 + 1 + 2
-	if len(p) < hi+2 {
-		return
+	pc := &phaseConn{conn: nc}
+	if err := pc.WritePacket(s.initialHandshake(sess.id, salt, caps)); err != nil {
+		return nil, nil, err
 	}
-	binary.LittleEndian.PutUint16(p[lo:], binary.LittleEndian.Uint16(p[lo:])|uint16(caps))
-	binary.LittleEndian.PutUint16(p[hi:], binary.LittleEndian.Uint16(p[hi:])|uint16(caps>>16))
+	pkt, err := pc.ReadPacket()
+	if err != nil {
+		return nil, nil, err
+	}
+	l, sslRequest, err := parseHandshakeResponse(pkt)
+	if err != nil {
+		pc.writeErr(errBadHandshake)
+		return nil, nil, err
+	}
+	secure := false
+	if sslRequest {
+		if s.cfg.TLS == nil {
+			pc.writeErr(errBadHandshake)
+			return nil, nil, errors.New("SSL request without TLS configured")
+		}
+		tc := tls.Server(nc, s.cfg.TLS)
+		if err := tc.Handshake(); err != nil {
+			return nil, nil, fmt.Errorf("TLS handshake: %w", err)
+		}
+		pc.conn, secure = tc, true
+		if pkt, err = pc.ReadPacket(); err != nil {
+			return nil, nil, err
+		}
+		if l, sslRequest, err = parseHandshakeResponse(pkt); err != nil || sslRequest {
+			pc.writeErr(errBadHandshake)
+			return nil, nil, errors.Join(errMalformed, err)
+		}
+	}
+	if s.cfg.RequireTLS && !secure {
+		pc.writeErr(errInsecure)
+		return nil, nil, errors.New("plain-TCP login refused (--require-tls)")
+	}
+	l.caps &= caps
+	a := newAuthenticator(s, nc.RemoteAddr())
+	if err := a.authenticate(pc, salt, l); err != nil {
+		if errAccessDenied(err) {
+			pc.writeErr(err.(*mysql.MyError))
+			s.log.Info("login refused", "user", l.user, "remote", nc.RemoteAddr().String(), "plugin", l.plugin)
+		}
+		return nil, nil, err
+	}
+	sess.login(l, salt, secure)
+	if l.db != "" {
+		if err := sess.use(l.db); err != nil {
+			pc.writeErr(myErr(err).(*mysql.MyError))
+			return nil, nil, err
+		}
+	}
+	cc := newClientConn(pc.conn, cannedResponse(l), s.cfg.MaxAllowedPacket, s.cfg.WriteTimeout)
+	c, err := s.proto.NewCustomizedConn(cc, replayAuth{}, sess)
+	if err != nil {
+		return nil, nil, fmt.Errorf("replaying the handshake to go-mysql: %w", err)
+	}
+	cc.endReplay()
+	ok := []byte{0, 0, 0, 0, mysql.OK_HEADER, 0, 0, byte(mysql.SERVER_STATUS_AUTOCOMMIT), 0, 0, 0}
+	if l.caps&mysql.CLIENT_SESSION_TRACK != 0 {
+		ok = append(ok, 0) // empty info string, as go-mysql's own OK packets
+	}
+	if err := pc.WritePacket(ok); err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	return c, cc, nil
+}
+
+// initialHandshake is Protocol::HandshakeV10.
+func (s *Server) initialHandshake(id uint32, salt []byte, caps uint32) []byte {
+	plugin := s.cfg.DefaultAuthPlugin
+	b := make([]byte, 4, 4+1+len(s.cfg.Version)+1+4+9+2+1+2+2+1+10+13+len(plugin)+1)
+	b = append(b, 10)
+	b = append(b, s.cfg.Version...)
+	b = append(b, 0)
+	b = binary.LittleEndian.AppendUint32(b, id)
+	b = append(b, salt[:8]...)
+	b = append(b, 0)
+	b = binary.LittleEndian.AppendUint16(b, uint16(caps))
+	b = append(b, mysql.DEFAULT_COLLATION_ID)
+	b = binary.LittleEndian.AppendUint16(b, mysql.SERVER_STATUS_AUTOCOMMIT)
+	b = binary.LittleEndian.AppendUint16(b, uint16(caps>>16))
+	b = append(b, byte(len(salt)+1))
+	b = append(b, make([]byte, 10)...)
+	b = append(b, salt[8:]...)
+	b = append(b, 0)
+	b = append(b, plugin...)
+	return append(b, 0)
+}
+
+// parseHandshakeResponse parses Protocol::HandshakeResponse41, or reports
+// an SSLRequest (the same first 32 bytes, alone).
+func parseHandshakeResponse(p []byte) (l *login, sslRequest bool, err error) {
+	if len(p) < 32 {
+		return nil, false, fmt.Errorf("handshake response of %d bytes: %w", len(p), errMalformed)
+	}
+	l = &login{caps: binary.LittleEndian.Uint32(p)}
+	if l.caps&mysql.CLIENT_PROTOCOL_41 == 0 {
+		return nil, false, fmt.Errorf("pre-4.1 client: %w", errMalformed)
+	}
+	if len(p) == 32 {
+		if l.caps&mysql.CLIENT_SSL == 0 {
+			return nil, false, fmt.Errorf("handshake response without a user: %w", errMalformed)
+		}
+		return l, true, nil
+	}
+	r := reader{b: p, pos: 32}
+	var ok bool
+	if l.user, ok = r.cstring(); !ok {
+		return nil, false, fmt.Errorf("user name: %w", errMalformed)
+	}
+	switch {
+	case l.caps&mysql.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA != 0:
+		l.resp, ok = r.lenencBytes()
+	case l.caps&mysql.CLIENT_SECURE_CONNECTION != 0:
+		var n byte
+		if n, ok = r.byte(); ok {
+			l.resp, ok = r.bytes(int(n))
+		}
+	default:
+		var s string
+		s, ok = r.cstring()
+		l.resp = []byte(s)
+	}
+	if !ok {
+		return nil, false, fmt.Errorf("auth response: %w", errMalformed)
+	}
+	if l.caps&mysql.CLIENT_CONNECT_WITH_DB != 0 && !r.done() {
+		l.db = r.cstringOrRest()
+	}
+	if l.caps&mysql.CLIENT_PLUGIN_AUTH != 0 && !r.done() {
+		l.plugin = r.cstringOrRest()
+	}
+	// Connection attributes follow; ticketd has no use for them.
+	return l, false, nil
+}
+
+// parseChangeUser parses COM_CHANGE_USER's payload (after the command
+// byte) for a client with capabilities caps.
+func parseChangeUser(p []byte, caps uint32) (*login, error) {
+	l := &login{caps: caps}
+	r := reader{b: p}
+	var ok bool
+	if l.user, ok = r.cstring(); !ok {
+		return nil, fmt.Errorf("user name: %w", errMalformed)
+	}
+	if caps&mysql.CLIENT_SECURE_CONNECTION != 0 {
+		var n byte
+		if n, ok = r.byte(); ok {
+			l.resp, ok = r.bytes(int(n))
+		}
+	} else {
+		var s string
+		s, ok = r.cstring()
+		l.resp = []byte(s)
+	}
+	if !ok {
+		return nil, fmt.Errorf("auth response: %w", errMalformed)
+	}
+	if !r.done() {
+		l.db = r.cstringOrRest()
+	}
+	if !r.done() {
+		_, _ = r.bytes(2) // character set
+	}
+	if caps&mysql.CLIENT_PLUGIN_AUTH != 0 && !r.done() {
+		l.plugin = r.cstringOrRest()
+	}
+	return l, nil
+}
+
+// cannedResponse is the handshake response replayed to go-mysql: the
+// client's user and negotiated capabilities (less those of the connection
+// phase, which is over), an empty mysql_native_password response that
+// replayAuth accepts, and no database (sess already has it).
+func cannedResponse(l *login) []byte {
+	caps := l.caps&^(mysql.CLIENT_SSL|mysql.CLIENT_CONNECT_WITH_DB|mysql.CLIENT_CONNECT_ATTRS) |
+		mysql.CLIENT_PROTOCOL_41 | mysql.CLIENT_SECURE_CONNECTION | mysql.CLIENT_PLUGIN_AUTH |
+		mysql.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA
+	b := make([]byte, 4, 4+32+len(l.user)+1+1+len(pluginNative)+1)
+	b = binary.LittleEndian.AppendUint32(b, caps)
+	b = append(b, make([]byte, 4+1+23)...)
+	b = append(b, l.user...)
+	b = append(b, 0, 0) // NUL after the user, then an empty lenenc auth response
+	b = append(b, pluginNative...)
+	b = append(b, 0)
+	n := len(b) - 4
+	b[0], b[1], b[2], b[3] = byte(n), byte(n>>8), byte(n>>16), 1
+	return b
+}
+
+// replayAuth is go-mysql's authentication handler for the replayed
+// handshake: the client is already authenticated, so the canned empty
+// password is accepted.
+type replayAuth struct{}
+
+func (replayAuth) GetCredential(string) (server.Credential, bool, error) {
+	return server.Credential{Passwords: []string{""}, AuthPluginName: pluginNative}, true, nil
+}
+
+// OnAuthSuccess sets the autocommit status flag: go-mysql starts with
+// status 0, which PyMySQL, mysqlclient and Connector/J read as autocommit
+// off.
+func (replayAuth) OnAuthSuccess(c *server.Conn) error {
+	c.SetStatus(mysql.SERVER_STATUS_AUTOCOMMIT)
+	return nil
+}
+
+func (replayAuth) OnAuthFailure(*server.Conn, error) {}
+
+// reader reads protocol fields from a packet, reporting truncation instead
+// of panicking.
+type reader struct {
+	b   []byte
+	pos int
+}
+
+func (r *reader) done() bool { return r.pos >= len(r.b) }
+
+func (r *reader) byte() (byte, bool) {
+	if r.pos >= len(r.b) {
+		return 0, false
+	}
+	r.pos++
+	return r.b[r.pos-1], true
+}
+
+func (r *reader) bytes(n int) ([]byte, bool) {
+	if n < 0 || n > len(r.b)-r.pos {
+		return nil, false
+	}
+	r.pos += n
+	return r.b[r.pos-n : r.pos], true
+}
+
+func (r *reader) cstring() (string, bool) {
+	for i := r.pos; i < len(r.b); i++ {
+		if r.b[i] == 0 {
+			s := string(r.b[r.pos:i])
+			r.pos = i + 1
+			return s, true
+		}
+	}
+	return "", false
+}
+
+// cstringOrRest reads a NUL-terminated string, or the rest of the packet
+// when the NUL is missing (some clients omit the last one).
+func (r *reader) cstringOrRest() string {
+	if s, ok := r.cstring(); ok {
+		return s
+	}
+	s := string(r.b[r.pos:])
+	r.pos = len(r.b)
+	return s
+}
+
+func (r *reader) lenencBytes() ([]byte, bool) {
+	c, ok := r.byte()
+	if !ok {
+		return nil, false
+	}
+	var n uint64
+	switch {
+	case c < 0xfb:
+		n = uint64(c)
+	case c == 0xfc:
+		b, ok := r.bytes(2)
+		if !ok {
+			return nil, false
+		}
+		n = uint64(binary.LittleEndian.Uint16(b))
+	case c == 0xfd:
+		b, ok := r.bytes(3)
+		if !ok {
+			return nil, false
+		}
+		n = uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16
+	case c == 0xfe:
+		b, ok := r.bytes(8)
+		if !ok {
+			return nil, false
+		}
+		n = binary.LittleEndian.Uint64(b)
+	default: // 0xfb (NULL) and 0xff are not lengths
+		return nil, false
+	}
+	if n > uint64(len(r.b)) {
+		return nil, false
+	}
+	return r.bytes(int(n))
 }

@@ -114,11 +114,11 @@ func (e *evalCtx) call(x *sql.Expr) (any, error) {
 	case "VERSION":
 		return s.srv.cfg.Version, nil
 	case "CONNECTION_ID":
-		return uint64(s.conn.ConnectionID()), nil
+		return uint64(s.id), nil
 	case "USER", "SESSION_USER", "SYSTEM_USER":
-		return s.conn.GetUser() + "@" + hostOf(s.conn.RemoteAddr().String()), nil
+		return s.user + "@" + hostOf(s.conn.RemoteAddr().String()), nil
 	case "CURRENT_USER":
-		return s.conn.GetUser() + "@%", nil
+		return s.user + "@%", nil
 	case "NOW", "CURRENT_TIMESTAMP", "SYSDATE", "LOCALTIME", "LOCALTIMESTAMP":
 		return time.Now().Format("2006-01-02 15:04:05"), nil
 	case "UTC_TIMESTAMP":

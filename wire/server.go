@@ -2,11 +2,14 @@ package wire
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -36,7 +39,54 @@ type Config struct {
 	// PlanCacheSize bounds the number of cached query texts.
 	PlanCacheSize int
 	Logger        *slog.Logger
+
+	// Users are the accounts clients log in as. Nil: a fresh MySQL's
+	// accounts, root with no password from loopback addresses only.
+	Users *Users
+	// DefaultAuthPlugin is the plugin the initial handshake proposes and
+	// the one a client using any other plugin is switched to:
+	// caching_sha2_password (the default, as MySQL 8 and 9) or
+	// mysql_native_password. Either is accepted without a switch.
+	DefaultAuthPlugin string
+	// TLS, if set, lets clients switch to TLS (CLIENT_SSL) before they
+	// authenticate.
+	TLS *tls.Config
+	// RequireTLS refuses logins over plain TCP with MySQL's error 3159
+	// (require_secure_transport).
+	RequireTLS bool
+	// MaxAllowedPacket bounds one client packet, frames joined (MySQL's
+	// max_allowed_packet; default 64 MiB, as MySQL 8).
+	MaxAllowedPacket int
+	// IdleTimeout closes a connection that sends no command for this long
+	// (MySQL's wait_timeout; default 8h). Half-open connections are found
+	// sooner by TCP keep-alive.
+	IdleTimeout time.Duration
+	// ConnectTimeout bounds the connection phase (connect_timeout, 10s).
+	ConnectTimeout time.Duration
+	// WriteTimeout bounds a write to a client that stopped reading
+	// (net_write_timeout, 60s).
+	WriteTimeout time.Duration
 }
+
+// Validate reports a configuration New cannot serve as asked.
+func (c *Config) Validate() error {
+	switch c.DefaultAuthPlugin {
+	case "", pluginNative, pluginSHA2:
+	default:
+		return fmt.Errorf("wire: default auth plugin %q: want %s or %s", c.DefaultAuthPlugin, pluginSHA2, pluginNative)
+	}
+	if c.RequireTLS && c.TLS == nil {
+		return errors.New("wire: TLS required but no certificate configured")
+	}
+	if c.MaxAllowedPacket < 0 || c.IdleTimeout < 0 {
+		return errors.New("wire: negative max_allowed_packet or idle timeout")
+	}
+	return nil
+}
+
+// keepAlive finds dead peers of idle connections within about a minute
+// (MySQL leaves this to the kernel's two hours).
+var keepAlive = net.KeepAliveConfig{Enable: true, Idle: 30 * time.Second, Interval: 10 * time.Second, Count: 3}
 
 // Server accepts MySQL connections and serves them.
 type Server struct {
@@ -44,11 +94,18 @@ type Server struct {
 	cfg   Config
 	plans *sql.Cache
 	proto *server.Server
-	auth  *authHandler
+	users *Users
 	log   *slog.Logger
 	start time.Time
 	// vars are the system variables' defaults, shared read-only.
 	vars map[string]sysVar
+
+	lastID    atomic.Uint32 // connection ids handed out
+	questions atomic.Uint64 // statements received (COM_STATISTICS)
+	panics    atomic.Int64  // handler panics recovered (tests and fuzzing check it)
+
+	ctx    context.Context // ends on Close: statements stop waiting
+	cancel context.CancelFunc
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -56,8 +113,9 @@ type Server struct {
 	wg     sync.WaitGroup
 }
 
-// New builds a Server. The go-mysql server configuration is built once:
-// building it generates keys.
+// New builds a Server from a configuration that passed Validate. The
+// go-mysql server configuration is built once and without keys: ticketd
+// does TLS and authentication itself (see connect).
 func New(svc Service, cfg Config) *Server {
 	if cfg.Version == "" {
 		cfg.Version = "8.0.36-ticketd"
@@ -71,18 +129,53 @@ func New(svc Service, cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	auth := newAuthHandler()
+	if cfg.DefaultAuthPlugin == "" {
+		cfg.DefaultAuthPlugin = pluginSHA2
+	}
+	if cfg.MaxAllowedPacket <= 0 {
+		cfg.MaxAllowedPacket = 64 << 20
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = 8 * time.Hour
+	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = 60 * time.Second
+	}
+	users := cfg.Users
+	if users == nil {
+		users = DefaultUsers()
+	}
 	proto := server.NewServer(cfg.Version, mysql.DEFAULT_COLLATION_ID, mysql.AUTH_NATIVE_PASSWORD, nil, nil)
+	vars := sysVars(cfg.Version)
+	vars["max_allowed_packet"] = sysVar{value: int64(cfg.MaxAllowedPacket), session: true}
+	vars["wait_timeout"] = sysVar{value: int64(cfg.IdleTimeout / time.Second), session: true}
+	vars["default_authentication_plugin"] = sysVar{value: cfg.DefaultAuthPlugin, readOnly: true}
+	haveSSL, requireTLS := "DISABLED", int64(0)
+	if cfg.TLS != nil {
+		haveSSL = "YES"
+	}
+	if cfg.RequireTLS {
+		requireTLS = 1
+	}
+	vars["have_ssl"] = sysVar{value: haveSSL, readOnly: true}
+	vars["have_openssl"] = sysVar{value: haveSSL, readOnly: true}
+	vars["require_secure_transport"] = sysVar{value: requireTLS, readOnly: true}
+	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
-		svc:   svc,
-		cfg:   cfg,
-		plans: sql.NewCache(cfg.PlanCacheSize),
-		proto: proto,
-		auth:  auth,
-		log:   cfg.Logger,
-		start: time.Now(),
-		vars:  sysVars(cfg.Version),
-		conns: map[net.Conn]struct{}{},
+		svc:    svc,
+		cfg:    cfg,
+		plans:  sql.NewCache(cfg.PlanCacheSize),
+		proto:  proto,
+		users:  users,
+		log:    cfg.Logger,
+		start:  time.Now(),
+		vars:   vars,
+		ctx:    ctx,
+		cancel: cancel,
+		conns:  map[net.Conn]struct{}{},
 	}
 }
 
@@ -136,26 +229,74 @@ func (s *Server) serveConn(nc net.Conn) {
 		s.mu.Unlock()
 		nc.Close()
 	}()
+	// A bug reachable from one client's input must cost that client its
+	// connection, not every client the server.
+	defer func() {
+		if r := recover(); r != nil {
+			s.panics.Add(1)
+			s.log.Error("connection handler panicked; connection closed", "remote", nc.RemoteAddr().String(),
+				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		}
+	}()
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
+		_ = tc.SetKeepAliveConfig(keepAlive)
 	}
 	h := newSession(s)
-	c, err := s.proto.NewCustomizedConn(&capConn{Conn: nc}, s.auth, h)
+	_ = nc.SetDeadline(time.Now().Add(s.cfg.ConnectTimeout))
+	c, cc, err := s.connect(nc, h)
 	if err != nil {
-		s.log.Debug("handshake failed", "remote", nc.RemoteAddr().String(), "err", err)
+		s.log.Debug("connection phase failed", "remote", nc.RemoteAddr().String(), "err", err)
 		return
 	}
-	h.attach(c)
-	for !c.Closed() {
+	_ = nc.SetDeadline(time.Time{})
+	h.attach(c, cc)
+	var readSet time.Time
+	for !c.Closed() && !h.quit {
+		if s.cfg.IdleTimeout > 0 {
+			// As with writes, move the deadline only when a fraction of
+			// it is used: an hours-long timeout needs no timer update
+			// per command.
+			if now := time.Now(); now.Sub(readSet) > s.cfg.IdleTimeout/64 {
+				readSet = now
+				_ = nc.SetReadDeadline(now.Add(s.cfg.IdleTimeout))
+			}
+		}
 		if err := c.HandleCommand(); err != nil {
+			s.farewell(cc, err)
 			return
 		}
 	}
 }
 
+// farewell tells a client why its connection ends, when it ends for a
+// reason MySQL would name: a packet too large, a malformed packet, or
+// inactivity.
+func (s *Server) farewell(cc *clientConn, err error) {
+	var e *mysql.MyError
+	seq := cc.seq + 1
+	var ne net.Error
+	switch {
+	case errors.Is(cc.err, errPacketTooLarge):
+		e = &mysql.MyError{Code: mysql.ER_NET_PACKET_TOO_LARGE, State: "08S01", Message: "Got a packet bigger than 'max_allowed_packet' bytes"}
+	case errors.Is(cc.err, errEmptyPacket):
+		e = &mysql.MyError{Code: mysql.ER_MALFORMED_PACKET, State: "08S01", Message: "Malformed communication packet."}
+	case errors.As(err, &ne) && ne.Timeout() && cc.betweenPackets():
+		// MySQL 8.0.24+ sends this unasked, with sequence 0, before
+		// closing an idle connection; clients report it on next use.
+		e = &mysql.MyError{Code: 4031, State: "HY000", Message: "The client was disconnected by the server because of inactivity. See wait_timeout and interactive_timeout for configuring this behavior."}
+		seq = 0
+	default:
+		return
+	}
+	s.log.Debug("closing connection", "remote", cc.RemoteAddr().String(), "code", e.Code, "err", err)
+	_ = cc.writeRaw(seq, errPayload(e))
+}
+
 // Close stops accepting, closes every connection and waits for their
 // goroutines.
 func (s *Server) Close() {
+	s.cancel()
 	s.mu.Lock()
 	s.closed = true
 	for nc := range s.conns {
@@ -163,26 +304,6 @@ func (s *Server) Close() {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
-}
-
-// authHandler authenticates users; the single-node default is MySQL's
-// fresh-install root with no password.
-type authHandler struct {
-	*server.InMemoryAuthenticationHandler
-}
-
-func newAuthHandler() *authHandler {
-	h := server.NewInMemoryAuthenticationHandler(mysql.AUTH_NATIVE_PASSWORD)
-	_ = h.AddUser("root", "")
-	return &authHandler{h}
-}
-
-// OnAuthSuccess sets the autocommit status flag: go-mysql's handshake
-// reports status 0, which PyMySQL, mysqlclient and Connector/J read as
-// autocommit off.
-func (a *authHandler) OnAuthSuccess(c *server.Conn) error {
-	c.SetStatus(mysql.SERVER_STATUS_AUTOCOMMIT)
-	return nil
 }
 
 func timeSince(t time.Time) time.Duration { return time.Since(t) / time.Second }

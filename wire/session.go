@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -18,7 +19,15 @@ import (
 type session struct {
 	srv  *Server
 	conn *server.Conn
+	cc   *clientConn
 	vars map[string]sysVar
+
+	id     uint32 // the connection id of the handshake and CONNECTION_ID()
+	user   string
+	caps   uint32 // the client's negotiated capabilities, as it sent them
+	salt   []byte // the scramble the client last saw (for COM_CHANGE_USER)
+	secure bool   // the connection is TLS
+	quit   bool   // close the connection after this command
 
 	ts       *ticket.Session
 	db       string
@@ -31,12 +40,17 @@ type session struct {
 }
 
 func newSession(srv *Server) *session {
-	s := &session{srv: srv, vars: srv.vars}
+	s := &session{srv: srv, vars: srv.vars, id: srv.lastID.Add(1)}
 	s.reset()
 	return s
 }
 
-func (s *session) attach(c *server.Conn) { s.conn = c }
+// login records who the connection phase authenticated.
+func (s *session) login(l *login, salt []byte, secure bool) {
+	s.user, s.caps, s.salt, s.secure = l.user, l.caps, salt, secure
+}
+
+func (s *session) attach(c *server.Conn, cc *clientConn) { s.conn, s.cc = c, cc }
 
 // reset returns the session to a fresh connection's state
 // (COM_RESET_CONNECTION, COM_CHANGE_USER).
@@ -124,6 +138,7 @@ func (s *session) use(db string) error {
 // the last goes out with SERVER_MORE_RESULTS_EXISTS, and an error ends the
 // sequence, as in MySQL.
 func (s *session) HandleQuery(query string) (*mysql.Result, error) {
+	s.srv.questions.Add(1)
 	plans, err := s.srv.plans.Parse(query)
 	if err != nil {
 		s.warnings = nil
@@ -188,6 +203,7 @@ func (s *session) columnCount(p sql.Plan) int {
 // go-mysql wraps errors returned from this method, which would turn every
 // MySQL error code into 1105.
 func (s *session) HandleStmtExecute(ctx any, query string, args []any) (*mysql.Result, error) {
+	s.srv.questions.Add(1)
 	ps, ok := ctx.(*prepared)
 	if !ok {
 		return nil, &mysql.MyError{Code: 1243, State: "HY000", Message: "Unknown prepared statement handler given to mysqld_stmt_execute"}
@@ -244,12 +260,9 @@ func (s *session) HandleOtherCommand(cmd byte, data []byte) error {
 		s.reset()
 		return nil
 	case mysql.COM_CHANGE_USER:
-		// The pool reuses the connection for the same user; a change of
-		// user with new credentials is not supported yet, so the session
-		// is reset and the current user kept.
-		s.reset()
-		s.db = ""
-		return nil
+		return s.changeUser(data)
+	case mysql.COM_STATISTICS:
+		return s.statistics()
 	case mysql.COM_SET_OPTION:
 		if len(data) >= 2 {
 			switch uint16(data[0]) | uint16(data[1])<<8 {
@@ -265,6 +278,57 @@ func (s *session) HandleOtherCommand(cmd byte, data []byte) error {
 	default:
 		return &mysql.MyError{Code: 1047, State: "08S01", Message: "Unknown command"}
 	}
+}
+
+// changeUser handles COM_CHANGE_USER: a full re-authentication, with the
+// same exchange as the connection phase (an auth switch if the client's
+// plugin is neither of ticketd's), then a fresh session for the new user.
+// As in MySQL, a refused change ends the connection.
+func (s *session) changeUser(data []byte) error {
+	l, err := parseChangeUser(data, s.caps)
+	if err != nil {
+		s.quit = true
+		return &mysql.MyError{Code: mysql.ER_MALFORMED_PACKET, State: "08S01", Message: "Malformed communication packet."}
+	}
+	a := newAuthenticator(s.srv, s.conn.RemoteAddr())
+	// An empty auth switch response is how a client sends no password.
+	s.cc.allowZero = true
+	err = a.authenticate(s.conn, s.salt, l)
+	s.cc.allowZero = false
+	if err != nil {
+		s.quit = true
+		if errAccessDenied(err) {
+			s.srv.log.Info("change user refused", "user", l.user, "remote", s.conn.RemoteAddr().String(), "plugin", l.plugin)
+		}
+		return err
+	}
+	s.user = l.user
+	s.reset()
+	s.db = ""
+	if l.db != "" {
+		if err := s.use(l.db); err != nil {
+			s.quit = true
+			return myErr(err)
+		}
+	}
+	return nil
+}
+
+// statistics answers COM_STATISTICS with MySQL's status line, a bare
+// string packet: it is written here and go-mysql's OK dropped.
+func (s *session) statistics() error {
+	up := max(int64(timeSince(s.srv.start)), 1)
+	s.srv.mu.Lock()
+	threads := len(s.srv.conns)
+	s.srv.mu.Unlock()
+	q := s.srv.questions.Load()
+	line := fmt.Sprintf("Uptime: %d  Threads: %d  Questions: %d  Slow queries: 0  Opens: 0  Flush tables: 0  Open tables: 0  Queries per second avg: %.3f",
+		up, threads, q, float64(q)/float64(up))
+	if err := s.conn.WritePacket(append(make([]byte, 4), line...)); err != nil {
+		return err
+	}
+	s.cc.dropReply()
+	return nil
 }
 
 // table reads a table's state from the local replica.
@@ -286,7 +350,7 @@ func (s *session) table(db, name string) (*ticket.Table, error) {
 // exec commits a command, bounded by the statement timeout, and applies
 // its effect on the session.
 func (s *session) exec(c *ticket.Command) (ticket.Result, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.srv.cfg.StatementTimeout)
+	ctx, cancel := context.WithTimeout(s.srv.ctx, s.srv.cfg.StatementTimeout)
 	defer cancel()
 	r, err := s.srv.svc.Exec(ctx, c)
 	if err != nil {

@@ -34,6 +34,8 @@ type options struct {
 	stmtTimeout       time.Duration
 	cache             uint64
 	stateFsync        bool
+
+	client clientOptions
 }
 
 func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (*options, error) {
@@ -51,6 +53,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "log entries between Raft snapshots")
 	fs.DurationVar(&o.stmtTimeout, "statement-timeout", 10*time.Second, "how long a statement waits for a leader with a quorum")
 	fs.BoolVar(&o.stateFsync, "state-fsync", false, "fsync the bbolt state file on every batch; off, it is rebuilt from the (always fsynced) Raft log and snapshot at start")
+	o.client.register(fs)
 	fs.Uint64Var(&o.cache, "cache", 0, "default range reservation: ids the leader reserves per Raft round trip for tables without their own 'ticketd:cache=N' comment (0: every id through Raft)")
 	// Environment first, so that flags given on the command line win.
 	var envErr error
@@ -94,6 +97,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	log, err := newLogger(o.logLevel, stderr)
 	if err != nil {
+		return err
+	}
+	wcfg := wire.Config{StatementTimeout: o.stmtTimeout, Logger: log}
+	if err := o.client.apply(&wcfg, log); err != nil {
 		return err
 	}
 	var peers []raftstore.Peer
@@ -141,7 +148,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	// Batches forwarded by followers run through the leader's Service, so
 	// that range reservations see every allocation of their tables.
 	node.SetForwardHandler(svc.ExecBatch)
-	srv := wire.New(svc, wire.Config{StatementTimeout: o.stmtTimeout, Logger: log})
+	srv := wire.New(svc, wcfg)
 	defer srv.Close()
 
 	admin := &http.Server{Handler: adminHandler(node, log), ReadHeaderTimeout: 5 * time.Second}

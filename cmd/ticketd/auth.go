@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bufio"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ticketd/ticketd/wire"
+)
+
+// clientOptions are the flags for client connections: accounts, TLS and
+// the protocol limits. Like every flag they also come from TICKETD_<FLAG>
+// (TICKETD_ROOT_PASSWORD keeps a password out of the process list).
+type clientOptions struct {
+	rootPassword     string
+	usersFile        string
+	authPlugin       string
+	tlsCert, tlsKey  string
+	requireTLS       bool
+	maxAllowedPacket int
+	waitTimeout      time.Duration
+}
+
+func (c *clientOptions) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.rootPassword, "root-password", "", "password of the MySQL user root (any host); prefer TICKETD_ROOT_PASSWORD or --users-file, a flag shows in ps. "+
+		"Without it and --users-file, root has no password and may connect from loopback addresses only")
+	fs.StringVar(&c.usersFile, "users-file", "", "file of MySQL accounts, one 'user:password' per line ('#' comments); root is an account only if listed or --root-password is set")
+	fs.StringVar(&c.authPlugin, "default-authentication-plugin", "caching_sha2_password", "plugin proposed in the handshake: caching_sha2_password or mysql_native_password (clients may use either)")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate (chain) for TLS client connections")
+	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
+	fs.BoolVar(&c.requireTLS, "require-tls", false, "refuse logins over plain TCP (MySQL's require_secure_transport)")
+	fs.IntVar(&c.maxAllowedPacket, "max-allowed-packet", 64<<20, "largest client packet in bytes; a client sending more is disconnected with error 1153")
+	fs.DurationVar(&c.waitTimeout, "wait-timeout", 8*time.Hour, "close client connections idle this long (MySQL's wait_timeout)")
+}
+
+// apply completes a wire.Config with the client options.
+func (c *clientOptions) apply(cfg *wire.Config, log *slog.Logger) error {
+	cfg.DefaultAuthPlugin = c.authPlugin
+	cfg.RequireTLS = c.requireTLS
+	cfg.MaxAllowedPacket = c.maxAllowedPacket
+	cfg.IdleTimeout = c.waitTimeout
+	if c.waitTimeout <= 0 {
+		return errors.New("--wait-timeout must be positive")
+	}
+	if c.maxAllowedPacket < 1024 {
+		return errors.New("--max-allowed-packet must be at least 1024")
+	}
+	if c.usersFile != "" || c.rootPassword != "" {
+		users := wire.NewUsers()
+		if c.usersFile != "" {
+			if err := readUsersFile(c.usersFile, users, log); err != nil {
+				return err
+			}
+		}
+		if c.rootPassword != "" {
+			if err := users.Add("root", c.rootPassword); err != nil {
+				return err
+			}
+		}
+		cfg.Users = users
+		log.Info("MySQL accounts configured", "users", users.Names())
+	}
+	switch {
+	case c.tlsCert != "" && c.tlsKey != "":
+		cert, err := tls.LoadX509KeyPair(c.tlsCert, c.tlsKey)
+		if err != nil {
+			return fmt.Errorf("--tls-cert/--tls-key: %w", err)
+		}
+		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	case c.tlsCert != "" || c.tlsKey != "":
+		return errors.New("--tls-cert and --tls-key go together")
+	}
+	return cfg.Validate()
+}
+
+// readUsersFile adds the accounts of a users file: 'user:password' lines,
+// the password being everything after the first colon; blank lines and
+// lines starting with '#' are skipped. Errors name the line, never its
+// content.
+func readUsersFile(path string, users *wire.Users, log *slog.Logger) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("--users-file: %w", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		log.Warn("users file is readable by other users; chmod 600 it", "path", path)
+	}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimRight(sc.Text(), "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		user, password, ok := strings.Cut(line, ":")
+		if !ok {
+			return fmt.Errorf("--users-file %s line %d: want user:password", path, n)
+		}
+		if err := users.Add(strings.TrimSpace(user), password); err != nil {
+			return fmt.Errorf("--users-file %s line %d: %w", path, n, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("--users-file %s: %w", path, err)
+	}
+	if users.Len() == 0 {
+		return fmt.Errorf("--users-file %s has no accounts", path)
+	}
+	return nil
+}

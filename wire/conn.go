@@ -1,0 +1,214 @@
+package wire
+
+import (
+	"errors"
+	"io"
+	"net"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+)
+
+// Protocol violations found by clientConn while reading. They end the
+// connection; serveConn tells the client why in MySQL's words first.
+var (
+	errPacketTooLarge = errors.New("wire: client packet over max_allowed_packet")
+	errEmptyPacket    = errors.New("wire: empty command packet")
+)
+
+// maxFrame is the largest payload of one protocol frame; a frame this long
+// is continued by the next one.
+const maxFrame = 0xffffff
+
+// clientConn is the net.Conn go-mysql's server.Conn reads and writes, over
+// the client's TCP or TLS connection. It does three things go-mysql cannot:
+//
+//   - replay: ticketd runs the connection phase itself (see connect); then
+//     go-mysql's own handshake is fed a canned response from memory and
+//     its handshake packets are discarded, so go-mysql starts its command
+//     phase on an authenticated connection;
+//   - it follows the client's packet framing and refuses a packet over
+//     max_allowed_packet (joined frames included, and the total of
+//     COM_STMT_SEND_LONG_DATA chunks) before go-mysql allocates for it, and
+//     an empty command packet, on which go-mysql's dispatch would index
+//     out of range;
+//   - it drops one reply go-mysql writes after a handler already wrote its
+//     own (COM_STATISTICS answers a bare string, not the OK go-mysql
+//     writes for every HandleOtherCommand).
+//
+// It also keeps writes bounded by a deadline, so a client that stops
+// reading cannot hold a goroutine forever.
+type clientConn struct {
+	net.Conn
+
+	replay    []byte // canned handshake response not yet read
+	replaying bool
+
+	limit int // max_allowed_packet; 0: no framing checks
+
+	// Framing state of the bytes read so far.
+	hdr       [4]byte
+	hdrN      int  // header bytes seen of the current frame
+	remain    int  // payload bytes left in the current frame
+	size      int  // payload bytes of the current packet, frames joined
+	cont      bool // the current frame is full: the packet goes on
+	atCmd     bool // the next payload byte is a command byte
+	longData  int  // COM_STMT_SEND_LONG_DATA bytes since the last execute
+	allowZero bool // empty packets are legitimate (auth switch responses)
+	seq       byte // sequence id of the last frame header
+	err       error
+
+	dropNext bool // discard the next Write (see dropReply)
+
+	writeTimeout time.Duration
+	writeSet     time.Time // when the write deadline was last moved
+}
+
+func newClientConn(nc net.Conn, replay []byte, limit int, writeTimeout time.Duration) *clientConn {
+	return &clientConn{Conn: nc, replay: replay, replaying: true, limit: limit, writeTimeout: writeTimeout}
+}
+
+// endReplay switches from the canned handshake to the client.
+func (c *clientConn) endReplay() { c.replaying = false }
+
+func (c *clientConn) Read(p []byte) (int, error) {
+	if c.replaying {
+		if len(c.replay) == 0 {
+			return 0, io.EOF
+		}
+		n := copy(p, c.replay)
+		c.replay = c.replay[n:]
+		return n, nil
+	}
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.Conn.Read(p)
+	if c.limit > 0 && n > 0 {
+		n = c.track(p[:n])
+		if c.err != nil && n == 0 {
+			return 0, c.err
+		}
+	}
+	return n, err
+}
+
+// track follows the frames in b, the bytes just read, and returns how many
+// of them may be passed on: on a violation it stops before the offending
+// frame's header, so go-mysql never sees (or allocates for) that frame.
+func (c *clientConn) track(b []byte) int {
+	for i := 0; i < len(b); {
+		if c.hdrN < 4 && c.remain == 0 {
+			c.hdr[c.hdrN] = b[i]
+			c.hdrN++
+			i++
+			if c.hdrN < 4 {
+				continue
+			}
+			c.hdrN = 0
+			n := int(c.hdr[0]) | int(c.hdr[1])<<8 | int(c.hdr[2])<<16
+			c.seq = c.hdr[3]
+			start := c.size == 0 && !c.cont
+			c.size += n
+			if c.size > c.limit {
+				c.err = errPacketTooLarge
+				return max(0, i-4)
+			}
+			if start && n == 0 && !c.allowZero {
+				c.err = errEmptyPacket
+				return max(0, i-4)
+			}
+			c.atCmd = start
+			c.cont = n == maxFrame
+			c.remain = n
+			if n == 0 {
+				c.size = 0
+			}
+			continue
+		}
+		k := min(c.remain, len(b)-i)
+		if c.atCmd {
+			c.atCmd = false
+			if err := c.command(b[i]); err != nil {
+				c.err = err
+				return max(0, i-4)
+			}
+		}
+		i += k
+		c.remain -= k
+		if c.remain == 0 && !c.cont {
+			c.size = 0
+		}
+	}
+	return len(b)
+}
+
+// command accounts for a packet's command byte once its header is known.
+func (c *clientConn) command(cmd byte) error {
+	switch cmd {
+	case mysql.COM_STMT_SEND_LONG_DATA:
+		// go-mysql appends every chunk to the parameter without bound;
+		// MySQL bounds a parameter's long data by max_allowed_packet.
+		c.longData += c.size
+		if c.longData > c.limit {
+			return errPacketTooLarge
+		}
+	case mysql.COM_STMT_EXECUTE, mysql.COM_STMT_RESET, mysql.COM_STMT_CLOSE, mysql.COM_RESET_CONNECTION:
+		c.longData = 0
+	}
+	return nil
+}
+
+// betweenPackets reports whether the client is not in the middle of
+// sending a packet (for telling an idle timeout from a stalled upload).
+func (c *clientConn) betweenPackets() bool {
+	return c.hdrN == 0 && c.remain == 0 && !c.cont
+}
+
+// dropReply discards the next packet go-mysql writes: a handler that wrote
+// its command's reply itself calls it before returning. go-mysql writes
+// the OK it then sends in one Write call (writeOK builds one small packet).
+func (c *clientConn) dropReply() { c.dropNext = true }
+
+func (c *clientConn) Write(p []byte) (int, error) {
+	if c.replaying {
+		return len(p), nil
+	}
+	if c.dropNext {
+		c.dropNext = false
+		return len(p), nil
+	}
+	if c.writeTimeout > 0 {
+		// Moving the deadline on every write costs a timer update per
+		// packet; moving it when half of it is used keeps every write
+		// at least writeTimeout/2 from its deadline for far less.
+		if now := time.Now(); now.Sub(c.writeSet) > c.writeTimeout/2 {
+			c.writeSet = now
+			_ = c.Conn.SetWriteDeadline(now.Add(c.writeTimeout))
+		}
+	}
+	return c.Conn.Write(p)
+}
+
+// writeRaw writes one packet straight to the client, outside go-mysql (for
+// the last words before closing a connection).
+func (c *clientConn) writeRaw(seq byte, payload []byte) error {
+	pkt := make([]byte, 4, 4+len(payload))
+	pkt[0], pkt[1], pkt[2], pkt[3] = byte(len(payload)), byte(len(payload)>>8), byte(len(payload)>>16), seq
+	pkt = append(pkt, payload...)
+	_ = c.Conn.SetWriteDeadline(time.Now().Add(time.Second))
+	_, err := c.Conn.Write(pkt)
+	return err
+}
+
+// errPayload is an ERR packet's payload.
+func errPayload(e *mysql.MyError) []byte {
+	b := make([]byte, 0, 9+len(e.Message))
+	b = append(b, mysql.ERR_HEADER, byte(e.Code), byte(e.Code>>8), '#')
+	state := e.State
+	if len(state) != 5 {
+		state = "HY000"
+	}
+	b = append(b, state...)
+	return append(b, e.Message...)
+}
