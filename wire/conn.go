@@ -68,6 +68,11 @@ func newClientConn(nc net.Conn, replay []byte, limit int, writeTimeout time.Dura
 	return &clientConn{Conn: nc, replay: replay, replaying: true, limit: limit, writeTimeout: writeTimeout}
 }
 
+// Close leaves the connection open: go-mysql closes it on any read error,
+// before serveConn could tell the client why (farewell). serveConn closes
+// the client's connection itself when it returns.
+func (c *clientConn) Close() error { return nil }
+
 // endReplay switches from the canned handshake to the client.
 func (c *clientConn) endReplay() { c.replaying = false }
 

@@ -103,6 +103,7 @@ type Server struct {
 	lastID    atomic.Uint32 // connection ids handed out
 	questions atomic.Uint64 // statements received (COM_STATISTICS)
 	panics    atomic.Int64  // handler panics recovered (tests and fuzzing check it)
+	onPanic   func(v any, stack string)
 
 	ctx    context.Context // ends on Close: statements stop waiting
 	cancel context.CancelFunc
@@ -262,26 +263,49 @@ func (s *Server) serveConn(nc net.Conn) {
 				_ = nc.SetReadDeadline(now.Add(s.cfg.IdleTimeout))
 			}
 		}
-		if err := c.HandleCommand(); err != nil {
-			s.farewell(cc, err)
+		err, panicked := s.handleCommand(c)
+		if err != nil || panicked {
+			// go-mysql formats the read error into its own, so an idle
+			// timeout is recognised by the clock.
+			idle := s.cfg.IdleTimeout > 0 && !time.Now().Before(readSet.Add(s.cfg.IdleTimeout))
+			s.farewell(cc, err, idle, panicked)
 			return
 		}
 	}
 }
 
+// handleCommand runs one command. A panic while handling it costs the
+// client its connection: go-mysql v1.16.0 itself panics on some malformed
+// packets (a COM_STMT_EXECUTE whose length-encoded parameter is cut off
+// indexes past the packet).
+func (s *Server) handleCommand(c *server.Conn) (err error, panicked bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = true
+			stack := string(debug.Stack())
+			s.panics.Add(1)
+			if s.onPanic != nil {
+				s.onPanic(r, stack)
+			}
+			s.log.Warn("malformed command: handler panicked; connection closed", "remote", c.RemoteAddr().String(),
+				"panic", fmt.Sprint(r), "stack", stack)
+		}
+	}()
+	return c.HandleCommand(), false
+}
+
 // farewell tells a client why its connection ends, when it ends for a
 // reason MySQL would name: a packet too large, a malformed packet, or
 // inactivity.
-func (s *Server) farewell(cc *clientConn, err error) {
+func (s *Server) farewell(cc *clientConn, err error, idle, panicked bool) {
 	var e *mysql.MyError
 	seq := cc.seq + 1
-	var ne net.Error
 	switch {
 	case errors.Is(cc.err, errPacketTooLarge):
 		e = &mysql.MyError{Code: mysql.ER_NET_PACKET_TOO_LARGE, State: "08S01", Message: "Got a packet bigger than 'max_allowed_packet' bytes"}
-	case errors.Is(cc.err, errEmptyPacket):
+	case errors.Is(cc.err, errEmptyPacket), panicked:
 		e = &mysql.MyError{Code: mysql.ER_MALFORMED_PACKET, State: "08S01", Message: "Malformed communication packet."}
-	case errors.As(err, &ne) && ne.Timeout() && cc.betweenPackets():
+	case idle && cc.betweenPackets():
 		// MySQL 8.0.24+ sends this unasked, with sequence 0, before
 		// closing an idle connection; clients report it on next use.
 		e = &mysql.MyError{Code: 4031, State: "HY000", Message: "The client was disconnected by the server because of inactivity. See wait_timeout and interactive_timeout for configuring this behavior."}

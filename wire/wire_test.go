@@ -47,10 +47,25 @@ func (m *memRepl) View(fn func(ticket.Store) error) error {
 // prefix for go-sql-driver.
 func startServer(t testing.TB) string {
 	t.Helper()
+	addr, _ := startServerWith(t, Config{})
+	return fmt.Sprintf("root@tcp(%s)/", addr)
+}
+
+// startServerWith runs a wire.Server with cfg over an in-memory store and
+// returns its address. At the end of the test it checks that no handler
+// panicked (serveConn turns a panic into a closed connection).
+func startServerWith(t testing.TB, cfg Config) (string, *Server) {
+	t.Helper()
 	repl := &memRepl{st: ticket.NewMemStore()}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := ticket.NewService(repl, repl, ticket.Config{}, log)
-	srv := New(svc, Config{Logger: log})
+	if cfg.Logger == nil {
+		cfg.Logger = log
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	srv := New(svc, cfg)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -60,8 +75,11 @@ func startServer(t testing.TB) string {
 		ln.Close()
 		srv.Close()
 		svc.Close()
+		if n := srv.panics.Load(); n > 0 {
+			t.Errorf("%d connection handlers panicked", n)
+		}
 	})
-	return fmt.Sprintf("root@tcp(%s)/", ln.Addr())
+	return ln.Addr().String(), srv
 }
 
 func open(t testing.TB, dsn string) *sql.DB {
