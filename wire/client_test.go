@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,7 +34,11 @@ const rawClientCaps = mysql.CLIENT_LONG_PASSWORD | mysql.CLIENT_PROTOCOL_41 | my
 // dialRaw connects and reads the server's greeting.
 func dialRaw(t testing.TB, addr string) *rawClient {
 	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	network := "tcp"
+	if strings.HasPrefix(addr, "/") {
+		network = "unix"
+	}
+	nc, err := net.DialTimeout(network, addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,6 +56,16 @@ func startServer(t testing.TB) string {
 // panicked (serveConn turns a panic into a closed connection).
 func startServerWith(t testing.TB, cfg Config) (string, *Server) {
 	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startServerOn(t, cfg, ln)
+}
+
+// startServerOn is startServerWith on a given listener.
+func startServerOn(t testing.TB, cfg Config, ln net.Listener) (string, *Server) {
+	t.Helper()
 	repl := &memRepl{st: ticket.NewMemStore()}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := ticket.NewService(repl, repl, ticket.Config{}, log)
@@ -66,10 +76,6 @@ func startServerWith(t testing.TB, cfg Config) (string, *Server) {
 		t.Fatal(err)
 	}
 	srv := New(svc, cfg)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	go func() { _ = srv.Serve(context.Background(), ln) }()
 	t.Cleanup(func() {
 		ln.Close()
