@@ -40,3 +40,18 @@ bench:
 
 clean:
 	rm -rf bin ticketd-data
+
+# Fuzzing (issue 5): each target for FUZZTIME (go test -fuzztime syntax:
+# 30s, 2m, 100000x). CI runs it briefly; run it longer by hand, e.g.
+# make fuzz FUZZTIME=10m. Failing inputs land in */testdata/fuzz/.
+FUZZTIME ?= 30s
+.PHONY: fuzz compat
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./sql
+	$(GO) test -run '^$$' -fuzz '^FuzzPackets$$' -fuzztime $(FUZZTIME) ./wire
+	$(GO) test -run '^$$' -fuzz '^FuzzHandshakeParse$$' -fuzztime $(FUZZTIME) ./wire
+
+# Real MySQL clients against a fresh ticketd, one PASS/FAIL line each.
+# Installs nothing: .ci/run installs the Debian packages and npm modules.
+compat: build
+	./integration/compat/run.sh ./$(BIN)

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -32,6 +33,8 @@ const maxFrame = 0xffffff
 //     COM_STMT_SEND_LONG_DATA chunks) before go-mysql allocates for it, and
 //     an empty command packet, on which go-mysql's dispatch would index
 //     out of range;
+//   - it completes COM_STMT_EXECUTE packets that leave out the parameter
+//     types of a re-execution (see fixExecute);
 //   - it drops one reply go-mysql writes after a handler already wrote its
 //     own (COM_STATISTICS answers a bare string, not the OK go-mysql
 //     writes for every HandleOtherCommand).
@@ -58,6 +61,14 @@ type clientConn struct {
 	seq       byte // sequence id of the last frame header
 	err       error
 
+	out     []byte // bytes for go-mysql, in order
+	outBuf  []byte // out's storage, reused
+	hold    []byte // a command packet held back (fixExecute)
+	holding bool
+
+	params map[uint32]int    // parameter count per prepared statement id
+	types  map[uint32][]byte // the parameter types last sent per statement id
+
 	dropNext bool // discard the next Write (see dropReply)
 
 	writeTimeout time.Duration
@@ -65,7 +76,10 @@ type clientConn struct {
 }
 
 func newClientConn(nc net.Conn, replay []byte, limit int, writeTimeout time.Duration) *clientConn {
-	return &clientConn{Conn: nc, replay: replay, replaying: true, limit: limit, writeTimeout: writeTimeout}
+	c := &clientConn{Conn: nc, replay: replay, replaying: true, limit: limit, writeTimeout: writeTimeout}
+	c.outBuf = make([]byte, 0, 512)
+	c.out = c.outBuf
+	return c
 }
 
 // Close leaves the connection open: go-mysql closes it on any read error,
@@ -85,25 +99,37 @@ func (c *clientConn) Read(p []byte) (int, error) {
 		c.replay = c.replay[n:]
 		return n, nil
 	}
-	if c.err != nil {
-		return 0, c.err
+	if c.limit <= 0 {
+		return c.Conn.Read(p)
 	}
-	n, err := c.Conn.Read(p)
-	if c.limit > 0 && n > 0 {
-		n = c.track(p[:n])
-		if c.err != nil && n == 0 {
+	for len(c.out) == 0 {
+		if c.err != nil {
 			return 0, c.err
 		}
+		// p is go-mysql's read buffer: read into it, then queue what may
+		// pass (all of it, but for held or refused packets) in c.out.
+		n, err := c.Conn.Read(p)
+		c.feed(p[:n])
+		if err != nil && len(c.out) == 0 {
+			return 0, err
+		}
 	}
-	return n, err
+	n := copy(p, c.out)
+	c.out = c.out[n:]
+	if len(c.out) == 0 {
+		c.out = c.outBuf[:0]
+	}
+	return n, nil
 }
 
-// track follows the frames in b, the bytes just read, and returns how many
-// of them may be passed on: on a violation it stops before the offending
-// frame's header, so go-mysql never sees (or allocates for) that frame.
-func (c *clientConn) track(b []byte) int {
+// feed follows the frames in b, the bytes just read, and queues them in
+// c.out for go-mysql. On a violation it stops before the offending frame,
+// so go-mysql never sees (or allocates for) it. A one-frame command packet
+// is held back until its command byte shows whether it is a
+// COM_STMT_EXECUTE to complete (see fixExecute).
+func (c *clientConn) feed(b []byte) {
 	for i := 0; i < len(b); {
-		if c.hdrN < 4 && c.remain == 0 {
+		if c.remain == 0 {
 			c.hdr[c.hdrN] = b[i]
 			c.hdrN++
 			i++
@@ -117,15 +143,21 @@ func (c *clientConn) track(b []byte) int {
 			c.size += n
 			if c.size > c.limit {
 				c.err = errPacketTooLarge
-				return max(0, i-4)
+				return
 			}
 			if start && n == 0 && !c.allowZero {
 				c.err = errEmptyPacket
-				return max(0, i-4)
+				return
 			}
 			c.atCmd = start
 			c.cont = n == maxFrame
 			c.remain = n
+			if start && !c.cont && n > 0 {
+				c.hold = append(c.hold[:0], c.hdr[:]...)
+				c.holding = true
+			} else {
+				c.out = append(c.out, c.hdr[:]...)
+			}
 			if n == 0 {
 				c.size = 0
 			}
@@ -136,16 +168,87 @@ func (c *clientConn) track(b []byte) int {
 			c.atCmd = false
 			if err := c.command(b[i]); err != nil {
 				c.err = err
-				return max(0, i-4)
+				return
 			}
+			if b[i] != mysql.COM_STMT_EXECUTE {
+				c.out = append(c.out, c.hold...)
+				c.holding = false
+			}
+		}
+		if c.holding {
+			c.hold = append(c.hold, b[i:i+k]...)
+		} else {
+			c.out = append(c.out, b[i:i+k]...)
 		}
 		i += k
 		c.remain -= k
 		if c.remain == 0 && !c.cont {
 			c.size = 0
+			if c.holding {
+				c.holding = false
+				c.out = append(c.out, c.fixExecute(c.hold)...)
+			}
 		}
 	}
-	return len(b)
+}
+
+// prepared records a prepared statement's parameter count: fixExecute
+// needs it to find the parameter types in an execute packet. go-mysql
+// numbers statements 1, 2, ... per connection, one per COM_STMT_PREPARE.
+func (c *clientConn) prepared(id uint32, params int) {
+	if c.params == nil {
+		c.params = map[uint32]int{}
+	}
+	c.params[id] = params
+}
+
+// fixExecute completes a COM_STMT_EXECUTE packet (with its header). A
+// client executing a statement again with the same parameter types may
+// leave them out (new-params-bound flag 0: mysqlnd, libmysqlclient,
+// DBD::mysql do); go-mysql v1.16.0 then ignores the parameter values and
+// passes every parameter as NULL. The types of the last execute that had
+// them are put back in.
+func (c *clientConn) fixExecute(pkt []byte) []byte {
+	p := pkt[4:]
+	if len(p) < 10 {
+		return pkt
+	}
+	id := binary.LittleEndian.Uint32(p[1:])
+	n := c.params[id]
+	if n == 0 {
+		return pkt
+	}
+	m := (n + 7) / 8
+	if len(p) < 11+m {
+		return pkt
+	}
+	if c.types == nil {
+		c.types = map[uint32][]byte{}
+	}
+	switch p[10+m] {
+	case 1:
+		if len(p) >= 11+m+2*n {
+			c.types[id] = append(c.types[id][:0], p[11+m:11+m+2*n]...)
+		}
+		return pkt
+	case 0:
+		t := c.types[id]
+		if t == nil {
+			return pkt
+		}
+		fixed := make([]byte, 0, len(pkt)+len(t))
+		fixed = append(fixed, pkt[:4+10+m]...)
+		fixed = append(fixed, 1)
+		fixed = append(fixed, t...)
+		fixed = append(fixed, p[11+m:]...)
+		l := len(fixed) - 4
+		if l >= maxFrame {
+			return pkt
+		}
+		fixed[0], fixed[1], fixed[2] = byte(l), byte(l>>8), byte(l>>16)
+		return fixed
+	}
+	return pkt
 }
 
 // command accounts for a packet's command byte once its header is known.

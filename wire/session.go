@@ -29,6 +29,8 @@ type session struct {
 	secure bool   // the connection is TLS
 	quit   bool   // close the connection after this command
 
+	prepares uint32 // COM_STMT_PREPAREs so far: the last statement's id
+
 	ts       *ticket.Session
 	db       string
 	setVars  map[string]any // session values set by the client
@@ -170,6 +172,8 @@ type prepared struct {
 
 // HandleStmtPrepare handles COM_STMT_PREPARE.
 func (s *session) HandleStmtPrepare(query string) (int, int, any, error) {
+	// go-mysql numbers this statement s.prepares, failed or not.
+	s.prepares++
 	plans, err := s.srv.plans.Parse(query)
 	if err != nil {
 		return 0, 0, nil, myErr(err)
@@ -178,7 +182,11 @@ func (s *session) HandleStmtPrepare(query string) (int, int, any, error) {
 		return 0, 0, nil, &mysql.MyError{Code: ticket.ErrParse, State: "42000",
 			Message: "You have an error in your SQL syntax; a prepared statement holds one statement"}
 	}
-	return sql.ParamCount(plans[0]), s.columnCount(plans[0]), &prepared{plan: plans[0]}, nil
+	n := sql.ParamCount(plans[0])
+	if s.cc != nil {
+		s.cc.prepared(s.prepares, n)
+	}
+	return n, s.columnCount(plans[0]), &prepared{plan: plans[0]}, nil
 }
 
 // columnCount is the number of result columns a prepared statement
