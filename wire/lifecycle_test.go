@@ -295,3 +295,57 @@ func TestVanishingClient(t *testing.T) {
 	c.write([]byte{mysql.COM_QUIT})
 	c.expectClosed()
 }
+
+// TestPreparedReexecute executes a prepared statement again without
+// re-sending the parameter types, as mysqlnd and DBD::mysql do, and checks
+// the prepare response's column labels.
+func TestPreparedReexecute(t *testing.T) {
+	c, _ := rawSession(t, Config{})
+	b, err := c.command(mysql.COM_STMT_PREPARE, []byte("REPLACE INTO Tickets64 (stub) VALUES (?)"))
+	if err != nil || b[0] != 0 {
+		t.Fatalf("prepare: %q %v", b, err)
+	}
+	id := binary.LittleEndian.Uint32(b[1:])
+	for b[0] != mysql.EOF_HEADER {
+		b = c.mustRead()
+	}
+	exec := func(withTypes bool, stub byte) []byte {
+		p := binary.LittleEndian.AppendUint32(nil, id)
+		p = append(p, 0, 1, 0, 0, 0, 0) // flags, iteration count, NULL bitmap
+		if withTypes {
+			p = append(p, 1, mysql.MYSQL_TYPE_VAR_STRING, 0)
+		} else {
+			p = append(p, 0)
+		}
+		p = append(p, 1, stub)
+		b, err := c.command(mysql.COM_STMT_EXECUTE, p)
+		if err != nil || !isOK(b) {
+			t.Fatalf("execute (types %v): %v %v", withTypes, err, replyErr(b))
+		}
+		return b
+	}
+	exec(true, 'a')
+	exec(false, 'b')
+	exec(false, 'c')
+	if v := mustQuery(t, c, "SELECT id FROM Tickets64 WHERE stub = 'c'"); v != "3" {
+		t.Fatalf("id of c %q, want 3: the re-executions lost their parameter", v)
+	}
+	// The prepare response labels the columns.
+	b, _ = c.command(mysql.COM_STMT_PREPARE, []byte("SELECT id AS ticket, stub FROM Tickets64 WHERE stub = ?"))
+	var names []string
+	for eofs := 0; eofs < 2; {
+		if b = c.mustRead(); b[0] == mysql.EOF_HEADER {
+			eofs++
+			continue
+		}
+		r := reader{b: b}
+		var f [5][]byte
+		for i := range f {
+			f[i], _ = r.lenencBytes()
+		}
+		names = append(names, string(f[4]))
+	}
+	if strings.Join(names, ",") != "?,ticket,stub" {
+		t.Fatalf("prepare response labels %q", names)
+	}
+}

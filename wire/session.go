@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
+	"github.com/go-mysql-org/go-mysql/stmt"
 
 	"github.com/ticketd/ticketd/sql"
 	"github.com/ticketd/ticketd/ticket"
@@ -30,6 +31,7 @@ type session struct {
 	quit   bool   // close the connection after this command
 
 	prepares uint32 // COM_STMT_PREPAREs so far: the last statement's id
+	stmts    map[uint32]*prepared
 
 	ts       *ticket.Session
 	db       string
@@ -165,12 +167,16 @@ func (s *session) HandleQuery(query string) (*mysql.Result, error) {
 	return s.run(plans[len(plans)-1], nil, false)
 }
 
-// prepared is the context of a server-side prepared statement.
+// prepared is a server-side prepared statement.
 type prepared struct {
 	plan sql.Plan
 }
 
-// HandleStmtPrepare handles COM_STMT_PREPARE.
+// HandleStmtPrepare handles COM_STMT_PREPARE. Its context is go-mysql's
+// *stmt.PreparedStmt, the one type whose column definitions go-mysql sends
+// in the prepare response (otherwise it sends nameless ones, and clients
+// that label rows from them, as Ruby's mysql2, get "" for every column);
+// its ID is the key of the statement in s.stmts.
 func (s *session) HandleStmtPrepare(query string) (int, int, any, error) {
 	// go-mysql numbers this statement s.prepares, failed or not.
 	s.prepares++
@@ -186,25 +192,49 @@ func (s *session) HandleStmtPrepare(query string) (int, int, any, error) {
 	if s.cc != nil {
 		s.cc.prepared(s.prepares, n)
 	}
-	return n, s.columnCount(plans[0]), &prepared{plan: plans[0]}, nil
+	cols := s.columnDefs(plans[0])
+	if s.stmts == nil {
+		s.stmts = map[uint32]*prepared{}
+	}
+	s.stmts[s.prepares] = &prepared{plan: plans[0]}
+	return n, len(cols), &stmt.PreparedStmt{ID: s.prepares, Params: n, Columns: len(cols), RawColumnFields: cols}, nil
 }
 
-// columnCount is the number of result columns a prepared statement
-// announces; clients use the execute response's own column list.
-func (s *session) columnCount(p sql.Plan) int {
+// columnDefs are the column definitions a prepared statement announces:
+// the labels its result will have. Clients read the rows' types from the
+// execute response's own definitions.
+func (s *session) columnDefs(p sql.Plan) [][]byte {
 	sel, ok := p.(*sql.Select)
 	if !ok {
-		return 0
+		return nil
 	}
-	n := 0
+	var defs [][]byte
+	add := func(name string) {
+		defs = append(defs, (&mysql.Field{Name: []byte(name), OrgName: []byte(name)}).Dump())
+	}
 	for _, f := range sel.Fields {
-		if f.Expr.Kind == sql.ExprStar {
-			n += 2
+		if f.Expr.Kind != sql.ExprStar {
+			add(f.Name)
 			continue
 		}
-		n++
+		names := []string{"", ""}
+		if sel.From != nil {
+			db := sel.From.DB
+			if db == "" {
+				db = s.db
+			}
+			if t, err := s.table(db, sel.From.Name); err == nil {
+				names = names[:0]
+				for _, c := range tableColumns(&t.Def) {
+					names = append(names, c.name)
+				}
+			}
+		}
+		for _, n := range names {
+			add(n)
+		}
 	}
-	return n
+	return defs
 }
 
 // HandleStmtExecute handles COM_STMT_EXECUTE. Errors are written here:
@@ -212,8 +242,11 @@ func (s *session) columnCount(p sql.Plan) int {
 // MySQL error code into 1105.
 func (s *session) HandleStmtExecute(ctx any, query string, args []any) (*mysql.Result, error) {
 	s.srv.questions.Add(1)
-	ps, ok := ctx.(*prepared)
-	if !ok {
+	var ps *prepared
+	if st, ok := ctx.(*stmt.PreparedStmt); ok {
+		ps = s.stmts[st.ID]
+	}
+	if ps == nil {
 		return nil, &mysql.MyError{Code: 1243, State: "HY000", Message: "Unknown prepared statement handler given to mysqld_stmt_execute"}
 	}
 	r, err := s.run(ps.plan, args, true)
@@ -237,7 +270,12 @@ func written() *mysql.Result {
 }
 
 // HandleStmtClose handles COM_STMT_CLOSE.
-func (s *session) HandleStmtClose(any) error { return nil }
+func (s *session) HandleStmtClose(ctx any) error {
+	if st, ok := ctx.(*stmt.PreparedStmt); ok {
+		delete(s.stmts, st.ID)
+	}
+	return nil
+}
 
 // HandleFieldList handles COM_FIELD_LIST (the column list of a table).
 func (s *session) HandleFieldList(table string, wildcard string) ([]*mysql.Field, error) {
