@@ -327,6 +327,17 @@ func TestPreparedReexecute(t *testing.T) {
 	exec(true, 'a')
 	exec(false, 'b')
 	exec(false, 'c')
+	defer func() {
+		// COM_RESET_CONNECTION deallocates prepared statements.
+		if b, err := c.command(mysql.COM_RESET_CONNECTION, nil); err != nil || !isOK(b) {
+			t.Fatalf("reset: %q %v", b, err)
+		}
+		p := binary.LittleEndian.AppendUint32(nil, id)
+		b, err := c.command(mysql.COM_STMT_EXECUTE, append(p, 0, 1, 0, 0, 0, 0, 1, mysql.MYSQL_TYPE_VAR_STRING, 0, 1, 'd'))
+		if err != nil || codeOf(replyErr(b)) != 1243 {
+			t.Fatalf("execute after reset: %q %v", b, err)
+		}
+	}()
 	if v := mustQuery(t, c, "SELECT id FROM Tickets64 WHERE stub = 'c'"); v != "3" {
 		t.Fatalf("id of c %q, want 3: the re-executions lost their parameter", v)
 	}

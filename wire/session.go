@@ -59,6 +59,9 @@ func (s *session) attach(c *server.Conn, cc *clientConn) { s.conn, s.cc = c, cc 
 // reset returns the session to a fresh connection's state
 // (COM_RESET_CONNECTION, COM_CHANGE_USER).
 func (s *session) reset() {
+	// MySQL deallocates the session's prepared statements; go-mysql keeps
+	// its records of them, but executing one now answers 1243.
+	clear(s.stmts)
 	s.ts = ticket.NewSession(
 		s.srv.svc.Global(ticket.VarIncrement, 1),
 		s.srv.svc.Global(ticket.VarOffset, 1))
@@ -246,10 +249,11 @@ func (s *session) HandleStmtExecute(ctx any, query string, args []any) (*mysql.R
 	if st, ok := ctx.(*stmt.PreparedStmt); ok {
 		ps = s.stmts[st.ID]
 	}
-	if ps == nil {
-		return nil, &mysql.MyError{Code: 1243, State: "HY000", Message: "Unknown prepared statement handler given to mysqld_stmt_execute"}
+	var r *mysql.Result
+	err := error(&mysql.MyError{Code: 1243, State: "HY000", Message: "Unknown prepared statement handler given to mysqld_stmt_execute"})
+	if ps != nil {
+		r, err = s.run(ps.plan, args, true)
 	}
-	r, err := s.run(ps.plan, args, true)
 	if err != nil {
 		if werr := s.conn.WriteValue(err); werr != nil {
 			return nil, werr
