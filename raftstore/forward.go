@@ -290,18 +290,21 @@ func (f *forwarder) close() {
 
 // call sends one request to the leader at addr and waits for the answer.
 // The error wraps errNotSent when the leader certainly did not get it.
-func (f *forwarder) call(ctx context.Context, addr string, deadline time.Time, kind byte, payload []byte) (byte, []byte, error) {
+// A nil changed never fires.
+func (f *forwarder) call(ctx context.Context, addr string, deadline time.Time, kind byte, payload []byte, changed <-chan struct{}) (byte, []byte, error) {
 	c, err := f.conn(addr)
 	if err != nil {
 		return 0, nil, fmt.Errorf("%w: %w", errNotSent, err)
 	}
-	return c.call(ctx, deadline, kind, payload, f.timeout)
+	return c.call(ctx, deadline, kind, payload, f.timeout, changed)
 }
 
 // propose forwards an encoded batch to the leader and returns its results
 // and the entry's log index.
-func (f *forwarder) propose(ctx context.Context, addr string, deadline time.Time, data []byte) ([]ticket.Result, uint64, error) {
-	status, out, err := f.call(ctx, addr, deadline, fwdPropose, data)
+// The wait ends early, uncertain, when changed fires: the leader it was
+// sent to is no longer the one this node follows.
+func (f *forwarder) propose(ctx context.Context, addr string, deadline time.Time, data []byte, changed <-chan struct{}) ([]ticket.Result, uint64, error) {
+	status, out, err := f.call(ctx, addr, deadline, fwdPropose, data, changed)
 	if err != nil {
 		if errors.Is(err, errNotSent) {
 			return nil, 0, fmt.Errorf("raftstore: forward to %s: %w", addr, err)
@@ -334,7 +337,7 @@ func (f *forwarder) membership(ctx context.Context, addr string, deadline time.T
 	if kind == fwdJoin {
 		payload = appendString(payload, peerAddr)
 	}
-	status, out, err := f.call(ctx, addr, deadline, kind, payload)
+	status, out, err := f.call(ctx, addr, deadline, kind, payload, nil)
 	if err != nil {
 		return fmt.Errorf("raftstore: forward to %s: %w", addr, err)
 	}
@@ -416,7 +419,7 @@ func (c *fconn) readLoop() {
 	}
 }
 
-func (c *fconn) call(ctx context.Context, deadline time.Time, kind byte, payload []byte, ioTimeout time.Duration) (byte, []byte, error) {
+func (c *fconn) call(ctx context.Context, deadline time.Time, kind byte, payload []byte, ioTimeout time.Duration, changed <-chan struct{}) (byte, []byte, error) {
 	ch := make(chan fwdResp, 1)
 	c.mu.Lock()
 	if c.err != nil {
@@ -478,6 +481,9 @@ func (c *fconn) call(ctx context.Context, deadline time.Time, kind byte, payload
 	case <-ctx.Done():
 		unregister()
 		return 0, nil, ctx.Err()
+	case <-changed:
+		unregister()
+		return 0, nil, errors.New("the leader changed while waiting for its answer")
 	case <-t.C:
 		unregister()
 		return 0, nil, errors.New("no answer from the leader")

@@ -66,7 +66,7 @@ func TestForwardConnectionLostIsUncertain(t *testing.T) {
 		readReq(c) // the leader got the batch, and then went away
 	})
 	f := newTestForwarder(t)
-	_, _, err := f.propose(context.Background(), addr, time.Now().Add(time.Second), batch())
+	_, _, err := f.propose(context.Background(), addr, time.Now().Add(time.Second), batch(), nil)
 	if !errors.Is(err, ticket.ErrUncertain) || errors.Is(err, errNotSent) {
 		t.Fatalf("err %v, want ErrUncertain", err)
 	}
@@ -77,7 +77,7 @@ func TestForwardRefusedIsNotSent(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	f := newTestForwarder(t)
-	_, _, err := f.propose(context.Background(), addr, time.Now().Add(time.Second), batch())
+	_, _, err := f.propose(context.Background(), addr, time.Now().Add(time.Second), batch(), nil)
 	if !errors.Is(err, errNotSent) {
 		t.Fatalf("err %v, want errNotSent", err)
 	}
@@ -101,7 +101,7 @@ func TestForwardStatuses(t *testing.T) {
 		for i := range cmds {
 			cmds[i] = replaceCmd("d", "t", "a")
 		}
-		_, _, err := f.propose(context.Background(), addr, time.Now().Add(time.Second), EncodeBatch(nil, cmds))
+		_, _, err := f.propose(context.Background(), addr, time.Now().Add(time.Second), EncodeBatch(nil, cmds), nil)
 		if want == nil {
 			if err == nil || errors.Is(err, ticket.ErrNoQuorum) || errors.Is(err, ticket.ErrUncertain) {
 				t.Errorf("status %d: %v", status[byte(n)], err)
@@ -148,7 +148,7 @@ func TestForwardPipelining(t *testing.T) {
 		wg.Go(func() {
 			cmd := replaceCmd("d", "t", "a")
 			cmd.Values[0][0] = ticket.Value{Kind: ticket.ValInt, Int: int64(1000 + i)}
-			res, index, err := f.propose(context.Background(), addr, time.Now().Add(2*time.Second), EncodeBatch(nil, []ticket.Command{cmd}))
+			res, index, err := f.propose(context.Background(), addr, time.Now().Add(2*time.Second), EncodeBatch(nil, []ticket.Command{cmd}), nil)
 			if err != nil {
 				errs <- err
 				return
@@ -181,7 +181,7 @@ func TestForwardContextCancelIsUncertain(t *testing.T) {
 	f := newTestForwarder(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, _, err := f.propose(ctx, addr, time.Now().Add(time.Second), batch())
+	_, _, err := f.propose(ctx, addr, time.Now().Add(time.Second), batch(), nil)
 	if !errors.Is(err, ticket.ErrUncertain) {
 		t.Fatalf("err %v", err)
 	}
@@ -198,5 +198,26 @@ func TestMuxDropsUnknownProtocol(t *testing.T) {
 	c.SetReadDeadline(time.Now().Add(2 * time.Second))
 	if _, err := c.Read(make([]byte, 1)); err == nil {
 		t.Fatal("connection with unknown first byte stayed open")
+	}
+}
+
+// TestForwardAbandonedOnLeaderChange: a leader that took the batch and
+// went silent must not hold the follower until the deadline once the
+// follower follows someone else; the outcome is uncertain.
+func TestForwardAbandonedOnLeaderChange(t *testing.T) {
+	addr := fakeLeader(t, func(c net.Conn) {
+		readReq(c)
+		time.Sleep(1500 * time.Millisecond)
+	})
+	f := newTestForwarder(t)
+	changed := make(chan struct{})
+	time.AfterFunc(50*time.Millisecond, func() { close(changed) })
+	start := time.Now()
+	_, _, err := f.propose(context.Background(), addr, time.Now().Add(3*time.Second), batch(), changed)
+	if !errors.Is(err, ticket.ErrUncertain) {
+		t.Fatalf("err %v, want ErrUncertain", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("waited %v after the leader changed", d)
 	}
 }

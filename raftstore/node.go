@@ -188,6 +188,43 @@ type Node struct {
 	// handler, when set, runs batches forwarded by followers on the
 	// leader (see SetForwardHandler).
 	handler atomic.Pointer[ForwardHandler]
+
+	// leaderGen is closed and replaced whenever the leader this node
+	// knows changes (or is lost), so that forwards to the old one stop
+	// waiting at once instead of holding batch workers until timeout.
+	lmu       sync.Mutex
+	leaderGen chan struct{}
+}
+
+// leaderChanged returns a channel closed at the next change of leader.
+func (n *Node) leaderChanged() <-chan struct{} {
+	n.lmu.Lock()
+	defer n.lmu.Unlock()
+	return n.leaderGen
+}
+
+// watchLeader follows Raft's leader observations until the node closes.
+func (n *Node) watchLeader() {
+	ch := make(chan raft.Observation, 16)
+	obs := raft.NewObserver(ch, false, func(o *raft.Observation) bool {
+		_, ok := o.Data.(raft.LeaderObservation)
+		return ok
+	})
+	n.raft.RegisterObserver(obs)
+	go func() {
+		defer n.raft.DeregisterObserver(obs)
+		for {
+			select {
+			case <-ch:
+				n.lmu.Lock()
+				close(n.leaderGen)
+				n.leaderGen = make(chan struct{})
+				n.lmu.Unlock()
+			case <-n.closed:
+				return
+			}
+		}
+	}()
 }
 
 // ForwardHandler runs a batch forwarded by a follower on the leader.
@@ -356,6 +393,8 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 	}
 	m.start(n.serveForward)
 	cleanup = append(cleanup, func() { m.Close() })
+	n.leaderGen = make(chan struct{})
+	n.watchLeader()
 
 	if !existing && !cfg.NoBootstrap {
 		conf := raft.Configuration{}
@@ -494,8 +533,8 @@ func (n *Node) propose(ctx context.Context, deadline time.Time, data []byte) ([]
 				return res, index, err
 			}
 			last = err
-		} else if addr, id := n.raft.LeaderWithID(); addr != "" && id != n.id {
-			res, index, err := n.fwd.propose(ctx, string(addr), deadline, data)
+		} else if changed, addr, id := n.currentLeader(); addr != "" && id != n.id {
+			res, index, err := n.fwd.propose(ctx, string(addr), deadline, data, changed)
 			if !errors.Is(err, errNotLeader) && !errors.Is(err, errNotSent) {
 				return res, index, err
 			}
@@ -507,6 +546,14 @@ func (n *Node) propose(ctx context.Context, deadline time.Time, data []byte) ([]
 			return nil, 0, fmt.Errorf("raftstore: propose: %w (last: %v)", ticket.ErrNoQuorum, last)
 		}
 	}
+}
+
+// currentLeader returns the leader with the channel that announces its
+// change, taken first so that no change can slip in between.
+func (n *Node) currentLeader() (<-chan struct{}, raft.ServerAddress, raft.ServerID) {
+	changed := n.leaderChanged()
+	addr, id := n.raft.LeaderWithID()
+	return changed, addr, id
 }
 
 // changesSchema reports commands whose effect later statements read from
@@ -665,13 +712,38 @@ func (n *Node) membershipLocal(kind byte, id, addr string, deadline time.Time) e
 	default:
 		return fmt.Errorf("raftstore: unknown membership change %d", kind)
 	}
-	if err := f.Error(); err != nil {
+	if err := n.waitMembership(f, kind == fwdRemove && raft.ServerID(id) == n.id, deadline); err != nil {
 		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipTransferInProgress) {
 			return fmt.Errorf("%w: %w", errNotLeader, err)
 		}
 		return fmt.Errorf("raftstore: membership change: %w", err)
 	}
 	return nil
+}
+
+// waitMembership waits for a configuration change. A leader that removes
+// itself shuts Raft down once the change commits, and the future is then
+// never answered: its own shutdown is the success it waits for.
+func (n *Node) waitMembership(f raft.IndexFuture, removingSelf bool, deadline time.Time) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+			if removingSelf && n.raft.State() == raft.Shutdown {
+				return nil
+			}
+			if time.Now().After(deadline.Add(forwardGrace)) {
+				return fmt.Errorf("%w: no answer", ticket.ErrUncertain)
+			}
+		case <-n.closed:
+			return ErrClosed
+		}
+	}
 }
 
 // VerifyLeader confirms with a quorum that this node still leads, and

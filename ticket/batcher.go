@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // request is one command waiting for its batch. Requests are pooled: the
@@ -13,7 +14,17 @@ type request struct {
 	res  Result
 	err  error
 	done chan struct{}
+	// state moves from queued to taken (by a worker) or to abandoned (by
+	// a caller whose context ended first): an abandoned request was never
+	// proposed, and its caller can say so.
+	state atomic.Int32
 }
+
+const (
+	queued int32 = iota
+	taken
+	abandoned
+)
 
 // batcher is the group commit: concurrent Exec calls queue their commands,
 // and each of a fixed set of workers takes everything queued (up to
@@ -61,14 +72,19 @@ func (b *batcher) exec(ctx context.Context, c *Command) (Result, error) {
 	select {
 	case <-r.done:
 		res, err := r.res, r.err
-		*r = request{done: r.done}
+		r.cmd, r.res, r.err = nil, Result{}, nil
+		r.state.Store(queued)
 		b.pool.Put(r)
 		return res, err
 	case <-ctx.Done():
-		// The worker still owns r; it is garbage once the worker is done
-		// with it. Whatever the batch did, this caller reports failure,
-		// so an id it may have taken is never handed out.
-		return Result{}, ctx.Err()
+		if r.state.CompareAndSwap(queued, abandoned) {
+			// No worker took it: nothing was proposed.
+			return Result{}, fmt.Errorf("ticket: waited for a batch slot: %w: %w", ErrNoQuorum, ctx.Err())
+		}
+		// The worker owns r; it is garbage once the worker is done with
+		// it. Whatever the batch did, this caller reports failure, so an
+		// id it may have taken is never handed out.
+		return Result{}, fmt.Errorf("ticket: %w: %w", ErrUncertain, ctx.Err())
 	}
 }
 
@@ -108,9 +124,12 @@ func (b *batcher) work() {
 	reqs := make([]*request, 0, b.maxBatch)
 	cmds := make([]Command, 0, b.maxBatch)
 	for {
+		reqs = reqs[:0]
 		select {
 		case r := <-b.queue:
-			reqs = append(reqs[:0], r)
+			if r.state.CompareAndSwap(queued, taken) {
+				reqs = append(reqs, r)
+			}
 		case <-b.stop:
 			return
 		}
@@ -118,10 +137,15 @@ func (b *batcher) work() {
 		for len(reqs) < b.maxBatch {
 			select {
 			case r := <-b.queue:
-				reqs = append(reqs, r)
+				if r.state.CompareAndSwap(queued, taken) {
+					reqs = append(reqs, r)
+				}
 			default:
 				break fill
 			}
+		}
+		if len(reqs) == 0 {
+			continue
 		}
 		cmds = cmds[:0]
 		for _, r := range reqs {

@@ -132,7 +132,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		NoBootstrap:       o.join != "",
 		SnapshotThreshold: o.snapshotThreshold,
 		StateNoSync:       !o.stateFsync,
-		Logger:            log,
+		// A statement may wait in the queue behind one failing proposal
+		// and then fail its own: both must end inside the statement
+		// timeout, so that the client hears "nothing was written" (1290)
+		// rather than "outcome unknown".
+		ApplyTimeout: o.stmtTimeout / 3,
+		Logger:       log,
 	})
 	if err != nil {
 		return fmt.Errorf("raft: %w", err)
