@@ -71,6 +71,12 @@ type clientConn struct {
 
 	dropNext bool // discard the next Write (see dropReply)
 
+	// wbuf collects go-mysql's writes of one reply: it writes every
+	// packet of a result set with its own Write (five for SELECT
+	// LAST_INSERT_ID()), a system call each. The reply goes out in one
+	// write when go-mysql next reads, i.e. when the command is done.
+	wbuf []byte
+
 	writeTimeout time.Duration
 	writeSet     time.Time // when the write deadline was last moved
 }
@@ -98,6 +104,9 @@ func (c *clientConn) Read(p []byte) (int, error) {
 		n := copy(p, c.replay)
 		c.replay = c.replay[n:]
 		return n, nil
+	}
+	if err := c.flush(); err != nil {
+		return 0, err
 	}
 	if c.limit <= 0 {
 		return c.Conn.Read(p)
@@ -286,6 +295,24 @@ func (c *clientConn) Write(p []byte) (int, error) {
 		c.dropNext = false
 		return len(p), nil
 	}
+	c.wbuf = append(c.wbuf, p...)
+	if len(c.wbuf) >= maxBuffered {
+		if err := c.flush(); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+// maxBuffered bounds the reply bytes held before writing (large result
+// sets go out in pieces of about this size).
+const maxBuffered = 64 << 10
+
+// flush writes the buffered reply.
+func (c *clientConn) flush() error {
+	if len(c.wbuf) == 0 {
+		return nil
+	}
 	if c.writeTimeout > 0 {
 		// Moving the deadline on every write costs a timer update per
 		// packet; moving it when half of it is used keeps every write
@@ -295,12 +322,19 @@ func (c *clientConn) Write(p []byte) (int, error) {
 			_ = c.Conn.SetWriteDeadline(now.Add(c.writeTimeout))
 		}
 	}
-	return c.Conn.Write(p)
+	_, err := c.Conn.Write(c.wbuf)
+	if cap(c.wbuf) > maxBuffered {
+		c.wbuf = nil
+	} else {
+		c.wbuf = c.wbuf[:0]
+	}
+	return err
 }
 
 // writeRaw writes one packet straight to the client, outside go-mysql (for
 // the last words before closing a connection).
 func (c *clientConn) writeRaw(seq byte, payload []byte) error {
+	_ = c.flush()
 	pkt := make([]byte, 4, 4+len(payload))
 	pkt[0], pkt[1], pkt[2], pkt[3] = byte(len(payload)), byte(len(payload)>>8), byte(len(payload)>>16), seq
 	pkt = append(pkt, payload...)

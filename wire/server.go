@@ -272,6 +272,8 @@ func (s *Server) serveConn(nc net.Conn) {
 			return
 		}
 	}
+	// The last reply may still be buffered (see clientConn.wbuf).
+	_ = cc.flush()
 }
 
 // handleCommand runs one command. A panic while handling it costs the
