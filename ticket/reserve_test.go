@@ -254,3 +254,34 @@ func TestReservationConcurrent(t *testing.T) {
 		t.Fatalf("only %d allocations succeeded", len(ops))
 	}
 }
+
+// TestExecBatch runs a follower's batch on the leader: REPLACEs of an
+// existing stub come from the range, a new stub goes through Raft, and
+// every id is unique.
+func TestExecBatch(t *testing.T) {
+	svc, _, _ := cachedService(t, 100)
+	first, err := next(t, svc, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds := []Command{replace("a"), replace("b"), replace("a", "a")}
+	res, err := svc.ExecBatch(context.Background(), cmds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[uint64]bool{first: true}
+	for i, r := range res {
+		if r.Err != nil || r.InsertID == 0 {
+			t.Fatalf("command %d: %+v", i, r)
+		}
+		for id := r.InsertID; id < r.InsertID+uint64(len(cmds[i].Values)); id++ {
+			if seen[id] {
+				t.Fatalf("id %d twice", id)
+			}
+			seen[id] = true
+		}
+	}
+	if res[1].Affected != 1 || res[2].Affected != 4 {
+		t.Fatalf("affected rows %d (new stub) and %d (two existing), want 1 and 4", res[1].Affected, res[2].Affected)
+	}
+}

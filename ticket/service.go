@@ -3,6 +3,7 @@ package ticket
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 )
 
@@ -26,6 +27,7 @@ type Config struct {
 // commit and replication, and reads the local replica's state.
 type Service struct {
 	read Reader
+	repl Replicator
 	b    *batcher
 	res  *reservations // nil without Leadership
 	log  *slog.Logger
@@ -46,7 +48,7 @@ func NewService(repl Replicator, read Reader, cfg Config, log *slog.Logger) *Ser
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Service{read: read, b: newBatcher(repl, cfg.Workers, cfg.MaxBatch), log: log}
+	s := &Service{read: read, repl: repl, b: newBatcher(repl, cfg.Workers, cfg.MaxBatch), log: log}
 	if cfg.Leadership != nil {
 		s.res = newReservations(cfg.Leadership, read, cfg.Cache, s.b.exec)
 	}
@@ -121,16 +123,21 @@ func (s *Service) ExecBatch(ctx context.Context, cmds []Command) ([]Result, erro
 		viaRaft = append(viaRaft, i)
 	}
 	if len(viaRaft) > 0 {
-		batch := make([]*Command, len(viaRaft))
+		// The batch is already a group commit (a follower's): it goes to
+		// Raft as one entry, without queueing behind this node's own.
+		batch := make([]Command, len(viaRaft))
 		for j, i := range viaRaft {
-			batch[j] = &cmds[i]
+			batch[j] = cmds[i]
 		}
-		res, err := s.b.execMany(ctx, batch)
-		for _, c := range batch {
-			s.dropRanges(c)
+		res, err := s.repl.Propose(ctx, batch)
+		for j := range batch {
+			s.dropRanges(&batch[j])
 		}
 		if err != nil {
 			return nil, err
+		}
+		if len(res) != len(batch) {
+			return nil, fmt.Errorf("ticket: %d results for %d commands: %w", len(res), len(batch), ErrUncertain)
 		}
 		for j, i := range viaRaft {
 			out[i] = res[j]
