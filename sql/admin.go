@@ -5,7 +5,6 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
-	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 	"github.com/pingcap/tidb/pkg/parser/types"
 )
@@ -205,35 +204,7 @@ func showWhere(e ast.ExprNode) ([]Cond, bool, error) {
 		}
 		return out, len(out) > 1, nil
 	}
-	var out []Cond
-	var join opcode.Op
-	var walk func(e ast.ExprNode) error
-	walk = func(e ast.ExprNode) error {
-		b, ok := unparen(e).(*ast.BinaryOperationExpr)
-		if !ok {
-			return bad
-		}
-		if b.Op == opcode.LogicAnd || b.Op == opcode.LogicOr {
-			if join != 0 && join != b.Op {
-				return unsupported("SHOW with AND and OR in WHERE")
-			}
-			join = b.Op
-			if err := walk(b.L); err != nil {
-				return err
-			}
-			return walk(b.R)
-		}
-		c, err := cond(b, sc)
-		if err != nil {
-			return err
-		}
-		out = append(out, c)
-		return nil
-	}
-	if err := walk(e); err != nil {
-		return nil, false, err
-	}
-	return out, join == opcode.LogicOr, nil
+	return terms(e, sc, true)
 }
 
 func createTable(s *ast.CreateTableStmt) (Plan, error) {

@@ -216,15 +216,27 @@ func limitValue(e ast.ExprNode) (uint64, error) {
 
 // conds turns `a = 1 AND b = 'x'` into its terms.
 func conds(e ast.ExprNode, sc scope) ([]Cond, error) {
+	out, _, err := terms(e, sc, false)
+	return out, err
+}
+
+// terms takes the `column = value` terms of a condition joined by AND,
+// or, when allowOr, joined by OR (not both); or reports whether they were
+// ORed.
+func terms(e ast.ExprNode, sc scope, allowOr bool) ([]Cond, bool, error) {
 	var out []Cond
+	var join opcode.Op
 	var walk func(e ast.ExprNode) error
 	walk = func(e ast.ExprNode) error {
-		e = unparen(e)
-		b, ok := e.(*ast.BinaryOperationExpr)
+		b, ok := unparen(e).(*ast.BinaryOperationExpr)
 		if !ok {
 			return unsupported("WHERE condition other than column = value")
 		}
-		if b.Op == opcode.LogicAnd {
+		if b.Op == opcode.LogicAnd || (allowOr && b.Op == opcode.LogicOr) {
+			if join != 0 && join != b.Op {
+				return unsupported("WHERE with AND and OR")
+			}
+			join = b.Op
 			if err := walk(b.L); err != nil {
 				return err
 			}
@@ -238,9 +250,9 @@ func conds(e ast.ExprNode, sc scope) ([]Cond, error) {
 		return nil
 	}
 	if err := walk(e); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return out, nil
+	return out, join == opcode.LogicOr, nil
 }
 
 // cond is one `column = value` or `value = column` term.
