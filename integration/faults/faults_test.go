@@ -1,0 +1,355 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ticketd/ticketd/integration/harness"
+	"github.com/ticketd/ticketd/integration/netproxy"
+)
+
+// measurement is what one fault cost.
+type measurement struct {
+	kind string
+	// majority: from the fault until every node that kept a majority
+	// served again (0 where no majority was affected).
+	majority time.Duration
+	// gap: the longest time within the fault that some majority node's
+	// clients saw no successful allocation.
+	gap time.Duration
+	// heal: from the heal (restart, SIGCONT, link restored) until every
+	// node served an allocation started after it.
+	heal time.Duration
+	// refused: allocations the minority refused while cut off.
+	refused int
+}
+
+func (m measurement) String() string {
+	return fmt.Sprintf("%-28s majority back %-8v longest gap %-8v all nodes back after heal %-8v minority refusals %d",
+		m.kind, m.majority.Round(time.Millisecond), m.gap.Round(time.Millisecond), m.heal.Round(time.Millisecond), m.refused)
+}
+
+// faultEnv is what a fault needs: the cluster, the load, how long faults
+// last, and the record of pauses (for the hang check).
+type faultEnv struct {
+	ctx context.Context
+	c   *cluster
+	w   *workload
+
+	pauseFor time.Duration // SIGSTOP length; default 3 election timeouts
+	holdFor  time.Duration // partition length; default hold
+	downFor  time.Duration // how long a killed node stays down; default 1s
+
+	mu     sync.Mutex
+	pauses []pauseWindow
+}
+
+func (e *faultEnv) addPause(p pauseWindow) {
+	e.mu.Lock()
+	e.pauses = append(e.pauses, p)
+	e.mu.Unlock()
+}
+
+// TestFaults runs a three-node cluster under a steady load of three
+// clients per node and injects, one after another: kill -9 of the leader,
+// kill -9 of a follower, SIGSTOP of the leader past the election timeout,
+// the leader partitioned from both followers (stalled links), one
+// follower isolated (reset links), and kill -9 of all three. After each
+// it checks the whole history so far, the minority's refusals and the
+// recovery bounds, and logs the measured times. One cluster for all
+// faults keeps the test within `make test`'s budget on a 2-core machine,
+// and checks the invariants across faults too. It runs twice: every id
+// through Raft, and with range reservation (--cache).
+func TestFaults(t *testing.T) {
+	// Both ways of handing out ids: every id through Raft, and range
+	// reservation (--cache), where the leader serves ids from memory and
+	// a stale leader keeping its range would hand out duplicates.
+	for _, mode := range []struct {
+		name string
+		args []string
+	}{
+		{"raft", nil},
+		{"cache", []string{"--cache", "100"}},
+	} {
+		t.Run(mode.name, func(t *testing.T) { runFaults(t, clusterArgs(mode.args...), mode.args != nil) })
+	}
+}
+
+// runFaults runs the fault sequence on a new cluster started with args;
+// cached says ids come from reserved ranges.
+func runFaults(t *testing.T, args []string, cached bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c := startCluster(ctx, t, 3, args)
+	lead, err := settle(ctx, c.hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	createTicketTable(ctx, t, c.hc, lead, "faults")
+	w := newWorkload(t, "faults")
+	for _, n := range c.nodes() {
+		w.run(n, 3)
+	}
+	if _, err := waitServing(w, c.nodes(), time.Now(), 20*time.Second); err != nil {
+		t.Fatalf("before any fault: %v", err)
+	}
+	env := &faultEnv{ctx: ctx, c: c, w: w, pauseFor: 3 * electionTimeout, holdFor: hold, downFor: time.Second}
+
+	faults := []struct {
+		name string
+		run  func(t *testing.T, e *faultEnv, leader *harness.Node) measurement
+	}{
+		{"kill-leader", killLeader},
+		{"kill-follower", killFollower},
+		{"pause-leader", pauseLeader},
+		{"partition-leader", partitionLeader},
+		{"isolate-follower", isolateFollower},
+		{"kill-all", killAll},
+	}
+	var results []measurement
+	for _, f := range faults {
+		// Each fault starts from a healthy cluster with an agreed leader.
+		lead, err := settle(ctx, c.hc)
+		if err != nil {
+			t.Fatalf("before %s: %v", f.name, err)
+		}
+		t.Run(f.name, func(t *testing.T) {
+			m := f.run(t, env, lead)
+			results = append(results, m)
+			t.Logf("%s", m)
+			w.checkClean(t)
+		})
+	}
+	w.halt()
+	dumpHistory(t, w.h)
+	ops := w.h.Ops()
+	for i, o := range slowOps(ops, env.pauses) {
+		if i == 5 {
+			break
+		}
+		t.Errorf("allocation took %v (limit %v) on a node that was not paused: %s",
+			o.Return.Sub(o.Call).Round(time.Millisecond), hangBound, w.h.Format(o))
+	}
+	w.checkClean(t)
+	lead, err = settle(ctx, c.hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// With a cache the row holds the last id written through Raft, not
+	// the last handed out (ticket/reserve.go), so only agreement counts.
+	rowMin := w.h.MaxID()
+	if cached {
+		rowMin = 0
+	}
+	checkReplicasAgree(ctx, t, c.hc, lead, "faults", rowMin)
+	okN, failed := w.h.Counts()
+	var b strings.Builder
+	fmt.Fprintf(&b, "fault summary: %d allocations ok, %d failed (%s), max id %d, slowest ok %v, proxy %+v",
+		okN, failed, w.errorClasses(), w.h.MaxID(), maxLatency(ops).Round(time.Millisecond), c.proxy.Stats())
+	for _, m := range results {
+		fmt.Fprintf(&b, "\n  %s", m)
+	}
+	t.Log(b.String())
+}
+
+// stamp formats a time like the nodes' logs do (UTC), so test events can
+// be lined up with them.
+func stamp(t time.Time) string { return t.UTC().Format("15:04:05.000") }
+
+// killLeader: kill -9 the leader, wait for the others to serve, restart it.
+func killLeader(t *testing.T, e *faultEnv, lead *harness.Node) measurement {
+	return killAndRestart(t, e, lead, "kill -9 leader")
+}
+
+// killFollower: kill -9 a follower; the others should hardly notice.
+func killFollower(t *testing.T, e *faultEnv, lead *harness.Node) measurement {
+	return killAndRestart(t, e, others(e.c.nodes(), lead)[0], "kill -9 follower")
+}
+
+func killAndRestart(t *testing.T, e *faultEnv, victim *harness.Node, kind string) measurement {
+	m := measurement{kind: kind}
+	all := e.c.nodes()
+	rest := others(all, victim)
+	t0 := time.Now()
+	if err := victim.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s killed %s", stamp(t0), victim.ID())
+	d, err := waitServing(e.w, rest, t0, majorityBound)
+	if err != nil {
+		t.Errorf("after kill -9 of %s: %v", victim.ID(), err)
+	}
+	m.majority = d
+	// Let the survivors run on their own for a while (a follower's
+	// absence must not disturb them), then bring the victim back.
+	e.w.sleep(time.Until(t0.Add(e.downFor)))
+	t1 := time.Now()
+	m.gap = longestGap(e.w.h.Ops(), rest, t0, t1)
+	if err := victim.Start(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	h, err := waitServing(e.w, all, t1, healBound)
+	if err != nil {
+		t.Errorf("after restarting %s: %v", victim.ID(), err)
+	}
+	m.heal = h
+	return m
+}
+
+// pauseLeader: SIGSTOP the leader for three election timeouts, so the
+// others elect a new one while the old one's sockets stay open, then
+// SIGCONT it. The old leader wakes up believing it leads; it must not hand
+// out ids from its stale term.
+func pauseLeader(t *testing.T, e *faultEnv, lead *harness.Node) measurement {
+	return pause(t, e, lead, "SIGSTOP leader")
+}
+
+// pauseFollower: SIGSTOP a follower; the others must carry on.
+func pauseFollower(t *testing.T, e *faultEnv, lead *harness.Node) measurement {
+	return pause(t, e, others(e.c.nodes(), lead)[0], "SIGSTOP follower")
+}
+
+func pause(t *testing.T, e *faultEnv, victim *harness.Node, kind string) measurement {
+	m := measurement{kind: fmt.Sprintf("%s %v", kind, e.pauseFor.Round(time.Millisecond))}
+	all := e.c.nodes()
+	rest := others(all, victim)
+	t0 := time.Now()
+	if err := victim.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s paused %s", stamp(t0), victim.ID())
+	d, err := waitServing(e.w, rest, t0, majorityBound)
+	if err != nil {
+		t.Errorf("with %s paused: %v", victim.ID(), err)
+	}
+	m.majority = d
+	e.w.sleep(time.Until(t0.Add(e.pauseFor)))
+	t1 := time.Now()
+	m.gap = longestGap(e.w.h.Ops(), rest, t0, t1)
+	if err := victim.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	e.addPause(pauseWindow{node: victim.ID(), from: t0, to: time.Now()})
+	h, err := waitServing(e.w, all, t1, healBound)
+	if err != nil {
+		t.Errorf("after SIGCONT of %s: %v", victim.ID(), err)
+	}
+	m.heal = h
+	return m
+}
+
+// partitionLeader cuts the leader off from both followers (stalling its
+// links: packets vanish, connections stay open) while its own clients
+// still reach it. The followers must elect a new leader and serve; the
+// old leader must step down and refuse every allocation started after the
+// cut with a MySQL error; after healing it must serve again.
+func partitionLeader(t *testing.T, e *faultEnv, lead *harness.Node) measurement {
+	return partition(t, e, lead, netproxy.Stall, true)
+}
+
+// isolateFollower cuts one follower off from both other nodes, resetting
+// its connections. The majority must carry on; the follower must refuse.
+func isolateFollower(t *testing.T, e *faultEnv, lead *harness.Node) measurement {
+	return partition(t, e, others(e.c.nodes(), lead)[0], netproxy.Reset, false)
+}
+
+// hold is how long a partition lasts: long enough for the majority to
+// elect a leader and for the minority's clients to be refused more than
+// once (each refusal takes up to the statement timeout plus the
+// forwarding grace).
+const hold = 5 * time.Second
+
+func partition(t *testing.T, e *faultEnv, victim *harness.Node, mode netproxy.Mode, wasLeader bool) measurement {
+	kind := "isolate follower"
+	if wasLeader {
+		kind = "partition leader"
+	}
+	m := measurement{kind: fmt.Sprintf("%s (%s)", kind, mode)}
+	all := e.c.nodes()
+	rest := others(all, victim)
+	e.c.proxy.Isolate(victim.ID(), mode)
+	tCut := time.Now()
+	t.Logf("%s isolated %s (%s): %s", stamp(tCut), victim.ID(), mode, e.c.proxy.Cuts())
+	d, err := waitServing(e.w, rest, tCut, majorityBound)
+	if err != nil {
+		t.Errorf("majority %v with %s cut off: %v", ids(rest), victim.ID(), err)
+	}
+	m.majority = d
+	if wasLeader {
+		// The old leader must notice it lost its quorum (leader lease)
+		// and stop calling itself leader, not keep serving a stale term.
+		deadline := time.Now().Add(majorityBound)
+		for {
+			st, err := victim.Status(e.ctx)
+			if err == nil && st.State != "Leader" {
+				t.Logf("old leader %s stepped down after %v (state %s)", victim.ID(), time.Since(tCut).Round(time.Millisecond), st.State)
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("cut-off leader %s still reports %+v after %v", victim.ID(), st, majorityBound)
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	e.w.sleep(time.Until(tCut.Add(e.holdFor)))
+	tHeal := time.Now()
+	e.c.proxy.HealAll()
+	ops := e.w.h.Ops()
+	m.gap = longestGap(ops, rest, tCut, tHeal)
+	m.refused = refusals(t, ops, []*harness.Node{victim}, tCut, tHeal)
+	if m.refused == 0 {
+		t.Errorf("cut-off node %s refused no allocation in %v: its clients saw neither ids nor errors", victim.ID(), e.holdFor)
+	}
+	h, err := waitServing(e.w, all, tHeal, healBound)
+	if err != nil {
+		t.Errorf("after healing %s: %v", victim.ID(), err)
+	}
+	m.heal = h
+	return m
+}
+
+// killAll: kill -9 every node at once, restart them all. Nothing
+// acknowledged may be lost: every id after the restart is above every id
+// before (history.Check), and service resumes.
+func killAll(t *testing.T, e *faultEnv, _ *harness.Node) measurement {
+	m := measurement{kind: "kill -9 all, restart"}
+	all := e.c.nodes()
+	var wg sync.WaitGroup
+	for _, n := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := n.Kill(); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	maxBefore := e.w.h.MaxID()
+	e.w.sleep(e.downFor)
+	t1 := time.Now()
+	for _, n := range all {
+		if err := n.Start(e.ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := waitServing(e.w, all, t1, healBound)
+	if err != nil {
+		t.Errorf("after restarting all: %v", err)
+	}
+	m.heal = h
+	// Durability, stated directly (Check covers it too): the first id
+	// after the restart is above everything acknowledged before.
+	for _, o := range e.w.h.Ops() {
+		if o.OK() && !o.Call.Before(t1) && o.ID <= maxBefore {
+			t.Errorf("after full restart an id %d not above the largest acknowledged before the kill (%d): %s",
+				o.ID, maxBefore, e.w.h.Format(o))
+		}
+	}
+	return m
+}

@@ -1,0 +1,140 @@
+package faults
+
+import (
+	"context"
+	"net/url"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/ticketd/ticketd/integration/harness"
+)
+
+// TestMembership changes the cluster's membership under load: a fourth
+// node joins with --join (through a follower's admin address, which
+// forwards to the leader), a follower is removed with POST /remove sent
+// to the new node, and finally the leader is removed with POST /remove
+// sent to a follower. Allocations must continue on the members through
+// every change, every member must agree on the voter list, the joined
+// node must serve ids above everything handed out before it joined, and
+// a removed node must stop handing out ids.
+func TestMembership(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	hc := harness.StartCluster(ctx, t, 3, harness.Options{Args: clusterArgs()})
+	lead, err := settle(ctx, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	createTicketTable(ctx, t, hc, lead, "members")
+	w := newWorkload(t, "members")
+	for _, n := range hc.Nodes {
+		w.run(n, 2)
+	}
+	if _, err := waitServing(w, hc.Nodes, time.Now(), 20*time.Second); err != nil {
+		t.Fatalf("before any change: %v", err)
+	}
+
+	// Join n4 through a follower.
+	follower := others(hc.Nodes, lead)[0]
+	tJoin := time.Now()
+	n4 := harness.Start(ctx, t, harness.Options{NodeID: "n4", Join: follower.HTTPAddr(), Args: clusterArgs()})
+	t.Logf("n4 joined through %s and is ready after %v", follower.ID(), time.Since(tJoin).Round(time.Millisecond))
+	hc.Nodes = append(hc.Nodes, n4)
+	if err := waitMembers(ctx, hc.Nodes, "n1", "n2", "n3", "n4"); err != nil {
+		t.Fatal(err)
+	}
+	maxBeforeJoin := w.h.MaxID()
+	tServe := time.Now()
+	w.run(n4, 2)
+	if d, err := waitServing(w, []*harness.Node{n4}, tServe, healBound); err != nil {
+		t.Errorf("joined node: %v", err)
+	} else {
+		t.Logf("joined node n4 served its first id %v after its clients started", d.Round(time.Millisecond))
+	}
+	for _, o := range w.h.Ops() {
+		if o.Node == "n4" && o.OK() && o.ID <= maxBeforeJoin {
+			t.Errorf("joined node handed out id %d, not above %d handed out before it joined", o.ID, maxBeforeJoin)
+		}
+	}
+
+	// Remove a follower (one of the original three), asking n4.
+	lead, err = settle(ctx, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := others(hc.Nodes, lead, n4)[0]
+	removeMember(ctx, t, w, hc, n4, victim)
+
+	// Remove the leader, asking a follower. The leader commits its own
+	// removal and steps down; the remaining two elect a new leader.
+	lead, err = settle(ctx, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asker := others(hc.Nodes, lead)[0]
+	d := removeMember(ctx, t, w, hc, asker, lead)
+	t.Logf("after removing the leader %s the remaining nodes %v served again within %v", lead.ID(), ids(hc.Nodes), d.Round(time.Millisecond))
+	if len(hc.Nodes) != 2 {
+		t.Fatalf("%d members left, want 2", len(hc.Nodes))
+	}
+	if _, err := settle(ctx, hc); err != nil {
+		t.Errorf("two-node cluster after removing the leader: %v", err)
+	}
+
+	w.halt()
+	dumpHistory(t, w.h)
+	w.checkClean(t)
+	okN, failed := w.h.Counts()
+	t.Logf("membership: %d allocations ok, %d failed (%s), max id %d", okN, failed, w.errorClasses(), w.h.MaxID())
+}
+
+// removeMember removes victim by POST /remove on asker while the load
+// runs, checks that the others agree on the new voter list and keep
+// serving, and that victim hands out no id once the others have moved
+// on. It drops victim from hc.Nodes and returns how long the others took
+// to serve an allocation started after the removal was requested.
+func removeMember(ctx context.Context, t *testing.T, w *workload, hc *harness.Cluster, asker, victim *harness.Node) time.Duration {
+	t.Helper()
+	rest := others(hc.Nodes, victim)
+	want := ids(rest)
+	sort.Strings(want)
+	t0 := time.Now()
+	if err := adminPost(ctx, asker, "/remove", url.Values{"id": {victim.ID()}}); err != nil {
+		saveGoroutines(ctx, t, victim)
+		t.Fatalf("remove %s via %s: %v", victim.ID(), asker.ID(), err)
+	}
+	t.Logf("removed %s via %s in %v", victim.ID(), asker.ID(), time.Since(t0).Round(time.Millisecond))
+	if err := waitMembers(ctx, rest, want...); err != nil {
+		t.Fatal(err)
+	}
+	d, err := waitServing(w, rest, t0, majorityBound)
+	if err != nil {
+		t.Errorf("after removing %s: %v", victim.ID(), err)
+	}
+	// The removed node no longer receives the log, and the leader stops
+	// replicating to it at once, so it may never hear of its removal: it
+	// notices only when its heartbeat timeout (1-2s) passes without a
+	// leader. Until then it may still forward batches to the leader,
+	// which hands out correct ids; after that it must refuse.
+	w.sleep(5 * time.Second)
+	tWatch := time.Now()
+	w.sleep(2 * time.Second)
+	for _, o := range w.h.Ops() {
+		if o.Node == victim.ID() && o.OK() && !o.Call.Before(tWatch) {
+			t.Errorf("removed node %s handed out id %d %v after its removal: %s",
+				victim.ID(), o.ID, o.Call.Sub(t0).Round(time.Millisecond), w.h.Format(o))
+			break
+		}
+	}
+	if victim.Ready(ctx) {
+		t.Errorf("removed node %s still reports /readyz 200", victim.ID())
+	}
+	w.stopNode(victim.ID())
+	saveGoroutines(ctx, t, victim) // in case it does not stop
+	if err := victim.Stop(); err != nil {
+		t.Errorf("stopping removed node %s: %v", victim.ID(), err)
+	}
+	hc.Nodes = rest
+	return d
+}
