@@ -586,19 +586,9 @@ func (n *Node) proposeLocal(ctx context.Context, deadline time.Time, data []byte
 		return nil, 0, fmt.Errorf("raftstore: propose: %w: deadline passed", ticket.ErrNoQuorum)
 	}
 	f := n.raft.Apply(data, timeout)
-	var err error
-	if ctx.Done() == nil {
-		// Raft resolves the future by itself: committed, or leadership
-		// lost within LeaderLeaseTimeout, or shutdown.
-		err = f.Error()
-	} else {
-		done := make(chan error, 1)
-		go func() { done <- f.Error() }()
-		select {
-		case err = <-done:
-		case <-ctx.Done():
-			return nil, 0, fmt.Errorf("raftstore: propose: %w: %w", ticket.ErrUncertain, ctx.Err())
-		}
+	err := n.await(ctx, f, deadline)
+	if errors.Is(err, errGaveUp) {
+		return nil, 0, fmt.Errorf("raftstore: propose: %w: %w", ticket.ErrUncertain, err)
 	}
 	if err != nil {
 		return nil, 0, applyError(err)
@@ -610,6 +600,45 @@ func (n *Node) proposeLocal(ctx context.Context, deadline time.Time, data []byte
 		return nil, 0, fmt.Errorf("raftstore: propose: %w: committed but not applied: %w", ticket.ErrUncertain, r)
 	default:
 		return nil, 0, fmt.Errorf("raftstore: propose: %w: unexpected response %T", ticket.ErrUncertain, r)
+	}
+}
+
+// errGaveUp marks a wait for a Raft future that ended without its answer.
+var errGaveUp = errors.New("raftstore: gave up waiting for Raft")
+
+// await waits for a Raft future, but not forever: Raft resolves it when
+// the entry commits or leadership is lost, except when Raft shuts down
+// under it (a leader that committed its own removal loses the batch in
+// flight, and its future is never answered; a worker stuck on it would
+// hold up the process's shutdown). The wait also ends with ctx, past the
+// deadline plus the forwarding grace, or when the node closes.
+func (n *Node) await(ctx context.Context, f raft.Future, deadline time.Time) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	limit := time.NewTimer(time.Until(deadline) + forwardGrace)
+	defer limit.Stop()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %w", errGaveUp, ctx.Err())
+		case <-limit.C:
+			return fmt.Errorf("%w: no answer by the deadline", errGaveUp)
+		case <-n.closed:
+			return fmt.Errorf("%w: %w", errGaveUp, ErrClosed)
+		case <-tick.C:
+			if n.raft.State() == raft.Shutdown {
+				select {
+				case err := <-done:
+					return err
+				case <-time.After(100 * time.Millisecond):
+				}
+				return fmt.Errorf("%w: raft shut down", errGaveUp)
+			}
+		}
 	}
 }
 
@@ -725,25 +754,14 @@ func (n *Node) membershipLocal(kind byte, id, addr string, deadline time.Time) e
 // itself shuts Raft down once the change commits, and the future is then
 // never answered: its own shutdown is the success it waits for.
 func (n *Node) waitMembership(f raft.IndexFuture, removingSelf bool, deadline time.Time) error {
-	done := make(chan error, 1)
-	go func() { done <- f.Error() }()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case err := <-done:
-			return err
-		case <-tick.C:
-			if removingSelf && n.raft.State() == raft.Shutdown {
-				return nil
-			}
-			if time.Now().After(deadline.Add(forwardGrace)) {
-				return fmt.Errorf("%w: no answer", ticket.ErrUncertain)
-			}
-		case <-n.closed:
-			return ErrClosed
+	err := n.await(context.Background(), f, deadline)
+	if errors.Is(err, errGaveUp) {
+		if removingSelf && n.raft.State() == raft.Shutdown {
+			return nil
 		}
+		return fmt.Errorf("%w: %w", ticket.ErrUncertain, err)
 	}
+	return err
 }
 
 // VerifyLeader confirms with a quorum that this node still leads, and

@@ -31,6 +31,8 @@ type options struct {
 	logLevel  string
 
 	snapshotThreshold uint64
+	snapshotInterval  time.Duration
+	trailingLogs      uint64
 	stmtTimeout       time.Duration
 	cache             uint64
 	stateFsync        bool
@@ -51,6 +53,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.StringVar(&o.join, "join", "", "admin address (host:port) of a member of a running cluster to join")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "log entries between Raft snapshots")
+	fs.DurationVar(&o.snapshotInterval, "snapshot-interval", 2*time.Minute, "how often Raft checks whether --snapshot-threshold entries have accumulated")
+	fs.Uint64Var(&o.trailingLogs, "trailing-logs", 10240, "log entries kept after a snapshot, so that a briefly lagging follower catches up without one")
 	fs.DurationVar(&o.stmtTimeout, "statement-timeout", 10*time.Second, "how long a statement waits for a leader with a quorum")
 	fs.BoolVar(&o.stateFsync, "state-fsync", false, "fsync the bbolt state file on every batch; off, it is rebuilt from the (always fsynced) Raft log and snapshot at start")
 	o.client.register(fs)
@@ -131,6 +135,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		Peers:             peers,
 		NoBootstrap:       o.join != "",
 		SnapshotThreshold: o.snapshotThreshold,
+		SnapshotInterval:  o.snapshotInterval,
+		TrailingLogs:      o.trailingLogs,
 		StateNoSync:       !o.stateFsync,
 		// A statement may wait in the queue behind one failing proposal
 		// and then fail its own: both must end inside the statement
