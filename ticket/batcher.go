@@ -88,6 +88,37 @@ func (b *batcher) exec(ctx context.Context, c *Command) (Result, error) {
 	}
 }
 
+// execMany queues several commands at once and waits for all of them;
+// they may land in one proposal or several. The first replication error
+// is returned.
+func (b *batcher) execMany(ctx context.Context, cmds []*Command) ([]Result, error) {
+	reqs := make([]*request, len(cmds))
+	for i, c := range cmds {
+		reqs[i] = &request{cmd: c, done: make(chan struct{}, 1)}
+		select {
+		case b.queue <- reqs[i]:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("ticket: queued %d of %d commands: %w", i, len(cmds), ErrUncertain)
+		case <-b.stop:
+			return nil, ErrClosed
+		}
+	}
+	out := make([]Result, len(cmds))
+	var first error
+	for i, r := range reqs {
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("ticket: %w: %w", ErrUncertain, ctx.Err())
+		}
+		out[i] = r.res
+		if r.err != nil && first == nil {
+			first = r.err
+		}
+	}
+	return out, first
+}
+
 func (b *batcher) work() {
 	defer b.wg.Done()
 	reqs := make([]*request, 0, b.maxBatch)
