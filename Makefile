@@ -23,6 +23,8 @@ fmt-check:
 
 test-unit:
 	$(GO) test -race -count=1 $(PKGS_UNIT)
+	# Allocation tests, built without the race detector (it allocates).
+	$(GO) test -count=1 -run 'Alloc' ./sql/...
 
 test-integration:
 	$(GO) test -count=1 -timeout 8m ./integration/...
@@ -30,12 +32,12 @@ test-integration:
 test: fmt-check vet test-unit test-integration
 
 soak:
-	TICKETD_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -timeout 0 -run Soak -v ./integration/...
+	TICKETD_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -tags soak -count=1 -timeout 0 -run '^TestSoak$$' -v ./integration/faults/
 
 # Measurements, not tests: sysbench (apt-get install sysbench) with
 # ../shared/bench/ticket.lua if installed, else cmd/ticketload.
 bench:
-	TICKETD_BENCH_DURATION=$(BENCH_DURATION) $(GO) test -count=1 -timeout 30m -run '^TestBench$$' -v ./integration/ | grep -v '^=== \|^--- \|^\s*bench_test.go'
+	TICKETD_BENCH_DURATION=$(BENCH_DURATION) $(GO) test -tags bench -count=1 -timeout 30m -run '^TestBench$$' -v ./integration/ | grep -v '^=== \|^--- \|^\s*bench_test.go'
 	$(GO) test -run XXX -bench . -benchmem ./ticket/... ./sql/... ./raftstore/... ./wire/...
 
 clean:

@@ -365,9 +365,18 @@ func TestCluster(t *testing.T) {
 
 	// The old leader restarts from its directory and catches up.
 	cfg := c.cfgs[old]
-	ln, err := net.Listen("tcp", cfg.Listener.Addr().String())
+	// The port was just released; another process may hold it for a
+	// moment on a busy machine.
+	var ln net.Listener
+	var err error
+	for try := 0; try < 50; try++ {
+		if ln, err = net.Listen("tcp", cfg.Listener.Addr().String()); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	if err != nil {
-		t.Skipf("cannot rebind %s: %v", cfg.Listener.Addr(), err)
+		t.Fatalf("cannot rebind %s: %v", cfg.Listener.Addr(), err)
 	}
 	cfg.Listener = ln
 	c.nodes[old] = openNode(t, cfg)

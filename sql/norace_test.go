@@ -1,5 +1,0 @@
-//go:build !race
-
-package sql
-
-const raceEnabled = false
