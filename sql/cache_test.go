@@ -153,7 +153,6 @@ func TestCacheConcurrent(t *testing.T) {
 	}
 }
 
-
 func BenchmarkCacheHit(b *testing.B) {
 	c := NewCache(1000)
 	if _, err := c.Parse(multiQuery); err != nil {
