@@ -181,10 +181,19 @@ func argValue(a any) ticket.Value {
 	}
 }
 
+// MaxRowsPerStatement bounds the VALUES tuples of one INSERT or REPLACE.
+// A multi-row REPLACE is ticketd's batch fetch: n consecutive ids (with
+// the session's increment) in one Raft round trip; the bound keeps one
+// Raft entry, and the leader's apply of it, small.
+const MaxRowsPerStatement = 10000
+
 func (s *session) insert(p *sql.Insert, args []any) (*mysql.Result, error) {
 	db, err := s.dbFor(p.Table)
 	if err != nil {
 		return nil, err
+	}
+	if len(p.Rows) > MaxRowsPerStatement {
+		return nil, unsupported("more than " + strconv.Itoa(MaxRowsPerStatement) + " rows in one statement")
 	}
 	c := &ticket.Command{
 		Op: ticket.OpInsert, DB: db, Table: p.Table.Name,

@@ -2,8 +2,12 @@ package wire
 
 import (
 	"context"
+	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/ticketd/ticketd/ticket"
 )
 
 func setupFlickr(t *testing.T, params string) (dsn string) {
@@ -145,4 +149,49 @@ func TestTypeMaximum(t *testing.T) {
 	if got := scalar(t, db, "SELECT id FROM Tickets32"); got != "4294967295" {
 		t.Fatalf("row after failed REPLACE: %s", got)
 	}
+}
+
+// TestBatchFetch: a multi-row REPLACE is one Raft proposal however many
+// rows it has (up to MaxRowsPerStatement), and gives consecutive ids.
+func TestBatchFetch(t *testing.T) {
+	repl := &countingRepl{memRepl: memRepl{st: ticket.NewMemStore()}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, _ := serveRepl(t, Config{}, ln, repl)
+	db := open(t, "root@tcp("+addr+")/")
+	mustExec(t, db, "CREATE DATABASE flickr")
+	mustExec(t, db, "USE flickr")
+	mustExec(t, db, flickrDDL)
+	mustExec(t, db, "REPLACE INTO Tickets64 (stub) VALUES ('a')")
+	q := "REPLACE INTO Tickets64 (stub) VALUES ('a')" + strings.Repeat(",('a')", MaxRowsPerStatement-1)
+	before := repl.proposals.Load()
+	r := mustExec(t, db, q)
+	if n := repl.proposals.Load() - before; n != 1 {
+		t.Fatalf("%d proposals for one multi-row REPLACE", n)
+	}
+	id, _ := r.LastInsertId()
+	aff, _ := r.RowsAffected()
+	if id != 2 || aff != 2*MaxRowsPerStatement {
+		t.Fatalf("id %d affected %d", id, aff)
+	}
+	r = mustExec(t, db, "REPLACE INTO Tickets64 (stub) VALUES ('a')")
+	if next, _ := r.LastInsertId(); next != 2+MaxRowsPerStatement {
+		t.Fatalf("next id %d, want %d: the batch was not consecutive", next, 2+MaxRowsPerStatement)
+	}
+	if _, err := db.Exec(q + ",('a')"); errCode(err) != 1235 {
+		t.Fatalf("over the bound: %v", err)
+	}
+}
+
+// countingRepl counts proposals.
+type countingRepl struct {
+	memRepl
+	proposals atomic.Int64
+}
+
+func (c *countingRepl) Propose(ctx context.Context, cmds []ticket.Command) ([]ticket.Result, error) {
+	c.proposals.Add(1)
+	return c.memRepl.Propose(ctx, cmds)
 }

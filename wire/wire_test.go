@@ -66,7 +66,19 @@ func startServerWith(t testing.TB, cfg Config) (string, *Server) {
 // startServerOn is startServerWith on a given listener.
 func startServerOn(t testing.TB, cfg Config, ln net.Listener) (string, *Server) {
 	t.Helper()
-	repl := &memRepl{st: ticket.NewMemStore()}
+	return serveRepl(t, cfg, ln, &memRepl{st: ticket.NewMemStore()})
+}
+
+// replica is what a test server replicates through: a Replicator that
+// is also the Reader of the state it applies to.
+type replica interface {
+	ticket.Replicator
+	ticket.Reader
+}
+
+// serveRepl is startServerOn over a given replica.
+func serveRepl(t testing.TB, cfg Config, ln net.Listener, repl replica) (string, *Server) {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := ticket.NewService(repl, repl, ticket.Config{}, log)
 	if cfg.Logger == nil {
