@@ -194,7 +194,15 @@ type Node struct {
 	// waiting at once instead of holding batch workers until timeout.
 	lmu       sync.Mutex
 	leaderGen chan struct{}
+
+	// restarted is set when the node started from existing Raft state.
+	restarted bool
 }
+
+// Restarted reports whether the node resumed from existing Raft state
+// rather than starting empty: a member that joined once must not ask to
+// join again on every restart.
+func (n *Node) Restarted() bool { return n.restarted }
 
 // leaderChanged returns a channel closed at the next change of leader.
 func (n *Node) leaderChanged() <-chan struct{} {
@@ -409,6 +417,7 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 		}
 		log.Info("bootstrapped cluster", "members", len(conf.Servers))
 	}
+	n.restarted = existing
 	log.Info("raft node started", "addr", addr, "existing_state", existing, "state_index", fsm.AppliedIndex())
 	return n, nil
 }

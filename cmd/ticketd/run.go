@@ -169,7 +169,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	log.Info("ticketd started", "node_id", o.nodeID, "mysql", mysqlLn.Addr().String(),
 		"http", httpLn.Addr().String(), "raft", node.Addr(), "data_dir", o.dataDir)
 
-	if o.join != "" {
+	if o.join != "" && node.Restarted() {
+		log.Info("resuming from existing state; --join ignored", "join", o.join)
+	} else if o.join != "" {
 		if err := joinCluster(ctx, o.join, o.nodeID, node.Addr()); err != nil {
 			return fmt.Errorf("--join %s: %w", o.join, err)
 		}

@@ -82,6 +82,20 @@ func TestMembership(t *testing.T) {
 		t.Errorf("two-node cluster after removing the leader: %v", err)
 	}
 
+	// A joined node restarts from its own state, with the same flags: it
+	// must not ask to join again, and its --join target may be gone.
+	for _, n := range hc.Nodes {
+		if n != n4 {
+			continue
+		}
+		if err := n4.Restart(ctx); err != nil {
+			t.Fatalf("joined node n4 did not restart with its --join flag: %v", err)
+		}
+		if _, err := settle(ctx, hc); err != nil {
+			t.Errorf("cluster after restarting the joined node: %v", err)
+		}
+	}
+
 	w.halt()
 	dumpHistory(t, w.h)
 	w.checkClean(t)
