@@ -43,7 +43,7 @@ type reservations struct {
 	defCache  uint64
 	verifier  verifier
 	mu        sync.Mutex
-	tables    map[string]*reservation
+	tables    map[tableKey]*reservation
 	maxPerRun uint64
 }
 
@@ -68,11 +68,14 @@ func newReservations(lead Leadership, read Reader, defCache uint64,
 	propose func(context.Context, *Command) (Result, error)) *reservations {
 	return &reservations{
 		lead: lead, read: read, propose: propose, defCache: defCache,
-		verifier: verifier{lead: lead}, tables: map[string]*reservation{},
+		verifier: verifier{lead: lead}, tables: map[tableKey]*reservation{},
 	}
 }
 
-func (rs *reservations) entry(key string) *reservation {
+// tableKey names a table without building a string on the hot path.
+type tableKey struct{ db, table string }
+
+func (rs *reservations) entry(key tableKey) *reservation {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	e := rs.tables[key]
@@ -86,7 +89,7 @@ func (rs *reservations) entry(key string) *reservation {
 // drop invalidates a table's range before an allocation through Raft.
 func (rs *reservations) drop(db, table string) {
 	rs.mu.Lock()
-	e := rs.tables[db+"."+table]
+	e := rs.tables[tableKey{db, table}]
 	rs.mu.Unlock()
 	if e == nil {
 		return
@@ -126,7 +129,7 @@ func (rs *reservations) assign(ctx context.Context, c *Command) (ids []uint64, t
 	if !leader {
 		return nil, 0, false, nil
 	}
-	e := rs.entry(c.DB + "." + c.Table)
+	e := rs.entry(tableKey{c.DB, c.Table})
 	n := uint64(len(c.Values))
 	for {
 		if err := ctx.Err(); err != nil {

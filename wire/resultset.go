@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 )
@@ -60,28 +62,13 @@ func (rs *rowset) typeOf(i int) (typ uint8, flag uint16) {
 }
 
 // result encodes the rowset in the text or binary row protocol.
-func (rs *rowset) result(binaryRows bool) *mysql.Result {
+func (rs *rowset) result(binaryRows bool, fc *fieldCache) *mysql.Result {
 	fields := make([]*mysql.Field, len(rs.cols))
 	types := make([]uint8, len(rs.cols))
 	for i, c := range rs.cols {
 		typ, flag := rs.typeOf(i)
 		types[i] = typ
-		f := &mysql.Field{
-			Name:    []byte(c.name),
-			OrgName: []byte(c.name),
-			Table:   []byte(c.table),
-			Schema:  []byte(c.db),
-			Type:    typ,
-			Flag:    flag,
-		}
-		if typ == mysql.MYSQL_TYPE_VAR_STRING {
-			f.Charset = 45 // utf8mb4_general_ci
-			f.ColumnLength = 1024
-		} else {
-			f.Charset = 63 // binary
-			f.ColumnLength = 21
-		}
-		fields[i] = f
+		fields[i] = fc.field(fieldKey{c.name, c.table, c.db, typ, flag})
 	}
 	rows := make([]mysql.RowData, len(rs.rows))
 	for j, r := range rs.rows {
@@ -174,4 +161,52 @@ func appendLenEncInt(b []byte, n uint64) []byte {
 func appendLenEncString(b []byte, s string) []byte {
 	b = appendLenEncInt(b, uint64(len(s)))
 	return append(b, s...)
+}
+
+// fieldKey identifies a column definition packet.
+type fieldKey struct {
+	name, table, db string
+	typ             uint8
+	flag            uint16
+}
+
+// fieldCache keeps encoded column definitions: the same few result
+// columns (LAST_INSERT_ID(), 1, @@max_allowed_packet) go out millions of
+// times, and go-mysql sends a Field's Data as it is. Shared by all
+// connections; bounded, past which fields are built per result.
+type fieldCache struct {
+	m sync.Map // fieldKey -> *mysql.Field
+	n atomic.Int64
+}
+
+const maxCachedFields = 4096
+
+func (fc *fieldCache) field(k fieldKey) *mysql.Field {
+	if fc != nil {
+		if f, ok := fc.m.Load(k); ok {
+			return f.(*mysql.Field)
+		}
+	}
+	f := &mysql.Field{
+		Name:    []byte(k.name),
+		OrgName: []byte(k.name),
+		Table:   []byte(k.table),
+		Schema:  []byte(k.db),
+		Type:    k.typ,
+		Flag:    k.flag,
+	}
+	if k.typ == mysql.MYSQL_TYPE_VAR_STRING {
+		f.Charset = 45 // utf8mb4_general_ci
+		f.ColumnLength = 1024
+	} else {
+		f.Charset = 63 // binary
+		f.ColumnLength = 21
+	}
+	if fc != nil && fc.n.Load() < maxCachedFields {
+		f.Data = f.Dump()
+		if _, loaded := fc.m.LoadOrStore(k, f); !loaded {
+			fc.n.Add(1)
+		}
+	}
+	return f
 }

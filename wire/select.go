@@ -282,7 +282,7 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 		if !p.HasLimit || (p.Limit > 0 && p.Offset == 0) {
 			rs.rows = append(rs.rows, row)
 		}
-		return rs.result(bin), nil
+		return rs.result(bin, &s.srv.fields), nil
 	}
 	src, err := s.source(p.From)
 	if err != nil {
@@ -341,7 +341,7 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 			}
 		}
 	}
-	return out.result(bin), nil
+	return out.result(bin, &s.srv.fields), nil
 }
 
 // source is a FROM table materialised as rows.

@@ -108,6 +108,9 @@ type Server struct {
 	ctx    context.Context // ends on Close: statements stop waiting
 	cancel context.CancelFunc
 
+	// fields caches encoded result column definitions.
+	fields fieldCache
+
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
 	closed bool

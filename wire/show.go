@@ -78,7 +78,7 @@ func (s *session) show(p *sql.Show, bin bool) (*mysql.Result, error) {
 			return nil, err
 		}
 	}
-	return rs.result(bin), nil
+	return rs.result(bin, &s.srv.fields), nil
 }
 
 // filterShow applies SHOW ... WHERE: terms ANDed, or ORed when the plan
@@ -299,5 +299,5 @@ func (s *session) showWarnings(p *sql.Show, bin bool) (*mysql.Result, error) {
 		}
 		rs.add(w.Level, int64(w.Code), w.Message)
 	}
-	return rs.result(bin), nil
+	return rs.result(bin, &s.srv.fields), nil
 }
