@@ -126,15 +126,8 @@ func (s *session) use(db string) error {
 		s.db = "information_schema"
 		return nil
 	}
-	var ok bool
-	if err := s.srv.svc.View(func(st ticket.Store) (err error) {
-		ok, err = st.Database(db)
+	if err := s.checkDB(db); err != nil {
 		return err
-	}); err != nil {
-		return err
-	}
-	if !ok {
-		return ticket.Errorf(ticket.ErrBadDB, "42000", "Unknown database '%s'", db)
 	}
 	s.db = db
 	return nil

@@ -109,6 +109,7 @@ func filterRows(rows [][]any, keep func([]any) bool) [][]any {
 	return out
 }
 
+// checkDB answers 1049 for a database the local replica does not have.
 func (s *session) checkDB(db string) error {
 	var ok bool
 	if err := s.srv.svc.View(func(st ticket.Store) (err error) {
