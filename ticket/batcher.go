@@ -39,14 +39,23 @@ type batcher struct {
 	pool     sync.Pool
 	wg       sync.WaitGroup
 	stop     chan struct{}
+	// leading reports whether this node proposes itself (nil: always).
+	// A leader takes a batch only with one of leaderSlots: its proposals
+	// are Raft entries, and under load fewer, larger ones cost less. A
+	// follower's batches are forwarded and merge into the leader's queue,
+	// so every worker forwards and a client never waits for a free one.
+	leading     func() bool
+	leaderSlots chan struct{}
 }
 
-func newBatcher(repl Replicator, workers, maxBatch int) *batcher {
+func newBatcher(repl Replicator, workers, leaderSlots, maxBatch int, leading func() bool) *batcher {
 	b := &batcher{
-		repl:     repl,
-		queue:    make(chan *request, 4*maxBatch),
-		maxBatch: maxBatch,
-		stop:     make(chan struct{}),
+		repl:        repl,
+		queue:       make(chan *request, 4*maxBatch),
+		maxBatch:    maxBatch,
+		stop:        make(chan struct{}),
+		leading:     leading,
+		leaderSlots: make(chan struct{}, leaderSlots),
 	}
 	b.pool.New = func() any { return &request{done: make(chan struct{}, 1)} }
 	b.wg.Add(workers)
@@ -124,6 +133,14 @@ func (b *batcher) work() {
 	reqs := make([]*request, 0, b.maxBatch)
 	cmds := make([]Command, 0, b.maxBatch)
 	for {
+		slot := b.leading == nil || b.leading()
+		if slot {
+			select {
+			case b.leaderSlots <- struct{}{}:
+			case <-b.stop:
+				return
+			}
+		}
 		reqs = reqs[:0]
 		select {
 		case r := <-b.queue:
@@ -145,6 +162,9 @@ func (b *batcher) work() {
 			}
 		}
 		if len(reqs) == 0 {
+			if slot {
+				<-b.leaderSlots
+			}
 			continue
 		}
 		cmds = cmds[:0]
@@ -154,6 +174,9 @@ func (b *batcher) work() {
 		// Proposals are bounded by the Replicator's own timeout; the
 		// batch does not belong to any one caller's context.
 		results, err := b.repl.Propose(context.Background(), cmds)
+		if slot {
+			<-b.leaderSlots
+		}
 		for i, r := range reqs {
 			if err != nil {
 				r.err = err
