@@ -236,11 +236,17 @@ func take(e *reservation, n, inc, off uint64) []uint64 {
 	pos := e.next
 	for range n {
 		v, ok := NextID(pos, inc, off)
-		if !ok || v > e.last {
+		if !ok || v > e.last || len(ids) > 0 && v <= ids[len(ids)-1] {
 			return nil
 		}
 		ids = append(ids, v)
 		pos = v + 1
+	}
+	if last := ids[len(ids)-1]; last == ^uint64(0) {
+		// pos wrapped to 0: leave the range empty instead, so that the
+		// next request refills and meets the exhausted counter (167).
+		e.next, e.last = last, last-1
+		return ids
 	}
 	e.next = pos
 	return ids

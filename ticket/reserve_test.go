@@ -285,3 +285,31 @@ func TestExecBatch(t *testing.T) {
 		t.Fatalf("affected rows %d (new stub) and %d (two existing), want 1 and 4", res[1].Affected, res[2].Affected)
 	}
 }
+
+// TestReservationAtTypeMax: a range that ends at 2^64-1 hands that id out
+// once, then the table is exhausted (167), never wrapping to 1.
+func TestReservationAtTypeMax(t *testing.T) {
+	svc, _, _ := cachedService(t, 100)
+	ctx := context.Background()
+	next(t, svc, "a")
+	alter := Command{Op: OpAlterTable, DB: "flickr", Table: "T", HasAutoInc: true, AutoInc: ^uint64(0) - 2}
+	if r, err := svc.Exec(ctx, &alter); err != nil || r.Err != nil {
+		t.Fatal(err, r.Err)
+	}
+	var got []uint64
+	for range 5 {
+		id, err := next(t, svc, "a")
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) || e.Code != ErrOutOfRange {
+				t.Fatalf("after %v: %v, want error 167", got, err)
+			}
+			continue
+		}
+		got = append(got, id)
+	}
+	want := []uint64{^uint64(0) - 2, ^uint64(0) - 1, ^uint64(0)}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ids %v, want %v and then 167", got, want)
+	}
+}
