@@ -12,44 +12,38 @@ import (
 // layers' own cost. -benchmem reports allocations per ticket (client side
 // included).
 func BenchmarkTicket(b *testing.B) {
-	db := benchDB(b)
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		conn, err := db.Conn(context.Background())
-		if err != nil {
-			b.Error(err)
-			return
+	benchConns(b, func(ctx context.Context, conn *sql.Conn) error {
+		if _, err := conn.ExecContext(ctx, "REPLACE INTO Tickets64 (stub) VALUES ('a')"); err != nil {
+			return err
 		}
-		defer conn.Close()
 		var id uint64
-		for pb.Next() {
-			if _, err := conn.ExecContext(context.Background(), "REPLACE INTO Tickets64 (stub) VALUES ('a')"); err != nil {
-				b.Error(err)
-				return
-			}
-			if err := conn.QueryRowContext(context.Background(), "SELECT LAST_INSERT_ID()").Scan(&id); err != nil {
-				b.Error(err)
-				return
-			}
-		}
+		return conn.QueryRowContext(ctx, "SELECT LAST_INSERT_ID()").Scan(&id)
 	})
 }
 
 // BenchmarkSelect1 is the protocol round trip alone, the ceiling for
 // BenchmarkTicket's two statements.
 func BenchmarkSelect1(b *testing.B) {
+	benchConns(b, func(ctx context.Context, conn *sql.Conn) error {
+		var n int
+		return conn.QueryRowContext(ctx, "SELECT 1").Scan(&n)
+	})
+}
+
+// benchConns runs op in parallel, each goroutine on its own connection.
+func benchConns(b *testing.B, op func(context.Context, *sql.Conn) error) {
 	db := benchDB(b)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
-		conn, err := db.Conn(context.Background())
+		ctx := context.Background()
+		conn, err := db.Conn(ctx)
 		if err != nil {
 			b.Error(err)
 			return
 		}
 		defer conn.Close()
-		var n int
 		for pb.Next() {
-			if err := conn.QueryRowContext(context.Background(), "SELECT 1").Scan(&n); err != nil {
+			if err := op(ctx, conn); err != nil {
 				b.Error(err)
 				return
 			}
