@@ -32,6 +32,10 @@ const (
 	fwdPropose byte = 1
 	fwdJoin    byte = 2
 	fwdRemove  byte = 3
+	// fwdCommit asks the leader for its commit index (no payload; the
+	// answer is 8 bytes), so that a follower is ready only once it has
+	// applied what the leader had committed.
+	fwdCommit byte = 4
 
 	stOK        byte = 0
 	stNotLeader byte = 1 // not the leader: nothing was done
@@ -135,6 +139,8 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 		// include it (read-your-writes for schema changes).
 		out := binary.BigEndian.AppendUint64(make([]byte, 0, 8+16*len(res)), index)
 		return stOK, EncodeResults(out, res)
+	case fwdCommit:
+		return stOK, binary.BigEndian.AppendUint64(nil, n.raft.CommitIndex())
 	case fwdJoin, fwdRemove:
 		d := decoder{b: payload}
 		id := d.string()
@@ -330,6 +336,18 @@ func (f *forwarder) propose(ctx context.Context, addr string, deadline time.Time
 	default:
 		return nil, 0, fmt.Errorf("raftstore: leader %s: %w: %s", addr, ticket.ErrUncertain, out)
 	}
+}
+
+// commitIndex asks the leader at addr for its commit index.
+func (f *forwarder) commitIndex(ctx context.Context, addr string, deadline time.Time) (uint64, error) {
+	status, out, err := f.call(ctx, addr, deadline, fwdCommit, nil, nil)
+	if err != nil {
+		return 0, fmt.Errorf("raftstore: ask %s for its commit index: %w", addr, err)
+	}
+	if status != stOK || len(out) != 8 {
+		return 0, fmt.Errorf("raftstore: %s did not give its commit index (status %d)", addr, status)
+	}
+	return binary.BigEndian.Uint64(out), nil
 }
 
 func (f *forwarder) membership(ctx context.Context, addr string, deadline time.Time, kind byte, id, peerAddr string) error {

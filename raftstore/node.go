@@ -872,7 +872,8 @@ func (n *Node) Status() Status {
 }
 
 // Ready returns nil when the node can serve: it knows a leader and has
-// applied every entry it knows to be committed. Otherwise it says why
+// applied every entry committed when it asked (a follower asks the
+// leader, and waits up to a second to get there). Otherwise it says why
 // (ErrNoLeader, ErrNotCaughtUp, ErrClosed, ErrFSMFailed).
 func (n *Node) Ready() error {
 	if err := n.fsm.Err(); err != nil {
@@ -881,14 +882,37 @@ func (n *Node) Ready() error {
 	if n.isClosed() || n.raft.State() == raft.Shutdown {
 		return ErrClosed
 	}
-	if _, id := n.raft.LeaderWithID(); id == "" {
+	addr, id := n.raft.LeaderWithID()
+	if id == "" {
 		return ErrNoLeader
 	}
-	if a, c := n.raft.AppliedIndex(), n.raft.CommitIndex(); a < c {
+	c := n.raft.CommitIndex()
+	if id != n.id {
+		// A follower's own commit index can lag far behind the leader's
+		// (just restarted, or waiting for a snapshot): ask the leader.
+		deadline := time.Now().Add(readyTimeout)
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		lc, err := n.fwd.commitIndex(ctx, string(addr), deadline)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrNotCaughtUp, err)
+		}
+		// Under load the leader commits all the time: what counts is
+		// reaching what it had committed when asked, which a follower in
+		// step does within a commit interval.
+		for n.raft.AppliedIndex() < lc && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		c = max(c, lc)
+	}
+	if a := n.raft.AppliedIndex(); a < c {
 		return fmt.Errorf("%w: applied %d < commit %d", ErrNotCaughtUp, a, c)
 	}
 	return nil
 }
+
+// readyTimeout bounds Ready's question to the leader.
+const readyTimeout = time.Second
 
 // WaitReady waits until Ready returns nil or ctx ends.
 func (n *Node) WaitReady(ctx context.Context) error {

@@ -595,3 +595,22 @@ func BenchmarkLatencyClusterFollower(b *testing.B) {
 		benchLatency(b, c.follower())
 	})
 }
+
+// TestFollowerReadyAsksLeader: a follower is ready once it has applied
+// what the leader had committed when asked (its own commit index may lag
+// far behind the leader's).
+func TestFollowerReadyAsksLeader(t *testing.T) {
+	c := startCluster(t)
+	l := c.leader()
+	proposeRetry(t, l, createDB("flickr"), createTickets("flickr", "Tickets64"))
+	for range 20 {
+		proposeRetry(t, l, replaceCmd("flickr", "Tickets64", "a"))
+	}
+	f := c.follower()
+	if err := f.Ready(); err != nil {
+		t.Fatalf("follower in step not ready: %v", err)
+	}
+	if f.raft.AppliedIndex() < l.raft.CommitIndex() {
+		t.Fatalf("ready with applied %d below the leader's commit %d", f.raft.AppliedIndex(), l.raft.CommitIndex())
+	}
+}
