@@ -149,12 +149,9 @@ const (
 	ErrDataOutOfRange    uint16 = 1264 // 22003
 	ErrDataTooLong       uint16 = 1406 // 22001
 	ErrBadNull           uint16 = 1048 // 23000
-	ErrAutoIncRead       uint16 = 1467 // HY000, failed to read auto-increment value
 	ErrReadOnly          uint16 = 1290 // HY000, --read-only style: no leader
 	ErrWrongValueForVar  uint16 = 1231 // 42000
 	ErrWrongTypeForVar   uint16 = 1232 // 42000
-	ErrGlobalVar         uint16 = 1229 // HY000, session set of a global-only var
-	ErrLocalVar          uint16 = 1228 // HY000
 	ErrTruncatedWrongVal uint16 = 1292 // warning when a variable is clamped
 	ErrUnknown           uint16 = 1105
 )
