@@ -171,6 +171,19 @@ func (c *cluster) nodes() []*harness.Node {
 }
 
 // others returns the nodes other than the given ones.
+// killNodes kill -9s every node at once, so that none sees another go.
+func killNodes(t *testing.T, nodes []*harness.Node) {
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		wg.Go(func() {
+			if err := n.Kill(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
 func others(all []*harness.Node, not ...*harness.Node) []*harness.Node {
 	var out []*harness.Node
 	for _, n := range all {

@@ -319,17 +319,7 @@ func partition(t *testing.T, e *faultEnv, victim *harness.Node, mode netproxy.Mo
 func killAll(t *testing.T, e *faultEnv, _ *harness.Node) measurement {
 	m := measurement{kind: "kill -9 all, restart"}
 	all := e.c.nodes()
-	var wg sync.WaitGroup
-	for _, n := range all {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := n.Kill(); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
+	killNodes(t, all)
 	maxBefore := e.w.h.MaxID()
 	e.w.sleep(e.downFor)
 	t1 := time.Now()

@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -141,17 +140,7 @@ func TestSnapshotCatchUp(t *testing.T) {
 
 	// Every node down at once, then up: state rebuilt from snapshot and
 	// log on every node.
-	var wg sync.WaitGroup
-	for _, n := range hc.Nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := n.Kill(); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
+	killNodes(t, hc.Nodes)
 	maxBefore := w.h.MaxID()
 	tRestart := time.Now()
 	for _, n := range hc.Nodes {
