@@ -247,6 +247,7 @@ func (s *Server) serveConn(nc net.Conn) {
 		_ = tc.SetKeepAliveConfig(keepAlive)
 	}
 	h := newSession(s)
+	defer h.close()
 	_ = nc.SetDeadline(time.Now().Add(s.cfg.ConnectTimeout))
 	c, cc, err := s.connect(nc, h)
 	if err != nil {

@@ -34,6 +34,7 @@ type session struct {
 	stmts    map[uint32]*prepared
 
 	ts       *ticket.Session
+	stmt     *stmtContext // bounds each statement's wait for replication
 	db       string
 	setVars  map[string]any // session values set by the client
 	userVars map[string]any
@@ -45,9 +46,13 @@ type session struct {
 
 func newSession(srv *Server) *session {
 	s := &session{srv: srv, vars: srv.vars, id: srv.lastID.Add(1)}
+	s.stmt = newStmtContext(srv.ctx, srv.cfg.StatementTimeout)
 	s.reset()
 	return s
 }
+
+// close releases what the session holds once its connection is gone.
+func (s *session) close() { s.stmt.close() }
 
 // login records who the connection phase authenticated.
 func (s *session) login(l *login, salt []byte, secure bool) {
@@ -393,9 +398,9 @@ func (s *session) table(db, name string) (*ticket.Table, error) {
 // exec commits a command, bounded by the statement timeout, and applies
 // its effect on the session.
 func (s *session) exec(c *ticket.Command) (ticket.Result, error) {
-	ctx, cancel := context.WithTimeout(s.srv.ctx, s.srv.cfg.StatementTimeout)
-	defer cancel()
+	ctx := s.stmt.begin()
 	r, err := s.srv.svc.Exec(ctx, c)
+	s.stmt.end()
 	if err != nil {
 		return r, err
 	}
