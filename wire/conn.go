@@ -71,6 +71,14 @@ type clientConn struct {
 
 	dropNext bool // discard the next Write (see dropReply)
 
+	// A COM_STMT_EXECUTE refused before go-mysql saw it (fixExecute), and
+	// bytes read but not fed yet (after a refused execute, or from an
+	// execute pipelined behind other commands on): Read answers the
+	// refusal and feeds the rest once go-mysql has answered what it has.
+	refuse    bool
+	refuseSeq byte
+	later     []byte
+
 	// wbuf collects go-mysql's writes of one reply: it writes every
 	// packet of a result set with its own Write (five for SELECT
 	// LAST_INSERT_ID()), a system call each. The reply goes out in one
@@ -112,6 +120,24 @@ func (c *clientConn) Read(p []byte) (int, error) {
 		return c.Conn.Read(p)
 	}
 	for len(c.out) == 0 {
+		// go-mysql asks for more: it has answered every command handed
+		// to it, so a refusal or a deferred execute is next in turn.
+		if c.refuse {
+			c.refuse = false
+			e := &mysql.MyError{Code: mysql.ER_MALFORMED_PACKET, State: "HY000", Message: "Malformed communication packet."}
+			pl := errPayload(e)
+			c.wbuf = append(c.wbuf, byte(len(pl)), byte(len(pl)>>8), byte(len(pl)>>16), c.refuseSeq)
+			c.wbuf = append(c.wbuf, pl...)
+			if err := c.flush(); err != nil {
+				return 0, err
+			}
+		}
+		if c.later != nil {
+			rest := c.later
+			c.later = nil
+			c.feed(rest)
+			continue
+		}
 		if c.err != nil {
 			return 0, c.err
 		}
@@ -195,7 +221,20 @@ func (c *clientConn) feed(b []byte) {
 			c.size = 0
 			if c.holding {
 				c.holding = false
-				c.out = append(c.out, c.fixExecute(c.hold)...)
+				if len(c.out) > 0 {
+					// Behind other commands, an execute waits until
+					// go-mysql has answered them: one of them may
+					// prepare the statement it names.
+					c.later = append(append([]byte(nil), c.hold...), b[i:]...)
+					return
+				}
+				pkt, ok := c.fixExecute(c.hold)
+				if !ok {
+					c.refuse, c.refuseSeq = true, c.seq+1
+					c.later = append([]byte(nil), b[i:]...)
+					return
+				}
+				c.out = append(c.out, pkt...)
 			}
 		}
 	}
@@ -211,13 +250,95 @@ func (c *clientConn) prepared(id uint32, params int) {
 	c.params[id] = params
 }
 
-// fixExecute completes a COM_STMT_EXECUTE packet (with its header). A
-// client executing a statement again with the same parameter types may
-// leave them out (new-params-bound flag 0: mysqlnd, libmysqlclient,
-// DBD::mysql do); go-mysql v1.16.0 then ignores the parameter values and
-// passes every parameter as NULL. The types of the last execute that had
-// them are put back in.
-func (c *clientConn) fixExecute(pkt []byte) []byte {
+// fixExecute prepares a COM_STMT_EXECUTE packet (with its header) for
+// go-mysql: it puts back left-out parameter types (withTypes). ok is false
+// when the parameter values are cut off: go-mysql v1.16.0 reads a
+// length-encoded value's length without a bounds check and panics, which
+// cost the client its connection; such a packet is answered by Read.
+func (c *clientConn) fixExecute(pkt []byte) (_ []byte, ok bool) {
+	pkt = c.withTypes(pkt)
+	if p := pkt[4:]; len(p) >= 10 && !valuesComplete(p, c.params[binary.LittleEndian.Uint32(p[1:])]) {
+		return nil, false
+	}
+	return pkt, true
+}
+
+// valuesComplete walks an execute payload's parameter values (n
+// parameters, types bound in the packet) and reports whether each one is
+// all there.
+func valuesComplete(p []byte, n int) bool {
+	m := (n + 7) / 8
+	if n == 0 || len(p) < 11+m || p[10+m] != 1 || len(p) < 11+m+2*n {
+		return true // no values for go-mysql to read
+	}
+	nulls, types := p[10:10+m], p[11+m:11+m+2*n]
+	pos := 11 + m + 2*n
+	for i := range n {
+		if nulls[i/8]&(1<<(i%8)) != 0 {
+			continue
+		}
+		switch types[2*i] {
+		case mysql.MYSQL_TYPE_NULL:
+		case mysql.MYSQL_TYPE_TINY:
+			pos++
+		case mysql.MYSQL_TYPE_SHORT, mysql.MYSQL_TYPE_YEAR:
+			pos += 2
+		case mysql.MYSQL_TYPE_INT24, mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_FLOAT:
+			pos += 4
+		case mysql.MYSQL_TYPE_LONGLONG, mysql.MYSQL_TYPE_DOUBLE:
+			pos += 8
+		case mysql.MYSQL_TYPE_DECIMAL, mysql.MYSQL_TYPE_NEWDECIMAL, mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_BIT,
+			mysql.MYSQL_TYPE_ENUM, mysql.MYSQL_TYPE_SET, mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB,
+			mysql.MYSQL_TYPE_LONG_BLOB, mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_STRING,
+			mysql.MYSQL_TYPE_GEOMETRY, mysql.MYSQL_TYPE_VECTOR, mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE,
+			mysql.MYSQL_TYPE_TIMESTAMP, mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIME:
+			if pos >= len(p) {
+				return false
+			}
+			var size int // bytes of the length after its first byte
+			switch p[pos] {
+			case 0xfb: // NULL
+				pos++
+				continue
+			case 0xfc:
+				size = 2
+			case 0xfd:
+				size = 3
+			case 0xfe:
+				size = 8
+			}
+			if len(p)-pos-1 < size {
+				return false
+			}
+			l := uint64(p[pos])
+			if size > 0 {
+				l = 0
+				for k := size; k >= 1; k-- {
+					l = l<<8 | uint64(p[pos+k])
+				}
+			}
+			pos += 1 + size
+			if l > uint64(len(p)-pos) {
+				return false
+			}
+			pos += int(l)
+		default:
+			return true // go-mysql refuses the type itself
+		}
+		if pos > len(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// withTypes completes an execute packet's parameter types. A client
+// executing a statement again with the same parameter types may leave
+// them out (new-params-bound flag 0: mysqlnd, libmysqlclient, DBD::mysql
+// do); go-mysql v1.16.0 then ignores the parameter values and passes
+// every parameter as NULL. The types of the last execute that had them
+// are put back in.
+func (c *clientConn) withTypes(pkt []byte) []byte {
 	p := pkt[4:]
 	if len(p) < 10 {
 		return pkt

@@ -157,17 +157,68 @@ func TestLifecycleCommands(t *testing.T) {
 	if v := mustQuery(t, c, "SELECT 7"); v != "7" {
 		t.Fatalf("SELECT 7 = %q", v)
 	}
-	// go-mysql v1.16.0 panics on a parameter whose length is cut off:
-	// the client gets error 1835 and loses its connection, nobody else
-	// notices.
-	exec := binary.LittleEndian.AppendUint32(nil, id)
-	exec = append(exec, 0, 1, 0, 0, 0, 0, 1, 0xfe, 0, 0xfd)
-	if b, err := c.command(mysql.COM_STMT_EXECUTE, exec); err != nil || codeOf(replyErr(b)) != mysql.ER_MALFORMED_PACKET {
-		t.Fatalf("malformed execute: %q %v", b, err)
+	// Parameter values cut off (go-mysql v1.16.0 panics reading such a
+	// length): error 1835, and the connection goes on.
+	for _, tail := range [][]byte{
+		{0xfd},             // a 3-byte length with none of its bytes
+		{0xfc, 5},          // a 2-byte length with one
+		{0xfe, 1, 2, 3},    // an 8-byte length with three
+		{3, 'a'},           // a string shorter than its length
+		{0xfc, 0xff, 0xff}, // 65535 bytes announced, none sent
+	} {
+		exec := binary.LittleEndian.AppendUint32(nil, id)
+		exec = append(exec, 0, 1, 0, 0, 0, 0, 1, mysql.MYSQL_TYPE_VAR_STRING, 0)
+		exec = append(exec, tail...)
+		if b, err := c.command(mysql.COM_STMT_EXECUTE, exec); err != nil || codeOf(replyErr(b)) != mysql.ER_MALFORMED_PACKET {
+			t.Fatalf("malformed execute %x: %q %v", tail, b, err)
+		}
+		if v := mustQuery(t, c, "SELECT 8"); v != "8" {
+			t.Fatalf("after a malformed execute: SELECT 8 = %q", v)
+		}
 	}
-	c.expectClosed()
-	if n := srv.panics.Swap(0); n != 1 {
-		t.Fatalf("%d panics, want go-mysql's one", n)
+	// Pipelined between two queries, the refusal is answered in its turn.
+	exec := binary.LittleEndian.AppendUint32([]byte{mysql.COM_STMT_EXECUTE}, id)
+	exec = append(exec, 0, 1, 0, 0, 0, 0, 1, mysql.MYSQL_TYPE_VAR_STRING, 0, 0xfd)
+	var pipe []byte
+	for _, p := range [][]byte{append([]byte{mysql.COM_QUERY}, "SELECT 9"...), exec, append([]byte{mysql.COM_QUERY}, "SELECT 11"...)} {
+		pipe = append(append(pipe, byte(len(p)), 0, 0, 0), p...)
+	}
+	if _, err := c.conn.Write(pipe); err != nil {
+		t.Fatal(err)
+	}
+	// row reads a one-column, one-row result set and returns the row.
+	row := func() string {
+		t.Helper()
+		c.seq = 1
+		if b := c.mustRead(); b[0] != 1 {
+			t.Fatalf("pipelined query answered %q", b)
+		}
+		var r []byte
+		for eofs := 0; eofs < 2; {
+			switch b := c.mustRead(); {
+			case b[0] == mysql.EOF_HEADER && len(b) < 9:
+				eofs++
+			case eofs == 1:
+				r = b
+			}
+		}
+		return string(r)
+	}
+	if r := row(); r != "\x019" {
+		t.Fatalf("pipelined SELECT 9: row %q", r)
+	}
+	c.seq = 1
+	if b := c.mustRead(); codeOf(replyErr(b)) != mysql.ER_MALFORMED_PACKET {
+		t.Fatalf("pipelined malformed execute answered %q", b)
+	}
+	if r := row(); r != "\x0211" {
+		t.Fatalf("pipelined SELECT 11: row %q", r)
+	}
+	if v := mustQuery(t, c, "SELECT 10"); v != "10" {
+		t.Fatalf("after the pipeline: SELECT 10 = %q", v)
+	}
+	if n := srv.panics.Load(); n != 0 {
+		t.Fatalf("%d handler panics", n)
 	}
 	alive(t, addr)
 }
