@@ -34,6 +34,8 @@ type options struct {
 	snapshotInterval  time.Duration
 	trailingLogs      uint64
 	stmtTimeout       time.Duration
+	electionTimeout   time.Duration
+	leaderLease       time.Duration
 	cache             uint64
 	stateFsync        bool
 
@@ -56,6 +58,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.DurationVar(&o.snapshotInterval, "snapshot-interval", 2*time.Minute, "how often Raft checks whether --snapshot-threshold entries have accumulated")
 	fs.Uint64Var(&o.trailingLogs, "trailing-logs", 10240, "log entries kept after a snapshot, so that a briefly lagging follower catches up without one")
 	fs.DurationVar(&o.stmtTimeout, "statement-timeout", 10*time.Second, "how long a statement waits for a leader with a quorum")
+	fs.DurationVar(&o.electionTimeout, "election-timeout", time.Second, "how long a follower goes without hearing from the leader before it stands for election (Raft's heartbeat and election timeouts)")
+	fs.DurationVar(&o.leaderLease, "leader-lease", 500*time.Millisecond, "how long a leader goes without a quorum's answer before it steps down; at most --election-timeout")
 	fs.BoolVar(&o.stateFsync, "state-fsync", false, "fsync the bbolt state file on every batch; off, it is rebuilt from the (always fsynced) Raft log and snapshot at start")
 	o.client.register(fs)
 	fs.Uint64Var(&o.cache, "cache", 0, "default range reservation: ids the leader reserves per Raft round trip for tables without their own 'ticketd:cache=N' comment (0: every id through Raft)")
@@ -77,6 +81,16 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	// Raft refuses these later with less to go on; below 5ms it refuses
+	// them too.
+	if o.electionTimeout < 5*time.Millisecond || o.leaderLease < 5*time.Millisecond {
+		return nil, fmt.Errorf("--election-timeout %v and --leader-lease %v: each must be at least 5ms", o.electionTimeout, o.leaderLease)
+	}
+	if o.leaderLease > o.electionTimeout {
+		// A deposed leader must step down before a new one can be
+		// elected, or two would serve at once for a while.
+		return nil, fmt.Errorf("--leader-lease %v is longer than --election-timeout %v", o.leaderLease, o.electionTimeout)
 	}
 	return o, nil
 }
@@ -129,15 +143,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	defer httpLn.Close()
 
 	node, err := raftstore.Open(raftstore.Config{
-		NodeID:            o.nodeID,
-		RaftAddr:          o.raftAddr,
-		DataDir:           o.dataDir,
-		Peers:             peers,
-		NoBootstrap:       o.join != "",
-		SnapshotThreshold: o.snapshotThreshold,
-		SnapshotInterval:  o.snapshotInterval,
-		TrailingLogs:      o.trailingLogs,
-		StateNoSync:       !o.stateFsync,
+		NodeID:             o.nodeID,
+		RaftAddr:           o.raftAddr,
+		DataDir:            o.dataDir,
+		Peers:              peers,
+		NoBootstrap:        o.join != "",
+		SnapshotThreshold:  o.snapshotThreshold,
+		SnapshotInterval:   o.snapshotInterval,
+		TrailingLogs:       o.trailingLogs,
+		StateNoSync:        !o.stateFsync,
+		HeartbeatTimeout:   o.electionTimeout,
+		ElectionTimeout:    o.electionTimeout,
+		LeaderLeaseTimeout: o.leaderLease,
 		// A statement may wait in the queue behind one failing proposal
 		// and then fail its own: both must end inside the statement
 		// timeout, so that the client hears "nothing was written" (1290)
