@@ -411,3 +411,48 @@ func TestPreparedReexecute(t *testing.T) {
 		t.Fatalf("prepare response labels %q", names)
 	}
 }
+
+// TestPipelinedPrepareExecute sends a prepare and two executes of the
+// statement it will create in one write, as a pipelining client may: the
+// executes wait until the prepare is answered (their parameters are
+// counted then), and the second, without types, gets the first's.
+func TestPipelinedPrepareExecute(t *testing.T) {
+	c, _ := rawSession(t, Config{})
+	exec := func(withTypes bool, stub byte) []byte {
+		p := binary.LittleEndian.AppendUint32([]byte{mysql.COM_STMT_EXECUTE}, 1) // the connection's first statement
+		p = append(p, 0, 1, 0, 0, 0, 0)
+		if withTypes {
+			p = append(p, 1, mysql.MYSQL_TYPE_VAR_STRING, 0)
+		} else {
+			p = append(p, 0)
+		}
+		return append(p, 1, stub)
+	}
+	var pipe []byte
+	for _, p := range [][]byte{
+		append([]byte{mysql.COM_STMT_PREPARE}, "REPLACE INTO Tickets64 (stub) VALUES (?)"...),
+		exec(true, 'a'), exec(false, 'b'),
+	} {
+		pipe = append(append(pipe, byte(len(p)), byte(len(p)>>8), 0, 0), p...)
+	}
+	if _, err := c.conn.Write(pipe); err != nil {
+		t.Fatal(err)
+	}
+	c.seq = 1
+	b := c.mustRead()
+	if b[0] != 0 || binary.LittleEndian.Uint32(b[1:]) != 1 {
+		t.Fatalf("prepare answered %q %v", b, replyErr(b))
+	}
+	for b[0] != mysql.EOF_HEADER { // the parameter's definition, then EOF
+		b = c.mustRead()
+	}
+	for _, stub := range "ab" {
+		c.seq = 1
+		if b := c.mustRead(); !isOK(b) {
+			t.Fatalf("pipelined execute %c: %q %v", stub, b, replyErr(b))
+		}
+	}
+	if v := mustQuery(t, c, "SELECT id FROM Tickets64 WHERE stub = 'b'"); v != "2" {
+		t.Fatalf("id of b %q, want 2", v)
+	}
+}
