@@ -125,9 +125,7 @@ func (c *clientConn) Read(p []byte) (int, error) {
 		if c.refuse {
 			c.refuse = false
 			e := &mysql.MyError{Code: mysql.ER_MALFORMED_PACKET, State: "HY000", Message: "Malformed communication packet."}
-			pl := errPayload(e)
-			c.wbuf = append(c.wbuf, byte(len(pl)), byte(len(pl)>>8), byte(len(pl)>>16), c.refuseSeq)
-			c.wbuf = append(c.wbuf, pl...)
+			c.wbuf = appendPacket(c.wbuf, c.refuseSeq, errPayload(e))
 			if err := c.flush(); err != nil {
 				return 0, err
 			}
@@ -272,60 +270,44 @@ func valuesComplete(p []byte, n int) bool {
 		return true // no values for go-mysql to read
 	}
 	nulls, types := p[10:10+m], p[11+m:11+m+2*n]
-	pos := 11 + m + 2*n
+	r := reader{b: p, pos: 11 + m + 2*n}
+	fixed := func(size int) bool { _, ok := r.bytes(size); return ok }
 	for i := range n {
 		if nulls[i/8]&(1<<(i%8)) != 0 {
 			continue
 		}
+		ok := true
 		switch types[2*i] {
 		case mysql.MYSQL_TYPE_NULL:
 		case mysql.MYSQL_TYPE_TINY:
-			pos++
+			ok = fixed(1)
 		case mysql.MYSQL_TYPE_SHORT, mysql.MYSQL_TYPE_YEAR:
-			pos += 2
+			ok = fixed(2)
 		case mysql.MYSQL_TYPE_INT24, mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_FLOAT:
-			pos += 4
+			ok = fixed(4)
 		case mysql.MYSQL_TYPE_LONGLONG, mysql.MYSQL_TYPE_DOUBLE:
-			pos += 8
+			ok = fixed(8)
 		case mysql.MYSQL_TYPE_DECIMAL, mysql.MYSQL_TYPE_NEWDECIMAL, mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_BIT,
 			mysql.MYSQL_TYPE_ENUM, mysql.MYSQL_TYPE_SET, mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB,
 			mysql.MYSQL_TYPE_LONG_BLOB, mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_STRING,
 			mysql.MYSQL_TYPE_GEOMETRY, mysql.MYSQL_TYPE_VECTOR, mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE,
 			mysql.MYSQL_TYPE_TIMESTAMP, mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIME:
-			if pos >= len(p) {
-				return false
+			var c byte
+			if c, ok = r.byte(); !ok {
+				break
 			}
-			var size int // bytes of the length after its first byte
-			switch p[pos] {
+			switch c {
 			case 0xfb: // NULL
-				pos++
-				continue
-			case 0xfc:
-				size = 2
-			case 0xfd:
-				size = 3
-			case 0xfe:
-				size = 8
+			case 0xff: // not a length prefix; go-mysql reads it as 255
+				ok = fixed(255)
+			default:
+				r.pos--
+				_, ok = r.lenencBytes()
 			}
-			if len(p)-pos-1 < size {
-				return false
-			}
-			l := uint64(p[pos])
-			if size > 0 {
-				l = 0
-				for k := size; k >= 1; k-- {
-					l = l<<8 | uint64(p[pos+k])
-				}
-			}
-			pos += 1 + size
-			if l > uint64(len(p)-pos) {
-				return false
-			}
-			pos += int(l)
 		default:
 			return true // go-mysql refuses the type itself
 		}
-		if pos > len(p) {
+		if !ok {
 			return false
 		}
 	}
@@ -456,12 +438,15 @@ func (c *clientConn) flush() error {
 // the last words before closing a connection).
 func (c *clientConn) writeRaw(seq byte, payload []byte) error {
 	_ = c.flush()
-	pkt := make([]byte, 4, 4+len(payload))
-	pkt[0], pkt[1], pkt[2], pkt[3] = byte(len(payload)), byte(len(payload)>>8), byte(len(payload)>>16), seq
-	pkt = append(pkt, payload...)
 	_ = c.Conn.SetWriteDeadline(time.Now().Add(time.Second))
-	_, err := c.Conn.Write(pkt)
+	_, err := c.Conn.Write(appendPacket(nil, seq, payload))
 	return err
+}
+
+// appendPacket appends one packet (header and payload) to b.
+func appendPacket(b []byte, seq byte, payload []byte) []byte {
+	b = append(b, byte(len(payload)), byte(len(payload)>>8), byte(len(payload)>>16), seq)
+	return append(b, payload...)
 }
 
 // errPayload is an ERR packet's payload.
