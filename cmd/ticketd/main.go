@@ -1,15 +1,27 @@
 // Command ticketd is a MySQL-protocol ticket server (Flickr's Tickets64)
 // whose counters are replicated with Raft. See README.md.
+//
+// Without a subcommand it runs a node; the operator's tools (backup,
+// restore, import, version) are subcommands of the same binary, so that a
+// deployment has one file to install.
 package main
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"syscall"
 )
+
+// command is one subcommand: it gets the arguments after its name.
+type command func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error
+
+// commands maps subcommand names to their entry points. A first argument
+// that is not one of them (a flag, or nothing) runs a node.
+var commands = map[string]command{}
 
 func main() {
 	// ticketd's heap is small (tens of MB) and its garbage is per
@@ -21,7 +33,14 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
+	args := os.Args[1:]
+	var err error
+	if len(args) > 0 && commands[args[0]] != nil {
+		err = commands[args[0]](ctx, args[1:], os.Getenv, os.Stdout, os.Stderr)
+	} else {
+		err = run(ctx, args, os.Getenv, os.Stderr)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "ticketd:", err)
 		os.Exit(1)
 	}
