@@ -42,6 +42,9 @@ const (
 	stNoQuorum  byte = 2 // not committed
 	stUncertain byte = 3 // may have been committed
 	stRejected  byte = 4 // refused before anything was proposed
+	// Membership changes refused by the leader: nothing was changed.
+	stUnknownMember  byte = 5
+	stMemberConflict byte = 6
 
 	reqHeader  = 1 + 8 + 4
 	respHeader = 1 + 8
@@ -182,6 +185,10 @@ func (n *Node) handleBatch(h ForwardHandler, deadline time.Time, payload []byte)
 
 func errStatus(err error) byte {
 	switch {
+	case errors.Is(err, ErrUnknownMember):
+		return stUnknownMember
+	case errors.Is(err, ErrMemberConflict):
+		return stMemberConflict
 	case errors.Is(err, errNotLeader):
 		return stNotLeader
 	case errors.Is(err, ticket.ErrNoQuorum):
@@ -364,6 +371,10 @@ func (f *forwarder) membership(ctx context.Context, addr string, deadline time.T
 		return nil
 	case stNotLeader:
 		return fmt.Errorf("raftstore: forward to %s: %w", addr, errNotLeader)
+	case stUnknownMember:
+		return fmt.Errorf("%w (leader %s: %s)", ErrUnknownMember, addr, out)
+	case stMemberConflict:
+		return fmt.Errorf("%w (leader %s: %s)", ErrMemberConflict, addr, out)
 	default:
 		return fmt.Errorf("raftstore: leader %s: %s", addr, out)
 	}

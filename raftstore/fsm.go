@@ -61,6 +61,9 @@ type FSM struct {
 	failed  atomic.Pointer[error]
 	// onFatal is told once when the state stops taking entries.
 	onFatal func(error)
+	// onConfiguration is told every committed configuration entry Raft
+	// hands over, replays included.
+	onConfiguration func(raft.Configuration)
 }
 
 var (
@@ -179,6 +182,9 @@ func (f *FSM) applyBatch(logs []*raft.Log, resps []any) error {
 	}
 	var lastIndex, lastTerm uint64
 	for i, l := range logs {
+		if l.Type == raft.LogConfiguration && f.onConfiguration != nil {
+			f.onConfiguration(raft.DecodeConfiguration(l.Data))
+		}
 		if l.Index <= applied {
 			resps[i] = fmt.Errorf("%w: index %d <= %d", ErrAlreadyApplied, l.Index, applied)
 			continue

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/ticketd/ticketd/ticket"
 )
@@ -30,6 +32,24 @@ var (
 	// node knows to be committed.
 	ErrNotCaughtUp = errors.New("raftstore: state not caught up")
 )
+
+// Membership refusals: nothing was changed.
+var (
+	// ErrUnknownMember: Remove of an id that is not in the configuration.
+	ErrUnknownMember = errors.New("raftstore: no such member")
+	// ErrMemberConflict: Join of an id that is a member at another
+	// address, or of an address that is another member's.
+	ErrMemberConflict = errors.New("raftstore: conflicts with a member")
+)
+
+// memberIDs lists a configuration's ids, for error messages.
+func memberIDs(c raft.Configuration) string {
+	ids := make([]string, len(c.Servers))
+	for i, s := range c.Servers {
+		ids[i] = string(s.ID)
+	}
+	return strings.Join(ids, ", ")
+}
 
 // errNotLeader marks an operation that was certainly not committed because
 // the node it reached is not the leader: it may be retried elsewhere.
@@ -197,6 +217,16 @@ type Node struct {
 
 	// restarted is set when the node started from existing Raft state.
 	restarted bool
+
+	lock *dirLock
+	// logs is the log store (behind its cache), read to tell command
+	// entries from Raft's own (see stateIncludes).
+	logs raft.LogStore
+	// When the local state may answer statements (see serving.go).
+	caughtUp   atomic.Bool
+	removed    atomic.Bool
+	memberSeen *atomic.Bool // a configuration listing this node was seen
+	leaderTerm atomic.Uint64
 }
 
 // Restarted reports whether the node resumed from existing Raft state
@@ -223,7 +253,10 @@ func (n *Node) watchLeader() {
 		defer n.raft.DeregisterObserver(obs)
 		for {
 			select {
-			case <-ch:
+			case o := <-ch:
+				if lo := o.Data.(raft.LeaderObservation); lo.LeaderID == n.id {
+					go n.confirmLeadership(n.raft.CurrentTerm())
+				}
 				n.lmu.Lock()
 				close(n.leaderGen)
 				n.leaderGen = make(chan struct{})
@@ -290,6 +323,14 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 		}
 	}()
 
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("raftstore: %w", err)
+	}
+	lock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	cleanup = append(cleanup, func() { lock.release() })
 	raftDir := filepath.Join(cfg.DataDir, "raft")
 	if err := os.MkdirAll(raftDir, 0o700); err != nil {
 		return nil, fmt.Errorf("raftstore: %w", err)
@@ -333,7 +374,10 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 	fsm.apply = apply
 	cleanup = append(cleanup, func() { fsm.Close() })
 
-	store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(raftDir, "raft.db")})
+	// The directory lock keeps other ticketd processes out; the timeout
+	// only guards against anything else holding the file.
+	store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(raftDir, "raft.db"),
+		BoltOptions: &bolt.Options{Timeout: 5 * time.Second}})
 	if err != nil {
 		return nil, fmt.Errorf("raftstore: open raft log: %w", err)
 	}
@@ -375,6 +419,13 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 		log.Info("state behind the latest snapshot; restoring", "state_index", fsm.AppliedIndex(), "snapshot_index", list[0].Index)
 	}
 
+	// Set before Raft starts handing the FSM entries.
+	memberSeen := new(atomic.Bool)
+	fsm.onConfiguration = func(c raft.Configuration) {
+		if slices.ContainsFunc(c.Servers, func(s raft.Server) bool { return s.ID == rc.LocalID }) {
+			memberSeen.Store(true)
+		}
+	}
 	r, err := raft.NewRaft(rc, fsm, logs, store, snaps, trans)
 	if err != nil {
 		return nil, fmt.Errorf("raftstore: start raft: %w", err)
@@ -382,16 +433,19 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 	cleanup = append(cleanup, func() { r.Shutdown().Error() })
 
 	n = &Node{
-		cfg:    cfg,
-		id:     rc.LocalID,
-		addr:   addr,
-		log:    log,
-		raft:   r,
-		fsm:    fsm,
-		store:  store,
-		trans:  trans,
-		mux:    m,
-		closed: make(chan struct{}),
+		cfg:        cfg,
+		id:         rc.LocalID,
+		addr:       addr,
+		log:        log,
+		raft:       r,
+		fsm:        fsm,
+		store:      store,
+		logs:       logs,
+		lock:       lock,
+		memberSeen: memberSeen,
+		trans:      trans,
+		mux:        m,
+		closed:     make(chan struct{}),
 	}
 	n.fwd = newForwarder(m, cfg.ForwardConns, cfg.TransportTimeout, log)
 	fsm.onFatal = func(error) {
@@ -403,6 +457,10 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 	cleanup = append(cleanup, func() { m.Close() })
 	n.leaderGen = make(chan struct{})
 	n.watchLeader()
+	if r.State() == raft.Leader {
+		// Elected before the observer was registered.
+		go n.confirmLeadership(r.CurrentTerm())
+	}
 
 	if !existing && !cfg.NoBootstrap {
 		conf := raft.Configuration{}
@@ -418,6 +476,9 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 		log.Info("bootstrapped cluster", "members", len(conf.Servers))
 	}
 	n.restarted = existing
+	n.kickLoneVoter()
+	go n.catchUp()
+	go n.watchMembership(250 * time.Millisecond)
 	log.Info("raft node started", "addr", addr, "existing_state", existing, "state_index", fsm.AppliedIndex())
 	return n, nil
 }
@@ -666,10 +727,11 @@ func applyError(err error) error {
 	}
 }
 
-// Join adds a voter to the cluster, or updates its address. Called on any
-// member, it is carried out by the leader, retrying (through leader
-// changes) until the context's deadline or ApplyTimeout. Joining a node
-// that is already a voter at that address does nothing.
+// Join adds a voter to the cluster. Called on any member, it is carried
+// out by the leader, retrying (through leader changes) until the
+// context's deadline or ApplyTimeout. Joining a node that is already a
+// voter at that address does nothing; an id or address that is already
+// another member's is refused with ErrMemberConflict.
 func (n *Node) Join(ctx context.Context, id, addr string) error {
 	if id == "" || addr == "" {
 		return errors.New("raftstore: join: id and address are required")
@@ -678,7 +740,9 @@ func (n *Node) Join(ctx context.Context, id, addr string) error {
 }
 
 // Remove takes a server out of the cluster. Called on any member, it is
-// carried out by the leader; removing an unknown server does nothing.
+// carried out by the leader; an id that is not a member is refused with
+// ErrUnknownMember (unless an earlier attempt of this call may already
+// have removed it).
 func (n *Node) Remove(ctx context.Context, id string) error {
 	if id == "" {
 		return errors.New("raftstore: remove: id is required")
@@ -689,6 +753,7 @@ func (n *Node) Remove(ctx context.Context, id string) error {
 func (n *Node) membership(ctx context.Context, kind byte, id, addr string) error {
 	deadline := n.deadline(ctx)
 	var last error
+	maybeDone := false // an attempt may have made the change
 	for {
 		if n.isClosed() {
 			return ErrClosed
@@ -707,6 +772,15 @@ func (n *Node) membership(ctx context.Context, kind byte, id, addr string) error
 		if err == nil {
 			return nil
 		}
+		if errors.Is(err, ErrMemberConflict) || errors.Is(err, ErrUnknownMember) {
+			if kind == fwdRemove && errors.Is(err, ErrUnknownMember) && maybeDone {
+				// An earlier attempt's outcome was unknown: it did it.
+				return nil
+			}
+			return err
+		}
+		maybeDone = maybeDone || !(errors.Is(err, errNotLeader) || errors.Is(err, ErrNoLeader) ||
+			errors.Is(err, errNotSent) || errors.Is(err, ticket.ErrNoQuorum))
 		// A change is idempotent (membershipLocal skips one already in
 		// the configuration), so unlike a batch it can be retried after
 		// any failure, a lost leadership included.
@@ -736,14 +810,24 @@ func (n *Node) membershipLocal(kind byte, id, addr string, deadline time.Time) e
 	var f raft.IndexFuture
 	switch kind {
 	case fwdJoin:
-		if cur != nil && cur.Suffrage == raft.Voter && cur.Address == raft.ServerAddress(addr) {
+		if cur != nil && cur.Address == raft.ServerAddress(addr) && cur.Suffrage == raft.Voter {
 			return nil
+		}
+		if cur != nil && cur.Address != raft.ServerAddress(addr) {
+			// Raft would move the member to the new address, cutting it
+			// off if the address is wrong: a typo must not do that.
+			return fmt.Errorf("%w: %q is already a member at %s; remove it first to move it", ErrMemberConflict, id, cur.Address)
+		}
+		for _, s := range cf.Configuration().Servers {
+			if s.Address == raft.ServerAddress(addr) && s.ID != raft.ServerID(id) {
+				return fmt.Errorf("%w: %s is already the address of member %q", ErrMemberConflict, addr, s.ID)
+			}
 		}
 		n.log.Info("adding voter", "id", id, "addr", addr)
 		f = n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, timeout)
 	case fwdRemove:
 		if cur == nil {
-			return nil
+			return fmt.Errorf("%w: %q (members: %s)", ErrUnknownMember, id, memberIDs(cf.Configuration()))
 		}
 		n.log.Info("removing server", "id", id)
 		f = n.raft.RemoveServer(raft.ServerID(id), 0, timeout)
@@ -871,10 +955,12 @@ func (n *Node) Status() Status {
 	return st
 }
 
-// Ready returns nil when the node can serve: it knows a leader and has
-// applied every entry committed when it asked (a follower asks the
-// leader, and waits up to a second to get there). Otherwise it says why
-// (ErrNoLeader, ErrNotCaughtUp, ErrClosed, ErrFSMFailed).
+// Ready returns nil when the node can serve: it is a member, knows a
+// leader, and its state holds every entry committed when it asked. A
+// leader asks itself through a Barrier in its term (see
+// confirmLeadership); a follower asks the leader for its commit index and
+// waits up to a second to get there. Otherwise it says why (ErrNoLeader,
+// ErrNotCaughtUp, ErrRemoved, ErrClosed, ErrFSMFailed).
 func (n *Node) Ready() error {
 	if err := n.fsm.Err(); err != nil {
 		return err
@@ -882,31 +968,37 @@ func (n *Node) Ready() error {
 	if n.isClosed() || n.raft.State() == raft.Shutdown {
 		return ErrClosed
 	}
+	if n.removed.Load() {
+		return ErrRemoved
+	}
 	addr, id := n.raft.LeaderWithID()
 	if id == "" {
 		return ErrNoLeader
 	}
-	c := n.raft.CommitIndex()
-	if id != n.id {
-		// A follower's own commit index can lag far behind the leader's
-		// (just restarted, or waiting for a snapshot): ask the leader.
-		deadline := time.Now().Add(readyTimeout)
-		ctx, cancel := context.WithDeadline(context.Background(), deadline)
-		lc, err := n.fwd.commitIndex(ctx, string(addr), deadline)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("%w: %w", ErrNotCaughtUp, err)
+	if id == n.id {
+		if n.leaderTerm.Load() != n.raft.CurrentTerm() {
+			return fmt.Errorf("%w: new leader applying its predecessors' entries", ErrNotCaughtUp)
 		}
-		// Under load the leader commits all the time: what counts is
-		// reaching what it had committed when asked, which a follower in
-		// step does within a commit interval.
-		for n.raft.AppliedIndex() < lc && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		c = max(c, lc)
+		return nil
 	}
-	if a := n.raft.AppliedIndex(); a < c {
-		return fmt.Errorf("%w: applied %d < commit %d", ErrNotCaughtUp, a, c)
+	// A follower's own commit index can lag far behind the leader's (just
+	// restarted, or waiting for a snapshot): ask the leader.
+	deadline := time.Now().Add(readyTimeout)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	lc, err := n.fwd.commitIndex(ctx, string(addr), deadline)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNotCaughtUp, err)
+	}
+	// Under load the leader commits all the time: what counts is reaching
+	// what it had committed when asked, which a follower in step does
+	// within a commit interval.
+	for !n.stateIncludes(lc) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: state at %d, raft applied %d, leader's commit %d", ErrNotCaughtUp,
+				n.fsm.AppliedIndex(), n.raft.AppliedIndex(), lc)
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 	return nil
 }
@@ -962,6 +1054,8 @@ func (n *Node) Close() error {
 		n.fwd.close()
 		errs := []error{n.raft.Shutdown().Error()}
 		errs = append(errs, n.mux.Close(), n.trans.Close(), n.store.Close(), n.fsm.Close())
+		// Last: the directory is free only once its files are closed.
+		errs = append(errs, n.lock.release())
 		var out []error
 		for _, e := range errs {
 			if e != nil && !errors.Is(e, net.ErrClosed) {

@@ -454,10 +454,42 @@ func TestMembership(t *testing.T) {
 		t.Fatalf("members %+v", st.Members)
 	}
 
-	// Remove through a follower; removing again does nothing.
+	// A member's id at another address, or a member's address under
+	// another id, is refused (through a follower too), and nothing moves.
+	for _, tc := range []struct {
+		on       *Node
+		id, addr string
+	}{
+		{n1, "n2", "127.0.0.1:1"}, {n3, "n2", "127.0.0.1:1"}, {n2, "evil", n3.Addr()},
+	} {
+		if err := tc.on.Join(ctxT(t, 5*time.Second), tc.id, tc.addr); !errors.Is(err, ErrMemberConflict) {
+			t.Fatalf("join %s at %s through %s: %v, want ErrMemberConflict", tc.id, tc.addr, tc.on.ID(), err)
+		}
+	}
+	if err := n3.Remove(ctxT(t, 5*time.Second), "n9"); !errors.Is(err, ErrUnknownMember) {
+		t.Fatalf("remove of an unknown id through a follower: %v, want ErrUnknownMember", err)
+	}
+	for _, m := range n1.Status().Members {
+		if want := map[string]string{"n1": n1.Addr(), "n2": n2.Addr(), "n3": n3.Addr()}[m.ID]; m.Addr != want || !m.Voter {
+			t.Fatalf("after refused changes, member %+v (want at %s)", m, want)
+		}
+	}
+
+	// Remove through a follower; removing again is refused.
 	must(t, n2.Remove(ctxT(t, 5*time.Second), "n3"))
-	must(t, n1.Remove(ctxT(t, 5*time.Second), "n3"))
-	waitFor(t, "n3 to leave", 5*time.Second, func() bool { return len(n1.Status().Members) == 2 })
+	if err := n1.Remove(ctxT(t, 5*time.Second), "n3"); !errors.Is(err, ErrUnknownMember) {
+		t.Fatalf("second remove: %v, want ErrUnknownMember", err)
+	}
+	waitFor(t, "n1 to drop n3", 5*time.Second, func() bool { return len(n1.Status().Members) == 2 })
+	// The removed node learns it (the leader sends it the entry that
+	// removes it) and answers nothing from its state any more.
+	waitFor(t, "n3 to know it was removed", 5*time.Second, func() bool { return errors.Is(n3.Serving(), ErrRemoved) })
+	if err := n3.Ready(); !errors.Is(err, ErrRemoved) {
+		t.Fatalf("removed node Ready: %v", err)
+	}
+	if err := n3.WaitServing(ctxT(t, time.Second)); !errors.Is(err, ErrRemoved) || !errors.Is(err, ticket.ErrNoQuorum) {
+		t.Fatalf("removed node WaitServing: %v", err)
+	}
 	delete(c.nodes, "n3")
 	if next := proposeRetry(t, n2, replaceCmd("flickr", "Tickets64", "a"))[0].InsertID; next <= id {
 		t.Fatalf("id after removal %d, not above %d", next, id)

@@ -20,7 +20,11 @@ func (s *session) run(p sql.Plan, args []any, bin bool) (*mysql.Result, error) {
 	}
 	prevWarnings := len(s.warnings)
 	s.warnings = s.warnings[:0:0]
-	r, err := s.dispatch(p, args, bin, prevWarnings)
+	err := s.awaitState()
+	var r *mysql.Result
+	if err == nil {
+		r, err = s.dispatch(p, args, bin, prevWarnings)
+	}
 	if err != nil {
 		me := myErr(err).(*mysql.MyError)
 		s.warnings = append(s.warnings, ticket.Warning{Level: "Error", Code: me.Code, Message: me.Message})

@@ -145,6 +145,13 @@ func (s *Server) connect(nc net.Conn, sess *session) (*server.Conn, *clientConn,
 		return nil, nil, err
 	}
 	sess.login(l, salt, secure)
+	// The session's defaults come from replicated global variables: read
+	// them only once the local state may answer.
+	if err := sess.awaitState(); err != nil {
+		pc.writeErr(err.(*mysql.MyError))
+		return nil, nil, err
+	}
+	sess.reset()
 	if l.db != "" {
 		if err := sess.use(l.db); err != nil {
 			pc.writeErr(myErr(err).(*mysql.MyError))

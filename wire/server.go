@@ -29,8 +29,23 @@ type Service interface {
 	Global(name string, def uint64) uint64
 }
 
+// Gate tells whether the local replica's state may answer statements: a
+// node that has just restarted, a leader that has not yet applied its
+// predecessors' entries, or a removed node must not answer from it.
+type Gate interface {
+	// Serving returns nil when statements may be answered now. It must
+	// not block: it runs before every statement.
+	Serving() error
+	// WaitServing waits until they may, or ctx ends.
+	WaitServing(ctx context.Context) error
+}
+
 // Config sets up a Server.
 type Config struct {
+	// Gate, if set, holds every statement (and the login, which reads the
+	// replicated session defaults) until the local state may answer it,
+	// up to StatementTimeout; then the client gets error 1290.
+	Gate Gate
 	// Version is the server version in the handshake and VERSION().
 	Version string
 	// StatementTimeout bounds how long a statement waits for replication

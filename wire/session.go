@@ -82,6 +82,23 @@ func (s *session) reset() {
 	}
 }
 
+// awaitState holds the session until the local state may answer a
+// statement (Config.Gate), bounded by the statement timeout.
+func (s *session) awaitState() error {
+	g := s.srv.cfg.Gate
+	if g == nil || g.Serving() == nil {
+		return nil
+	}
+	ctx := s.stmt.begin()
+	err := g.WaitServing(ctx)
+	s.stmt.end()
+	if err != nil {
+		return &mysql.MyError{Code: ticket.ErrReadOnly, State: "HY000",
+			Message: fmt.Sprintf("ticketd cannot answer from this node now (%v): nothing was done, retry or use another node", err)}
+	}
+	return nil
+}
+
 // errNoDB is MySQL's answer to a statement that needs a database when none
 // is selected.
 func errNoDB() error {
@@ -127,6 +144,9 @@ func (s *session) UseDB(db string) error {
 }
 
 func (s *session) use(db string) error {
+	if err := s.awaitState(); err != nil {
+		return err
+	}
 	if strings.EqualFold(db, "information_schema") {
 		s.db = "information_schema"
 		return nil
@@ -283,6 +303,9 @@ func (s *session) HandleStmtClose(ctx any) error {
 func (s *session) HandleFieldList(table string, wildcard string) ([]*mysql.Field, error) {
 	if s.db == "" {
 		return nil, errNoDB()
+	}
+	if err := s.awaitState(); err != nil {
+		return nil, err
 	}
 	t, err := s.table(s.db, table)
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -42,11 +43,11 @@ func adminHandler(node *raftstore.Node, log *slog.Logger) http.Handler {
 		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 		defer cancel()
 		if err := node.Join(ctx, id, addr); err != nil {
-			log.Warn("join failed", "id", id, "addr", addr, "err", err)
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			log.Warn("join failed", "id", id, "addr", addr, "remote", r.RemoteAddr, "err", err)
+			http.Error(w, err.Error(), membershipStatus(err))
 			return
 		}
-		log.Info("member added", "id", id, "addr", addr)
+		log.Info("member added", "id", id, "addr", addr, "remote", r.RemoteAddr)
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("POST /remove", func(w http.ResponseWriter, r *http.Request) {
@@ -58,11 +59,11 @@ func adminHandler(node *raftstore.Node, log *slog.Logger) http.Handler {
 		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 		defer cancel()
 		if err := node.Remove(ctx, id); err != nil {
-			log.Warn("remove failed", "id", id, "err", err)
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			log.Warn("remove failed", "id", id, "remote", r.RemoteAddr, "err", err)
+			http.Error(w, err.Error(), membershipStatus(err))
 			return
 		}
-		log.Info("member removed", "id", id)
+		log.Info("member removed", "id", id, "remote", r.RemoteAddr)
 		fmt.Fprintln(w, "ok")
 	})
 	// Profiles of a running node, for the performance work (go tool pprof
@@ -73,6 +74,20 @@ func adminHandler(node *raftstore.Node, log *slog.Logger) http.Handler {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	return mux
+}
+
+// membershipStatus is the HTTP status of a failed /join or /remove: the
+// refusals are the caller's mistake and nothing changed; anything else
+// is the cluster's state (no leader, no quorum) and worth a retry.
+func membershipStatus(err error) int {
+	switch {
+	case errors.Is(err, raftstore.ErrUnknownMember):
+		return http.StatusNotFound
+	case errors.Is(err, raftstore.ErrMemberConflict):
+		return http.StatusConflict
+	default:
+		return http.StatusServiceUnavailable
+	}
 }
 
 // joinCluster asks a member (by its admin address) to add this node,
@@ -89,6 +104,11 @@ func joinCluster(ctx context.Context, adminAddr, id, raftAddr string) error {
 				return nil
 			}
 			err = fmt.Errorf("%s: %s", resp.Status, body)
+			if resp.StatusCode >= 400 && resp.StatusCode < 500 {
+				// Refused (e.g. the id is a member at another address):
+				// asking again will not change the answer.
+				return err
+			}
 		}
 		last = err
 		select {

@@ -176,6 +176,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	// Batches forwarded by followers run through the leader's Service, so
 	// that range reservations see every allocation of their tables.
 	node.SetForwardHandler(svc.ExecBatch)
+	// Statements wait until this node's state has caught up with its own
+	// log and the leader's commit index (a restarted node's state file
+	// is rebuilt from the log, which is applied only once a leader is
+	// known).
+	wcfg.Gate = node
 	srv := wire.New(svc, wcfg)
 	defer srv.Close()
 

@@ -1,0 +1,206 @@
+package raftstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// ErrRemoved: this node is no longer a member of its cluster's
+// configuration. Its state stops at its removal and nothing it answers
+// would be current, so it answers nothing until it is restarted with an
+// empty data directory and joined again.
+var ErrRemoved = errors.New("raftstore: this node was removed from the cluster")
+
+// A node answers statements from its local state only when that state is
+// not behind what the node itself had accepted, nor, on a follower,
+// behind what the leader had committed when the node asked. Three facts
+// decide it, each kept up to date in the background so that the check
+// per statement is a few atomic loads:
+//
+//   - caughtUp: once after start, the node was Ready. Until then the state
+//     file may hold nothing (it is rebuilt from the snapshot and log at
+//     start) while the log that will fill it waits for a leader.
+//   - leaderTerm: a leader answers from its state only in a term in which
+//     a Barrier has gone through, because entries committed by earlier
+//     leaders are applied only after the new leader's first entry commits.
+//   - removed: the latest configuration no longer lists this node.
+
+// Serving reports why the local state may not answer a statement now, or
+// nil. It does not block.
+func (n *Node) Serving() error {
+	if n.removed.Load() {
+		return ErrRemoved
+	}
+	if !n.caughtUp.Load() {
+		return fmt.Errorf("%w: catching up with the log after start", ErrNotCaughtUp)
+	}
+	if n.raft.State() == raft.Leader && n.leaderTerm.Load() != n.raft.CurrentTerm() {
+		return fmt.Errorf("%w: new leader applying its predecessors' entries", ErrNotCaughtUp)
+	}
+	return nil
+}
+
+// WaitServing waits until the local state may answer a statement, or ctx
+// ends. Its errors wrap ticket.ErrNoQuorum (nothing was done; retry), and
+// ErrRemoved or ErrClosed when waiting cannot help.
+func (n *Node) WaitServing(ctx context.Context) error {
+	err := n.Serving()
+	if err == nil {
+		return nil
+	}
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if n.isClosed() {
+			err = ErrClosed
+		}
+		if errors.Is(err, ErrRemoved) || errors.Is(err, ErrClosed) {
+			return fmt.Errorf("%w: %w", ticket.ErrNoQuorum, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %w (%w)", ticket.ErrNoQuorum, err, ctx.Err())
+		case <-t.C:
+		}
+		if err = n.Serving(); err == nil {
+			return nil
+		}
+	}
+}
+
+// catchUp sets caughtUp once the node is first Ready.
+func (n *Node) catchUp() {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if n.Ready() == nil {
+			n.caughtUp.Store(true)
+			n.log.Info("state caught up; serving", "state_index", n.fsm.AppliedIndex(), "applied_index", n.raft.AppliedIndex())
+			return
+		}
+		select {
+		case <-t.C:
+		case <-n.closed:
+			return
+		}
+	}
+}
+
+// confirmLeadership runs a Barrier in a term this node leads and, once it
+// has gone through, marks the term as one whose state is complete: every
+// entry before the barrier, earlier leaders' included, is then in the
+// state file. It retries while the node leads the same term.
+func (n *Node) confirmLeadership(term uint64) {
+	for n.raft.State() == raft.Leader && n.raft.CurrentTerm() == term && !n.isClosed() {
+		deadline := time.Now().Add(n.cfg.ApplyTimeout)
+		err := n.await(context.Background(), n.raft.Barrier(n.cfg.ApplyTimeout), deadline)
+		if err == nil {
+			if n.raft.CurrentTerm() == term {
+				n.leaderTerm.Store(term)
+			}
+			return
+		}
+		n.log.Debug("barrier of a new term failed", "term", term, "err", err)
+		if !n.pause(context.Background(), deadline) {
+			return
+		}
+	}
+}
+
+// watchMembership keeps removed current by reading the configuration
+// every interval.
+func (n *Node) watchMembership(interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		f := n.raft.GetConfiguration()
+		if f.Error() == nil {
+			servers := f.Configuration().Servers
+			member := false
+			for _, s := range servers {
+				member = member || s.ID == n.id
+			}
+			if member {
+				n.memberSeen.Store(true)
+			}
+			// A node that joins starts with an empty configuration and
+			// then replays older ones that predate it: it counts as
+			// removed only once it has been a member (seen here, or in a
+			// committed entry the FSM was handed), or when it resumed
+			// from state of its own (it was one before it stopped).
+			removed := len(servers) > 0 && !member && (n.memberSeen.Load() || n.restarted)
+			if removed != n.removed.Swap(removed) && removed {
+				n.log.Warn("this node is no longer in the cluster's configuration: refusing every statement; restart it with an empty data directory and --join to serve again")
+			}
+		}
+		select {
+		case <-t.C:
+		case <-n.closed:
+			return
+		}
+	}
+}
+
+// stateIncludes reports whether the state file holds every command entry
+// up to index: Raft has handed the FSM everything up to index, and the
+// last command at or below index is applied. Raft's own applied index
+// alone is not enough (it moves when entries are queued to the FSM, not
+// when the FSM has applied them), and the FSM's alone never reaches an
+// index that holds a no-op, barrier or configuration entry.
+func (n *Node) stateIncludes(index uint64) bool {
+	applied := n.fsm.AppliedIndex()
+	if applied >= index {
+		return true
+	}
+	if n.raft.AppliedIndex() < index {
+		return false
+	}
+	var l raft.Log
+	for i := index; i > applied; i-- {
+		if err := n.logs.GetLog(i, &l); err != nil {
+			// Compacted: a snapshot at or above i exists here, taken from
+			// (or installed into) this state, so the state has it.
+			return errors.Is(err, raft.ErrLogNotFound)
+		}
+		if l.Type == raft.LogCommand {
+			return n.fsm.AppliedIndex() >= i
+		}
+	}
+	return true
+}
+
+// kickLoneVoter makes a node that is the only voter of its configuration
+// stand for election at once instead of after a heartbeat timeout: after a
+// restart nobody else can lead, and until it leads it cannot apply its
+// own log. Raft has no call for it; lowering the heartbeat timeout wakes
+// a follower's timer immediately, and with no leader ever heard from, the
+// timer starts an election. The timeout is set back right away.
+func (n *Node) kickLoneVoter() {
+	f := n.raft.GetConfiguration()
+	if f.Error() != nil {
+		return
+	}
+	servers := f.Configuration().Servers
+	if len(servers) != 1 || servers[0].ID != n.id || servers[0].Suffrage != raft.Voter {
+		return
+	}
+	rc := n.raft.ReloadableConfig()
+	lowered := rc
+	lowered.HeartbeatTimeout = n.cfg.LeaderLeaseTimeout
+	if lowered.HeartbeatTimeout >= rc.HeartbeatTimeout {
+		return
+	}
+	if err := n.raft.ReloadConfig(lowered); err != nil {
+		n.log.Debug("lone voter: could not shorten the first election", "err", err)
+		return
+	}
+	if err := n.raft.ReloadConfig(rc); err != nil {
+		n.log.Error("lone voter: could not restore the heartbeat timeout", "err", err)
+	}
+}
