@@ -583,6 +583,9 @@ func (n *Node) Propose(ctx context.Context, cmds []ticket.Command) ([]ticket.Res
 	if err == nil && len(res) != len(cmds) {
 		return nil, fmt.Errorf("raftstore: %w: %d results for %d commands", ticket.ErrUncertain, len(res), len(cmds))
 	}
+	for i := range res {
+		res[i].Index = index
+	}
 	return res, err
 }
 

@@ -74,6 +74,27 @@ func (n *Node) WaitServing(ctx context.Context) error {
 	}
 }
 
+// Applied reports whether the local state holds the entry at index (and
+// every command entry before it). It does not block.
+func (n *Node) Applied(index uint64) bool { return n.stateIncludes(index) }
+
+// WaitApplied waits until the local state holds the entry at index, or
+// ctx ends: a session that wrote through a follower reads its own write.
+func (n *Node) WaitApplied(ctx context.Context, index uint64) error {
+	for !n.stateIncludes(index) {
+		if n.isClosed() {
+			return fmt.Errorf("%w: %w", ticket.ErrNoQuorum, ErrClosed)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %w: state at %d, waiting for %d (%w)", ticket.ErrNoQuorum, ErrNotCaughtUp,
+				n.fsm.AppliedIndex(), index, ctx.Err())
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return nil
+}
+
 // catchUp sets caughtUp once the node is first Ready.
 func (n *Node) catchUp() {
 	t := time.NewTicker(5 * time.Millisecond)

@@ -120,6 +120,10 @@ type Result struct {
 	Err *Error
 	// First and Last are the ids an OpReserve took.
 	First, Last uint64
+	// Index is the log position of the entry that carried the command,
+	// set by the Replicator, not by Apply (0 when served from a range): a
+	// session reads its own writes once its replica has applied that far.
+	Index uint64
 }
 
 // Replication failures. A Replicator wraps one of these so that callers can

@@ -523,7 +523,7 @@ func (s *session) infoSchemaTables() (*source, error) {
 		{name: "TABLE_ROWS", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "AUTO_INCREMENT", typ: mysql.MYSQL_TYPE_LONGLONG},
 		{name: "TABLE_COLLATION"}, {name: "TABLE_COMMENT"},
 	}
-	err := s.srv.svc.View(func(st ticket.Store) error {
+	err := s.view(func(st ticket.Store) error {
 		dbs, err := st.Databases()
 		if err != nil {
 			return err

@@ -38,6 +38,11 @@ type Gate interface {
 	Serving() error
 	// WaitServing waits until they may, or ctx ends.
 	WaitServing(ctx context.Context) error
+	// Applied reports, without blocking, whether the local state holds
+	// the write at a log index (ticket.Result.Index); WaitApplied waits
+	// for it. A session's reads wait for its own writes.
+	Applied(index uint64) bool
+	WaitApplied(ctx context.Context, index uint64) error
 }
 
 // Config sets up a Server.

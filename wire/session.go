@@ -29,6 +29,8 @@ type session struct {
 	salt   []byte // the scramble the client last saw (for COM_CHANGE_USER)
 	secure bool   // the connection is TLS
 	quit   bool   // close the connection after this command
+	// wrote is the log index of the session's last write (see view).
+	wrote uint64
 
 	prepares uint32 // COM_STMT_PREPAREs so far: the last statement's id
 	stmts    map[uint32]*prepared
@@ -97,6 +99,21 @@ func (s *session) awaitState() error {
 			Message: fmt.Sprintf("ticketd cannot answer from this node now (%v): nothing was done, retry or use another node", err)}
 	}
 	return nil
+}
+
+// view reads the local state once it holds the session's own last write:
+// through a follower, a REPLACE returns when the leader has applied it,
+// and the follower applies it a commit interval later.
+func (s *session) view(fn func(ticket.Store) error) error {
+	if g := s.srv.cfg.Gate; g != nil && s.wrote > 0 && !g.Applied(s.wrote) {
+		ctx := s.stmt.begin()
+		err := g.WaitApplied(ctx, s.wrote)
+		s.stmt.end()
+		if err != nil {
+			return err
+		}
+	}
+	return s.srv.svc.View(fn)
 }
 
 // errNoDB is MySQL's answer to a statement that needs a database when none
@@ -405,7 +422,7 @@ func (s *session) statistics() error {
 // table reads a table's state from the local replica.
 func (s *session) table(db, name string) (*ticket.Table, error) {
 	var t *ticket.Table
-	err := s.srv.svc.View(func(st ticket.Store) (err error) {
+	err := s.view(func(st ticket.Store) (err error) {
 		t, err = st.Table(db, name)
 		return err
 	})
@@ -427,6 +444,7 @@ func (s *session) exec(c *ticket.Command) (ticket.Result, error) {
 	if err != nil {
 		return r, err
 	}
+	s.wrote = max(s.wrote, r.Index)
 	s.ts.Observe(&r)
 	if r.Err != nil {
 		return r, r.Err

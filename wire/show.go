@@ -16,7 +16,7 @@ func (s *session) show(p *sql.Show, bin bool) (*mysql.Result, error) {
 	switch p.Kind {
 	case sql.ShowDatabases:
 		rs.cols = strCols("Database")
-		err = s.srv.svc.View(func(st ticket.Store) error {
+		err = s.view(func(st ticket.Store) error {
 			dbs, err := st.Databases()
 			rs.add("information_schema")
 			for _, d := range dbs {
@@ -112,7 +112,7 @@ func filterRows(rows [][]any, keep func([]any) bool) [][]any {
 // checkDB answers 1049 for a database the local replica does not have.
 func (s *session) checkDB(db string) error {
 	var ok bool
-	if err := s.srv.svc.View(func(st ticket.Store) (err error) {
+	if err := s.view(func(st ticket.Store) (err error) {
 		ok, err = st.Database(db)
 		return err
 	}); err != nil {
@@ -155,7 +155,7 @@ func (s *session) showTables(p *sql.Show, rs *rowset) error {
 	if p.Full {
 		rs.cols = strCols(label, "Table_type")
 	}
-	return s.srv.svc.View(func(st ticket.Store) error {
+	return s.view(func(st ticket.Store) error {
 		names, err := st.Tables(db)
 		for _, n := range names {
 			if p.HasLike && !likeMatch(p.Like, n) {
@@ -198,7 +198,7 @@ func (s *session) showTableStatus(p *sql.Show, rs *rowset) error {
 		{name: "Data_free", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Auto_increment", typ: mysql.MYSQL_TYPE_LONGLONG},
 		{name: "Create_time"}, {name: "Update_time"}, {name: "Check_time"}, {name: "Collation"},
 		{name: "Checksum", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Create_options"}, {name: "Comment"}}
-	return s.srv.svc.View(func(st ticket.Store) error {
+	return s.view(func(st ticket.Store) error {
 		names, err := st.Tables(db)
 		if err != nil {
 			return err

@@ -1,0 +1,85 @@
+package raftstore
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// A node reopened on its data directory (state file rebuilt from the log,
+// as with StateNoSync) must not serve until its state holds its own log:
+// whenever Serving says yes, the database and the counter are there.
+func TestReopenServesOnlyCaughtUp(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig("n1", dir, nil)
+	cfg.RaftAddr = "127.0.0.1:0"
+	cfg.AdvertiseAddr = "127.0.0.1:1" // a lone voter never dials itself
+	cfg.StateNoSync = true
+	n := openNode(t, cfg)
+	must(t, n.WaitServing(ctxT(t, 5*time.Second)))
+	rs := propose(t, n, append(setupCmds(), replaceCmd("flickr", "Tickets64", "a"), replaceCmd("flickr", "Tickets64", "a"))...)
+	last := rs[len(rs)-1].InsertID
+	must(t, n.Close())
+
+	for round := range 5 {
+		n, err := Open(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sawWaiting := false
+		for n.Serving() != nil {
+			sawWaiting = true
+			time.Sleep(100 * time.Microsecond)
+		}
+		err = n.View(func(st ticket.Store) error {
+			tb, err := st.Table("flickr", "Tickets64")
+			if err != nil {
+				return err
+			}
+			if tb == nil {
+				return errors.New("table missing")
+			}
+			if tb.AutoInc <= last {
+				return errors.New("counter " + strconv.FormatUint(tb.AutoInc, 10) + " not above " + strconv.FormatUint(last, 10))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("round %d: serving (after waiting: %v) with %v", round, sawWaiting, err)
+		}
+		must(t, n.Ready())
+		last = propose(t, n, replaceCmd("flickr", "Tickets64", "a"))[0].InsertID
+		must(t, n.Close())
+	}
+}
+
+// A second Open of a directory in use fails at once and names the holder.
+func TestDataDirLocked(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig("n1", dir, listen(t))
+	n := openNode(t, cfg)
+	cfg2 := testConfig("n1", dir, listen(t))
+	start := time.Now()
+	_, err := Open(cfg2)
+	if !errors.Is(err, ErrDataDirLocked) {
+		t.Fatalf("second open: %v, want ErrDataDirLocked", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("second open took %v to fail", d)
+	}
+	if !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), strconv.Itoa(os.Getpid())) {
+		t.Errorf("message names neither the directory nor the pid: %v", err)
+	}
+	must(t, n.Close())
+	// Closed, the directory can be opened again.
+	n2, err := Open(testConfig("n1", dir, listen(t)))
+	if err != nil {
+		t.Fatalf("open after close: %v", err)
+	}
+	must(t, n2.Close())
+}
