@@ -37,6 +37,10 @@ func (n *Node) Serving() error {
 	if n.removed.Load() {
 		return ErrRemoved
 	}
+	if n.raft.State() == raft.Shutdown {
+		// A leader that committed its own removal shuts Raft down.
+		return ErrClosed
+	}
 	if !n.caughtUp.Load() {
 		return fmt.Errorf("%w: catching up with the log after start", ErrNotCaughtUp)
 	}

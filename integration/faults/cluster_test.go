@@ -313,23 +313,29 @@ func waitMembers(ctx context.Context, ns []*harness.Node, want ...string) error 
 // adminPost sends POST /path?query to n's admin listener and returns an
 // error unless it answers 200.
 func adminPost(ctx context.Context, n *harness.Node, path string, q url.Values) error {
+	code, body, err := adminPostStatus(ctx, n, path, q)
+	if err == nil && code != http.StatusOK {
+		err = fmt.Errorf("POST %s%s: %d: %s", n.HTTPAddr(), path, code, body)
+	}
+	return err
+}
+
+// adminPostStatus sends an admin POST and returns the status and body.
+func adminPostStatus(ctx context.Context, n *harness.Node, path string, q url.Values) (int, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	u := "http://" + n.HTTPAddr() + path + "?" + q.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, nil)
 	if err != nil {
-		return err
+		return 0, "", err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return err
+		return 0, "", err
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("POST %s: %s: %s", u, resp.Status, strings.TrimSpace(string(body)))
-	}
-	return nil
+	return resp.StatusCode, strings.TrimSpace(string(body)), nil
 }
 
 // binaryLacksFlags returns those of flags (names without dashes) that the

@@ -2,10 +2,16 @@ package faults
 
 import (
 	"context"
+	"database/sql"
+	"errors"
+	"net/http"
 	"net/url"
+	"strings"
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/ticketd/ticketd/integration/harness"
 )
@@ -56,6 +62,30 @@ func TestMembership(t *testing.T) {
 		if o.Node == "n4" && o.OK() && o.ID <= maxBeforeJoin {
 			t.Errorf("joined node handed out id %d, not above %d handed out before it joined", o.ID, maxBeforeJoin)
 		}
+	}
+
+	// Mistakes are refused and change nothing: a member's id at a dead
+	// address (Raft would move the member there), another member's
+	// address, an unknown id to remove.
+	for _, tc := range []struct {
+		path string
+		q    url.Values
+		want int
+	}{
+		{"/join", url.Values{"id": {follower.ID()}, "addr": {"127.0.0.1:1"}}, http.StatusConflict},
+		{"/join", url.Values{"id": {"evil"}, "addr": {follower.RaftAddr()}}, http.StatusConflict},
+		{"/remove", url.Values{"id": {"n9"}}, http.StatusNotFound},
+	} {
+		code, body, err := adminPostStatus(ctx, n4, tc.path, tc.q)
+		if err != nil || code != tc.want {
+			t.Errorf("POST %s %v: %d %q (%v), want %d", tc.path, tc.q, code, body, err, tc.want)
+		}
+	}
+	if err := waitMembers(ctx, hc.Nodes, "n1", "n2", "n3", "n4"); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := follower.Status(ctx); err != nil || st.LeaderID == "" {
+		t.Errorf("%s after the refused join: %+v %v", follower.ID(), st, err)
 	}
 
 	// Remove a follower (one of the original three), asking n4.
@@ -143,6 +173,16 @@ func removeMember(ctx context.Context, t *testing.T, w *workload, hc *harness.Cl
 	}
 	if victim.Ready(ctx) {
 		t.Errorf("removed node %s still reports /readyz 200", victim.ID())
+	}
+	// Nor does it answer reads from its frozen state.
+	if db, err := sql.Open("mysql", victim.DSN("")); err == nil {
+		var s string
+		err := db.QueryRowContext(ctx, "SHOW DATABASES").Scan(&s)
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != errNoQuorum || !strings.Contains(me.Message, "removed") {
+			t.Errorf("removed node %s answered a read: %v, want error %d saying it was removed", victim.ID(), err, errNoQuorum)
+		}
+		db.Close()
 	}
 	w.stopNode(victim.ID())
 	saveGoroutines(ctx, t, victim) // in case it does not stop
