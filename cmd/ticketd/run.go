@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -38,6 +39,7 @@ type options struct {
 	leaderLease       time.Duration
 	cache             uint64
 	stateFsync        bool
+	version           bool
 
 	client clientOptions
 }
@@ -62,10 +64,16 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.DurationVar(&o.leaderLease, "leader-lease", 500*time.Millisecond, "how long a leader goes without a quorum's answer before it steps down; at most --election-timeout")
 	fs.BoolVar(&o.stateFsync, "state-fsync", false, "fsync the bbolt state file on every batch; off, it is rebuilt from the (always fsynced) Raft log and snapshot at start")
 	o.client.register(fs)
+	fs.BoolVar(&o.version, "version", false, "print the version, VCS revision and Go version, and exit")
 	fs.Uint64Var(&o.cache, "cache", 0, "default range reservation: ids the leader reserves per Raft round trip for tables without their own 'ticketd:cache=N' comment (0: every id through Raft)")
 	// Environment first, so that flags given on the command line win.
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
+		// TICKETD_VERSION is too likely to hold a deployment's version
+		// label: read from the environment it would stop the node.
+		if f.Name == "version" {
+			return
+		}
 		key := "TICKETD_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 		if v := getenv(key); v != "" {
 			if err := f.Value.Set(v); err != nil && envErr == nil {
@@ -111,6 +119,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
+		return err
+	}
+	if o.version {
+		bi, _ := debug.ReadBuildInfo()
+		_, err := io.WriteString(os.Stdout, versionText(bi))
 		return err
 	}
 	log, err := newLogger(o.logLevel, stderr)
