@@ -6,8 +6,8 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strings"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
