@@ -228,8 +228,9 @@ func (p *Plan) Write(w io.Writer, apply bool) {
 	tw.Flush()
 	for _, s := range p.NotReadOnly() {
 		fmt.Fprintf(w, "\nWARNING: %s (%s) is NOT read-only: it can hand out ids after this import, and ticketd may\n"+
-			"  issue them again. Run SET GLOBAL read_only=ON on it first (and stop writes by SUPER users, whom\n"+
-			"  read_only does not stop), or pass --margin larger than the ids it can issue meanwhile.\n", s.Label, s.Addr)
+			"  issue them again. Run SET GLOBAL read_only=ON on it first (and stop the accounts read_only lets\n"+
+			"  through: SUPER on MySQL, READ ONLY ADMIN on MariaDB, root on both), or pass --margin larger than\n"+
+			"  the ids it can issue meanwhile.\n", s.Label, s.Addr)
 	}
 	if p.Target != nil {
 		fmt.Fprintf(w, "\ntarget: %s (%s), global auto_increment_increment=%d auto_increment_offset=%d\n",
