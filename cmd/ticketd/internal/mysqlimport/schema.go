@@ -115,7 +115,7 @@ type TableDef struct {
 	ID        IDColumn
 	Stub      StubColumn
 	StubFirst bool   // the stub column is declared before the id
-	IDKey     string // "PRIMARY", a unique key's name, or a plain key's name (IDKeyUnique false)
+	IDKey     string // "PRIMARY", a unique key's name, or a plain key's name (IDUnique false)
 	IDUnique  bool
 	StubKey   string // "PRIMARY" or the unique key's name
 }
