@@ -23,6 +23,7 @@ type command func(ctx context.Context, args []string, getenv func(string) string
 // that is not one of them (a flag, or nothing) runs a node.
 var commands = map[string]command{
 	"version": versionCommand,
+	"import":  importCmd,
 }
 
 func main() {
