@@ -21,7 +21,10 @@ type command func(ctx context.Context, args []string, getenv func(string) string
 
 // commands maps subcommand names to their entry points. A first argument
 // that is not one of them (a flag, or nothing) runs a node.
-var commands = map[string]command{}
+var commands = map[string]command{
+	"backup":  backupCmd,
+	"restore": restoreCmd,
+}
 
 func main() {
 	// ticketd's heap is small (tens of MB) and its garbage is per
