@@ -3,8 +3,8 @@ package raftstore
 import (
 	"bytes"
 	"crypto/sha256"
-	"hash"
 	"errors"
+	"hash"
 	"reflect"
 	"testing"
 	"time"
