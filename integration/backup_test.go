@@ -291,3 +291,54 @@ func httpPost(ctx context.Context, url string, body []byte) (string, error) {
 	b, _ := io.ReadAll(resp.Body)
 	return resp.Status + ": " + string(b), nil
 }
+
+// TestBackupSize1M measures a backup after a million allocations on one
+// node (multi-row REPLACE, 10,000 rows a statement, over 26 stubs). It
+// takes a while, so it runs only with TICKETD_BACKUP_1M=1.
+func TestBackupSize1M(t *testing.T) {
+	if os.Getenv("TICKETD_BACKUP_1M") != "1" {
+		t.Skip("set TICKETD_BACKUP_1M=1 to measure a backup after 1M allocations")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	n := harness.Start(ctx, t, harness.Options{})
+	createDB(t, ctx, n, "flickr")
+	conn := pinConn(t, ctx, openDB(t, n.DSN("flickr")))
+	var q strings.Builder
+	q.WriteString("REPLACE INTO Tickets64 (stub) VALUES ")
+	for i := range 10000 {
+		if i > 0 {
+			q.WriteByte(',')
+		}
+		fmt.Fprintf(&q, "('%c')", 'a'+i%26)
+	}
+	start := time.Now()
+	for range 100 {
+		mustExec(t, ctx, conn, q.String())
+	}
+	t.Logf("1M allocations in %v", time.Since(start).Round(time.Millisecond))
+	file := filepath.Join(t.TempDir(), "1m.bak")
+	start = time.Now()
+	out, err := ticketdCmd(t, ctx, "backup", "--from", n.HTTPAddr(), "--out", file)
+	if err != nil {
+		t.Fatalf("backup: %v\n%s", err, out)
+	}
+	took := time.Since(start)
+	st, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("backup after 1M allocations: %d bytes, %v (subcommand, verify included)\n%s", st.Size(), took.Round(time.Millisecond), out)
+
+	dst := harness.Start(ctx, t, harness.Options{})
+	start = time.Now()
+	out, err = ticketdCmd(t, ctx, "restore", "--in", file, "--to", dst.HTTPAddr(), "--advance", "1000000")
+	if err != nil {
+		t.Fatalf("restore: %v\n%s", err, out)
+	}
+	t.Logf("restore: %v\n%s", time.Since(start).Round(time.Millisecond), out)
+	id, err := allocate(ctx, pinConn(t, ctx, openDB(t, dst.DSN("flickr"))))
+	if err != nil || id != 2000001 {
+		t.Errorf("first id after restore: %d %v, want 2000001", id, err)
+	}
+}
