@@ -50,7 +50,9 @@ const (
 	cmdName
 	cmdValue
 	cmdCount
-	cmdKnown = cmdCount<<1 - 1
+	cmdDump
+	cmdForce
+	cmdKnown = cmdForce<<1 - 1
 )
 
 // Update flag bits.
@@ -158,6 +160,8 @@ func appendCommand(b []byte, c *ticket.Command) []byte {
 	set(cmdName, c.Name != "")
 	set(cmdValue, c.Value != 0)
 	set(cmdCount, c.Count != 0)
+	set(cmdDump, c.Dump != nil)
+	set(cmdForce, c.Force)
 
 	b = append(b, byte(c.Op))
 	b = binary.AppendUvarint(b, m)
@@ -225,6 +229,9 @@ func appendCommand(b []byte, c *ticket.Command) []byte {
 	}
 	if m&cmdCount != 0 {
 		b = binary.AppendUvarint(b, c.Count)
+	}
+	if m&cmdDump != 0 {
+		b = appendDump(b, c.Dump)
 	}
 	return b
 }
@@ -678,6 +685,10 @@ func (d *decoder) command(c *ticket.Command, left int) {
 	if m&cmdCount != 0 {
 		c.Count = d.nonZero()
 	}
+	if m&cmdDump != 0 {
+		c.Dump = d.dump()
+	}
+	c.Force = m&cmdForce != 0
 }
 
 // columns reads a column list, returning the previous command's slice
@@ -942,4 +953,59 @@ func decodeTable(data []byte) (*ticket.Table, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// appendDump writes a restore's state: the databases, each table in its
+// state-file encoding (length-prefixed), and the globals.
+func appendDump(b []byte, dump *ticket.Dump) []byte {
+	b = binary.AppendUvarint(b, uint64(len(dump.Databases)))
+	for _, db := range dump.Databases {
+		b = appendString(b, db)
+	}
+	b = binary.AppendUvarint(b, uint64(len(dump.Tables)))
+	var buf []byte
+	for i := range dump.Tables {
+		buf = encodeTable(buf[:0], &dump.Tables[i])
+		b = binary.AppendUvarint(b, uint64(len(buf)))
+		b = append(b, buf...)
+	}
+	b = binary.AppendUvarint(b, uint64(len(dump.Globals)))
+	for _, g := range dump.Globals {
+		b = appendString(b, g.Name)
+		b = binary.AppendUvarint(b, g.Value)
+	}
+	return b
+}
+
+func (d *decoder) dump() *ticket.Dump {
+	dump := new(ticket.Dump)
+	if n := d.count(1); n > 0 {
+		dump.Databases = make([]string, n)
+		for i := range dump.Databases {
+			dump.Databases[i] = d.string()
+		}
+	}
+	if n := d.count(2); n > 0 {
+		dump.Tables = make([]ticket.Table, n)
+		for i := range dump.Tables {
+			raw := d.bytes()
+			if d.err != nil {
+				return nil
+			}
+			t, err := decodeTable(raw)
+			if err != nil {
+				d.fail("dump table %d: %v", i, err)
+				return nil
+			}
+			dump.Tables[i] = *t
+		}
+	}
+	if n := d.count(2); n > 0 {
+		dump.Globals = make([]ticket.Global, n)
+		for i := range dump.Globals {
+			dump.Globals[i].Name = d.string()
+			dump.Globals[i].Value = d.uvarint()
+		}
+	}
+	return dump
 }

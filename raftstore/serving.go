@@ -99,6 +99,28 @@ func (n *Node) WaitApplied(ctx context.Context, index uint64) error {
 	return nil
 }
 
+// syncState waits until the local state holds every entry the cluster had
+// committed when it was called: a leader's own commit index once its
+// term's Barrier went through, a follower's leader's.
+func (n *Node) syncState(ctx context.Context) error {
+	if err := n.WaitServing(ctx); err != nil {
+		return err
+	}
+	addr, id := n.raft.LeaderWithID()
+	if id == "" {
+		return ErrNoLeader
+	}
+	target := n.raft.CommitIndex()
+	if id != n.id {
+		lc, err := n.fwd.commitIndex(ctx, string(addr), n.deadline(ctx))
+		if err != nil {
+			return fmt.Errorf("%w: asking leader %s: %w", ErrNotCaughtUp, id, err)
+		}
+		target = max(target, lc)
+	}
+	return n.WaitApplied(ctx, target)
+}
+
 // catchUp sets caughtUp once the node is first Ready.
 func (n *Node) catchUp() {
 	t := time.NewTicker(5 * time.Millisecond)

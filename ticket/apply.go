@@ -35,6 +35,8 @@ func Apply(s Store, c *Command) (Result, error) {
 		return Result{}, s.PutGlobal(c.Name, c.Value)
 	case OpReserve:
 		return applyReserve(s, c)
+	case OpRestore:
+		return applyRestore(s, c)
 	default:
 		return Result{Err: Errorf(ErrUnknown, "", "unknown command %d", c.Op)}, nil
 	}

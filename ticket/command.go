@@ -17,9 +17,10 @@ const (
 	OpDropDB      Op = 4
 	OpCreateTable Op = 5
 	OpDropTable   Op = 6
-	OpAlterTable  Op = 7 // AUTO_INCREMENT = n, cache, comment
-	OpSetGlobal   Op = 8 // SET GLOBAL auto_increment_increment|offset
-	OpReserve     Op = 9 // range reservation: take Count ids for the leader's cache
+	OpAlterTable  Op = 7  // AUTO_INCREMENT = n, cache, comment
+	OpSetGlobal   Op = 8  // SET GLOBAL auto_increment_increment|offset
+	OpReserve     Op = 9  // range reservation: take Count ids for the leader's cache
+	OpRestore     Op = 10 // replace the whole state with Dump (restore of a backup)
 )
 
 // ValueKind says which field of a Value is set.
@@ -101,6 +102,11 @@ type Command struct {
 
 	// OpReserve: Count ids for the table.
 	Count uint64
+
+	// OpRestore: the state to install, and whether it may replace a state
+	// that already holds databases.
+	Dump  *Dump
+	Force bool
 }
 
 // Result is a Command's outcome, identical on every replica.

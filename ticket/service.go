@@ -107,6 +107,8 @@ func (s *Service) dropRanges(c *Command) {
 		s.res.drop(c.DB, c.Table)
 	case OpReserve, OpSetGlobal:
 	default:
+		// DDL, and OpRestore, which replaces every counter: a range
+		// reserved before must never be served after.
 		s.res.reset()
 	}
 }

@@ -24,6 +24,8 @@ type command func(ctx context.Context, args []string, getenv func(string) string
 var commands = map[string]command{
 	"version": versionCommand,
 	"import":  importCmd,
+	"backup":  backupCmd,
+	"restore": restoreCmd,
 }
 
 func main() {

@@ -197,7 +197,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	srv := wire.New(svc, wcfg)
 	defer srv.Close()
 
-	admin := &http.Server{Handler: adminHandler(node, log), ReadHeaderTimeout: 5 * time.Second}
+	admin := &http.Server{Handler: backupRoutes(adminHandler(node, log), node, svc, o.dataDir, log), ReadHeaderTimeout: 5 * time.Second}
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ctx, mysqlLn) }()
 	go func() { errc <- admin.Serve(httpLn) }()

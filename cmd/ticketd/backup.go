@@ -1,0 +1,338 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/ticketd/ticketd/raftstore"
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// Online backup and restore (README "Backup and restore"):
+//
+//	GET  /backup[?stale=1]                          a backup file (raftstore's format)
+//	POST /restore?advance=N&floor=N[&force=1]        body: a backup file
+//
+// A restore is one Raft command (ticket.OpRestore) carrying the whole
+// state, so every replica switches at the same log index, and snapshots
+// and restarts keep it.
+
+// maxRestoreEntry bounds the restore command, which is one Raft entry and,
+// through a follower, one forwarding frame (64 MiB).
+const maxRestoreEntry = 32 << 20
+
+// errNoAdvance refuses a restore that would put the counters back where
+// they were when the backup was taken.
+var errNoAdvance = errors.New("refusing to restore without --advance N or --floor N: " +
+	"the cluster the backup came from may have handed out ids after the backup was taken, " +
+	"and restored counters would hand them out again. Pass --advance with more ids than any table " +
+	"can have allocated since the backup (allocation rate x time since the backup, with a wide margin), " +
+	"and/or --floor above the largest id any client has seen")
+
+// backupSource is the node a backup is read from.
+type backupSource interface {
+	BeginBackup(ctx context.Context, allowStale bool) (*raftstore.BackupTx, error)
+}
+
+// restoreTarget commits the restore command and reads the current state.
+type restoreTarget interface {
+	Exec(ctx context.Context, c *ticket.Command) (ticket.Result, error)
+	View(fn func(ticket.Store) error) error
+}
+
+// backupRoutes serves GET /backup and POST /restore, and everything else
+// with admin. stageDir holds an uploaded backup while it is verified.
+func backupRoutes(admin http.Handler, src backupSource, dst restoreTarget, stageDir string, log *slog.Logger) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", admin)
+	mux.HandleFunc("GET /backup", func(w http.ResponseWriter, r *http.Request) {
+		serveBackup(w, r, src, log)
+	})
+	mux.HandleFunc("POST /restore", func(w http.ResponseWriter, r *http.Request) {
+		serveRestore(w, r, dst, stageDir, log)
+	})
+	return mux
+}
+
+func serveBackup(w http.ResponseWriter, r *http.Request, src backupSource, log *slog.Logger) {
+	start := time.Now()
+	stale := r.URL.Query().Get("stale") == "1"
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	b, err := src.BeginBackup(ctx, stale)
+	cancel()
+	if err != nil {
+		log.Warn("backup refused", "remote", r.RemoteAddr, "err", err)
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	defer b.Close()
+	hdr := b.Header()
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", strconv.FormatInt(hdr.Size(), 10))
+	w.Header().Set("X-Ticketd-Applied-Index", strconv.FormatUint(hdr.AppliedIndex, 10))
+	n, err := b.WriteTo(w)
+	if err != nil {
+		// The client sees a short body, which its checksum check refuses.
+		log.Warn("backup interrupted", "remote", r.RemoteAddr, "bytes", n, "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	log.Info("backup served", "remote", r.RemoteAddr, "bytes", n, "applied_index", hdr.AppliedIndex,
+		"stale_allowed", stale, "duration", time.Since(start).Round(time.Millisecond))
+}
+
+// restoreAnswer is POST /restore's JSON answer.
+type restoreAnswer struct {
+	BackupNode    string        `json:"backup_node"`
+	BackupApplied uint64        `json:"backup_applied_index"`
+	BackupCreated time.Time     `json:"backup_created"`
+	FileSize      int64         `json:"file_size"`
+	Databases     int           `json:"databases"`
+	Tables        []ticket.Move `json:"tables"`
+}
+
+func serveRestore(w http.ResponseWriter, r *http.Request, dst restoreTarget, stageDir string, log *slog.Logger) {
+	// Parameters come from the URL only: FormValue would parse (and
+	// consume) a body sent as a form, as curl --data-binary does.
+	q := r.URL.Query()
+	advance, err1 := parseUint(q.Get("advance"))
+	floor, err2 := parseUint(q.Get("floor"))
+	force := q.Get("force") == "1"
+	if err := errors.Join(err1, err2); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if advance == 0 && floor == 0 {
+		http.Error(w, errNoAdvance.Error(), http.StatusBadRequest)
+		return
+	}
+	who := []any{"remote", r.RemoteAddr, "advance", advance, "floor", floor, "force", force}
+	body := http.MaxBytesReader(w, r.Body, 5<<30)
+	b, err := raftstore.ReadBackup(body, stageDir)
+	if err != nil {
+		log.Warn("restore refused: bad backup file", append(who, "err", err)...)
+		http.Error(w, "restore refused, nothing changed: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	who = append(who, "bytes", b.FileSize, "backup_node", b.Header.NodeID, "backup_applied_index", b.Header.AppliedIndex)
+	moves, err := b.Dump.Advance(advance, floor)
+	if err != nil {
+		log.Warn("restore refused", append(who, "err", err)...)
+		http.Error(w, "restore refused, nothing changed: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	cmd := ticket.Command{Op: ticket.OpRestore, Dump: &b.Dump, Force: force}
+	if size := len(raftstore.EncodeBatch(nil, []ticket.Command{cmd})); size > maxRestoreEntry {
+		http.Error(w, fmt.Sprintf("restore refused: the state is %d bytes as a Raft entry, more than %d", size, maxRestoreEntry),
+			http.StatusRequestEntityTooLarge)
+		return
+	}
+	// The state machine checks emptiness again when it applies the
+	// command; this check only answers early.
+	var existing []string
+	if err := dst.View(func(s ticket.Store) (err error) { existing, err = s.Databases(); return err }); err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	if len(existing) > 0 && !force {
+		log.Warn("restore refused: cluster not empty", append(who, "databases", existing)...)
+		http.Error(w, fmt.Sprintf("restore refused, nothing changed: the cluster already holds database(s) %v; "+
+			"restore into a fresh cluster, or pass --force to replace them", existing), http.StatusConflict)
+		return
+	}
+	log.Info("restore starting", append(who, "tables", len(b.Dump.Tables))...)
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	defer cancel()
+	res, err := dst.Exec(ctx, &cmd)
+	if err != nil {
+		log.Error("restore failed", append(who, "err", err)...)
+		http.Error(w, "restore failed: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	if res.Err != nil {
+		log.Warn("restore refused", append(who, "err", res.Err)...)
+		http.Error(w, "restore refused, nothing changed: "+res.Err.Message, http.StatusConflict)
+		return
+	}
+	log.Info("restore done", append(who, "tables", len(moves))...)
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(restoreAnswer{
+		BackupNode: b.Header.NodeID, BackupApplied: b.Header.AppliedIndex, BackupCreated: b.Header.Created,
+		FileSize: b.FileSize, Databases: len(b.Dump.Databases), Tables: moves,
+	})
+}
+
+func parseUint(s string) (uint64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	return strconv.ParseUint(s, 10, 64)
+}
+
+// backupCmd is `ticketd backup --from ADMIN_ADDR --out FILE`.
+func backupCmd(ctx context.Context, args []string, _ func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("ticketd backup", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	from := fs.String("from", "127.0.0.1:8306", "admin address (host:port) of the node to back up")
+	out := fs.String("out", "", "backup file to write (required)")
+	stale := fs.Bool("stale", false, "back up the node's own applied state even if it cannot reach a leader (after losing the quorum)")
+	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" || fs.NArg() > 0 {
+		return errors.New("usage: ticketd backup --from ADMIN_ADDR --out FILE [--stale]")
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	start := time.Now()
+	u := "http://" + *from + "/backup"
+	if *stale {
+		u += "?stale=1"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return fmt.Errorf("backup: %s: %s", resp.Status, msg)
+	}
+	tmp := *out + ".tmp"
+	if err := writeSynced(tmp, resp.Body); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("backup: %w", err)
+	}
+	b, err := verifyFile(tmp)
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("backup: downloaded file refused: %w", err)
+	}
+	if err := os.Rename(tmp, *out); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	if d, err := os.Open(filepath.Dir(*out)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	fmt.Fprintf(stdout, "backup %s: %d bytes in %v from node %s, applied index %d, %d databases, %d tables (verified)\n",
+		*out, b.FileSize, time.Since(start).Round(time.Millisecond), b.Header.NodeID, b.Header.AppliedIndex,
+		len(b.Dump.Databases), len(b.Dump.Tables))
+	return nil
+}
+
+func writeSynced(path string, r io.Reader) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// verifyFile reads and checks a whole backup file.
+func verifyFile(path string) (*raftstore.Backup, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return raftstore.ReadBackup(f, filepath.Dir(path))
+}
+
+// restoreCmd is `ticketd restore --in FILE --to ADMIN_ADDR --advance N`.
+func restoreCmd(ctx context.Context, args []string, _ func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("ticketd restore", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	in := fs.String("in", "", "backup file (required)")
+	to := fs.String("to", "127.0.0.1:8306", "admin address (host:port) of any node of the cluster to restore into")
+	advance := fs.Uint64("advance", 0, "add N to every table's next id")
+	floor := fs.Uint64("floor", 0, "make every table's next id at least N")
+	force := fs.Bool("force", false, "replace the cluster's databases if it has any (default: refuse)")
+	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *in == "" || fs.NArg() > 0 {
+		return errors.New("usage: ticketd restore --in FILE --to ADMIN_ADDR (--advance N | --floor N) [--force]")
+	}
+	if *advance == 0 && *floor == 0 {
+		return errNoAdvance
+	}
+	// Check everything here first, so that a bad file or an overflowing
+	// advance is reported before the upload; the server checks again.
+	b, err := verifyFile(*in)
+	if err != nil {
+		return fmt.Errorf("restore refused, nothing sent: %w", err)
+	}
+	if _, err := b.Dump.Advance(*advance, *floor); err != nil {
+		return fmt.Errorf("restore refused, nothing sent: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	f, err := os.Open(*in)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	q := url.Values{"advance": {strconv.FormatUint(*advance, 10)}, "floor": {strconv.FormatUint(*floor, 10)}}
+	if *force {
+		q.Set("force", "1")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+*to+"/restore?"+q.Encode(), f)
+	if err != nil {
+		return err
+	}
+	req.ContentLength = b.FileSize
+	req.Header.Set("Content-Type", "application/octet-stream")
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("restore: %s: %s", resp.Status, body)
+	}
+	var ans restoreAnswer
+	if err := json.Unmarshal(body, &ans); err != nil {
+		return fmt.Errorf("restore: answer: %w", err)
+	}
+	fmt.Fprintf(stdout, "restored %s (%d bytes, node %s, applied index %d, taken %s) in %v: %d databases, %d tables\n",
+		*in, ans.FileSize, ans.BackupNode, ans.BackupApplied, ans.BackupCreated.Format(time.RFC3339),
+		time.Since(start).Round(time.Millisecond), ans.Databases, len(ans.Tables))
+	for _, m := range ans.Tables {
+		switch {
+		case m.Exhausted:
+			fmt.Fprintf(stdout, "  %s: exhausted (no id left), unchanged\n", m.Table)
+		case m.From == 0:
+			fmt.Fprintf(stdout, "  %s: no counter (sequence table without rows)\n", m.Table)
+		default:
+			fmt.Fprintf(stdout, "  %s: next id %d -> %d\n", m.Table, m.From, m.To)
+		}
+	}
+	return nil
+}

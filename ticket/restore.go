@@ -1,0 +1,213 @@
+package ticket
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Restore errors.
+var (
+	// ErrBadDump: a dump is not a consistent state (a table without its
+	// database, a name twice, an empty name). Nothing is changed.
+	ErrBadDump = errors.New("ticket: inconsistent dump")
+	// ErrAdvanceOverflow: moving a table's counter by the requested
+	// advance or floor would pass the largest value of its id column.
+	ErrAdvanceOverflow = errors.New("ticket: counter advance exceeds the id column's maximum")
+)
+
+// Dump is the whole replicated state: what a backup holds and what
+// OpRestore installs in place of the current state, in one Raft entry, so
+// that every replica switches at the same log index and snapshots and
+// restarts keep the result.
+type Dump struct {
+	// Databases lists every database, empty ones included, sorted.
+	Databases []string
+	// Tables holds every table, sorted by database and name.
+	Tables []Table
+	// Globals are the replicated global variables, sorted by name.
+	Globals []Global
+}
+
+// Global is one replicated global variable (SET GLOBAL).
+type Global struct {
+	Name  string
+	Value uint64
+}
+
+// Validate checks that d is a state Apply can install: every table's
+// database is listed and no name repeats. Apply checks it again, so that a
+// bad entry is refused the same way on every replica instead of failing a
+// state file half-way.
+func (d *Dump) Validate() error {
+	dbs := make(map[string]bool, len(d.Databases))
+	for _, db := range d.Databases {
+		if db == "" || dbs[db] {
+			return fmt.Errorf("%w: database %q empty or listed twice", ErrBadDump, db)
+		}
+		dbs[db] = true
+	}
+	seen := make(map[string]bool, len(d.Tables))
+	for i := range d.Tables {
+		def := &d.Tables[i].Def
+		if def.Name == "" || !dbs[def.DB] {
+			return fmt.Errorf("%w: table %q of database %q not listed", ErrBadDump, def.Name, def.DB)
+		}
+		if seen[def.Key()] {
+			return fmt.Errorf("%w: table %s twice", ErrBadDump, def.Key())
+		}
+		seen[def.Key()] = true
+	}
+	names := make(map[string]bool, len(d.Globals))
+	for _, g := range d.Globals {
+		if g.Name == "" || names[g.Name] {
+			return fmt.Errorf("%w: global %q empty or listed twice", ErrBadDump, g.Name)
+		}
+		names[g.Name] = true
+	}
+	return nil
+}
+
+// Move is what Advance did to one table's counter.
+type Move struct {
+	Table string // db.name
+	// From and To are the table's next id before and after; equal when it
+	// did not move. Exhausted tables (no id left) stay so.
+	From, To  uint64
+	Exhausted bool
+}
+
+// NextID is the lowest id the table may hand out next, and false when it
+// has none left (the counter went past the type's maximum) or, for a table
+// without AUTO_INCREMENT, has no row to count from.
+//
+// For an AUTO_INCREMENT table it is the AUTO_INCREMENT value: range
+// reservations are committed by moving it past the range, so a reserved
+// range is always below it. For a sequence table (the manual's
+// UPDATE seq SET id = LAST_INSERT_ID(id + 1)) the counter is the row
+// itself, and the next id is one above the largest row.
+func (t *Table) NextID() (uint64, bool) {
+	if t.Def.AutoInc {
+		if t.Exhausted || t.AutoInc > t.Def.IDType.Max() {
+			return 0, false
+		}
+		return max(t.AutoInc, 1), true
+	}
+	if len(t.Rows) == 0 {
+		return 0, false
+	}
+	top := slices.MaxFunc(t.Rows, func(a, b Row) int { return cmpUint(a.ID, b.ID) }).ID
+	if top >= t.Def.IDType.Max() {
+		return 0, false
+	}
+	return top + 1, true
+}
+
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Advance moves every table's next id to max(next + advance, floor), so
+// that a restored backup cannot hand out again the ids its source cluster
+// handed out after the backup was taken. An AUTO_INCREMENT table's counter
+// moves; a sequence table's rows all shift by the same amount (keeping
+// them distinct and in order). It checks every table first and changes
+// nothing if one would pass its type's maximum (ErrAdvanceOverflow).
+func (d *Dump) Advance(advance, floor uint64) ([]Move, error) {
+	moves := make([]Move, len(d.Tables))
+	var bad []string
+	for i := range d.Tables {
+		t := &d.Tables[i]
+		m := Move{Table: t.Def.Key()}
+		next, ok := t.NextID()
+		if !ok {
+			m.Exhausted = t.Def.AutoInc
+			moves[i] = m
+			continue
+		}
+		to := next + advance
+		if to < next {
+			to = ^uint64(0) // wrapped: certainly above the maximum
+			if t.Def.IDType.Max() == ^uint64(0) {
+				bad = append(bad, fmt.Sprintf("%s: next id %d + %d passes 2^64", m.Table, next, advance))
+				continue
+			}
+		}
+		to = max(to, floor)
+		if limit := t.Def.IDType.Max(); to > limit {
+			bad = append(bad, fmt.Sprintf("%s: next id %d would become %d, above the %s maximum %d",
+				m.Table, next, to, t.Def.IDType.SQL(), limit))
+			continue
+		}
+		m.From, m.To = next, to
+		moves[i] = m
+	}
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrAdvanceOverflow, strings.Join(bad, "; "))
+	}
+	for i := range d.Tables {
+		t, m := &d.Tables[i], moves[i]
+		if m.To == m.From {
+			continue
+		}
+		if t.Def.AutoInc {
+			t.AutoInc = m.To
+			continue
+		}
+		delta := m.To - m.From
+		for j := range t.Rows {
+			t.Rows[j].ID += delta
+		}
+	}
+	return moves, nil
+}
+
+// applyRestore installs c.Dump in place of the whole state. Without Force
+// it refuses a state that holds any database: restoring over live tables
+// would silently drop their counters.
+func applyRestore(s Store, c *Command) (Result, error) {
+	if c.Dump == nil {
+		return Result{Err: Errorf(ErrUnknown, "", "restore: no state in the command")}, nil
+	}
+	if err := c.Dump.Validate(); err != nil {
+		return Result{Err: Errorf(ErrUnknown, "", "restore refused: %v", err)}, nil
+	}
+	dbs, err := s.Databases()
+	if err != nil {
+		return Result{}, err
+	}
+	if len(dbs) > 0 && !c.Force {
+		return Result{Err: Errorf(ErrUnknown, "", "restore refused: the cluster already holds database(s) %s; restore into a fresh cluster, or force it to replace them",
+			strings.Join(dbs, ", "))}, nil
+	}
+	for _, db := range dbs {
+		if err := s.DeleteDatabase(db); err != nil {
+			return Result{}, err
+		}
+	}
+	for _, db := range c.Dump.Databases {
+		if err := s.PutDatabase(db); err != nil {
+			return Result{}, err
+		}
+	}
+	for i := range c.Dump.Tables {
+		// PutTable copies the table, so the command (which the FSM's
+		// decoder may reuse) keeps nothing shared with the state.
+		if err := s.PutTable(&c.Dump.Tables[i]); err != nil {
+			return Result{}, err
+		}
+	}
+	for _, g := range c.Dump.Globals {
+		if err := s.PutGlobal(g.Name, g.Value); err != nil {
+			return Result{}, err
+		}
+	}
+	return Result{Affected: uint64(len(c.Dump.Tables))}, nil
+}
