@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/raft"
 	bolt "go.etcd.io/bbolt"
@@ -64,6 +65,8 @@ type FSM struct {
 	// onConfiguration is told every committed configuration entry Raft
 	// hands over, replays included.
 	onConfiguration func(raft.Configuration)
+	// obs is told about snapshots; set before Raft starts.
+	obs Observer
 }
 
 var (
@@ -82,7 +85,7 @@ func OpenFSM(path string, noSync bool, log *slog.Logger) (*FSM, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &FSM{path: path, noSync: noSync, apply: ticket.Apply, log: log, db: db}
+	f := &FSM{path: path, noSync: noSync, apply: ticket.Apply, log: log, db: db, obs: nopObserver{}}
 	if err := db.View(func(tx *bolt.Tx) error {
 		i, _ := readApplied(tx)
 		f.applied.Store(i)
@@ -240,15 +243,18 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("raftstore: snapshot: %w", err)
 	}
-	return &fsmSnapshot{tx: tx}, nil
+	return &fsmSnapshot{tx: tx, obs: f.obs, start: time.Now()}, nil
 }
 
 type fsmSnapshot struct {
-	tx   *bolt.Tx
-	once sync.Once
+	tx    *bolt.Tx
+	once  sync.Once
+	obs   Observer
+	start time.Time
 }
 
-func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) (err error) {
+	defer func() { s.obs.SnapshotPersisted(time.Since(s.start), err) }()
 	if _, err := s.tx.WriteTo(sink); err != nil {
 		sink.Cancel()
 		return fmt.Errorf("raftstore: persist snapshot: %w", err)
@@ -266,6 +272,13 @@ func (s *fsmSnapshot) Release() {
 // to a temporary file next to the state file, checked, and renamed over
 // it, so that a crash leaves either the old or the new state.
 func (f *FSM) Restore(rc io.ReadCloser) error {
+	start := time.Now()
+	err := f.restore(rc)
+	f.obs.SnapshotRestored(time.Since(start), err)
+	return err
+}
+
+func (f *FSM) restore(rc io.ReadCloser) error {
 	defer rc.Close()
 	tmp := f.path + ".restore"
 	if err := writeFileSync(tmp, rc); err != nil {

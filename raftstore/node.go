@@ -144,6 +144,9 @@ type Config struct {
 	// the machine could leave it torn.
 	StateNoSync bool
 
+	// Observer, if set, is told about forwarding and snapshots (metrics).
+	Observer Observer
+
 	// Logger receives the node's and Raft's logs. Default: discard.
 	Logger *slog.Logger
 	// RaftLogLevel is the least level of Raft's own messages passed on
@@ -181,6 +184,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
 	}
 }
 
@@ -372,6 +378,7 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 		return nil, err
 	}
 	fsm.apply = apply
+	fsm.obs = cfg.Observer
 	cleanup = append(cleanup, func() { fsm.Close() })
 
 	// The directory lock keeps other ticketd processes out; the timeout
@@ -607,7 +614,9 @@ func (n *Node) propose(ctx context.Context, deadline time.Time, data []byte) ([]
 			}
 			last = err
 		} else if changed, addr, id := n.currentLeader(); addr != "" && id != n.id {
+			start := time.Now()
 			res, index, err := n.fwd.propose(ctx, string(addr), deadline, data, changed)
+			n.cfg.Observer.Forwarded(time.Since(start), err)
 			if !errors.Is(err, errNotLeader) && !errors.Is(err, errNotSent) {
 				return res, index, err
 			}

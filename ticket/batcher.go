@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // request is one command waiting for its batch. Requests are pooled: the
@@ -46,9 +47,10 @@ type batcher struct {
 	// so every worker forwards and a client never waits for a free one.
 	leading     func() bool
 	leaderSlots chan struct{}
+	obs         Observer
 }
 
-func newBatcher(repl Replicator, workers, leaderSlots, maxBatch int, leading func() bool) *batcher {
+func newBatcher(repl Replicator, workers, leaderSlots, maxBatch int, leading func() bool, obs Observer) *batcher {
 	b := &batcher{
 		repl:        repl,
 		queue:       make(chan *request, 4*maxBatch),
@@ -56,6 +58,7 @@ func newBatcher(repl Replicator, workers, leaderSlots, maxBatch int, leading fun
 		stop:        make(chan struct{}),
 		leading:     leading,
 		leaderSlots: make(chan struct{}, leaderSlots),
+		obs:         obs,
 	}
 	b.pool.New = func() any { return &request{done: make(chan struct{}, 1)} }
 	b.wg.Add(workers)
@@ -173,7 +176,9 @@ func (b *batcher) work() {
 		}
 		// Proposals are bounded by the Replicator's own timeout; the
 		// batch does not belong to any one caller's context.
+		start := time.Now()
 		results, err := b.repl.Propose(context.Background(), cmds)
+		b.obs.BatchProposed(len(cmds), time.Since(start), err)
 		if slot {
 			<-b.leaderSlots
 		}

@@ -45,6 +45,7 @@ type reservations struct {
 	mu        sync.Mutex
 	tables    map[tableKey]*reservation
 	maxPerRun uint64
+	obs       Observer
 }
 
 // reservation is one table's range.
@@ -69,6 +70,7 @@ func newReservations(lead Leadership, read Reader, defCache uint64,
 	return &reservations{
 		lead: lead, read: read, propose: propose, defCache: defCache,
 		verifier: verifier{lead: lead}, tables: map[tableKey]*reservation{},
+		obs: nopObserver{},
 	}
 }
 
@@ -185,6 +187,11 @@ func (rs *reservations) refill(ctx context.Context, e *reservation, c *Command, 
 	gen := e.gen
 	e.mu.Unlock()
 	r, err := rs.propose(ctx, &Command{Op: OpReserve, DB: c.DB, Table: c.Table, Count: size})
+	if rerr := err; rerr == nil && r.Err != nil {
+		rs.obs.ReservationRefilled(size, r.Err)
+	} else {
+		rs.obs.ReservationRefilled(size, rerr)
+	}
 	t2, still := rs.lead.LeaderTerm()
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 )
 
 // ErrClosed is returned by a Service that has been closed.
@@ -25,6 +26,8 @@ type Config struct {
 	// Leadership enables range reservation and tells leader from
 	// follower; nil turns reservation off and every node proposes.
 	Leadership Leadership
+	// Observer, if set, is told about allocations and batches (metrics).
+	Observer Observer
 }
 
 // Service is what the wire layer calls: it runs commands through group
@@ -34,6 +37,7 @@ type Service struct {
 	b    *batcher
 	res  *reservations // nil without Leadership
 	log  *slog.Logger
+	obs  Observer
 }
 
 // NewService starts a Service over a Replicator and the local state.
@@ -61,13 +65,18 @@ func NewService(repl Replicator, read Reader, cfg Config, log *slog.Logger) *Ser
 	if log == nil {
 		log = slog.Default()
 	}
+	obs := cfg.Observer
+	if obs == nil {
+		obs = nopObserver{}
+	}
 	var leading func() bool
 	if cfg.Leadership != nil {
 		leading = func() bool { _, l := cfg.Leadership.LeaderTerm(); return l }
 	}
-	s := &Service{read: read, b: newBatcher(repl, cfg.Workers, cfg.Proposals, cfg.MaxBatch, leading), log: log}
+	s := &Service{read: read, b: newBatcher(repl, cfg.Workers, cfg.Proposals, cfg.MaxBatch, leading, obs), log: log, obs: obs}
 	if cfg.Leadership != nil {
 		s.res = newReservations(cfg.Leadership, read, cfg.Cache, s.b.exec)
+		s.res.obs = obs
 	}
 	return s
 }
@@ -76,6 +85,10 @@ func NewService(repl Replicator, read Reader, cfg Config, log *slog.Logger) *Ser
 // replication failure (wrapping ErrNoQuorum or ErrUncertain, or the
 // context's error); statement errors are in Result.Err.
 func (s *Service) Exec(ctx context.Context, c *Command) (Result, error) {
+	var start time.Time
+	if allocating(c) {
+		start = time.Now()
+	}
 	if s.res != nil && eligible(c) {
 		ids, term, ok, err := s.res.assign(ctx, c)
 		if ok {
@@ -85,12 +98,16 @@ func (s *Service) Exec(ctx context.Context, c *Command) (Result, error) {
 			if err != nil {
 				return Result{}, err
 			}
+			s.obs.Allocated(c.DB, c.Table, uint64(len(ids)), time.Since(start), true)
 			return served(ids), nil
 		}
 	}
 	s.dropRanges(c)
 	r, err := s.b.exec(ctx, c)
 	s.dropRanges(c)
+	if err == nil && r.Err == nil && allocating(c) {
+		s.obs.Allocated(c.DB, c.Table, allocatedIDs(c, &r), time.Since(start), false)
+	}
 	return r, err
 }
 

@@ -15,6 +15,7 @@ import (
 // statement but SHOW WARNINGS/ERRORS replaces the previous warnings, and a
 // failing statement leaves its error there.
 func (s *session) run(p sql.Plan, args []any, bin bool) (*mysql.Result, error) {
+	s.srv.obs.Statement(stmtKind(p))
 	if sh, ok := p.(*sql.Show); ok && (sh.Kind == sql.ShowWarnings || sh.Kind == sql.ShowErrors) {
 		return s.showWarnings(sh, bin)
 	}
@@ -27,6 +28,7 @@ func (s *session) run(p sql.Plan, args []any, bin bool) (*mysql.Result, error) {
 	}
 	if err != nil {
 		me := myErr(err).(*mysql.MyError)
+		s.srv.obs.StatementError(me.Code)
 		s.warnings = append(s.warnings, ticket.Warning{Level: "Error", Code: me.Code, Message: me.Message})
 		s.rowCount = -1
 		return nil, me

@@ -139,6 +139,7 @@ func (s *Server) connect(nc net.Conn, sess *session) (*server.Conn, *clientConn,
 	a := newAuthenticator(s, nc.RemoteAddr())
 	if err := a.authenticate(pc, salt, l); err != nil {
 		if errAccessDenied(err) {
+			s.obs.AuthFailed()
 			pc.writeErr(err.(*mysql.MyError))
 			s.log.Info("login refused", "user", l.user, "remote", nc.RemoteAddr().String(), "plugin", l.plugin)
 		}

@@ -86,6 +86,8 @@ type Config struct {
 	// WriteTimeout bounds a write to a client that stopped reading
 	// (net_write_timeout, 60s).
 	WriteTimeout time.Duration
+	// Observer, if set, counts statements, errors and connections.
+	Observer Observer
 }
 
 // Validate reports a configuration New cannot serve as asked.
@@ -116,6 +118,7 @@ type Server struct {
 	proto *server.Server
 	users *Users
 	log   *slog.Logger
+	obs   Observer
 	start time.Time
 	// vars are the system variables' defaults, shared read-only.
 	vars map[string]sysVar
@@ -168,6 +171,10 @@ func New(svc Service, cfg Config) *Server {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = 60 * time.Second
 	}
+	obs := cfg.Observer
+	if obs == nil {
+		obs = nopObserver{}
+	}
 	users := cfg.Users
 	if users == nil {
 		users = DefaultUsers()
@@ -195,6 +202,7 @@ func New(svc Service, cfg Config) *Server {
 		proto:  proto,
 		users:  users,
 		log:    cfg.Logger,
+		obs:    obs,
 		start:  time.Now(),
 		vars:   vars,
 		ctx:    ctx,
@@ -247,6 +255,8 @@ func (s *Server) track(nc net.Conn) bool {
 
 func (s *Server) serveConn(nc net.Conn) {
 	defer s.wg.Done()
+	s.obs.ConnOpened()
+	defer s.obs.ConnClosed()
 	defer func() {
 		s.mu.Lock()
 		delete(s.conns, nc)

@@ -155,7 +155,7 @@ func stateOr(s string) string {
 // UseDB handles COM_INIT_DB.
 func (s *session) UseDB(db string) error {
 	if err := s.use(db); err != nil {
-		return myErr(err)
+		return s.countErr(myErr(err))
 	}
 	return nil
 }
@@ -184,11 +184,12 @@ func (s *session) HandleQuery(query string) (*mysql.Result, error) {
 	plans, err := s.srv.plans.Parse(query)
 	if err != nil {
 		s.warnings = nil
-		return nil, myErr(err)
+		s.srv.obs.Statement(StmtOther)
+		return nil, s.countErr(myErr(err))
 	}
 	if len(plans) > 1 && !s.conn.HasCapability(mysql.CLIENT_MULTI_STATEMENTS) {
-		return nil, &mysql.MyError{Code: ticket.ErrParse, State: "42000",
-			Message: "You have an error in your SQL syntax; multiple statements need the CLIENT_MULTI_STATEMENTS option"}
+		return nil, s.countErr(&mysql.MyError{Code: ticket.ErrParse, State: "42000",
+			Message: "You have an error in your SQL syntax; multiple statements need the CLIENT_MULTI_STATEMENTS option"})
 	}
 	for _, p := range plans[:len(plans)-1] {
 		r, err := s.run(p, nil, false)
@@ -220,11 +221,11 @@ func (s *session) HandleStmtPrepare(query string) (int, int, any, error) {
 	s.prepares++
 	plans, err := s.srv.plans.Parse(query)
 	if err != nil {
-		return 0, 0, nil, myErr(err)
+		return 0, 0, nil, s.countErr(myErr(err))
 	}
 	if len(plans) != 1 {
-		return 0, 0, nil, &mysql.MyError{Code: ticket.ErrParse, State: "42000",
-			Message: "You have an error in your SQL syntax; a prepared statement holds one statement"}
+		return 0, 0, nil, s.countErr(&mysql.MyError{Code: ticket.ErrParse, State: "42000",
+			Message: "You have an error in your SQL syntax; a prepared statement holds one statement"})
 	}
 	n := sql.ParamCount(plans[0])
 	if s.cc != nil {
@@ -285,9 +286,11 @@ func (s *session) HandleStmtExecute(ctx any, query string, args []any) (*mysql.R
 		ps = s.stmts[st.ID]
 	}
 	var r *mysql.Result
-	err := error(&mysql.MyError{Code: 1243, State: "HY000", Message: "Unknown prepared statement handler given to mysqld_stmt_execute"})
+	var err error
 	if ps != nil {
 		r, err = s.run(ps.plan, args, true)
+	} else {
+		err = s.countErr(&mysql.MyError{Code: 1243, State: "HY000", Message: "Unknown prepared statement handler given to mysqld_stmt_execute"})
 	}
 	if err != nil {
 		if werr := s.conn.WriteValue(err); werr != nil {
@@ -386,6 +389,7 @@ func (s *session) changeUser(data []byte) error {
 	if err != nil {
 		s.quit = true
 		if errAccessDenied(err) {
+			s.srv.obs.AuthFailed()
 			s.srv.log.Info("change user refused", "user", l.user, "remote", s.conn.RemoteAddr().String(), "plugin", l.plugin)
 		}
 		return err

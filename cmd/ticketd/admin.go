@@ -42,12 +42,12 @@ func adminHandler(node *raftstore.Node, log *slog.Logger) http.Handler {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 		defer cancel()
-		if err := node.Join(ctx, id, addr); err != nil {
-			log.Warn("join failed", "id", id, "addr", addr, "remote", r.RemoteAddr, "err", err)
+		err := node.Join(ctx, id, addr)
+		logAdminAction(log, r, "join", err, "id", id, "addr", addr)
+		if err != nil {
 			http.Error(w, err.Error(), membershipStatus(err))
 			return
 		}
-		log.Info("member added", "id", id, "addr", addr, "remote", r.RemoteAddr)
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("POST /remove", func(w http.ResponseWriter, r *http.Request) {
@@ -58,12 +58,12 @@ func adminHandler(node *raftstore.Node, log *slog.Logger) http.Handler {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 		defer cancel()
-		if err := node.Remove(ctx, id); err != nil {
-			log.Warn("remove failed", "id", id, "remote", r.RemoteAddr, "err", err)
+		err := node.Remove(ctx, id)
+		logAdminAction(log, r, "remove", err, "id", id)
+		if err != nil {
 			http.Error(w, err.Error(), membershipStatus(err))
 			return
 		}
-		log.Info("member removed", "id", id, "remote", r.RemoteAddr)
 		fmt.Fprintln(w, "ok")
 	})
 	// Profiles of a running node, for the performance work (go tool pprof

@@ -30,6 +30,7 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 	margin := fs.Uint64("margin", 0, "add this many ids on top of the highest one found, for sources still taking writes")
 	timeout := fs.Duration("timeout", 2*time.Minute, "give up after this long")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	logFormat := fs.String("log-format", "text", "text (key=value) or json (one object per line)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: ticketd import --from DSN [--from DSN ...] [--to DSN] [--apply] [--margin N]")
 		fs.PrintDefaults()
@@ -53,7 +54,7 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 	if *apply && *to == "" {
 		return errors.New("import: --apply needs --to (ticketd's DSN)")
 	}
-	log, err := newLogger(*logLevel, stderr)
+	log, err := newLogger(*logLevel, *logFormat, stderr)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ticketd/ticketd/metrics"
 	"github.com/ticketd/ticketd/raftstore"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/wire"
@@ -30,6 +31,7 @@ type options struct {
 	peers     string
 	join      string
 	logLevel  string
+	logFormat string
 
 	snapshotThreshold uint64
 	snapshotInterval  time.Duration
@@ -50,12 +52,13 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.dataDir, "data-dir", "./ticketd-data", "directory for the Raft log, snapshots and bbolt state")
 	fs.StringVar(&o.mysqlAddr, "mysql-addr", "127.0.0.1:3306", "MySQL protocol listen address")
-	fs.StringVar(&o.httpAddr, "http-addr", "127.0.0.1:8306", "admin HTTP listen address (/status, /healthz, /readyz)")
+	fs.StringVar(&o.httpAddr, "http-addr", "127.0.0.1:8306", "admin HTTP listen address (/status, /healthz, /readyz, /metrics)")
 	fs.StringVar(&o.nodeID, "node-id", "n1", "stable node name")
 	fs.StringVar(&o.raftAddr, "raft-addr", "127.0.0.1:7306", "Raft and internal forwarding address")
 	fs.StringVar(&o.peers, "peers", "", "static initial cluster: id=host:port,... (the same on every node); empty: this node alone")
 	fs.StringVar(&o.join, "join", "", "admin address (host:port) of a member of a running cluster to join")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&o.logFormat, "log-format", "text", "text (key=value) or json (one object per line)")
 	fs.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "log entries between Raft snapshots")
 	fs.DurationVar(&o.snapshotInterval, "snapshot-interval", 2*time.Minute, "how often Raft checks whether --snapshot-threshold entries have accumulated")
 	fs.Uint64Var(&o.trailingLogs, "trailing-logs", 10240, "log entries kept after a snapshot, so that a briefly lagging follower catches up without one")
@@ -103,12 +106,19 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	return o, nil
 }
 
-func newLogger(level string, w io.Writer) (*slog.Logger, error) {
+func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }
 
 // run starts a node and serves until ctx ends, then shuts down in order:
@@ -126,11 +136,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		_, err := io.WriteString(os.Stdout, versionText(bi))
 		return err
 	}
-	log, err := newLogger(o.logLevel, stderr)
+	log, err := newLogger(o.logLevel, o.logFormat, stderr)
 	if err != nil {
 		return err
 	}
-	wcfg := wire.Config{StatementTimeout: o.stmtTimeout, Logger: log}
+	met, err := newNodeMetrics()
+	if err != nil {
+		return err
+	}
+	defer met.uninstall()
+	wcfg := wire.Config{StatementTimeout: o.stmtTimeout, Logger: log, Observer: met.Wire}
 	if err := o.client.apply(&wcfg, log); err != nil {
 		return err
 	}
@@ -174,6 +189,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		// rather than "outcome unknown".
 		ApplyTimeout: o.stmtTimeout / 3,
 		Logger:       log,
+		Observer:     met.Store,
 	})
 	if err != nil {
 		return fmt.Errorf("raft: %w", err)
@@ -184,7 +200,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}
 	}()
 
-	svc := ticket.NewService(node, node, ticket.Config{Cache: o.cache, Leadership: node}, log)
+	met.reg.MustRegister(metrics.NewNodeCollector(node))
+
+	svc := ticket.NewService(node, node, ticket.Config{Cache: o.cache, Leadership: node, Observer: met.Ticket}, log)
 	defer svc.Close()
 	// Batches forwarded by followers run through the leader's Service, so
 	// that range reservations see every allocation of their tables.
@@ -197,7 +215,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	srv := wire.New(svc, wcfg)
 	defer srv.Close()
 
-	admin := &http.Server{Handler: backupRoutes(adminHandler(node, log), node, svc, o.dataDir, log), ReadHeaderTimeout: 5 * time.Second}
+	admin := &http.Server{Handler: withMetrics(backupRoutes(adminHandler(node, log), node, svc, o.dataDir, log), met.reg, log), ReadHeaderTimeout: 5 * time.Second}
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ctx, mysqlLn) }()
 	go func() { errc <- admin.Serve(httpLn) }()
