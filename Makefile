@@ -1,7 +1,7 @@
 # ticketd: `make run` starts a single node, `make test` runs every test.
 GO        ?= go
 BIN       ?= bin/ticketd
-PKGS_UNIT := ./ticket/... ./sql/... ./raftstore/... ./wire/... ./metrics/... ./cmd/...
+PKGS_UNIT := ./ticket/... ./sql/... ./raftstore/... ./wire/... ./cmd/...
 SOAK_DURATION  ?= 10m
 BENCH_DURATION ?= 5s
 
@@ -24,7 +24,7 @@ fmt-check:
 test-unit:
 	$(GO) test -race -count=1 $(PKGS_UNIT)
 	# Allocation tests, built without the race detector (it allocates).
-	$(GO) test -count=1 -run 'Alloc' ./sql/... ./wire/... ./metrics/...
+	$(GO) test -count=1 -run 'Alloc' ./sql/... ./wire/... ./cmd/ticketd/internal/metrics/
 
 test-integration:
 	$(GO) test -count=1 -timeout 8m ./integration/...

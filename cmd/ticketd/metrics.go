@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/ticketd/ticketd/metrics"
+	"github.com/ticketd/ticketd/cmd/ticketd/internal/metrics"
 )
 
 // nodeMetrics is one node's registry (its own, not the prometheus

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ticketd/ticketd/metrics"
+	"github.com/ticketd/ticketd/cmd/ticketd/internal/metrics"
 	"github.com/ticketd/ticketd/raftstore"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/wire"
