@@ -209,7 +209,7 @@ func TestRestartSingleNodeAtOnce(t *testing.T) {
 	c.Close()
 	checks := restartChecks("dur", &last, []string{"T"}, 2)
 
-	n := restartCount(t, 12)
+	n := restartCount(t, 20)
 	var atOnce, afterReady []time.Duration
 	for i := range n {
 		kill, readyz := i%2 == 0, i%4 >= 2
