@@ -78,15 +78,19 @@ func TestBench(t *testing.T) {
 	}
 
 	type target struct {
-		name  string
-		nodes int
-		args  []string
+		name    string
+		nodes   int
+		args    []string
+		select1 bool // also measure the SELECT 1 ceiling on this target
 	}
+	bolt, wal := []string{"--raft-log", "bolt"}, []string{"--raft-log", "wal"}
 	for _, tg := range []target{
-		{"ticketd 1 node durable", 1, nil},
-		{"ticketd 1 node cache=1000", 1, []string{"--cache", "1000"}},
-		{"ticketd 3 nodes durable", 3, nil},
-		{"ticketd 3 nodes cache=1000", 3, []string{"--cache", "1000"}},
+		{"ticketd 1 node durable, bolt", 1, bolt, true},
+		{"ticketd 1 node durable, wal", 1, wal, false},
+		{"ticketd 1 node cache=1000, wal", 1, append([]string{"--cache", "1000"}, wal...), false},
+		{"ticketd 3 nodes durable, bolt", 3, bolt, true},
+		{"ticketd 3 nodes durable, wal", 3, wal, false},
+		{"ticketd 3 nodes cache=1000, wal", 3, append([]string{"--cache", "1000"}, wal...), false},
 	} {
 		addrs, leader := startBenchTicketd(ctx, t, tg.nodes, tg.args)
 		for _, n := range conns {
@@ -98,7 +102,7 @@ func TestBench(t *testing.T) {
 			// followers costs.
 			rows = append(rows, ld.run(t, tg.name+", leader only", []string{leader}, "flickr", "ticket", top, dur))
 		}
-		if len(tg.args) == 0 {
+		if tg.select1 {
 			name := fmt.Sprintf("ticketd %d node SELECT 1", tg.nodes)
 			if tg.nodes == 1 {
 				for _, n := range conns {

@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/ticketd/ticketd/ticket"
 )
@@ -143,6 +141,11 @@ type Config struct {
 	// snapshot and the Raft log (which stays fsynced), because a crash of
 	// the machine could leave it torn.
 	StateNoSync bool
+	// LogStore is the Raft log store (LogStoreBolt or LogStoreWAL); ""
+	// keeps the one the data directory has, or DefaultLogStore for a new
+	// one. Asking for another store than the directory has is refused
+	// (ErrLogStoreMismatch).
+	LogStore string
 
 	// Observer, if set, is told about forwarding and snapshots (metrics).
 	Observer Observer
@@ -202,7 +205,7 @@ type Node struct {
 
 	raft  *raft.Raft
 	fsm   *FSM
-	store *raftboltdb.BoltStore
+	store logStore
 	trans *raft.NetworkTransport
 	mux   *mux
 	fwd   *forwarder
@@ -381,12 +384,9 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 	fsm.obs = cfg.Observer
 	cleanup = append(cleanup, func() { fsm.Close() })
 
-	// The directory lock keeps other ticketd processes out; the timeout
-	// only guards against anything else holding the file.
-	store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(raftDir, "raft.db"),
-		BoltOptions: &bolt.Options{Timeout: 5 * time.Second}})
+	store, err := openLogStore(raftDir, cfg.LogStore)
 	if err != nil {
-		return nil, fmt.Errorf("raftstore: open raft log: %w", err)
+		return nil, err
 	}
 	cleanup = append(cleanup, func() { store.Close() })
 	logs, err := raft.NewLogCache(512, store)
