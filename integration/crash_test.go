@@ -279,5 +279,5 @@ func tearWALTail(t *testing.T, dataDir string) {
 	if _, err := f.WriteAt(junk, int64(end)); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("tore %s: %d random bytes at offset %d (data ended there)", filepath.Base(tail), n, end)
+	t.Logf("tore %s: %d random bytes at offset %d, after its last non-zero byte", filepath.Base(tail), n, end)
 }
