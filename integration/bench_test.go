@@ -4,6 +4,7 @@ package integration
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -92,26 +93,31 @@ func TestBench(t *testing.T) {
 		{"ticketd 3 nodes durable, wal", 3, wal, false},
 		{"ticketd 3 nodes cache=1000, wal", 3, append([]string{"--cache", "1000"}, wal...), false},
 	} {
-		addrs, leader := startBenchTicketd(ctx, t, tg.nodes, tg.args)
+		addrs, leader, pids := startBenchTicketd(ctx, t, tg.nodes, tg.args)
+		measure := func(name string, addrs []string, workload string, n int) {
+			rows = append(rows, withCPU(t, pids, func() benchRow {
+				return ld.run(t, name, addrs, "flickr", workload, n, dur)
+			}))
+		}
 		for _, n := range conns {
-			rows = append(rows, ld.run(t, tg.name, addrs, "flickr", "ticket", n, dur))
+			measure(tg.name, addrs, "ticket", n)
 		}
 		top := conns[len(conns)-1]
 		if tg.nodes == 3 {
 			// The same load on the leader alone: what forwarding by the
 			// followers costs.
-			rows = append(rows, ld.run(t, tg.name+", leader only", []string{leader}, "flickr", "ticket", top, dur))
+			measure(tg.name+", leader only", []string{leader}, "ticket", top)
 		}
 		if tg.select1 {
 			name := fmt.Sprintf("ticketd %d node SELECT 1", tg.nodes)
 			if tg.nodes == 1 {
 				for _, n := range conns {
-					rows = append(rows, ld.run(t, name, addrs, "flickr", "select1", n, dur))
+					measure(name, addrs, "select1", n)
 				}
 			} else {
 				name = fmt.Sprintf("ticketd %d nodes SELECT 1", tg.nodes)
-				rows = append(rows, ld.run(t, name, addrs, "flickr", "select1", top, dur))
-				rows = append(rows, ld.run(t, name+", leader only", []string{leader}, "flickr", "select1", top, dur))
+				measure(name, addrs, "select1", top)
+				measure(name+", leader only", []string{leader}, "select1", top)
 			}
 		}
 	}
@@ -122,6 +128,8 @@ type benchRow struct {
 	target, workload string
 	conns            int
 	perSec           float64 // tickets/s, or queries/s for select1
+	dur              time.Duration
+	cpuUs            float64 // ticketd CPU µs per ticket (or query), all nodes; 0 for MariaDB
 	p50, p99         float64 // milliseconds per ticket (or query)
 	errors           int
 }
@@ -156,7 +164,7 @@ var (
 
 func (l *loader) run(t *testing.T, target string, addrs []string, db, workload string, conns int, dur time.Duration) benchRow {
 	t.Helper()
-	row := benchRow{target: target, workload: workload, conns: conns}
+	row := benchRow{target: target, workload: workload, conns: conns, dur: dur}
 	if filepath.Base(l.tool) == "sysbench" {
 		var hosts, ports []string
 		for _, a := range addrs {
@@ -267,12 +275,13 @@ func startBenchMariaDB(t *testing.T, benchDir string) string {
 
 // startBenchTicketd starts a node or a cluster with the ticket table and
 // returns every node's MySQL address and the leader's.
-func startBenchTicketd(ctx context.Context, t *testing.T, nodes int, args []string) (addrs []string, leader string) {
+func startBenchTicketd(ctx context.Context, t *testing.T, nodes int, args []string) (addrs []string, leader string, pids []int) {
 	if nodes == 1 {
 		n := harness.Start(ctx, t, harness.Options{Args: args})
 		t.Cleanup(func() { _ = n.Stop() })
 		addrs = []string{n.MySQLAddr()}
 		leader = addrs[0]
+		pids = []int{n.PID()}
 	} else {
 		c := harness.StartCluster(ctx, t, nodes, harness.Options{Args: args})
 		t.Cleanup(func() { _ = c.Stop() })
@@ -281,6 +290,9 @@ func startBenchTicketd(ctx context.Context, t *testing.T, nodes int, args []stri
 			t.Fatal(err)
 		}
 		addrs, leader = c.MySQLAddrs(), l.MySQLAddr()
+		for _, n := range c.Nodes {
+			pids = append(pids, n.PID())
+		}
 	}
 	db, err := sql.Open("mysql", "root@tcp("+addrs[0]+")/")
 	if err != nil {
@@ -301,7 +313,44 @@ func startBenchTicketd(ctx context.Context, t *testing.T, nodes int, args []stri
 	}
 	// Followers serve the new schema once they have applied it.
 	time.Sleep(200 * time.Millisecond)
-	return addrs, leader
+	return addrs, leader, pids
+}
+
+// cpuTime is the user plus system CPU time the processes have used, from
+// /proc/PID/stat (fields 14 and 15, in USER_HZ ticks: 100 per second on
+// Linux's supported architectures).
+func cpuTime(t *testing.T, pids []int) time.Duration {
+	var ticks uint64
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Fatalf("cpu time of %d: %v", pid, err)
+		}
+		// The command name (field 2) may hold spaces; the fields after
+		// its closing parenthesis start with field 3.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		for _, i := range []int{14 - 3, 15 - 3} {
+			v, err := strconv.ParseUint(f[i], 10, 64)
+			if err != nil {
+				t.Fatalf("cpu time of %d: field %d %q: %v", pid, i+3, f[i], err)
+			}
+			ticks += v
+		}
+	}
+	return time.Duration(ticks) * (time.Second / 100)
+}
+
+// withCPU runs one measurement and adds the CPU the ticketd processes
+// spent per ticket (or query) to its row: unlike the rate, it does not
+// move with what else runs on the machine.
+func withCPU(t *testing.T, pids []int, run func() benchRow) benchRow {
+	before := cpuTime(t, pids)
+	r := run()
+	used := cpuTime(t, pids) - before
+	if ops := r.perSec * r.dur.Seconds(); ops > 0 {
+		r.cpuUs = float64(used.Microseconds()) / ops
+	}
+	return r
 }
 
 func printBenchTable(t *testing.T, tool string, dur time.Duration, rows []benchRow) {
@@ -313,7 +362,7 @@ func printBenchTable(t *testing.T, tool string, dur time.Duration, rows []benchR
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nmake bench: %s, %s per run, tickets/s (queries/s for SELECT 1), latency per ticket\n\n", filepath.Base(tool), dur)
-	fmt.Fprintf(&b, "| target | conns | per s | p50 ms | p99 ms | errors | × InnoDB | × MyISAM |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| target | conns | per s | p50 ms | p99 ms | errors | CPU µs each | × InnoDB | × MyISAM |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		name := r.target
 		ratio := func(engine string) string {
@@ -323,8 +372,12 @@ func printBenchTable(t *testing.T, tool string, dur time.Duration, rows []benchR
 			}
 			return fmt.Sprintf("%.1f", r.perSec/m)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %.0f | %.2f | %.2f | %d | %s | %s |\n",
-			name, r.conns, r.perSec, r.p50, r.p99, r.errors, ratio("InnoDB"), ratio("MyISAM"))
+		cpu := ""
+		if r.cpuUs > 0 {
+			cpu = fmt.Sprintf("%.0f", r.cpuUs)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %.0f | %.2f | %.2f | %d | %s | %s | %s |\n",
+			name, r.conns, r.perSec, r.p50, r.p99, r.errors, cpu, ratio("InnoDB"), ratio("MyISAM"))
 	}
 	// DESIGN §6 compares the reserved ticket workload's queries/s (two
 	// per ticket) with SELECT 1's on the same nodes and connections.
