@@ -37,6 +37,7 @@ soak:
 # Measurements, not tests: sysbench (apt-get install sysbench) with
 # ../shared/bench/ticket.lua if installed, else cmd/ticketload.
 bench:
+	@command -v sysbench >/dev/null || echo "sysbench not found (apt-get install sysbench): measuring with cmd/ticketload instead"
 	TICKETD_BENCH_DURATION=$(BENCH_DURATION) $(GO) test -tags bench -count=1 -timeout 30m -run '^TestBench$$' -v ./integration/ | grep -v '^=== \|^--- \|^\s*bench_test.go'
 	$(GO) test -run XXX -bench . -benchmem ./ticket/... ./sql/... ./raftstore/... ./wire/...
 
