@@ -26,8 +26,9 @@ import (
 //	response: u32 length | u8 status | u64 id | payload
 //
 // length counts the bytes after itself. Propose's payload is an
-// EncodeBatch batch, answered by EncodeResults; Join's is two strings (id,
-// address), Remove's one; a non-OK status carries an error message.
+// EncodeBatch batch, answered by the entry's u64 log index and then
+// EncodeResults; Join's is two strings (id, address), Remove's one; a
+// non-OK status carries an error message.
 const (
 	fwdPropose byte = 1
 	fwdJoin    byte = 2
@@ -58,7 +59,8 @@ const (
 )
 
 // errNotSent marks a forwarded request that certainly never reached the
-// leader whole (dial or write failed): it may be retried.
+// leader whole (no connection, a failed or partial write, or the deadline
+// passed before sending): it may be retried.
 var errNotSent = errors.New("raftstore: request not sent")
 
 // serveForward answers forwarded requests on one connection until it
