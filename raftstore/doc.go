@@ -1,7 +1,7 @@
 // Package raftstore owns ticketd's replication and storage: hashicorp/raft
-// with its log and stable store in bbolt (raft-boltdb/v2), file snapshots,
-// and the state machine that keeps every database, ticket table and global
-// variable in a bbolt file of its own.
+// with its log and stable store in raft-boltdb/v2 or raft-wal (see
+// openLogStore), file snapshots, and the state machine that keeps every
+// database, ticket table and global variable in a bbolt file of its own.
 //
 // One Raft log entry is one batch of ticket.Commands in a compact binary
 // encoding (EncodeBatch). The FSM applies a batch with ticket.Apply inside
@@ -19,6 +19,8 @@
 // On-disk layout under the data directory:
 //
 //	state.db              bbolt: counters, catalog, globals, applied index
-//	raft/raft.db          bbolt: Raft log and stable store
+//	LOCK                  held by the running process (lock.go)
+//	raft/raft.db          bbolt: Raft log and stable store (LogStoreBolt)
+//	raft/wal/             raft-wal segments and meta (LogStoreWAL)
 //	raft/snapshots/       Raft snapshots (each a copy of state.db)
 package raftstore

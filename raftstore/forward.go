@@ -26,8 +26,9 @@ import (
 //	response: u32 length | u8 status | u64 id | payload
 //
 // length counts the bytes after itself. Propose's payload is an
-// EncodeBatch batch, answered by EncodeResults; Join's is two strings (id,
-// address), Remove's one; a non-OK status carries an error message.
+// EncodeBatch batch, answered by the entry's u64 log index and then
+// EncodeResults; Join's is two strings (id, address), Remove's one; a
+// non-OK status carries an error message.
 const (
 	fwdPropose byte = 1
 	fwdJoin    byte = 2
@@ -58,7 +59,8 @@ const (
 )
 
 // errNotSent marks a forwarded request that certainly never reached the
-// leader whole (dial or write failed): it may be retried.
+// leader whole (no connection, a failed or partial write, or the deadline
+// passed before sending): it may be retried.
 var errNotSent = errors.New("raftstore: request not sent")
 
 // serveForward answers forwarded requests on one connection until it
@@ -123,14 +125,15 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 		if len(payload) == 0 || payload[0] != batchVersion {
 			return stRejected, []byte("bad batch")
 		}
-		// The batch goes into the log as the follower encoded it.
 		var (
 			res   []ticket.Result
 			index uint64
 			err   error
 		)
-		if h := n.handler.Load(); h != nil {
-			res, index, err = n.handleBatch(*h, deadline, payload)
+		if n.handler != nil {
+			// The leader's Service decides how the commands are carried
+			// out (from a reserved range, or in entries of its own).
+			res, index, err = n.handleBatch(n.handler, deadline, payload)
 		} else {
 			// The batch goes into the log as the follower encoded it.
 			res, index, err = n.proposeLocal(context.Background(), deadline, payload)
@@ -162,6 +165,10 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 		return stRejected, []byte(fmt.Sprintf("unknown request kind %d", kind))
 	}
 }
+
+// ForwardHandler runs a batch forwarded by a follower on the leader
+// (Config.Forward). It typically proposes through this node again.
+type ForwardHandler func(ctx context.Context, cmds []ticket.Command) ([]ticket.Result, error)
 
 // handleBatch runs a forwarded batch through the handler. The index
 // returned is the leader's applied index afterwards, which covers every

@@ -221,3 +221,51 @@ func TestForwardAbandonedOnLeaderChange(t *testing.T) {
 		t.Fatalf("waited %v after the leader changed", d)
 	}
 }
+
+// A batch proposed on a follower runs on the leader through the handler
+// that Config.Forward built for the leader's node, and that handler's own
+// proposal is what commits: follower -> leader's handler -> leader's Raft.
+func TestForwardRunsThroughLeadersHandler(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		built   = map[string]int{} // node id -> Forward calls
+		handled = map[string]int{} // node id -> forwarded batches run
+	)
+	c := startCluster(t, func(cfg *Config) {
+		cfg.Forward = func(n *Node) ForwardHandler {
+			mu.Lock()
+			built[n.ID()]++
+			mu.Unlock()
+			return func(ctx context.Context, cmds []ticket.Command) ([]ticket.Result, error) {
+				mu.Lock()
+				handled[n.ID()]++
+				mu.Unlock()
+				return n.Propose(ctx, cmds)
+			}
+		}
+	})
+	c.leader()
+	f := c.follower()
+	proposeRetry(t, f, setupCmds()...)
+	rs := proposeRetry(t, f, replaceCmd("flickr", "Tickets64", "a"))
+	if rs[0].Err != nil || rs[0].InsertID == 0 {
+		t.Fatalf("REPLACE through a follower: %+v", rs[0])
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	for id := range c.nodes {
+		if built[id] != 1 {
+			t.Errorf("Forward called %d times for %s, want once", built[id], id)
+		}
+	}
+	// Two batches, each forwarded at least once (more if leadership
+	// moved under load), to whichever node led at the time.
+	total := 0
+	for _, k := range handled {
+		total += k
+	}
+	if total < 2 {
+		t.Errorf("forwarded batches run through a handler: %v, want at least 2", handled)
+	}
+}

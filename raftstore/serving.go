@@ -251,3 +251,74 @@ func (n *Node) kickLoneVoter() {
 		n.log.Error("lone voter: could not restore the heartbeat timeout", "err", err)
 	}
 }
+
+// Ready returns nil when the node can serve: it is a member, knows a
+// leader, and its state holds every entry committed when it asked. A
+// leader asks itself through a Barrier in its term (see
+// confirmLeadership); a follower asks the leader for its commit index and
+// waits up to a second to get there. Otherwise it says why (ErrNoLeader,
+// ErrNotCaughtUp, ErrRemoved, ErrClosed, ErrFSMFailed).
+func (n *Node) Ready() error {
+	if err := n.fsm.Err(); err != nil {
+		return err
+	}
+	if n.isClosed() || n.raft.State() == raft.Shutdown {
+		return ErrClosed
+	}
+	if n.removed.Load() {
+		return ErrRemoved
+	}
+	addr, id := n.raft.LeaderWithID()
+	if id == "" {
+		return ErrNoLeader
+	}
+	if id == n.id {
+		if n.leaderTerm.Load() != n.raft.CurrentTerm() {
+			return fmt.Errorf("%w: new leader applying its predecessors' entries", ErrNotCaughtUp)
+		}
+		return nil
+	}
+	// A follower's own commit index can lag far behind the leader's (just
+	// restarted, or waiting for a snapshot): ask the leader.
+	deadline := time.Now().Add(readyTimeout)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	lc, err := n.fwd.commitIndex(ctx, string(addr), deadline)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNotCaughtUp, err)
+	}
+	// Under load the leader commits all the time: what counts is reaching
+	// what it had committed when asked, which a follower in step does
+	// within a commit interval.
+	for !n.stateIncludes(lc) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: state at %d, raft applied %d, leader's commit %d", ErrNotCaughtUp,
+				n.fsm.AppliedIndex(), n.raft.AppliedIndex(), lc)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return nil
+}
+
+// readyTimeout bounds Ready's question to the leader.
+const readyTimeout = time.Second
+
+// WaitReady waits until Ready returns nil or ctx ends.
+func (n *Node) WaitReady(ctx context.Context) error {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		err := n.Ready()
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, ErrClosed) || errors.Is(err, ErrFSMFailed) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("raftstore: wait ready: %w (%w)", ctx.Err(), err)
+		case <-t.C:
+		}
+	}
+}

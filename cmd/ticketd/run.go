@@ -172,6 +172,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	defer httpLn.Close()
 
+	// A follower forwards its batches to the leader, where they run
+	// through the leader's Service, so that range reservations see every
+	// allocation of their tables, and from there into the leader's Raft.
+	// The Service proposes through the node and the node hands forwarded
+	// batches to the Service: Open builds it, through Forward, before the
+	// node accepts any connection.
+	var svc *ticket.Service
 	node, err := raftstore.Open(raftstore.Config{
 		NodeID:             o.nodeID,
 		RaftAddr:           o.raftAddr,
@@ -186,15 +193,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		HeartbeatTimeout:   o.electionTimeout,
 		ElectionTimeout:    o.electionTimeout,
 		LeaderLeaseTimeout: o.leaderLease,
-		// A statement may wait in the queue behind one failing proposal
-		// and then fail its own: both must end inside the statement
-		// timeout, so that the client hears "nothing was written" (1290)
-		// rather than "outcome unknown".
-		ApplyTimeout: o.stmtTimeout / 3,
-		Logger:       log,
-		Observer:     met.Store,
+		ApplyTimeout:       raftstore.ApplyTimeoutFor(o.stmtTimeout),
+		Forward: func(n *raftstore.Node) raftstore.ForwardHandler {
+			svc = ticket.NewService(n, n, ticket.Config{Cache: o.cache, Leadership: n, Observer: met.Ticket}, log)
+			return svc.ExecBatch
+		},
+		Logger:   log,
+		Observer: met.Store,
 	})
 	if err != nil {
+		if svc != nil {
+			svc.Close()
+		}
 		return fmt.Errorf("raft: %w", err)
 	}
 	defer func() {
@@ -202,14 +212,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			log.Error("closing raft", "err", err)
 		}
 	}()
+	defer svc.Close()
 
 	met.reg.MustRegister(metrics.NewNodeCollector(node))
 
-	svc := ticket.NewService(node, node, ticket.Config{Cache: o.cache, Leadership: node, Observer: met.Ticket}, log)
-	defer svc.Close()
-	// Batches forwarded by followers run through the leader's Service, so
-	// that range reservations see every allocation of their tables.
-	node.SetForwardHandler(svc.ExecBatch)
 	// Statements wait until this node's state has caught up with its own
 	// log and the leader's commit index (a restarted node's state file
 	// is rebuilt from the log, which is applied only once a leader is

@@ -1,0 +1,122 @@
+package raftstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// What this node knows of the leader: who it is, whether it is this node,
+// and a channel that announces a change, so that forwards to an old
+// leader stop waiting at once.
+
+// Leader returns the leader's ID and address, empty if none is known.
+func (n *Node) Leader() (id, addr string) {
+	a, i := n.raft.LeaderWithID()
+	return string(i), string(a)
+}
+
+// IsLeader reports whether this node believes it is the leader.
+func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
+
+// LeaderTerm reports the current term and whether this node leads it.
+func (n *Node) LeaderTerm() (uint64, bool) {
+	term := n.raft.CurrentTerm()
+	return term, n.raft.State() == raft.Leader && n.raft.CurrentTerm() == term
+}
+
+// leaderChanged returns a channel closed at the next change of leader.
+func (n *Node) leaderChanged() <-chan struct{} {
+	n.lmu.Lock()
+	defer n.lmu.Unlock()
+	return n.leaderGen
+}
+
+// watchLeader follows Raft's leader observations until the node closes.
+func (n *Node) watchLeader() {
+	ch := make(chan raft.Observation, 16)
+	obs := raft.NewObserver(ch, false, func(o *raft.Observation) bool {
+		_, ok := o.Data.(raft.LeaderObservation)
+		return ok
+	})
+	n.raft.RegisterObserver(obs)
+	go func() {
+		defer n.raft.DeregisterObserver(obs)
+		for {
+			select {
+			case o := <-ch:
+				if lo := o.Data.(raft.LeaderObservation); lo.LeaderID == n.id {
+					go n.confirmLeadership(n.raft.CurrentTerm())
+				}
+				n.lmu.Lock()
+				close(n.leaderGen)
+				n.leaderGen = make(chan struct{})
+				n.lmu.Unlock()
+			case <-n.closed:
+				return
+			}
+		}
+	}()
+}
+
+// currentLeader returns the leader with the channel that announces its
+// change, taken first so that no change can slip in between.
+func (n *Node) currentLeader() (<-chan struct{}, raft.ServerAddress, raft.ServerID) {
+	changed := n.leaderChanged()
+	addr, id := n.raft.LeaderWithID()
+	return changed, addr, id
+}
+
+// VerifyLeader confirms with a quorum that this node still leads, and
+// returns the term it leads in: state kept in memory on behalf of a term
+// (range reservations) must be dropped when the term changes. Concurrent
+// callers may share one round of heartbeats.
+func (n *Node) VerifyLeader(ctx context.Context) (term uint64, err error) {
+	term = n.raft.CurrentTerm()
+	if n.raft.State() != raft.Leader {
+		return term, fmt.Errorf("raftstore: verify leader: %w: %w", ticket.ErrNoQuorum, errNotLeader)
+	}
+	f := n.raft.VerifyLeader()
+	if ctx.Done() == nil {
+		err = f.Error()
+	} else {
+		done := make(chan error, 1)
+		go func() { done <- f.Error() }()
+		select {
+		case err = <-done:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	if err == nil && n.raft.CurrentTerm() != term {
+		err = errors.New("term changed")
+	}
+	if err != nil {
+		return term, fmt.Errorf("raftstore: verify leader: %w: %w", ticket.ErrNoQuorum, err)
+	}
+	return term, nil
+}
+
+// WaitLeader waits until a leader is known and returns its ID.
+func (n *Node) WaitLeader(ctx context.Context) (string, error) {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if _, id := n.raft.LeaderWithID(); id != "" {
+			return string(id), nil
+		}
+		if n.isClosed() {
+			return "", ErrClosed
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("raftstore: wait leader: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package raftstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// Membership refusals: nothing was changed.
+var (
+	// ErrUnknownMember: Remove of an id that is not in the configuration.
+	ErrUnknownMember = errors.New("raftstore: no such member")
+	// ErrMemberConflict: Join of an id that is a member at another
+	// address, or of an address that is another member's.
+	ErrMemberConflict = errors.New("raftstore: conflicts with a member")
+)
+
+// memberIDs lists a configuration's ids, for error messages.
+func memberIDs(c raft.Configuration) string {
+	ids := make([]string, len(c.Servers))
+	for i, s := range c.Servers {
+		ids[i] = string(s.ID)
+	}
+	return strings.Join(ids, ", ")
+}
+
+// Join adds a voter to the cluster. Called on any member, it is carried
+// out by the leader, retrying (through leader changes) until the
+// context's deadline or ApplyTimeout. Joining a node that is already a
+// voter at that address does nothing; an id or address that is already
+// another member's is refused with ErrMemberConflict.
+func (n *Node) Join(ctx context.Context, id, addr string) error {
+	if id == "" || addr == "" {
+		return errors.New("raftstore: join: id and address are required")
+	}
+	return n.membership(ctx, fwdJoin, id, addr)
+}
+
+// Remove takes a server out of the cluster. Called on any member, it is
+// carried out by the leader; an id that is not a member is refused with
+// ErrUnknownMember (unless an earlier attempt of this call may already
+// have removed it).
+func (n *Node) Remove(ctx context.Context, id string) error {
+	if id == "" {
+		return errors.New("raftstore: remove: id is required")
+	}
+	return n.membership(ctx, fwdRemove, id, "")
+}
+
+func (n *Node) membership(ctx context.Context, kind byte, id, addr string) error {
+	deadline := n.deadline(ctx)
+	var last error
+	maybeDone := false // an attempt may have made the change
+	for {
+		if n.isClosed() {
+			return ErrClosed
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var err error
+		if n.raft.State() == raft.Leader {
+			err = n.membershipLocal(kind, id, addr, deadline)
+		} else if laddr, lid := n.raft.LeaderWithID(); laddr != "" && lid != n.id {
+			err = n.fwd.membership(ctx, string(laddr), deadline, kind, id, addr)
+		} else {
+			err = ErrNoLeader
+		}
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, ErrMemberConflict) || errors.Is(err, ErrUnknownMember) {
+			if kind == fwdRemove && errors.Is(err, ErrUnknownMember) && maybeDone {
+				// An earlier attempt's outcome was unknown: it did it.
+				return nil
+			}
+			return err
+		}
+		maybeDone = maybeDone || !(errors.Is(err, errNotLeader) || errors.Is(err, ErrNoLeader) ||
+			errors.Is(err, errNotSent) || errors.Is(err, ticket.ErrNoQuorum))
+		// A change is idempotent (membershipLocal skips one already in
+		// the configuration), so unlike a batch it can be retried after
+		// any failure, a lost leadership included.
+		last = err
+		if !n.pause(ctx, deadline) {
+			return fmt.Errorf("raftstore: membership change: %w (last: %v)", ticket.ErrNoQuorum, last)
+		}
+	}
+}
+
+func (n *Node) membershipLocal(kind byte, id, addr string, deadline time.Time) error {
+	timeout := time.Until(deadline)
+	if timeout <= 0 {
+		return fmt.Errorf("raftstore: membership change: %w: deadline passed", ticket.ErrNoQuorum)
+	}
+	cf := n.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		return fmt.Errorf("raftstore: configuration: %w", err)
+	}
+	var cur *raft.Server
+	for _, s := range cf.Configuration().Servers {
+		if s.ID == raft.ServerID(id) {
+			cur = &s
+			break
+		}
+	}
+	var f raft.IndexFuture
+	switch kind {
+	case fwdJoin:
+		if cur != nil && cur.Address == raft.ServerAddress(addr) && cur.Suffrage == raft.Voter {
+			return nil
+		}
+		if cur != nil && cur.Address != raft.ServerAddress(addr) {
+			// Raft would move the member to the new address, cutting it
+			// off if the address is wrong: a typo must not do that.
+			return fmt.Errorf("%w: %q is already a member at %s; remove it first to move it", ErrMemberConflict, id, cur.Address)
+		}
+		for _, s := range cf.Configuration().Servers {
+			if s.Address == raft.ServerAddress(addr) && s.ID != raft.ServerID(id) {
+				return fmt.Errorf("%w: %s is already the address of member %q", ErrMemberConflict, addr, s.ID)
+			}
+		}
+		n.log.Info("adding voter", "id", id, "addr", addr)
+		f = n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, timeout)
+	case fwdRemove:
+		if cur == nil {
+			return fmt.Errorf("%w: %q (members: %s)", ErrUnknownMember, id, memberIDs(cf.Configuration()))
+		}
+		n.log.Info("removing server", "id", id)
+		f = n.raft.RemoveServer(raft.ServerID(id), 0, timeout)
+	default:
+		return fmt.Errorf("raftstore: unknown membership change %d", kind)
+	}
+	if err := n.waitMembership(f, kind == fwdRemove && raft.ServerID(id) == n.id, deadline); err != nil {
+		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipTransferInProgress) {
+			return fmt.Errorf("%w: %w", errNotLeader, err)
+		}
+		return fmt.Errorf("raftstore: membership change: %w", err)
+	}
+	return nil
+}
+
+// waitMembership waits for a configuration change. A leader that removes
+// itself shuts Raft down once the change commits, and the future is then
+// never answered: its own shutdown is the success it waits for.
+func (n *Node) waitMembership(f raft.IndexFuture, removingSelf bool, deadline time.Time) error {
+	err := n.await(context.Background(), f, deadline)
+	if errors.Is(err, errGaveUp) {
+		if removingSelf && n.raft.State() == raft.Shutdown {
+			return nil
+		}
+		return fmt.Errorf("%w: %w", ticket.ErrUncertain, err)
+	}
+	return err
+}

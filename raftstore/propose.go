@@ -1,0 +1,235 @@
+package raftstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// The propose path: a batch becomes one Raft entry on the leader, reached
+// directly or through forwarding. Every failure says which of two things
+// the client may be told:
+//
+// Nothing was written (ticket.ErrNoQuorum; the batch was certainly not
+// committed):
+//   - the node closed, or the context ended, before an attempt;
+//   - no leader was known, or each node tried said it was not the leader
+//     (errNotLeader, ErrNoLeader), until the deadline;
+//   - a forwarded request never reached the leader whole (errNotSent),
+//     until the deadline;
+//   - Raft did not take the entry into its queue in time
+//     (raft.ErrEnqueueTimeout), or the deadline had passed;
+//   - the leader answered the same for a forwarded batch.
+//
+// The outcome is unknown (ticket.ErrUncertain; the batch may have been
+// committed, and it is never retried):
+//   - leadership was lost, or Raft shut down, with the entry queued;
+//   - the wait for Raft's answer ended first (context, deadline plus
+//     forwardGrace, Close);
+//   - a forwarded request was sent and then the connection was lost, the
+//     leader changed, or no answer came;
+//   - the entry committed but its results were not usable.
+//
+// errNotLeader, errNotSent and ErrNoLeader mean the batch went nowhere:
+// propose tries again until the deadline, then reports ErrNoQuorum.
+
+// errNotLeader marks an operation that was certainly not committed because
+// the node it reached is not the leader: it may be retried elsewhere.
+var errNotLeader = errors.New("raftstore: not the leader")
+
+// Propose commits cmds as one Raft entry and returns their results
+// (ticket.Replicator). On a follower the batch goes to the leader. Errors
+// wrap ticket.ErrNoQuorum when the batch was certainly not committed (no
+// leader before the deadline, queue timeout, node closed) and
+// ticket.ErrUncertain when it may have been (leadership lost, connection
+// to the leader lost, context ended while waiting): a batch that may have
+// committed is never retried.
+func (n *Node) Propose(ctx context.Context, cmds []ticket.Command) ([]ticket.Result, error) {
+	if len(cmds) == 0 {
+		return nil, nil
+	}
+	data := EncodeBatch(make([]byte, 0, 8+24*len(cmds)), cmds)
+	deadline := n.deadline(ctx)
+	res, index, err := n.propose(ctx, deadline, data)
+	if err == nil && changesSchema(cmds) {
+		// A session that created a database through a follower expects to
+		// USE it next; the follower's own state must have caught up with
+		// the entry first. Allocations need no wait: their results are all
+		// the client sees.
+		n.waitApplied(ctx, deadline, index)
+	}
+	if err == nil && len(res) != len(cmds) {
+		return nil, fmt.Errorf("raftstore: %w: %d results for %d commands", ticket.ErrUncertain, len(res), len(cmds))
+	}
+	for i := range res {
+		res[i].Index = index
+	}
+	return res, err
+}
+
+// propose commits an encoded batch here or through the leader, and
+// returns the results and the entry's log index.
+func (n *Node) propose(ctx context.Context, deadline time.Time, data []byte) ([]ticket.Result, uint64, error) {
+	var last error
+	for {
+		if n.isClosed() {
+			return nil, 0, fmt.Errorf("raftstore: propose: %w: %w", ticket.ErrNoQuorum, ErrClosed)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, 0, fmt.Errorf("raftstore: propose: %w: %w", ticket.ErrNoQuorum, err)
+		}
+		if n.raft.State() == raft.Leader {
+			res, index, err := n.proposeLocal(ctx, deadline, data)
+			if !errors.Is(err, errNotLeader) {
+				return res, index, err
+			}
+			last = err
+		} else if changed, addr, id := n.currentLeader(); addr != "" && id != n.id {
+			start := time.Now()
+			res, index, err := n.fwd.propose(ctx, string(addr), deadline, data, changed)
+			n.cfg.Observer.Forwarded(time.Since(start), err)
+			if !errors.Is(err, errNotLeader) && !errors.Is(err, errNotSent) {
+				return res, index, err
+			}
+			last = err
+		} else {
+			last = ErrNoLeader
+		}
+		if !n.pause(ctx, deadline) {
+			return nil, 0, fmt.Errorf("raftstore: propose: %w (last: %v)", ticket.ErrNoQuorum, last)
+		}
+	}
+}
+
+// changesSchema reports commands whose effect later statements read from
+// the local state (databases, tables, global variables).
+func changesSchema(cmds []ticket.Command) bool {
+	for i := range cmds {
+		switch cmds[i].Op {
+		case ticket.OpInsert, ticket.OpUpdate, ticket.OpReserve:
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// waitApplied waits, until the deadline at most, for the local state to
+// include the entry at index. Missing the deadline is not an error: the
+// entry is committed, only this replica's view lags.
+func (n *Node) waitApplied(ctx context.Context, deadline time.Time, index uint64) {
+	for n.fsm.AppliedIndex() < index && time.Now().Before(deadline) && ctx.Err() == nil && !n.isClosed() {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// proposeLocal applies an encoded batch on this node, which believes it
+// leads.
+func (n *Node) proposeLocal(ctx context.Context, deadline time.Time, data []byte) ([]ticket.Result, uint64, error) {
+	timeout := time.Until(deadline)
+	if timeout <= 0 {
+		return nil, 0, fmt.Errorf("raftstore: propose: %w: deadline passed", ticket.ErrNoQuorum)
+	}
+	f := n.raft.Apply(data, timeout)
+	err := n.await(ctx, f, deadline)
+	if errors.Is(err, errGaveUp) {
+		return nil, 0, fmt.Errorf("raftstore: propose: %w: %w", ticket.ErrUncertain, err)
+	}
+	if err != nil {
+		return nil, 0, applyError(err)
+	}
+	switch r := f.Response().(type) {
+	case []ticket.Result:
+		return r, f.Index(), nil
+	case error:
+		return nil, 0, fmt.Errorf("raftstore: propose: %w: committed but not applied: %w", ticket.ErrUncertain, r)
+	default:
+		return nil, 0, fmt.Errorf("raftstore: propose: %w: unexpected response %T", ticket.ErrUncertain, r)
+	}
+}
+
+// errGaveUp marks a wait for a Raft future that ended without its answer.
+var errGaveUp = errors.New("raftstore: gave up waiting for Raft")
+
+// await waits for a Raft future, but not forever: Raft resolves it when
+// the entry commits or leadership is lost, except when Raft shuts down
+// under it (a leader that committed its own removal loses the batch in
+// flight, and its future is never answered; a worker stuck on it would
+// hold up the process's shutdown). The wait also ends with ctx, past the
+// deadline plus the forwarding grace, or when the node closes.
+func (n *Node) await(ctx context.Context, f raft.Future, deadline time.Time) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	limit := time.NewTimer(time.Until(deadline) + forwardGrace)
+	defer limit.Stop()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %w", errGaveUp, ctx.Err())
+		case <-limit.C:
+			return fmt.Errorf("%w: no answer by the deadline", errGaveUp)
+		case <-n.closed:
+			return fmt.Errorf("%w: %w", errGaveUp, ErrClosed)
+		case <-tick.C:
+			if n.raft.State() == raft.Shutdown {
+				select {
+				case err := <-done:
+					return err
+				case <-time.After(100 * time.Millisecond):
+				}
+				return fmt.Errorf("%w: raft shut down", errGaveUp)
+			}
+		}
+	}
+}
+
+// applyError sorts a Raft Apply failure into "not committed" and "may have
+// been committed".
+func applyError(err error) error {
+	switch {
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		return fmt.Errorf("%w: %w", errNotLeader, err)
+	case errors.Is(err, raft.ErrEnqueueTimeout):
+		return fmt.Errorf("raftstore: propose: %w: %w", ticket.ErrNoQuorum, err)
+	default:
+		// ErrLeadershipLost, ErrAbortedByRestore, ErrRaftShutdown (which
+		// Raft also returns for entries already queued).
+		return fmt.Errorf("raftstore: propose: %w: %w", ticket.ErrUncertain, err)
+	}
+}
+
+// deadline is the time a call gives up: the context's, or ApplyTimeout.
+func (n *Node) deadline(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return time.Now().Add(n.cfg.ApplyTimeout)
+}
+
+// pause waits before retrying; false when the deadline, the context or
+// Close ends the call.
+func (n *Node) pause(ctx context.Context, deadline time.Time) bool {
+	d := min(time.Until(deadline), 20*time.Millisecond)
+	if d <= 0 {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return time.Now().Before(deadline)
+	case <-ctx.Done():
+		return false
+	case <-n.closed:
+		return false
+	}
+}
