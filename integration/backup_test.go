@@ -121,7 +121,7 @@ func TestBackupRestoreCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	createDB(t, ctx, leader, "flickr")
-	if err := waitApplied(ctx, src, leader); err != nil {
+	if err := src.WaitApplied(ctx, leader, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	var follower *harness.Node
@@ -224,7 +224,7 @@ func TestBackupRestoreCluster(t *testing.T) {
 		t.Fatalf("restore: %v\n%s", err, out)
 	}
 	t.Logf("%s", strings.TrimSpace(out))
-	if err := waitApplied(ctx, dst, dstLeader); err != nil {
+	if err := dst.WaitApplied(ctx, dstLeader, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 

@@ -263,8 +263,7 @@ func startBenchMariaDB(t *testing.T, benchDir string) string {
 	db.SetMaxOpenConns(1)
 	for _, q := range []string{
 		"CREATE DATABASE IF NOT EXISTS flickr_myisam",
-		"CREATE TABLE IF NOT EXISTS flickr_myisam.Tickets64 (id bigint(20) unsigned NOT NULL auto_increment, " +
-			"stub char(1) NOT NULL default '', PRIMARY KEY (id), UNIQUE KEY stub (stub)) ENGINE=MyISAM",
+		harness.FlickrDDL("IF NOT EXISTS flickr_myisam.Tickets64"),
 	} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -302,8 +301,7 @@ func startBenchTicketd(ctx context.Context, t *testing.T, nodes int, args []stri
 	db.SetMaxOpenConns(1)
 	for _, q := range []string{
 		"CREATE DATABASE flickr",
-		"CREATE TABLE flickr.Tickets64 (id bigint(20) unsigned NOT NULL auto_increment, " +
-			"stub char(1) NOT NULL default '', PRIMARY KEY (id), UNIQUE KEY stub (stub)) ENGINE=MyISAM",
+		harness.FlickrDDL("flickr.Tickets64"),
 		// The first ticket creates the row; later ones may come from a range.
 		"REPLACE INTO flickr.Tickets64 (stub) VALUES ('a')",
 	} {

@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"testing"
 	"time"
 
@@ -32,7 +31,7 @@ func TestClusterSmoke(t *testing.T) {
 	// applied state, so wait until every node has applied the leader's
 	// log before connecting to the new database through them.
 	createDB(t, ctx, leader, "cluster")
-	if err := waitApplied(ctx, c, leader); err != nil {
+	if err := c.WaitApplied(ctx, leader, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	h := history.New()
@@ -75,27 +74,4 @@ func TestClusterSmoke(t *testing.T) {
 	if err := c.Stop(); err != nil {
 		t.Errorf("clean cluster stop: %v", err)
 	}
-}
-
-// waitApplied polls /status until every running node has applied at
-// least the leader's current applied index (bounded).
-func waitApplied(ctx context.Context, c *harness.Cluster, leader *harness.Node) error {
-	st, err := leader.Status(ctx)
-	if err != nil {
-		return err
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for _, n := range c.Nodes {
-		for {
-			s, err := n.Status(ctx)
-			if err == nil && s.AppliedIndex >= st.AppliedIndex {
-				break
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("node %s has not applied index %d after 10s (status %+v, %v)", n.ID(), st.AppliedIndex, s, err)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	return nil
 }

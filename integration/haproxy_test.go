@@ -57,7 +57,7 @@ func TestHAProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	createDB(t, ctx, leader, "hap")
-	if err := waitApplied(ctx, c, leader); err != nil {
+	if err := c.WaitApplied(ctx, leader, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 

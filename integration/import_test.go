@@ -48,7 +48,7 @@ func setupImportSource(t *testing.T, ctx context.Context, m *harness.MariaDB, of
 	mustExec(t, ctx, admin, fmt.Sprintf("SET GLOBAL auto_increment_offset = %d", offset))
 	mustExec(t, ctx, admin, "CREATE DATABASE flickr")
 	mustExec(t, ctx, admin, "USE flickr")
-	mustExec(t, ctx, admin, flickrDDL("Tickets64"))
+	mustExec(t, ctx, admin, harness.FlickrDDL("Tickets64"))
 	mustExec(t, ctx, admin, "CREATE TABLE Tickets32 (id int(10) unsigned NOT NULL AUTO_INCREMENT, "+
 		"stub char(1) NOT NULL DEFAULT '', PRIMARY KEY (id), UNIQUE KEY stub (stub)) ENGINE=InnoDB")
 	mustExec(t, ctx, admin, "CREATE TABLE Orders (id bigint unsigned NOT NULL AUTO_INCREMENT PRIMARY KEY, "+

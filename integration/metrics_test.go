@@ -107,7 +107,7 @@ func TestMetrics(t *testing.T) {
 	conn := pinConn(t, ctx, db)
 	mustExec(t, ctx, conn, "CREATE DATABASE m")
 	mustExec(t, ctx, conn, "USE m")
-	mustExec(t, ctx, conn, flickrDDL("Tickets64"))
+	mustExec(t, ctx, conn, harness.FlickrDDL("Tickets64"))
 	const n = 25
 	for i := range n {
 		stub := "a"

@@ -196,8 +196,8 @@ func TestRestartSingleNodeAtOnce(t *testing.T) {
 	c := pinConn(t, ctx, openDB(t, node.DSN("")))
 	mustExec(t, ctx, c, "CREATE DATABASE dur")
 	mustExec(t, ctx, c, "USE dur")
-	mustExec(t, ctx, c, flickrDDL("T"))
-	mustExec(t, ctx, c, flickrDDL("Gone"))
+	mustExec(t, ctx, c, harness.FlickrDDL("T"))
+	mustExec(t, ctx, c, harness.FlickrDDL("Gone"))
 	mustExec(t, ctx, c, "DROP TABLE Gone")
 	mustExec(t, ctx, c, "SET GLOBAL auto_increment_increment = 2")
 	c.Close()
@@ -252,7 +252,7 @@ func TestRestartClusterNodeAtOnce(t *testing.T) {
 	c := pinConn(t, ctx, openDB(t, leader.DSN("")))
 	mustExec(t, ctx, c, "CREATE DATABASE dur")
 	mustExec(t, ctx, c, "USE dur")
-	mustExec(t, ctx, c, flickrDDL("T"))
+	mustExec(t, ctx, c, harness.FlickrDDL("T"))
 	var last int64
 	_, last = result(t, mustExec(t, ctx, c, "REPLACE INTO T (stub) VALUES ('a')"))
 	c.Close()
@@ -291,7 +291,7 @@ func TestRestartClusterNodeAtOnce(t *testing.T) {
 		tbl := fmt.Sprintf("T%d", i)
 		for {
 			// Right after the leader stops, the others need an election.
-			if _, err := oc.ExecContext(ctx, flickrDDL(tbl)); err == nil {
+			if _, err := oc.ExecContext(ctx, harness.FlickrDDL(tbl)); err == nil {
 				break
 			} else if code := mysqlCode(err); code != 1290 && code != 1105 {
 				t.Fatalf("create %s on %s: %v", tbl, other.ID(), err)
@@ -367,7 +367,7 @@ func TestFollowerReadsOwnWrites(t *testing.T) {
 	c := pinConn(t, ctx, openDB(t, follower.DSN("")))
 	mustExec(t, ctx, c, "CREATE DATABASE ryw")
 	mustExec(t, ctx, c, "USE ryw")
-	mustExec(t, ctx, c, flickrDDL("T"))
+	mustExec(t, ctx, c, harness.FlickrDDL("T"))
 	for i := range 200 {
 		_, id := result(t, mustExec(t, ctx, c, "REPLACE INTO T (stub) VALUES ('a')"))
 		if got := queryUint(t, ctx, c, "SELECT id FROM T WHERE stub = 'a'"); got != uint64(id) {

@@ -15,13 +15,6 @@ import (
 	"github.com/ticketd/ticketd/integration/harness"
 )
 
-// flickrDDL is Flickr's Tickets64 table verbatim (DESIGN §1), with the
-// table name as a parameter so subtests get independent counters.
-func flickrDDL(table string) string {
-	return "CREATE TABLE " + table + " (id bigint(20) unsigned NOT NULL auto_increment, " +
-		"stub char(1) NOT NULL default '', PRIMARY KEY (id), UNIQUE KEY stub (stub)) ENGINE=MyISAM"
-}
-
 // openDB opens a database/sql handle closed at test end.
 func openDB(t testing.TB, dsn string) *sql.DB {
 	t.Helper()
@@ -233,7 +226,7 @@ func createDB(t *testing.T, ctx context.Context, node target, name string) {
 	c := pinConn(t, ctx, openDB(t, node.DSN("")))
 	mustExec(t, ctx, c, "CREATE DATABASE "+name)
 	mustExec(t, ctx, c, "USE "+name)
-	mustExec(t, ctx, c, flickrDDL("Tickets64"))
+	mustExec(t, ctx, c, harness.FlickrDDL("Tickets64"))
 }
 
 func testDriverMode(t *testing.T, ctx context.Context, node target, m driverMode) {

@@ -235,42 +235,15 @@ func createTicketTable(ctx context.Context, t testing.TB, hc *harness.Cluster, n
 	defer conn.Close()
 	for _, q := range []string{
 		"CREATE DATABASE " + db,
-		"CREATE TABLE " + db + ".Tickets64 (id bigint(20) unsigned NOT NULL auto_increment, " +
-			"stub char(1) NOT NULL default '', PRIMARY KEY (id), UNIQUE KEY stub (stub)) ENGINE=MyISAM",
+		harness.FlickrDDL(db + ".Tickets64"),
 	} {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	if err := waitApplied(ctx, hc, n); err != nil {
+	if err := hc.WaitApplied(ctx, n, 15*time.Second); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// waitApplied waits until every running node has applied at least ref's
-// applied index.
-func waitApplied(ctx context.Context, hc *harness.Cluster, ref *harness.Node) error {
-	st, err := ref.Status(ctx)
-	if err != nil {
-		return err
-	}
-	deadline := time.Now().Add(15 * time.Second)
-	for _, n := range hc.Nodes {
-		if !n.Running() {
-			continue
-		}
-		for {
-			s, err := n.Status(ctx)
-			if err == nil && s.AppliedIndex >= st.AppliedIndex {
-				break
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("node %s has not applied index %d after 15s (status %+v, %v)", n.ID(), st.AppliedIndex, s, err)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	return nil
 }
 
 // members returns the ids of the voters in n's /status, sorted as served.
@@ -405,7 +378,7 @@ func saveGoroutines(ctx context.Context, t testing.TB, n *harness.Node) {
 // that diverged or lost entries shows here.
 func checkReplicasAgree(ctx context.Context, t testing.TB, hc *harness.Cluster, ref *harness.Node, db string, maxOK uint64) {
 	t.Helper()
-	if err := waitApplied(ctx, hc, ref); err != nil {
+	if err := hc.WaitApplied(ctx, ref, 15*time.Second); err != nil {
 		t.Error(err)
 		return
 	}

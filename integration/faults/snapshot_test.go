@@ -137,7 +137,7 @@ func TestSnapshotCatchUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := waitApplied(ctx, hc, lead); err != nil {
+	if err := hc.WaitApplied(ctx, lead, 15*time.Second); err != nil {
 		t.Error(err)
 	}
 

@@ -155,3 +155,32 @@ func (c *Cluster) MySQLAddrs() []string {
 	}
 	return a
 }
+
+// WaitApplied waits until every running node has applied at least ref's
+// applied index at the call, or within has passed: a node answers from
+// its own applied state, so a test that created a table through one node
+// waits for this before it uses the table on another. Stopped nodes are
+// skipped: tests wait on the survivors of a fault.
+func (c *Cluster) WaitApplied(ctx context.Context, ref *Node, within time.Duration) error {
+	st, err := ref.Status(ctx)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(within)
+	for _, n := range c.Nodes {
+		if !n.Running() {
+			continue
+		}
+		for {
+			s, err := n.Status(ctx)
+			if err == nil && s.AppliedIndex >= st.AppliedIndex {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("node %s has not applied index %d after %v (status %+v, %v)", n.ID(), st.AppliedIndex, within, s, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return nil
+}
