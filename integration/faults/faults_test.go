@@ -26,11 +26,17 @@ type measurement struct {
 	heal time.Duration
 	// refused: allocations the minority refused while cut off.
 	refused int
+	// at: when the fault struck; cluster: from the last id any node
+	// returned before it to the first id any node returned for a call
+	// made after it (the cluster-wide stall).
+	at      time.Time
+	cluster time.Duration
 }
 
 func (m measurement) String() string {
-	return fmt.Sprintf("%-28s majority back %-8v longest gap %-8v all nodes back after heal %-8v minority refusals %d",
-		m.kind, m.majority.Round(time.Millisecond), m.gap.Round(time.Millisecond), m.heal.Round(time.Millisecond), m.refused)
+	return fmt.Sprintf("%-28s cluster-wide gap %-8v majority back %-8v longest gap %-8v all nodes back after heal %-8v minority refusals %d",
+		m.kind, m.cluster.Round(time.Millisecond), m.majority.Round(time.Millisecond), m.gap.Round(time.Millisecond),
+		m.heal.Round(time.Millisecond), m.refused)
 }
 
 // faultEnv is what a fault needs: the cluster, the load, how long faults
@@ -75,28 +81,17 @@ func TestFaults(t *testing.T) {
 		{"raft", nil},
 		{"cache", []string{"--cache", "100"}},
 	} {
-		t.Run(mode.name, func(t *testing.T) { runFaults(t, clusterArgs(mode.args...), mode.args != nil) })
+		t.Run(mode.name, func(t *testing.T) { runFaults(t, mode.args, mode.args != nil) })
 	}
 }
 
-// runFaults runs the fault sequence on a new cluster started with args;
-// cached says ids come from reserved ranges.
+// runFaults runs the fault sequence on a new cluster started with args
+// (beyond clusterArgs'); cached says ids come from reserved ranges.
 func runFaults(t *testing.T, args []string, cached bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c := startCluster(ctx, t, 3, args)
-	lead, err := settle(ctx, c.hc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	createTicketTable(ctx, t, c.hc, lead, "faults")
-	w := newWorkload(t, "faults")
-	for _, n := range c.nodes() {
-		w.run(n, 3)
-	}
-	if _, err := waitServing(w, c.nodes(), time.Now(), 20*time.Second); err != nil {
-		t.Fatalf("before any fault: %v", err)
-	}
+	l := startLoaded(ctx, t, loadSpec{db: "faults", args: args, proxied: true, clients: 3})
+	c, w := l.c, l.w
 	env := &faultEnv{ctx: ctx, c: c, w: w, pauseFor: 3 * electionTimeout, holdFor: hold, downFor: time.Second}
 
 	faults := []struct {
@@ -119,6 +114,9 @@ func runFaults(t *testing.T, args []string, cached bool) {
 		}
 		t.Run(f.name, func(t *testing.T) {
 			m := f.run(t, env, lead)
+			if before, after, ok := clusterGap(w.h.Ops(), m.at); ok {
+				m.cluster = after.Sub(before)
+			}
 			results = append(results, m)
 			t.Logf("%s", m)
 			w.checkClean(t)
@@ -135,7 +133,7 @@ func runFaults(t *testing.T, args []string, cached bool) {
 			o.Return.Sub(o.Call).Round(time.Millisecond), hangBound, w.h.Format(o))
 	}
 	w.checkClean(t)
-	lead, err = settle(ctx, c.hc)
+	lead, err := settle(ctx, c.hc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,33 +169,14 @@ func killFollower(t *testing.T, e *faultEnv, lead *harness.Node) measurement {
 }
 
 func killAndRestart(t *testing.T, e *faultEnv, victim *harness.Node, kind string) measurement {
-	m := measurement{kind: kind}
-	all := e.c.nodes()
-	rest := others(all, victim)
-	t0 := time.Now()
-	if err := victim.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%s killed %s", stamp(t0), victim.ID())
-	d, err := waitServing(e.w, rest, t0, majorityBound)
-	if err != nil {
-		t.Errorf("after kill -9 of %s: %v", victim.ID(), err)
-	}
-	m.majority = d
-	// Let the survivors run on their own for a while (a follower's
-	// absence must not disturb them), then bring the victim back.
-	e.w.sleep(time.Until(t0.Add(e.downFor)))
-	t1 := time.Now()
-	m.gap = longestGap(e.w.h.Ops(), rest, t0, t1)
-	if err := victim.Start(e.ctx); err != nil {
-		t.Fatal(err)
-	}
-	h, err := waitServing(e.w, all, t1, healBound)
-	if err != nil {
-		t.Errorf("after restarting %s: %v", victim.ID(), err)
-	}
-	m.heal = h
-	return m
+	return disrupt(t, e, victim, disruption{
+		kind: kind, did: "killed", during: "after kill -9 of", healed: "after restarting",
+		start: (*harness.Node).Kill,
+		// Let the survivors run on their own for a while (a follower's
+		// absence must not disturb them), then bring the victim back.
+		lasts: e.downFor,
+		end:   func(n *harness.Node) error { return n.Start(e.ctx) },
+	})
 }
 
 // pauseLeader: SIGSTOP the leader for three election timeouts, so the
@@ -214,29 +193,55 @@ func pauseFollower(t *testing.T, e *faultEnv, lead *harness.Node) measurement {
 }
 
 func pause(t *testing.T, e *faultEnv, victim *harness.Node, kind string) measurement {
-	m := measurement{kind: fmt.Sprintf("%s %v", kind, e.pauseFor.Round(time.Millisecond))}
+	return disrupt(t, e, victim, disruption{
+		kind: fmt.Sprintf("%s %v", kind, e.pauseFor.Round(time.Millisecond)),
+		did:  "paused", during: "with paused node", healed: "after SIGCONT of",
+		start: (*harness.Node).Pause, lasts: e.pauseFor, end: (*harness.Node).Resume,
+		ended: func(from time.Time) { e.addPause(pauseWindow{node: victim.ID(), from: from, to: time.Now()}) },
+	})
+}
+
+// disruption is a fault on one node that is undone after a while: kill -9
+// then restart, SIGSTOP then SIGCONT.
+type disruption struct {
+	kind                string // the measurement's name
+	did, during, healed string // words for the log and the errors
+	start, end          func(*harness.Node) error
+	lasts               time.Duration        // from start to end
+	ended               func(from time.Time) // told after end, if set
+}
+
+// disrupt inflicts d on victim under e's load: the others must serve
+// again within majorityBound, and every node, victim included, within
+// healBound of the end. It measures both and the longest gap the others'
+// clients saw while it lasted.
+func disrupt(t *testing.T, e *faultEnv, victim *harness.Node, d disruption) measurement {
+	m := measurement{kind: d.kind}
 	all := e.c.nodes()
 	rest := others(all, victim)
 	t0 := time.Now()
-	if err := victim.Pause(); err != nil {
+	m.at = t0
+	if err := d.start(victim); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s paused %s", stamp(t0), victim.ID())
-	d, err := waitServing(e.w, rest, t0, majorityBound)
+	t.Logf("%s %s %s", stamp(t0), d.did, victim.ID())
+	back, err := waitServing(e.w, rest, t0, majorityBound)
 	if err != nil {
-		t.Errorf("with %s paused: %v", victim.ID(), err)
+		t.Errorf("%s %s: %v", d.during, victim.ID(), err)
 	}
-	m.majority = d
-	e.w.sleep(time.Until(t0.Add(e.pauseFor)))
+	m.majority = back
+	e.w.sleep(time.Until(t0.Add(d.lasts)))
 	t1 := time.Now()
 	m.gap = longestGap(e.w.h.Ops(), rest, t0, t1)
-	if err := victim.Resume(); err != nil {
+	if err := d.end(victim); err != nil {
 		t.Fatal(err)
 	}
-	e.addPause(pauseWindow{node: victim.ID(), from: t0, to: time.Now()})
+	if d.ended != nil {
+		d.ended(t0)
+	}
 	h, err := waitServing(e.w, all, t1, healBound)
 	if err != nil {
-		t.Errorf("after SIGCONT of %s: %v", victim.ID(), err)
+		t.Errorf("%s %s: %v", d.healed, victim.ID(), err)
 	}
 	m.heal = h
 	return m
@@ -273,6 +278,7 @@ func partition(t *testing.T, e *faultEnv, victim *harness.Node, mode netproxy.Mo
 	rest := others(all, victim)
 	e.c.proxy.Isolate(victim.ID(), mode)
 	tCut := time.Now()
+	m.at = tCut
 	t.Logf("%s isolated %s (%s): %s", stamp(tCut), victim.ID(), mode, e.c.proxy.Cuts())
 	d, err := waitServing(e.w, rest, tCut, majorityBound)
 	if err != nil {
@@ -317,7 +323,7 @@ func partition(t *testing.T, e *faultEnv, victim *harness.Node, mode netproxy.Mo
 // acknowledged may be lost: every id after the restart is above every id
 // before (history.Check), and service resumes.
 func killAll(t *testing.T, e *faultEnv, _ *harness.Node) measurement {
-	m := measurement{kind: "kill -9 all, restart"}
+	m := measurement{kind: "kill -9 all, restart", at: time.Now()}
 	all := e.c.nodes()
 	killNodes(t, all)
 	maxBefore := e.w.h.MaxID()

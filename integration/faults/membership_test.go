@@ -27,19 +27,8 @@ import (
 func TestMembership(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	hc := harness.StartCluster(ctx, t, 3, harness.Options{Args: clusterArgs()})
-	lead, err := settle(ctx, hc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	createTicketTable(ctx, t, hc, lead, "members")
-	w := newWorkload(t, "members")
-	for _, n := range hc.Nodes {
-		w.run(n, 2)
-	}
-	if _, err := waitServing(w, hc.Nodes, time.Now(), 20*time.Second); err != nil {
-		t.Fatalf("before any change: %v", err)
-	}
+	l := startLoaded(ctx, t, loadSpec{db: "members", clients: 2})
+	hc, lead, w := l.hc, l.lead, l.w
 
 	// Join n4 through a follower.
 	follower := others(hc.Nodes, lead)[0]
@@ -89,7 +78,7 @@ func TestMembership(t *testing.T) {
 	}
 
 	// Remove a follower (one of the original three), asking n4.
-	lead, err = settle(ctx, hc)
+	lead, err := settle(ctx, hc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,22 +37,12 @@ import (
 func TestFollowerServesOnceNewLeaderKnown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	c := startCluster(ctx, t, 3, clusterArgs())
-	lead, err := settle(ctx, c.hc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	createTicketTable(ctx, t, c.hc, lead, "silent")
+	// More clients than batch workers, so that forwards are in flight
+	// when the cut lands.
+	l := startLoaded(ctx, t, loadSpec{db: "silent", proxied: true, clients: 6,
+		loadOn: func(lead *harness.Node, all []*harness.Node) []*harness.Node { return others(all, lead) }})
+	c, lead, w := l.c, l.lead, l.w
 	followers := others(c.nodes(), lead)
-	w := newWorkload(t, "silent")
-	for _, f := range followers {
-		// More clients than batch workers, so that forwards are in
-		// flight when the cut lands.
-		w.run(f, 6)
-	}
-	if _, err := waitServing(w, followers, time.Now(), 20*time.Second); err != nil {
-		t.Fatal(err)
-	}
 
 	c.proxy.Isolate(lead.ID(), netproxy.Stall)
 	tCut := time.Now()
@@ -197,24 +187,13 @@ func TestRemoveLeaderUnderLoad(t *testing.T) {
 func removeLeaderRound(t *testing.T, round int) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	hc := harness.StartCluster(ctx, t, 3, harness.Options{Args: clusterArgs("--state-fsync")})
-	lead, err := settle(ctx, hc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	createTicketTable(ctx, t, hc, lead, "rmleader")
-	w := newWorkload(t, "rmleader")
-	for _, n := range hc.Nodes {
-		w.run(n, 4)
-	}
-	if _, err := waitServing(w, hc.Nodes, time.Now(), 20*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	l := startLoaded(ctx, t, loadSpec{db: "rmleader", args: []string{"--state-fsync"}, clients: 4})
+	hc, lead, w := l.hc, l.lead, l.w
 	ok := true
 	rest := others(hc.Nodes, lead)
 	asker := rest[0]
 	t0 := time.Now()
-	err = adminPost(ctx, asker, "/remove", url.Values{"id": {lead.ID()}})
+	err := adminPost(ctx, asker, "/remove", url.Values{"id": {lead.ID()}})
 	took := time.Since(t0)
 	if err != nil {
 		saveGoroutines(ctx, t, lead)

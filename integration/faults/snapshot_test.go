@@ -52,20 +52,9 @@ func TestSnapshotCatchUp(t *testing.T) {
 	// raft-boltdb: raft-wal truncates its head by whole 64 MiB segments,
 	// so a test-sized log is never compacted and the follower would catch
 	// up from the log instead of a snapshot.
-	args := clusterArgs("--snapshot-threshold", "64", "--snapshot-interval", "300ms", "--trailing-logs", "32", "--raft-log", "bolt")
-	hc := harness.StartCluster(ctx, t, 3, harness.Options{Args: args})
-	lead, err := settle(ctx, hc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	createTicketTable(ctx, t, hc, lead, "snap")
-	w := newWorkload(t, "snap")
-	for _, n := range hc.Nodes {
-		w.run(n, 2)
-	}
-	if _, err := waitServing(w, hc.Nodes, time.Now(), 20*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	l := startLoaded(ctx, t, loadSpec{db: "snap", clients: 2,
+		args: []string{"--snapshot-threshold", "64", "--snapshot-interval", "300ms", "--trailing-logs", "32", "--raft-log", "bolt"}})
+	hc, lead, w := l.hc, l.lead, l.w
 	// Let the follower apply a few snapshots' worth first, so that it
 	// restarts from a snapshot of its own before it needs the leader's.
 	victim := others(hc.Nodes, lead)[0]

@@ -58,24 +58,12 @@ func TestSoak(t *testing.T) {
 		extra = append(extra, "--snapshot-interval", "5s", "--trailing-logs", "256")
 	}
 	extra = append(extra, strings.Fields(os.Getenv("TICKETD_SOAK_ARGS"))...)
-	args := clusterArgs(extra...)
-	t.Logf("soak: duration %v, seed %d (TICKETD_SOAK_SEED to repeat), server flags %v", dur, seed, args)
+	t.Logf("soak: duration %v, seed %d (TICKETD_SOAK_SEED to repeat), server flags %v", dur, seed, clusterArgs(extra...))
 
 	ctx, cancel := context.WithTimeout(context.Background(), dur+10*time.Minute)
 	defer cancel()
-	c := startCluster(ctx, t, 3, args)
-	lead, err := settle(ctx, c.hc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	createTicketTable(ctx, t, c.hc, lead, "soak")
-	w := newWorkload(t, "soak")
-	for _, n := range c.nodes() {
-		w.run(n, 3)
-	}
-	if _, err := waitServing(w, c.nodes(), time.Now(), 30*time.Second); err != nil {
-		t.Fatalf("before any fault: %v", err)
-	}
+	l := startLoaded(ctx, t, loadSpec{db: "soak", args: extra, proxied: true, clients: 3, serving: 30 * time.Second})
+	c, w := l.c, l.w
 	env := &faultEnv{ctx: ctx, c: c, w: w}
 	between := func(lo, hi time.Duration) time.Duration {
 		return lo + time.Duration(rng.Int64N(int64(hi-lo)+1))
