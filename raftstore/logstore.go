@@ -75,7 +75,7 @@ func existingLogStore(raftDir string) (string, error) {
 
 // DefaultLogStore is the store a new data directory gets when none is
 // asked for.
-const DefaultLogStore = LogStoreBolt
+const DefaultLogStore = LogStoreWAL
 
 // openLogStore opens the Raft log of the given kind in raftDir, creating
 // it when the directory has none; kind "" keeps the store the directory

@@ -66,7 +66,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.DurationVar(&o.stmtTimeout, "statement-timeout", 10*time.Second, "how long a statement waits for a leader with a quorum")
 	fs.DurationVar(&o.electionTimeout, "election-timeout", time.Second, "how long a follower goes without hearing from the leader before it stands for election (Raft's heartbeat and election timeouts)")
 	fs.DurationVar(&o.leaderLease, "leader-lease", 500*time.Millisecond, "how long a leader goes without a quorum's answer before it steps down; at most --election-timeout")
-	fs.StringVar(&o.raftLog, "raft-log", "", "Raft log store for a new data directory: bolt (raft-boltdb) or wal (raft-wal); empty keeps the directory's, or bolt")
+	fs.StringVar(&o.raftLog, "raft-log", "", "Raft log store for a new data directory: bolt (raft-boltdb) or wal (raft-wal); empty keeps the directory's, or wal")
 	fs.BoolVar(&o.stateFsync, "state-fsync", false, "fsync the bbolt state file on every batch; off, it is rebuilt from the (always fsynced) Raft log and snapshot at start")
 	o.client.register(fs)
 	fs.BoolVar(&o.version, "version", false, "print the version, VCS revision and Go version, and exit")

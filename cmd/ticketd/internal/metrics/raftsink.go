@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// hashicorp/raft v1.7.3 and raft-boltdb v2 report through
+// hashicorp/raft v1.7.3, raft-boltdb v2 and raft-wal report through
 // github.com/hashicorp/go-metrics/compat, which forwards to
 // armon/go-metrics unless the program is built with -tags
 // hashicorpmetrics. Using the compat packages here too keeps the sink and
@@ -26,7 +26,7 @@ var (
 	installed *gometrics.Metrics
 )
 
-// InstallRaftSink sends hashicorp/raft's and raft-boltdb's measurements to
+// InstallRaftSink sends hashicorp/raft's and its log store's measurements to
 // reg, as raft_* series (e.g. raft_commitTime, raft_fsm_apply,
 // raft_rpc_appendEntries_storeLogs, raft_state_leader, raft_boltdb_storeLogs;
 // timings are summaries in milliseconds). uninstall puts back go-metrics'
