@@ -86,6 +86,9 @@ func membershipStatus(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, raftstore.ErrMemberConflict):
 		return http.StatusConflict
+	case errors.Is(err, raftstore.ErrPeerUnverified):
+		// Its certificate will not change between attempts.
+		return http.StatusForbidden
 	default:
 		return http.StatusServiceUnavailable
 	}
