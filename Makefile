@@ -53,6 +53,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./sql
 	$(GO) test -run '^$$' -fuzz '^FuzzPackets$$' -fuzztime $(FUZZTIME) ./wire
 	$(GO) test -run '^$$' -fuzz '^FuzzHandshakeParse$$' -fuzztime $(FUZZTIME) ./wire
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeBatch$$' -fuzztime $(FUZZTIME) ./raftstore
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeStored$$' -fuzztime $(FUZZTIME) ./raftstore
+	$(GO) test -run '^$$' -fuzz '^FuzzForwardFrames$$' -fuzztime $(FUZZTIME) ./raftstore
 
 # Real MySQL clients against a fresh ticketd, one PASS/FAIL line each.
 # Installs nothing: .ci/run installs the Debian packages and npm modules.

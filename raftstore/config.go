@@ -1,6 +1,7 @@
 package raftstore
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -112,6 +113,12 @@ type Config struct {
 	// built but before it accepts any connection. Without it, forwarded
 	// batches go straight into the log as the follower encoded them.
 	Forward func(*Node) ForwardHandler
+
+	// TLS, if set, secures the Raft port: every connection, accepted or
+	// dialled, for Raft or forwarding, is mutual TLS with this
+	// configuration (see NodeTLS, MutualTLS), and Join first checks that
+	// the new member completes the handshake. Nil: plain TCP.
+	TLS *tls.Config
 
 	// Observer, if set, is told about forwarding and snapshots (metrics).
 	Observer Observer

@@ -18,7 +18,7 @@ import (
 func fakeLeader(t *testing.T, handle func(c net.Conn)) (addr string) {
 	t.Helper()
 	ln := listen(t)
-	m := newMux(ln, ln.Addr(), time.Second, testLogger())
+	m := newMux(ln, ln.Addr(), time.Second, nil, testLogger())
 	m.start(handle)
 	t.Cleanup(func() { m.Close() })
 	return ln.Addr().String()
@@ -26,7 +26,7 @@ func fakeLeader(t *testing.T, handle func(c net.Conn)) (addr string) {
 
 func newTestForwarder(t *testing.T) *forwarder {
 	ln := listen(t)
-	m := newMux(ln, ln.Addr(), time.Second, testLogger())
+	m := newMux(ln, ln.Addr(), time.Second, nil, testLogger())
 	t.Cleanup(func() { m.Close() })
 	f := newForwarder(m, 2, time.Second, testLogger())
 	t.Cleanup(f.close)

@@ -39,6 +39,10 @@ func (n *Node) Join(ctx context.Context, id, addr string) error {
 	if id == "" || addr == "" {
 		return errors.New("raftstore: join: id and address are required")
 	}
+	if err := n.mux.probe(addr, n.cfg.TransportTimeout); err != nil {
+		n.log.Warn("join refused", "id", id, "addr", addr, "err", err)
+		return err
+	}
 	return n.membership(ctx, fwdJoin, id, addr)
 }
 

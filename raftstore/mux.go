@@ -1,6 +1,7 @@
 package raftstore
 
 import (
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -16,6 +17,7 @@ import (
 const (
 	muxRaft    byte = 1 // hashicorp/raft NetworkTransport RPCs
 	muxForward byte = 2 // ticketd forwarding (forward.go)
+	muxProbe   byte = 3 // Join's TLS check (tls.go): closed at once
 )
 
 // mux accepts connections on the Raft address and hands each to Raft or to
@@ -24,7 +26,8 @@ type mux struct {
 	ln        net.Listener
 	advertise net.Addr
 	log       *slog.Logger
-	timeout   time.Duration // for the first byte and for dials
+	timeout   time.Duration // for the TLS handshake and first byte, and for dials
+	tls       *tls.Config   // nil: plain TCP
 
 	raftCh    chan net.Conn
 	forward   func(net.Conn) // runs the forwarding protocol; returns when done
@@ -36,9 +39,10 @@ type mux struct {
 	conns map[net.Conn]struct{} // forwarding connections, closed on Close
 }
 
-func newMux(ln net.Listener, advertise net.Addr, timeout time.Duration, log *slog.Logger) *mux {
+func newMux(ln net.Listener, advertise net.Addr, timeout time.Duration, tlsCfg *tls.Config, log *slog.Logger) *mux {
 	return &mux{
 		ln:        ln,
+		tls:       tlsCfg,
 		advertise: advertise,
 		log:       log,
 		timeout:   timeout,
@@ -89,13 +93,18 @@ func (m *mux) serve() {
 // peer that connects and says nothing cannot hold up the accept loop.
 func (m *mux) route(c net.Conn) {
 	defer m.wg.Done()
+	// One deadline for the handshake and the first byte.
+	c.SetDeadline(time.Now().Add(m.timeout))
+	c, ok := m.serverHandshake(c)
+	if !ok {
+		return
+	}
 	var b [1]byte
-	c.SetReadDeadline(time.Now().Add(m.timeout))
 	if _, err := c.Read(b[:]); err != nil {
 		c.Close()
 		return
 	}
-	c.SetReadDeadline(time.Time{})
+	c.SetDeadline(time.Time{})
 	switch b[0] {
 	case muxRaft:
 		select {
@@ -118,6 +127,8 @@ func (m *mux) route(c net.Conn) {
 		m.mu.Lock()
 		delete(m.conns, c)
 		m.mu.Unlock()
+		c.Close()
+	case muxProbe:
 		c.Close()
 	default:
 		m.log.Warn("raft listener: unknown connection type", "type", b[0], "remote", c.RemoteAddr())
@@ -151,12 +162,15 @@ func (m *mux) dial(addr string, kind byte, timeout time.Duration) (net.Conn, err
 	if err != nil {
 		return nil, err
 	}
-	c.SetWriteDeadline(time.Now().Add(timeout))
+	c.SetDeadline(time.Now().Add(timeout))
+	if c, err = m.clientHandshake(c, addr, timeout); err != nil {
+		return nil, err
+	}
 	if _, err := c.Write([]byte{kind}); err != nil {
 		c.Close()
 		return nil, err
 	}
-	c.SetWriteDeadline(time.Time{})
+	c.SetDeadline(time.Time{})
 	return c, nil
 }
 

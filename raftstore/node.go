@@ -118,7 +118,7 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 		return nil, err
 	}
 	undo = append(undo, func() { ln.Close() })
-	m := newMux(ln, tcpAddr(addr), cfg.TransportTimeout, log)
+	m := newMux(ln, tcpAddr(addr), cfg.TransportTimeout, cfg.TLS, log)
 	trans := newTransport(m, cfg.TransportTimeout, hl)
 	undo = append(undo, func() { trans.Close() })
 

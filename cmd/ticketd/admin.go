@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/ticketd/ticketd/raftstore"
@@ -85,6 +86,9 @@ func membershipStatus(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, raftstore.ErrMemberConflict):
 		return http.StatusConflict
+	case errors.Is(err, raftstore.ErrPeerUnverified):
+		// Its certificate will not change between attempts.
+		return http.StatusForbidden
 	default:
 		return http.StatusServiceUnavailable
 	}
@@ -92,11 +96,23 @@ func membershipStatus(err error) int {
 
 // joinCluster asks a member (by its admin address) to add this node,
 // retrying while the cluster has no leader.
-func joinCluster(ctx context.Context, adminAddr, id, raftAddr string) error {
-	form := url.Values{"id": {id}, "addr": {raftAddr}}
+// It speaks HTTPS when this node serves HTTPS (members are configured
+// alike) and sends the admin token, if any.
+func joinCluster(ctx context.Context, f *adminFlags, token, adminAddr, id, raftAddr string) error {
+	client, base, err := f.client(adminAddr, f.cert != "")
+	if err != nil {
+		return err
+	}
+	form := url.Values{"id": {id}, "addr": {raftAddr}}.Encode()
 	var last error
 	for attempt := 0; attempt < 30; attempt++ {
-		resp, err := http.PostForm("http://"+adminAddr+"/join", form)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/join", strings.NewReader(form))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		setToken(req, token)
+		resp, err := client.Do(req)
 		if err == nil {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 			resp.Body.Close()

@@ -72,7 +72,7 @@ func serveBackup(w http.ResponseWriter, r *http.Request, src backupSource, log *
 	b, err := src.BeginBackup(ctx, stale)
 	cancel()
 	if err != nil {
-		log.Warn("backup refused", "remote", r.RemoteAddr, "err", err)
+		log.Warn("backup refused", append(caller(r), "err", err)...)
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
@@ -87,8 +87,8 @@ func serveBackup(w http.ResponseWriter, r *http.Request, src backupSource, log *
 		log.Warn("backup interrupted", "remote", r.RemoteAddr, "bytes", n, "err", err)
 		panic(http.ErrAbortHandler)
 	}
-	log.Info("backup served", "remote", r.RemoteAddr, "bytes", n, "applied_index", hdr.AppliedIndex,
-		"stale_allowed", stale, "duration", time.Since(start).Round(time.Millisecond))
+	log.Info("backup served", append(caller(r), "bytes", n, "applied_index", hdr.AppliedIndex,
+		"stale_allowed", stale, "duration", time.Since(start).Round(time.Millisecond))...)
 }
 
 // restoreAnswer is POST /restore's JSON answer.
@@ -116,7 +116,7 @@ func serveRestore(w http.ResponseWriter, r *http.Request, dst restoreTarget, sta
 		http.Error(w, errNoAdvance.Error(), http.StatusBadRequest)
 		return
 	}
-	who := []any{"remote", r.RemoteAddr, "advance", advance, "floor", floor, "force", force}
+	who := append(caller(r), "advance", advance, "floor", floor, "force", force)
 	body := http.MaxBytesReader(w, r.Body, 5<<30)
 	b, err := raftstore.ReadBackup(body, stageDir)
 	if err != nil {
@@ -180,13 +180,15 @@ func parseUint(s string) (uint64, error) {
 }
 
 // backupCmd is `ticketd backup --from ADMIN_ADDR --out FILE`.
-func backupCmd(ctx context.Context, args []string, _ func(string) string, stdout, stderr io.Writer) error {
+func backupCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("ticketd backup", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	from := fs.String("from", "127.0.0.1:8306", "admin address (host:port) of the node to back up")
 	out := fs.String("out", "", "backup file to write (required)")
 	stale := fs.Bool("stale", false, "back up the node's own applied state even if it cannot reach a leader (after losing the quorum)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
+	var af adminFlags
+	af.register(fs, false)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -195,8 +197,16 @@ func backupCmd(ctx context.Context, args []string, _ func(string) string, stdout
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
+	token, err := af.token(getenv)
+	if err != nil {
+		return err
+	}
+	client, base, err := af.client(*from, false)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
-	u := "http://" + *from + "/backup"
+	u := base + "/backup"
 	if *stale {
 		u += "?stale=1"
 	}
@@ -204,7 +214,8 @@ func backupCmd(ctx context.Context, args []string, _ func(string) string, stdout
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	setToken(req, token)
+	resp, err := client.Do(req)
 	if err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
@@ -263,7 +274,7 @@ func verifyFile(path string) (*raftstore.Backup, error) {
 }
 
 // restoreCmd is `ticketd restore --in FILE --to ADMIN_ADDR --advance N`.
-func restoreCmd(ctx context.Context, args []string, _ func(string) string, stdout, stderr io.Writer) error {
+func restoreCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("ticketd restore", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	in := fs.String("in", "", "backup file (required)")
@@ -272,6 +283,8 @@ func restoreCmd(ctx context.Context, args []string, _ func(string) string, stdou
 	floor := fs.Uint64("floor", 0, "make every table's next id at least N")
 	force := fs.Bool("force", false, "replace the cluster's databases if it has any (default: refuse)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
+	var af adminFlags
+	af.register(fs, false)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -290,6 +303,14 @@ func restoreCmd(ctx context.Context, args []string, _ func(string) string, stdou
 	if _, err := b.Dump.Advance(*advance, *floor); err != nil {
 		return fmt.Errorf("restore refused, nothing sent: %w", err)
 	}
+	token, err := af.token(getenv)
+	if err != nil {
+		return err
+	}
+	client, base, err := af.client(*to, false)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	f, err := os.Open(*in)
@@ -301,14 +322,15 @@ func restoreCmd(ctx context.Context, args []string, _ func(string) string, stdou
 	if *force {
 		q.Set("force", "1")
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+*to+"/restore?"+q.Encode(), f)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/restore?"+q.Encode(), f)
 	if err != nil {
 		return err
 	}
 	req.ContentLength = b.FileSize
 	req.Header.Set("Content-Type", "application/octet-stream")
+	setToken(req, token)
 	start := time.Now()
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}

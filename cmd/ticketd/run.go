@@ -45,6 +45,8 @@ type options struct {
 	version           bool
 
 	client clientOptions
+	admin  adminFlags
+	node   nodeTLSFlags
 }
 
 func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (*options, error) {
@@ -69,6 +71,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.StringVar(&o.raftLog, "raft-log", "", "Raft log store for a new data directory: bolt (raft-boltdb) or wal (raft-wal); empty keeps the directory's, or wal")
 	fs.BoolVar(&o.stateFsync, "state-fsync", false, "fsync the bbolt state file on every batch; off, it is rebuilt from the (always fsynced) Raft log and snapshot at start")
 	o.client.register(fs)
+	o.admin.register(fs, true)
+	o.node.register(fs)
 	fs.BoolVar(&o.version, "version", false, "print the version, VCS revision and Go version, and exit")
 	fs.Uint64Var(&o.cache, "cache", 0, "default range reservation: ids the leader reserves per Raft round trip for tables without their own 'ticketd:cache=N' comment (0: every id through Raft)")
 	// Environment first, so that flags given on the command line win.
@@ -151,6 +155,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err := o.client.apply(&wcfg, log); err != nil {
 		return err
 	}
+	token, err := o.admin.token(getenv)
+	if err != nil {
+		return err
+	}
+	adminTLS, err := o.admin.serverTLS()
+	if err != nil {
+		return err
+	}
+	nodeTLS, err := o.node.load(o.raftAddr)
+	if err != nil {
+		return err
+	}
 	var peers []raftstore.Peer
 	if o.peers != "" {
 		if peers, err = raftstore.ParsePeers(o.peers); err != nil {
@@ -198,6 +214,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			svc = ticket.NewService(n, n, ticket.Config{Cache: o.cache, Leadership: n, Observer: met.Ticket}, log)
 			return svc.ExecBatch
 		},
+		TLS:      nodeTLS,
 		Logger:   log,
 		Observer: met.Store,
 	})
@@ -224,17 +241,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	srv := wire.New(svc, wcfg)
 	defer srv.Close()
 
-	admin := &http.Server{Handler: withMetrics(backupRoutes(adminHandler(node, log), node, svc, o.dataDir, log), met.reg, log), ReadHeaderTimeout: 5 * time.Second}
+	adminH := secureAdmin(withMetrics(backupRoutes(adminHandler(node, log), node, svc, o.dataDir, log), met.reg, log),
+		&o.admin, token, o.httpAddr, log)
+	admin := &http.Server{Handler: adminH, TLSConfig: adminTLS, ReadHeaderTimeout: 5 * time.Second}
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ctx, mysqlLn) }()
-	go func() { errc <- admin.Serve(httpLn) }()
+	go func() {
+		if adminTLS != nil {
+			errc <- admin.ServeTLS(httpLn, "", "")
+			return
+		}
+		errc <- admin.Serve(httpLn)
+	}()
 	log.Info("ticketd started", "node_id", o.nodeID, "mysql", mysqlLn.Addr().String(),
 		"http", httpLn.Addr().String(), "raft", node.Addr(), "data_dir", o.dataDir)
 
 	if o.join != "" && node.Restarted() {
 		log.Info("resuming from existing state; --join ignored", "join", o.join)
 	} else if o.join != "" {
-		if err := joinCluster(ctx, o.join, o.nodeID, node.Addr()); err != nil {
+		if err := joinCluster(ctx, &o.admin, token, o.join, o.nodeID, node.Addr()); err != nil {
 			return fmt.Errorf("--join %s: %w", o.join, err)
 		}
 	}
