@@ -67,7 +67,7 @@ func TestSecuredCluster(t *testing.T) {
 
 	// Allocation through a follower: forwarded to the leader over TLS.
 	createDB(t, ctx, leader, "sec")
-	if err := waitApplied(ctx, c, leader); err != nil {
+	if err := c.WaitApplied(ctx, leader, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	var follower *harness.Node
