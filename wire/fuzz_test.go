@@ -24,7 +24,7 @@ const (
 // FuzzPackets sends arbitrary packets to a server, as an authenticated
 // client or in place of the handshake response, then hangs up. The server
 // must neither panic (go-mysql's on cut-off execute parameters included:
-// clientConn refuses those packets first) nor wedge: every connection
+// mysqlconn.Conn refuses those packets first) nor wedge: every connection
 // ends once the client has hung up.
 //
 //	go test -run '^$' -fuzz '^FuzzPackets$' -fuzztime 1m ./wire

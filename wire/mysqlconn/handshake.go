@@ -24,7 +24,7 @@ import (
 //   - advertise CLIENT_MULTI_STATEMENTS and CLIENT_FOUND_ROWS;
 //   - run the same exchange again for COM_CHANGE_USER.
 // Once the client is authenticated, go-mysql's handshake is replayed from
-// memory by clientConn and go-mysql serves the command phase as before.
+// memory (handOver, gomysql.go) and go-mysql serves the command phase.
 
 // serverCaps are the capabilities ticketd offers. Not offered: compression,
 // LOCAL INFILE, CLIENT_DEPRECATE_EOF (go-mysql always writes EOF packets)
