@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/ticketd/ticketd/wire/mysqlconn"
 )
 
 // rawClient speaks the protocol byte by byte, for what drivers do not let
@@ -49,7 +51,7 @@ func dialRaw(t testing.TB, addr string) *rawClient {
 	if err != nil {
 		t.Fatalf("greeting: %v", err)
 	}
-	r := reader{b: g, pos: 1}
+	r := pktReader{b: g, pos: 1}
 	if _, ok := r.cstring(); !ok || g[0] != 10 {
 		t.Fatalf("greeting %q", g)
 	}
@@ -103,12 +105,57 @@ func (c *rawClient) write(payload []byte) {
 	}
 }
 
+// pktReader reads a server packet's fields; a field cut off reads as
+// empty and is caught by the test's check of its value.
+type pktReader struct {
+	b   []byte
+	pos int
+}
+
+func (r *pktReader) bytes(n int) ([]byte, bool) {
+	if n < 0 || n > len(r.b)-r.pos {
+		return nil, false
+	}
+	r.pos += n
+	return r.b[r.pos-n : r.pos], true
+}
+
+// cstring reads a NUL-terminated string; ok is false if the NUL is missing.
+func (r *pktReader) cstring() (string, bool) {
+	i := bytes.IndexByte(r.b[r.pos:], 0)
+	if i < 0 {
+		return "", false
+	}
+	s := string(r.b[r.pos : r.pos+i])
+	r.pos += i + 1
+	return s, true
+}
+
+// cstringOrRest reads a NUL-terminated string or the rest of the packet.
+func (r *pktReader) cstringOrRest() string {
+	if s, ok := r.cstring(); ok {
+		return s
+	}
+	s := string(r.b[r.pos:])
+	r.pos = len(r.b)
+	return s
+}
+
+func (r *pktReader) lenencBytes() ([]byte, bool) {
+	v, _, n, err := mysql.LengthEncodedString(r.b[r.pos:])
+	if err != nil {
+		return nil, false
+	}
+	r.pos += n
+	return v, true
+}
+
 // scramble computes plugin's auth data for password with the salt.
 func scramble(plugin string, salt []byte, password string) []byte {
 	if password == "" {
 		return nil
 	}
-	if plugin == pluginNative {
+	if plugin == mysqlconn.NativePassword {
 		return mysql.CalcNativePassword(salt, []byte(password))
 	}
 	return mysql.CalcCachingSha2Password(salt, []byte(password))
@@ -165,7 +212,7 @@ func (c *rawClient) authReplies(password string) []byte {
 		b := c.mustRead()
 		switch {
 		case len(b) > 0 && b[0] == mysql.EOF_HEADER: // auth switch
-			r := reader{b: b, pos: 1}
+			r := pktReader{b: b, pos: 1}
 			plugin, _ := r.cstring()
 			salt, _ := r.bytes(20)
 			c.write(scramble(plugin, salt, password))
@@ -210,7 +257,7 @@ func (c *rawClient) query(q string) (string, error) {
 		case b[0] == mysql.EOF_HEADER && len(b) < 9:
 			eofs++
 		case eofs == 1 && first == "":
-			r := reader{b: b}
+			r := pktReader{b: b}
 			v, _ := r.lenencBytes()
 			first = string(v)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/ticketd/ticketd/wire/mysqlconn"
 )
 
 // rawSession logs in as root on a fresh server with the Flickr table and
@@ -50,7 +51,7 @@ func mustQuery(t *testing.T, c *rawClient, q string) string {
 }
 
 func TestChangeUser(t *testing.T) {
-	for _, plugin := range []string{pluginNative, pluginSHA2} {
+	for _, plugin := range []string{mysqlconn.NativePassword, mysqlconn.CachingSHA2Password} {
 		t.Run(plugin, func(t *testing.T) {
 			c, addr := rawSession(t, Config{Users: testUsers(t)})
 			mustQuery(t, c, "REPLACE INTO Tickets64 (stub) VALUES ('a')")
@@ -400,7 +401,7 @@ func TestPreparedReexecute(t *testing.T) {
 			eofs++
 			continue
 		}
-		r := reader{b: b}
+		r := pktReader{b: b}
 		var f [5][]byte
 		for i := range f {
 			f[i], _ = r.lenencBytes()

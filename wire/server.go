@@ -12,11 +12,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
 
 	"github.com/ticketd/ticketd/sql"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/wire/mysqlconn"
 )
 
 // Service is what the wire layer needs from the ticket domain.
@@ -92,18 +92,29 @@ type Config struct {
 
 // Validate reports a configuration New cannot serve as asked.
 func (c *Config) Validate() error {
-	switch c.DefaultAuthPlugin {
-	case "", pluginNative, pluginSHA2:
-	default:
-		return fmt.Errorf("wire: default auth plugin %q: want %s or %s", c.DefaultAuthPlugin, pluginSHA2, pluginNative)
-	}
-	if c.RequireTLS && c.TLS == nil {
-		return errors.New("wire: TLS required but no certificate configured")
+	cc := c.connConfig()
+	if err := cc.Validate(); err != nil {
+		return fmt.Errorf("wire: %w", err)
 	}
 	if c.MaxAllowedPacket < 0 || c.IdleTimeout < 0 {
 		return errors.New("wire: negative max_allowed_packet or idle timeout")
 	}
 	return nil
+}
+
+// connConfig is the configuration of the connection phase and of the
+// connections under the sessions.
+func (c *Config) connConfig() mysqlconn.Config {
+	return mysqlconn.Config{
+		Users:             c.Users,
+		DefaultAuthPlugin: c.DefaultAuthPlugin,
+		Version:           c.Version,
+		TLS:               c.TLS,
+		RequireTLS:        c.RequireTLS,
+		MaxAllowedPacket:  c.MaxAllowedPacket,
+		WriteTimeout:      c.WriteTimeout,
+		Logger:            c.Logger,
+	}
 }
 
 // keepAlive finds dead peers of idle connections within about a minute
@@ -112,14 +123,13 @@ var keepAlive = net.KeepAliveConfig{Enable: true, Idle: 30 * time.Second, Interv
 
 // Server accepts MySQL connections and serves them.
 type Server struct {
-	svc   Service
-	cfg   Config
-	plans *sql.Cache
-	proto *server.Server
-	users *Users
-	log   *slog.Logger
-	obs   Observer
-	start time.Time
+	svc      Service
+	cfg      Config
+	plans    *sql.Cache
+	acceptor *mysqlconn.Acceptor
+	log      *slog.Logger
+	obs      Observer
+	start    time.Time
 	// vars are the system variables' defaults, shared read-only.
 	vars map[string]sysVar
 
@@ -140,9 +150,7 @@ type Server struct {
 	wg     sync.WaitGroup
 }
 
-// New builds a Server from a configuration that passed Validate. The
-// go-mysql server configuration is built once and without keys: ticketd
-// does TLS and authentication itself (see connect).
+// New builds a Server from a configuration that passed Validate.
 func New(svc Service, cfg Config) *Server {
 	if cfg.Version == "" {
 		cfg.Version = "8.0.36-ticketd"
@@ -157,7 +165,7 @@ func New(svc Service, cfg Config) *Server {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.DefaultAuthPlugin == "" {
-		cfg.DefaultAuthPlugin = pluginSHA2
+		cfg.DefaultAuthPlugin = mysqlconn.CachingSHA2Password
 	}
 	if cfg.MaxAllowedPacket <= 0 {
 		cfg.MaxAllowedPacket = 64 << 20
@@ -175,11 +183,8 @@ func New(svc Service, cfg Config) *Server {
 	if obs == nil {
 		obs = nopObserver{}
 	}
-	users := cfg.Users
-	if users == nil {
-		users = DefaultUsers()
-	}
-	proto := server.NewServer(cfg.Version, mysql.DEFAULT_COLLATION_ID, mysql.AUTH_NATIVE_PASSWORD, nil, nil)
+	cc := cfg.connConfig()
+	cc.AuthFailed = obs.AuthFailed
 	vars := sysVars(cfg.Version)
 	vars["max_allowed_packet"] = sysVar{value: int64(cfg.MaxAllowedPacket), session: true}
 	vars["wait_timeout"] = sysVar{value: int64(cfg.IdleTimeout / time.Second), session: true}
@@ -196,18 +201,17 @@ func New(svc Service, cfg Config) *Server {
 	vars["require_secure_transport"] = sysVar{value: requireTLS, readOnly: true}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
-		svc:    svc,
-		cfg:    cfg,
-		plans:  sql.NewCache(cfg.PlanCacheSize),
-		proto:  proto,
-		users:  users,
-		log:    cfg.Logger,
-		obs:    obs,
-		start:  time.Now(),
-		vars:   vars,
-		ctx:    ctx,
-		cancel: cancel,
-		conns:  map[net.Conn]struct{}{},
+		svc:      svc,
+		cfg:      cfg,
+		plans:    sql.NewCache(cfg.PlanCacheSize),
+		acceptor: mysqlconn.NewAcceptor(cc),
+		log:      cfg.Logger,
+		obs:      obs,
+		start:    time.Now(),
+		vars:     vars,
+		ctx:      ctx,
+		cancel:   cancel,
+		conns:    map[net.Conn]struct{}{},
 	}
 }
 
@@ -279,7 +283,7 @@ func (s *Server) serveConn(nc net.Conn) {
 	h := newSession(s)
 	defer h.close()
 	_ = nc.SetDeadline(time.Now().Add(s.cfg.ConnectTimeout))
-	c, cc, err := s.connect(nc, h)
+	c, cc, err := s.acceptor.Connect(nc, h.id, h, h.connected)
 	if err != nil {
 		s.log.Debug("connection phase failed", "remote", nc.RemoteAddr().String(), "err", err)
 		return
@@ -302,12 +306,13 @@ func (s *Server) serveConn(nc net.Conn) {
 			// go-mysql formats the read error into its own, so an idle
 			// timeout is recognised by the clock.
 			idle := s.cfg.IdleTimeout > 0 && !time.Now().Before(readSet.Add(s.cfg.IdleTimeout))
-			s.farewell(cc, err, idle, panicked)
+			if e := cc.Farewell(idle, panicked); e != nil {
+				s.log.Debug("closing connection", "remote", nc.RemoteAddr().String(), "code", e.Code, "err", err)
+			}
 			return
 		}
 	}
-	// The last reply may still be buffered (see clientConn.wbuf).
-	_ = cc.flush()
+	_ = cc.Flush()
 }
 
 // handleCommand runs one command. A panic while handling it costs the
@@ -328,29 +333,6 @@ func (s *Server) handleCommand(c *server.Conn) (err error, panicked bool) {
 		}
 	}()
 	return c.HandleCommand(), false
-}
-
-// farewell tells a client why its connection ends, when it ends for a
-// reason MySQL would name: a packet too large, a malformed packet, or
-// inactivity.
-func (s *Server) farewell(cc *clientConn, err error, idle, panicked bool) {
-	var e *mysql.MyError
-	seq := cc.seq + 1
-	switch {
-	case errors.Is(cc.err, errPacketTooLarge):
-		e = &mysql.MyError{Code: mysql.ER_NET_PACKET_TOO_LARGE, State: "08S01", Message: "Got a packet bigger than 'max_allowed_packet' bytes"}
-	case errors.Is(cc.err, errEmptyPacket), panicked:
-		e = &mysql.MyError{Code: mysql.ER_MALFORMED_PACKET, State: "08S01", Message: "Malformed communication packet."}
-	case idle && cc.betweenPackets():
-		// MySQL 8.0.24+ sends this unasked, with sequence 0, before
-		// closing an idle connection; clients report it on next use.
-		e = &mysql.MyError{Code: 4031, State: "HY000", Message: "The client was disconnected by the server because of inactivity. See wait_timeout and interactive_timeout for configuring this behavior."}
-		seq = 0
-	default:
-		return
-	}
-	s.log.Debug("closing connection", "remote", cc.RemoteAddr().String(), "code", e.Code, "err", err)
-	_ = cc.writeRaw(seq, errPayload(e))
 }
 
 // Close stops accepting, closes every connection and waits for their

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ticketd/ticketd/sql"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/wire/mysqlconn"
 )
 
 // session is one client connection: it implements go-mysql's
@@ -20,15 +21,13 @@ import (
 type session struct {
 	srv  *Server
 	conn *server.Conn
-	cc   *clientConn
+	cc   *mysqlconn.Conn
 	vars map[string]sysVar
 
-	id     uint32 // the connection id of the handshake and CONNECTION_ID()
-	user   string
-	caps   uint32 // the client's negotiated capabilities, as it sent them
-	salt   []byte // the scramble the client last saw (for COM_CHANGE_USER)
-	secure bool   // the connection is TLS
-	quit   bool   // close the connection after this command
+	id    uint32          // the connection id of the handshake and CONNECTION_ID()
+	user  string          // login.User
+	login mysqlconn.Login // who the client authenticated as
+	quit  bool            // close the connection after this command
 	// wrote is the log index of the session's last write (see view).
 	wrote uint64
 
@@ -56,12 +55,26 @@ func newSession(srv *Server) *session {
 // close releases what the session holds once its connection is gone.
 func (s *session) close() { s.stmt.close() }
 
-// login records who the connection phase authenticated.
-func (s *session) login(l *login, salt []byte, secure bool) {
-	s.user, s.caps, s.salt, s.secure = l.user, l.caps, salt, secure
+// connected starts the session of a client the connection phase
+// authenticated, before the client is told it is in: a *mysql.MyError it
+// returns is the client's answer instead.
+func (s *session) connected(l mysqlconn.Login) error {
+	s.user, s.login = l.User, l
+	// The session's defaults come from replicated global variables: read
+	// them only once the local state may answer.
+	if err := s.awaitState(); err != nil {
+		return err
+	}
+	s.reset()
+	if l.DB != "" {
+		if err := s.use(l.DB); err != nil {
+			return myErr(err)
+		}
+	}
+	return nil
 }
 
-func (s *session) attach(c *server.Conn, cc *clientConn) { s.conn, s.cc = c, cc }
+func (s *session) attach(c *server.Conn, cc *mysqlconn.Conn) { s.conn, s.cc = c, cc }
 
 // reset returns the session to a fresh connection's state
 // (COM_RESET_CONNECTION, COM_CHANGE_USER).
@@ -229,7 +242,7 @@ func (s *session) HandleStmtPrepare(query string) (int, int, any, error) {
 	}
 	n := sql.ParamCount(plans[0])
 	if s.cc != nil {
-		s.cc.prepared(s.prepares, n)
+		s.cc.Prepared(s.prepares, n)
 	}
 	cols := s.columnDefs(plans[0])
 	if s.stmts == nil {
@@ -371,34 +384,20 @@ func (s *session) HandleOtherCommand(cmd byte, data []byte) error {
 	}
 }
 
-// changeUser handles COM_CHANGE_USER: a full re-authentication, with the
-// same exchange as the connection phase (an auth switch if the client's
-// plugin is neither of ticketd's), then a fresh session for the new user.
+// changeUser handles COM_CHANGE_USER: a full re-authentication
+// (mysqlconn.Acceptor.ChangeUser), then a fresh session for the new user.
 // As in MySQL, a refused change ends the connection.
 func (s *session) changeUser(data []byte) error {
-	l, err := parseChangeUser(data, s.caps)
+	l, err := s.srv.acceptor.ChangeUser(s.cc, data, s.login)
 	if err != nil {
 		s.quit = true
-		return &mysql.MyError{Code: mysql.ER_MALFORMED_PACKET, State: "08S01", Message: "Malformed communication packet."}
-	}
-	a := newAuthenticator(s.srv, s.conn.RemoteAddr())
-	// An empty auth switch response is how a client sends no password.
-	s.cc.allowZero = true
-	err = a.authenticate(s.conn, s.salt, l)
-	s.cc.allowZero = false
-	if err != nil {
-		s.quit = true
-		if errAccessDenied(err) {
-			s.srv.obs.AuthFailed()
-			s.srv.log.Info("change user refused", "user", l.user, "remote", s.conn.RemoteAddr().String(), "plugin", l.plugin)
-		}
 		return err
 	}
-	s.user = l.user
+	s.user, s.login = l.User, l
 	s.reset()
 	s.db = ""
-	if l.db != "" {
-		if err := s.use(l.db); err != nil {
+	if l.DB != "" {
+		if err := s.use(l.DB); err != nil {
 			s.quit = true
 			return myErr(err)
 		}
@@ -419,7 +418,7 @@ func (s *session) statistics() error {
 	if err := s.conn.WritePacket(append(make([]byte, 4), line...)); err != nil {
 		return err
 	}
-	s.cc.dropReply()
+	s.cc.DropReply()
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package wire
+package mysqlconn
 
 import (
 	"bytes"
@@ -18,8 +18,8 @@ import (
 // password against the connection's 20-byte salt, so neither needs the
 // password itself on the server: an account keeps only the two digests.
 const (
-	pluginNative = mysql.AUTH_NATIVE_PASSWORD       // mysql_native_password
-	pluginSHA2   = mysql.AUTH_CACHING_SHA2_PASSWORD // caching_sha2_password
+	NativePassword      = mysql.AUTH_NATIVE_PASSWORD       // mysql_native_password
+	CachingSHA2Password = mysql.AUTH_CACHING_SHA2_PASSWORD // caching_sha2_password
 )
 
 // Users is ticketd's account table: user name to password verifiers. It is
@@ -55,7 +55,7 @@ func DefaultUsers() *Users {
 }
 
 // ErrBadUser is returned by Users.Add for a name MySQL would not accept.
-var ErrBadUser = errors.New("wire: invalid user name")
+var ErrBadUser = errors.New("mysqlconn: invalid user name")
 
 // Add adds or replaces an account. An empty password is allowed and
 // accepted from any address (the caller configured it explicitly).
@@ -198,18 +198,29 @@ type authenticator struct {
 	loopback      bool
 }
 
-func newAuthenticator(srv *Server, remote net.Addr) *authenticator {
+func newAuthenticator(users *Users, defaultPlugin string, remote net.Addr) *authenticator {
 	host, _, err := net.SplitHostPort(remote.String())
 	if err != nil {
 		host = remote.String()
 	}
 	ip := net.ParseIP(host)
 	return &authenticator{
-		users:         srv.users,
-		defaultPlugin: srv.cfg.DefaultAuthPlugin,
+		users:         users,
+		defaultPlugin: defaultPlugin,
 		remote:        host,
 		loopback:      ip != nil && ip.IsLoopback(),
 	}
+}
+
+// authenticate checks l's credentials from a client at remote over pio,
+// and counts and logs a refusal (what says of which exchange).
+func (a *Acceptor) authenticate(pio packetIO, remote net.Addr, salt []byte, l *login, what string) error {
+	err := newAuthenticator(a.cfg.Users, a.cfg.DefaultAuthPlugin, remote).authenticate(pio, salt, l)
+	if errAccessDenied(err) {
+		a.cfg.AuthFailed()
+		a.cfg.Logger.Info(what, "user", l.user, "remote", remote.String(), "plugin", l.plugin)
+	}
+	return err
 }
 
 // authenticate checks a login's credentials. A client that used one of the
@@ -227,11 +238,11 @@ func (a *authenticator) authenticate(pio packetIO, salt []byte, l *login) error 
 	acct := a.users.lookup(l.user, a.loopback)
 	plugin, resp := l.plugin, l.resp
 	if l.caps&mysql.CLIENT_PLUGIN_AUTH == 0 {
-		plugin = pluginNative
+		plugin = NativePassword
 	}
 	switchTo := ""
 	switch {
-	case plugin != pluginNative && plugin != pluginSHA2:
+	case plugin != NativePassword && plugin != CachingSHA2Password:
 		switchTo = a.defaultPlugin
 	case plugin != a.defaultPlugin && isEmptyAuth(resp) && l.caps&mysql.CLIENT_PLUGIN_AUTH != 0:
 		// libmysqlclient and MariaDB Connector/C, using another plugin
@@ -259,7 +270,7 @@ func (a *authenticator) authenticate(pio packetIO, salt []byte, l *login) error 
 	}
 	var ok bool
 	switch plugin {
-	case pluginNative:
+	case NativePassword:
 		ok = acct.checkNative(salt, resp)
 	default:
 		ok = acct.checkSHA2(salt, resp)

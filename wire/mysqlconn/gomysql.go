@@ -1,17 +1,63 @@
-package wire
+package mysqlconn
 
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/server"
 )
 
-// Protocol violations found by clientConn while reading. They end the
-// connection; serveConn tells the client why in MySQL's words first.
+// This file is ticketd's workarounds for go-mysql v1.16.0's server
+// package, in one place: each exists only because go-mysql does something
+// wrong, slowly or not at all, and each can go when go-mysql is fixed.
+//
+//  1. Handshake replay (handOver, cannedResponse, replayAuth): a
+//     server.Conn can only be made by running go-mysql's own handshake,
+//     which cannot do what ticketd's connection phase does (handshake.go).
+//     It is fed a canned response from memory and its packets are
+//     discarded, so it starts its command phase on the connection
+//     ticketd already authenticated.
+//  2. Status flags (replayAuth.OnAuthSuccess): go-mysql starts a
+//     connection with status 0, which PyMySQL, mysqlclient and
+//     Connector/J read as autocommit off.
+//  3. Packet size (Conn.feed, Conn.command): go-mysql allocates whatever
+//     length a packet header announces and appends every
+//     COM_STMT_SEND_LONG_DATA chunk without bound; Conn refuses a packet
+//     over max_allowed_packet (frames joined, and the chunks' total)
+//     before go-mysql sees it.
+//  4. Empty command packets (Conn.feed): go-mysql's dispatch indexes the
+//     command byte of an empty packet and panics.
+//  5. Re-executions without parameter types (Conn.withTypes): go-mysql
+//     passes every parameter as NULL when a COM_STMT_EXECUTE leaves out
+//     the types (new-params-bound flag 0, as mysqlnd, libmysqlclient and
+//     DBD::mysql send); the last types sent are put back in.
+//  6. Cut-off parameter values (Conn.fixExecute, valuesComplete): go-mysql
+//     reads a length-encoded value past the packet's end and panics;
+//     Conn answers such an execute itself with error 1835.
+//  7. A second reply (Conn.DropReply): go-mysql writes an OK after every
+//     HandleOtherCommand, even when the handler answered otherwise
+//     (COM_STATISTICS answers a bare string).
+//  8. A system call per packet (Conn.Write, Conn.Flush): go-mysql writes
+//     each packet of a result set on its own (five for SELECT
+//     LAST_INSERT_ID()); Conn sends a reply in one write.
+//  9. Closing too early (Conn.Close): go-mysql closes the connection on
+//     any read error, before ticketd could tell the client why
+//     (Conn.Farewell).
+// 10. Unbounded writes (Conn.Flush): go-mysql sets no write deadline, so
+//     a client that stops reading would hold a goroutine forever.
+//
+// Not here, because they live in the handler: package wire writes
+// COM_STMT_EXECUTE errors itself (go-mysql turns a returned error into
+// 1105), answers prepares with a *stmt.PreparedStmt (otherwise go-mysql
+// sends nameless column definitions) and recovers go-mysql's panics.
+
+// Protocol violations found by Conn while reading. They end the
+// connection; Conn.Farewell tells the client why in MySQL's words.
 var (
 	errPacketTooLarge = errors.New("wire: client packet over max_allowed_packet")
 	errEmptyPacket    = errors.New("wire: empty command packet")
@@ -21,28 +67,13 @@ var (
 // is continued by the next one.
 const maxFrame = 0xffffff
 
-// clientConn is the net.Conn go-mysql's server.Conn reads and writes, over
-// the client's TCP or TLS connection. It does three things go-mysql cannot:
-//
-//   - replay: ticketd runs the connection phase itself (see connect); then
-//     go-mysql's own handshake is fed a canned response from memory and
-//     its handshake packets are discarded, so go-mysql starts its command
-//     phase on an authenticated connection;
-//   - it follows the client's packet framing and refuses a packet over
-//     max_allowed_packet (joined frames included, and the total of
-//     COM_STMT_SEND_LONG_DATA chunks) before go-mysql allocates for it, and
-//     an empty command packet, on which go-mysql's dispatch would index
-//     out of range;
-//   - it completes COM_STMT_EXECUTE packets that leave out the parameter
-//     types of a re-execution (see fixExecute);
-//   - it drops one reply go-mysql writes after a handler already wrote its
-//     own (COM_STATISTICS answers a bare string, not the OK go-mysql
-//     writes for every HandleOtherCommand).
-//
-// It also keeps writes bounded by a deadline, so a client that stops
-// reading cannot hold a goroutine forever.
-type clientConn struct {
+// Conn is the net.Conn go-mysql's server.Conn reads and writes, over the
+// client's TCP or TLS connection, doing what go-mysql cannot: the
+// handshake replay and workarounds 3 to 10 above.
+type Conn struct {
 	net.Conn
+
+	sc *server.Conn // go-mysql's connection over this one, once made
 
 	replay    []byte // canned handshake response not yet read
 	replaying bool
@@ -69,7 +100,7 @@ type clientConn struct {
 	params map[uint32]int    // parameter count per prepared statement id
 	types  map[uint32][]byte // the parameter types last sent per statement id
 
-	dropNext bool // discard the next Write (see dropReply)
+	dropNext bool // discard the next Write (see DropReply)
 
 	// A COM_STMT_EXECUTE refused before go-mysql saw it (fixExecute), and
 	// bytes read but not fed yet (after a refused execute, or from an
@@ -89,22 +120,22 @@ type clientConn struct {
 	writeSet     time.Time // when the write deadline was last moved
 }
 
-func newClientConn(nc net.Conn, replay []byte, limit int, writeTimeout time.Duration) *clientConn {
-	c := &clientConn{Conn: nc, replay: replay, replaying: true, limit: limit, writeTimeout: writeTimeout}
+func newConn(nc net.Conn, replay []byte, limit int, writeTimeout time.Duration) *Conn {
+	c := &Conn{Conn: nc, replay: replay, replaying: true, limit: limit, writeTimeout: writeTimeout}
 	c.outBuf = make([]byte, 0, 512)
 	c.out = c.outBuf
 	return c
 }
 
 // Close leaves the connection open: go-mysql closes it on any read error,
-// before serveConn could tell the client why (farewell). serveConn closes
-// the client's connection itself when it returns.
-func (c *clientConn) Close() error { return nil }
+// before the client could be told why (Farewell). The owner of the
+// client's connection closes it.
+func (c *Conn) Close() error { return nil }
 
 // endReplay switches from the canned handshake to the client.
-func (c *clientConn) endReplay() { c.replaying = false }
+func (c *Conn) endReplay() { c.replaying = false }
 
-func (c *clientConn) Read(p []byte) (int, error) {
+func (c *Conn) Read(p []byte) (int, error) {
 	if c.replaying {
 		if len(c.replay) == 0 {
 			return 0, io.EOF
@@ -113,7 +144,7 @@ func (c *clientConn) Read(p []byte) (int, error) {
 		c.replay = c.replay[n:]
 		return n, nil
 	}
-	if err := c.flush(); err != nil {
+	if err := c.Flush(); err != nil {
 		return 0, err
 	}
 	if c.limit <= 0 {
@@ -126,7 +157,7 @@ func (c *clientConn) Read(p []byte) (int, error) {
 			c.refuse = false
 			e := &mysql.MyError{Code: mysql.ER_MALFORMED_PACKET, State: "HY000", Message: "Malformed communication packet."}
 			c.wbuf = appendPacket(c.wbuf, c.refuseSeq, errPayload(e))
-			if err := c.flush(); err != nil {
+			if err := c.Flush(); err != nil {
 				return 0, err
 			}
 		}
@@ -160,7 +191,7 @@ func (c *clientConn) Read(p []byte) (int, error) {
 // so go-mysql never sees (or allocates for) it. A one-frame command packet
 // is held back until its command byte shows whether it is a
 // COM_STMT_EXECUTE to complete (see fixExecute).
-func (c *clientConn) feed(b []byte) {
+func (c *Conn) feed(b []byte) {
 	for i := 0; i < len(b); {
 		if c.remain == 0 {
 			c.hdr[c.hdrN] = b[i]
@@ -238,10 +269,10 @@ func (c *clientConn) feed(b []byte) {
 	}
 }
 
-// prepared records a prepared statement's parameter count: fixExecute
+// Prepared records a prepared statement's parameter count: fixExecute
 // needs it to find the parameter types in an execute packet. go-mysql
 // numbers statements 1, 2, ... per connection, one per COM_STMT_PREPARE.
-func (c *clientConn) prepared(id uint32, params int) {
+func (c *Conn) Prepared(id uint32, params int) {
 	if c.params == nil {
 		c.params = map[uint32]int{}
 	}
@@ -253,7 +284,7 @@ func (c *clientConn) prepared(id uint32, params int) {
 // when the parameter values are cut off: go-mysql v1.16.0 reads a
 // length-encoded value's length without a bounds check and panics, which
 // cost the client its connection; such a packet is answered by Read.
-func (c *clientConn) fixExecute(pkt []byte) (_ []byte, ok bool) {
+func (c *Conn) fixExecute(pkt []byte) (_ []byte, ok bool) {
 	pkt = c.withTypes(pkt)
 	if p := pkt[4:]; len(p) >= 10 && !valuesComplete(p, c.params[binary.LittleEndian.Uint32(p[1:])]) {
 		return nil, false
@@ -320,7 +351,7 @@ func valuesComplete(p []byte, n int) bool {
 // do); go-mysql v1.16.0 then ignores the parameter values and passes
 // every parameter as NULL. The types of the last execute that had them
 // are put back in.
-func (c *clientConn) withTypes(pkt []byte) []byte {
+func (c *Conn) withTypes(pkt []byte) []byte {
 	p := pkt[4:]
 	if len(p) < 10 {
 		return pkt
@@ -364,7 +395,7 @@ func (c *clientConn) withTypes(pkt []byte) []byte {
 }
 
 // command accounts for a packet's command byte once its header is known.
-func (c *clientConn) command(cmd byte) error {
+func (c *Conn) command(cmd byte) error {
 	switch cmd {
 	case mysql.COM_STMT_SEND_LONG_DATA:
 		// go-mysql appends every chunk to the parameter without bound;
@@ -381,16 +412,16 @@ func (c *clientConn) command(cmd byte) error {
 
 // betweenPackets reports whether the client is not in the middle of
 // sending a packet (for telling an idle timeout from a stalled upload).
-func (c *clientConn) betweenPackets() bool {
+func (c *Conn) betweenPackets() bool {
 	return c.hdrN == 0 && c.remain == 0 && !c.cont
 }
 
-// dropReply discards the next packet go-mysql writes: a handler that wrote
+// DropReply discards the next packet go-mysql writes: a handler that wrote
 // its command's reply itself calls it before returning. go-mysql writes
 // the OK it then sends in one Write call (writeOK builds one small packet).
-func (c *clientConn) dropReply() { c.dropNext = true }
+func (c *Conn) DropReply() { c.dropNext = true }
 
-func (c *clientConn) Write(p []byte) (int, error) {
+func (c *Conn) Write(p []byte) (int, error) {
 	if c.replaying {
 		return len(p), nil
 	}
@@ -400,19 +431,79 @@ func (c *clientConn) Write(p []byte) (int, error) {
 	}
 	c.wbuf = append(c.wbuf, p...)
 	if len(c.wbuf) >= maxBuffered {
-		if err := c.flush(); err != nil {
+		if err := c.Flush(); err != nil {
 			return 0, err
 		}
 	}
 	return len(p), nil
 }
 
+// handOver builds go-mysql's server.Conn serving h over nc, whose client
+// authenticated as l, by replaying a canned handshake to it
+// (workaround 1).
+func (a *Acceptor) handOver(nc net.Conn, l *login, h server.Handler) (*server.Conn, *Conn, error) {
+	cc := newConn(nc, cannedResponse(l), a.cfg.MaxAllowedPacket, a.cfg.WriteTimeout)
+	c, err := a.proto.NewCustomizedConn(cc, replayAuth{}, h)
+	if err != nil {
+		return nil, nil, fmt.Errorf("replaying the handshake to go-mysql: %w", err)
+	}
+	cc.endReplay()
+	cc.sc = c
+	return c, cc, nil
+}
+
+// newGoMySQLServer is the go-mysql server configuration, built once and
+// without keys: ticketd does TLS and authentication itself.
+func newGoMySQLServer(version string) *server.Server {
+	return server.NewServer(version, mysql.DEFAULT_COLLATION_ID, mysql.AUTH_NATIVE_PASSWORD, nil, nil)
+}
+
+// cannedResponse is the handshake response replayed to go-mysql: the
+// client's user and negotiated capabilities (less those of the connection
+// phase, which is over), an empty mysql_native_password response that
+// replayAuth accepts, and no database (ready has selected it).
+func cannedResponse(l *login) []byte {
+	caps := l.caps&^(mysql.CLIENT_SSL|mysql.CLIENT_CONNECT_WITH_DB|mysql.CLIENT_CONNECT_ATTRS) |
+		mysql.CLIENT_PROTOCOL_41 | mysql.CLIENT_SECURE_CONNECTION | mysql.CLIENT_PLUGIN_AUTH |
+		mysql.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA
+	b := make([]byte, 4, 4+32+len(l.user)+1+1+len(NativePassword)+1)
+	b = binary.LittleEndian.AppendUint32(b, caps)
+	b = append(b, make([]byte, 4+1+23)...)
+	b = append(b, l.user...)
+	b = append(b, 0, 0) // NUL after the user, then an empty lenenc auth response
+	b = append(b, NativePassword...)
+	b = append(b, 0)
+	n := len(b) - 4
+	b[0], b[1], b[2], b[3] = byte(n), byte(n>>8), byte(n>>16), 1
+	return b
+}
+
+// replayAuth is go-mysql's authentication handler for the replayed
+// handshake: the client is already authenticated, so the canned empty
+// password is accepted.
+type replayAuth struct{}
+
+func (replayAuth) GetCredential(string) (server.Credential, bool, error) {
+	return server.Credential{Passwords: []string{""}, AuthPluginName: NativePassword}, true, nil
+}
+
+// OnAuthSuccess sets the autocommit status flag: go-mysql starts with
+// status 0, which PyMySQL, mysqlclient and Connector/J read as autocommit
+// off.
+func (replayAuth) OnAuthSuccess(c *server.Conn) error {
+	c.SetStatus(mysql.SERVER_STATUS_AUTOCOMMIT)
+	return nil
+}
+
+func (replayAuth) OnAuthFailure(*server.Conn, error) {}
+
 // maxBuffered bounds the reply bytes held before writing (large result
 // sets go out in pieces of about this size).
 const maxBuffered = 64 << 10
 
-// flush writes the buffered reply.
-func (c *clientConn) flush() error {
+// Flush writes the buffered reply (the last one may still be buffered
+// when the command phase ends).
+func (c *Conn) Flush() error {
 	if len(c.wbuf) == 0 {
 		return nil
 	}
@@ -436,8 +527,8 @@ func (c *clientConn) flush() error {
 
 // writeRaw writes one packet straight to the client, outside go-mysql (for
 // the last words before closing a connection).
-func (c *clientConn) writeRaw(seq byte, payload []byte) error {
-	_ = c.flush()
+func (c *Conn) writeRaw(seq byte, payload []byte) error {
+	_ = c.Flush()
 	_ = c.Conn.SetWriteDeadline(time.Now().Add(time.Second))
 	_, err := c.Conn.Write(appendPacket(nil, seq, payload))
 	return err

@@ -1,4 +1,4 @@
-package wire
+package mysqlconn
 
 import (
 	"crypto/tls"
@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
@@ -22,7 +24,7 @@ import (
 //   - advertise CLIENT_MULTI_STATEMENTS and CLIENT_FOUND_ROWS;
 //   - run the same exchange again for COM_CHANGE_USER.
 // Once the client is authenticated, go-mysql's handshake is replayed from
-// memory by clientConn and go-mysql serves the command phase as before.
+// memory (handOver, gomysql.go) and go-mysql serves the command phase.
 
 // serverCaps are the capabilities ticketd offers. Not offered: compression,
 // LOCAL INFILE, CLIENT_DEPRECATE_EOF (go-mysql always writes EOF packets)
@@ -89,18 +91,97 @@ func (p *phaseConn) writeErr(e *mysql.MyError) {
 
 var errMalformed = errors.New("malformed packet")
 
-// connect runs the connection phase on nc for sess: the initial handshake,
-// the optional TLS upgrade, authentication and the initial database. It
-// then builds go-mysql's server.Conn for the command phase by replaying a
-// canned handshake to it, and sends the client its OK.
-func (s *Server) connect(nc net.Conn, sess *session) (*server.Conn, *clientConn, error) {
+// Config sets up an Acceptor.
+type Config struct {
+	// Users are the accounts clients log in as. Nil: DefaultUsers.
+	Users *Users
+	// DefaultAuthPlugin is the plugin the initial handshake proposes and
+	// the one a client using any other plugin is switched to:
+	// CachingSHA2Password (when "") or NativePassword.
+	DefaultAuthPlugin string
+	// Version is the server version in the initial handshake.
+	Version string
+	// TLS, if set, lets clients switch to TLS (CLIENT_SSL) before they
+	// authenticate.
+	TLS *tls.Config
+	// RequireTLS refuses logins over plain TCP with MySQL's error 3159.
+	RequireTLS bool
+	// MaxAllowedPacket bounds one client packet of the command phase,
+	// frames joined; 0 checks nothing.
+	MaxAllowedPacket int
+	// WriteTimeout bounds a write to a client that stopped reading; 0
+	// sets no deadline.
+	WriteTimeout time.Duration
+	// Logger logs refused logins. Nil: slog.Default().
+	Logger *slog.Logger
+	// AuthFailed, if set, is called for every refused login and
+	// COM_CHANGE_USER (error 1045), for metrics.
+	AuthFailed func()
+}
+
+// Validate reports a configuration an Acceptor cannot serve as asked.
+func (c *Config) Validate() error {
+	switch c.DefaultAuthPlugin {
+	case "", NativePassword, CachingSHA2Password:
+	default:
+		return fmt.Errorf("default auth plugin %q: want %s or %s", c.DefaultAuthPlugin, CachingSHA2Password, NativePassword)
+	}
+	if c.RequireTLS && c.TLS == nil {
+		return errors.New("TLS required but no certificate configured")
+	}
+	return nil
+}
+
+// Acceptor runs the connection phase of client connections and hands
+// authenticated ones to go-mysql's server.Conn for the command phase. It
+// is read-only after NewAcceptor, so connections share it.
+type Acceptor struct {
+	cfg   Config
+	proto *server.Server
+}
+
+// NewAcceptor builds an Acceptor from a configuration that passed
+// Validate.
+func NewAcceptor(cfg Config) *Acceptor {
+	if cfg.Users == nil {
+		cfg.Users = DefaultUsers()
+	}
+	if cfg.DefaultAuthPlugin == "" {
+		cfg.DefaultAuthPlugin = CachingSHA2Password
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.AuthFailed == nil {
+		cfg.AuthFailed = func() {}
+	}
+	return &Acceptor{cfg: cfg, proto: newGoMySQLServer(cfg.Version)}
+}
+
+// Login is who a client authenticated as, in the connection phase or with
+// COM_CHANGE_USER.
+type Login struct {
+	User   string
+	DB     string // the database the client asked for; "" for none
+	Caps   uint32 // the client's negotiated capabilities, as it sent them
+	Salt   []byte // the scramble the client last saw (COM_CHANGE_USER reuses it)
+	Secure bool   // the connection is TLS
+}
+
+// Connect runs the connection phase on nc: the initial handshake, the
+// optional TLS upgrade and authentication. Once the client is
+// authenticated, ready gets its login; an error from ready ends the
+// connection (a *mysql.MyError in it is what the client is told). Then
+// Connect builds go-mysql's server.Conn serving h for the command phase
+// (see handOver) and sends the client its OK.
+func (a *Acceptor) Connect(nc net.Conn, connID uint32, h server.Handler, ready func(Login) error) (*server.Conn, *Conn, error) {
 	salt := newSalt()
 	caps := uint32(serverCaps)
-	if s.cfg.TLS != nil {
+	if a.cfg.TLS != nil {
 		caps |= mysql.CLIENT_SSL
 	}
 	pc := &phaseConn{conn: nc}
-	if err := pc.WritePacket(s.initialHandshake(sess.id, salt, caps)); err != nil {
+	if err := pc.WritePacket(a.initialHandshake(connID, salt, caps)); err != nil {
 		return nil, nil, err
 	}
 	pkt, err := pc.ReadPacket()
@@ -114,11 +195,11 @@ func (s *Server) connect(nc net.Conn, sess *session) (*server.Conn, *clientConn,
 	}
 	secure := false
 	if sslRequest {
-		if s.cfg.TLS == nil {
+		if a.cfg.TLS == nil {
 			pc.writeErr(errBadHandshake)
 			return nil, nil, errors.New("SSL request without TLS configured")
 		}
-		tc := tls.Server(nc, s.cfg.TLS)
+		tc := tls.Server(nc, a.cfg.TLS)
 		if err := tc.Handshake(); err != nil {
 			return nil, nil, fmt.Errorf("TLS handshake: %w", err)
 		}
@@ -131,40 +212,28 @@ func (s *Server) connect(nc net.Conn, sess *session) (*server.Conn, *clientConn,
 			return nil, nil, errors.Join(errMalformed, err)
 		}
 	}
-	if s.cfg.RequireTLS && !secure {
+	if a.cfg.RequireTLS && !secure {
 		pc.writeErr(errInsecure)
 		return nil, nil, errors.New("plain-TCP login refused (--require-tls)")
 	}
 	l.caps &= caps
-	a := newAuthenticator(s, nc.RemoteAddr())
-	if err := a.authenticate(pc, salt, l); err != nil {
+	if err := a.authenticate(pc, nc.RemoteAddr(), salt, l, "login refused"); err != nil {
 		if errAccessDenied(err) {
-			s.obs.AuthFailed()
 			pc.writeErr(err.(*mysql.MyError))
-			s.log.Info("login refused", "user", l.user, "remote", nc.RemoteAddr().String(), "plugin", l.plugin)
 		}
 		return nil, nil, err
 	}
-	sess.login(l, salt, secure)
-	// The session's defaults come from replicated global variables: read
-	// them only once the local state may answer.
-	if err := sess.awaitState(); err != nil {
-		pc.writeErr(err.(*mysql.MyError))
+	if err := ready(Login{User: l.user, DB: l.db, Caps: l.caps, Salt: salt, Secure: secure}); err != nil {
+		var me *mysql.MyError
+		if errors.As(err, &me) {
+			pc.writeErr(me)
+		}
 		return nil, nil, err
 	}
-	sess.reset()
-	if l.db != "" {
-		if err := sess.use(l.db); err != nil {
-			pc.writeErr(myErr(err).(*mysql.MyError))
-			return nil, nil, err
-		}
-	}
-	cc := newClientConn(pc.conn, cannedResponse(l), s.cfg.MaxAllowedPacket, s.cfg.WriteTimeout)
-	c, err := s.proto.NewCustomizedConn(cc, replayAuth{}, sess)
+	c, cc, err := a.handOver(pc.conn, l, h)
 	if err != nil {
-		return nil, nil, fmt.Errorf("replaying the handshake to go-mysql: %w", err)
+		return nil, nil, err
 	}
-	cc.endReplay()
 	ok := []byte{0, 0, 0, 0, mysql.OK_HEADER, 0, 0, byte(mysql.SERVER_STATUS_AUTOCOMMIT), 0, 0, 0}
 	if l.caps&mysql.CLIENT_SESSION_TRACK != 0 {
 		ok = append(ok, 0) // empty info string, as go-mysql's own OK packets
@@ -176,12 +245,33 @@ func (s *Server) connect(nc net.Conn, sess *session) (*server.Conn, *clientConn,
 	return c, cc, nil
 }
 
+// ChangeUser runs COM_CHANGE_USER (data is its payload after the command
+// byte) on a connection whose current login is prev: a full
+// re-authentication with the same exchange as the connection phase (an
+// auth switch if the client's plugin is neither of ticketd's). It returns
+// the new login; the caller starts a fresh session for it, or, on an
+// error (a *mysql.MyError to answer), ends the connection, as MySQL does.
+func (a *Acceptor) ChangeUser(c *Conn, data []byte, prev Login) (Login, error) {
+	l, err := parseChangeUser(data, prev.Caps)
+	if err != nil {
+		return prev, &mysql.MyError{Code: mysql.ER_MALFORMED_PACKET, State: "08S01", Message: "Malformed communication packet."}
+	}
+	// An empty auth switch response is how a client sends no password.
+	c.allowZero = true
+	err = a.authenticate(c.sc, c.RemoteAddr(), prev.Salt, l, "change user refused")
+	c.allowZero = false
+	if err != nil {
+		return prev, err
+	}
+	return Login{User: l.user, DB: l.db, Caps: prev.Caps, Salt: prev.Salt, Secure: prev.Secure}, nil
+}
+
 // initialHandshake is Protocol::HandshakeV10.
-func (s *Server) initialHandshake(id uint32, salt []byte, caps uint32) []byte {
-	plugin := s.cfg.DefaultAuthPlugin
-	b := make([]byte, 4, 4+1+len(s.cfg.Version)+1+4+9+2+1+2+2+1+10+13+len(plugin)+1)
+func (a *Acceptor) initialHandshake(id uint32, salt []byte, caps uint32) []byte {
+	plugin := a.cfg.DefaultAuthPlugin
+	b := make([]byte, 4, 4+1+len(a.cfg.Version)+1+4+9+2+1+2+2+1+10+13+len(plugin)+1)
 	b = append(b, 10)
-	b = append(b, s.cfg.Version...)
+	b = append(b, a.cfg.Version...)
 	b = append(b, 0)
 	b = binary.LittleEndian.AppendUint32(b, id)
 	b = append(b, salt[:8]...)
@@ -278,45 +368,6 @@ func parseChangeUser(p []byte, caps uint32) (*login, error) {
 	}
 	return l, nil
 }
-
-// cannedResponse is the handshake response replayed to go-mysql: the
-// client's user and negotiated capabilities (less those of the connection
-// phase, which is over), an empty mysql_native_password response that
-// replayAuth accepts, and no database (sess already has it).
-func cannedResponse(l *login) []byte {
-	caps := l.caps&^(mysql.CLIENT_SSL|mysql.CLIENT_CONNECT_WITH_DB|mysql.CLIENT_CONNECT_ATTRS) |
-		mysql.CLIENT_PROTOCOL_41 | mysql.CLIENT_SECURE_CONNECTION | mysql.CLIENT_PLUGIN_AUTH |
-		mysql.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA
-	b := make([]byte, 4, 4+32+len(l.user)+1+1+len(pluginNative)+1)
-	b = binary.LittleEndian.AppendUint32(b, caps)
-	b = append(b, make([]byte, 4+1+23)...)
-	b = append(b, l.user...)
-	b = append(b, 0, 0) // NUL after the user, then an empty lenenc auth response
-	b = append(b, pluginNative...)
-	b = append(b, 0)
-	n := len(b) - 4
-	b[0], b[1], b[2], b[3] = byte(n), byte(n>>8), byte(n>>16), 1
-	return b
-}
-
-// replayAuth is go-mysql's authentication handler for the replayed
-// handshake: the client is already authenticated, so the canned empty
-// password is accepted.
-type replayAuth struct{}
-
-func (replayAuth) GetCredential(string) (server.Credential, bool, error) {
-	return server.Credential{Passwords: []string{""}, AuthPluginName: pluginNative}, true, nil
-}
-
-// OnAuthSuccess sets the autocommit status flag: go-mysql starts with
-// status 0, which PyMySQL, mysqlclient and Connector/J read as autocommit
-// off.
-func (replayAuth) OnAuthSuccess(c *server.Conn) error {
-	c.SetStatus(mysql.SERVER_STATUS_AUTOCOMMIT)
-	return nil
-}
-
-func (replayAuth) OnAuthFailure(*server.Conn, error) {}
 
 // reader reads protocol fields from a packet, reporting truncation instead
 // of panicking.
