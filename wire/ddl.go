@@ -8,6 +8,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/ticketd/ticketd/sql"
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
 )
 
@@ -67,7 +68,7 @@ func tableDef(db string, p *sql.CreateTable) (*ticket.TableDef, error) {
 			return nil, notTicketTable("more than one stub column")
 		}
 		if c.AutoInc {
-			return nil, ticket.Errorf(1063, "42000", "Incorrect column specifier for column '%s'", c.Name)
+			return nil, mysqlerr.New(mysqlerr.CodeWrongFieldSpec, "Incorrect column specifier for column '%s'", c.Name)
 		}
 		stubCol = c
 		d.StubCol, d.StubNotNull, d.StubFirst = c.Name, c.NotNull, idCol == nil
@@ -114,11 +115,11 @@ func tableDef(db string, p *sql.CreateTable) (*ticket.TableDef, error) {
 				}
 			}
 		default:
-			return nil, ticket.Errorf(1072, "42000", "Key column '%s' doesn't exist in table", col)
+			return nil, mysqlerr.New(mysqlerr.CodeKeyColumnMissing, "Key column '%s' doesn't exist in table", col)
 		}
 	}
 	if d.AutoInc && d.IDKey == "" && !hasPlainIDIndex(p, d.IDCol) {
-		return nil, ticket.Errorf(1075, "42000", "Incorrect table definition; there can be only one auto column and it must be defined as a key")
+		return nil, mysqlerr.New(mysqlerr.CodeWrongAutoKey, "Incorrect table definition; there can be only one auto column and it must be defined as a key")
 	}
 	return d, nil
 }
@@ -181,7 +182,7 @@ func (s *session) dropTable(p *sql.DropTable) (*mysql.Result, error) {
 		}
 		r, err := s.exec(&ticket.Command{Op: ticket.OpDropTable, DB: db, Table: t.Name, IfExists: p.IfExists})
 		s.warnings = append(s.warnings, r.Warnings...)
-		if r.Err != nil && r.Err.Code == ticket.ErrBadTable {
+		if r.Err != nil && r.Err.Code == mysqlerr.CodeBadTable {
 			unknown = append(unknown, db+"."+t.Name)
 			continue
 		}
@@ -190,7 +191,7 @@ func (s *session) dropTable(p *sql.DropTable) (*mysql.Result, error) {
 		}
 	}
 	if len(unknown) > 0 {
-		return nil, ticket.Errorf(ticket.ErrBadTable, "42S02", "Unknown table '%s'", strings.Join(unknown, ","))
+		return nil, mysqlerr.New(mysqlerr.CodeBadTable, "Unknown table '%s'", strings.Join(unknown, ","))
 	}
 	return okResult(0, 0), nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/ticketd/ticketd/sql"
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
 )
 
@@ -119,7 +120,7 @@ func (s *session) checkDB(db string) error {
 		return err
 	}
 	if !ok {
-		return ticket.Errorf(ticket.ErrBadDB, "42000", "Unknown database '%s'", db)
+		return mysqlerr.UnknownDB(db)
 	}
 	return nil
 }
