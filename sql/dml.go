@@ -403,7 +403,6 @@ func assign(a *ast.Assignment, sc scope, onDup bool) (Assign, error) {
 		if !isCol(x) {
 			return Assign{}, bad
 		}
-		out.Relative = true
 		return out, nil
 	case *ast.BinaryOperationExpr:
 		var n ast.ExprNode
@@ -426,14 +425,14 @@ func assign(a *ast.Assignment, sc scope, onDup bool) (Assign, error) {
 			}
 			d = -d
 		}
-		out.Relative, out.Delta = true, d
+		out.Delta = d
 		return out, nil
 	}
 	v, ok, err := literal(e)
 	if err != nil || !ok {
 		return Assign{}, bad
 	}
-	out.Value = v
+	out.Absolute, out.Value = true, v
 	return out, nil
 }
 

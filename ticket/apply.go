@@ -210,7 +210,7 @@ func insertOne(t *Table, c *Command, in insertRow, rowNum int, res *Result, st *
 			return mysqlerr.OutOfRange(def.IDCol, rowNum)
 		}
 	case def.AutoInc:
-		v, e := generate(t, c.Inc, c.Off, rowNum)
+		v, e := generate(t, c.Increment, c.Offset, rowNum)
 		if e != nil {
 			return e
 		}

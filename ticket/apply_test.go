@@ -43,7 +43,7 @@ func (e *env) ok(c Command) Result {
 }
 
 func replace(stubs ...string) Command {
-	c := Command{Op: OpInsert, DB: "flickr", Table: "T", Replace: true, Inc: 1, Off: 1}
+	c := Command{Op: OpInsert, DB: "flickr", Table: "T", Replace: true, Increment: 1, Offset: 1}
 	c.Columns = []string{"stub"}
 	for _, s := range stubs {
 		c.Values = append(c.Values, []Value{{Kind: ValString, Str: s}})
@@ -119,7 +119,7 @@ func TestIncrementOffset(t *testing.T) {
 	e := newEnv(t)
 	e.ok(replace("a")) // id 1
 	c := replace("a")
-	c.Inc, c.Off = 5, 3
+	c.Increment, c.Offset = 5, 3
 	if r := e.ok(c); r.InsertID != 3 {
 		t.Fatalf("inc 5 off 3: %d, want 3", r.InsertID)
 	}
@@ -129,7 +129,7 @@ func TestIncrementOffset(t *testing.T) {
 	if got := e.autoInc("T"); got != 9 {
 		t.Fatalf("AutoInc %d, want 9 (MyISAM: max+1)", got)
 	}
-	c.Inc, c.Off = 2, 5
+	c.Increment, c.Offset = 2, 5
 	if r := e.ok(c); r.InsertID != 9 {
 		t.Fatalf("inc 2 off 5: %d, want 9", r.InsertID)
 	}
@@ -141,7 +141,7 @@ func TestIncrementOffset(t *testing.T) {
 func TestInsertDuplicateAndOnDup(t *testing.T) {
 	e := newEnv(t)
 	e.ok(replace("a"))
-	ins := Command{Op: OpInsert, DB: "flickr", Table: "T", Inc: 1, Off: 1, Columns: []string{"stub"}, Values: [][]Value{{{Kind: ValString, Str: "a"}}}}
+	ins := Command{Op: OpInsert, DB: "flickr", Table: "T", Increment: 1, Offset: 1, Columns: []string{"stub"}, Values: [][]Value{{{Kind: ValString, Str: "a"}}}}
 	r := e.do(ins)
 	if r.Err == nil || r.Err.Code != mysqlerr.CodeDupEntry || r.Err.Message != "Duplicate entry 'a' for key 'stub'" {
 		t.Fatalf("duplicate insert: %+v", r.Err)

@@ -204,7 +204,7 @@ func (s *session) insert(p *sql.Insert, args []any) (*mysql.Result, error) {
 	c := &ticket.Command{
 		Op: ticket.OpInsert, DB: db, Table: p.Table.Name,
 		Replace: p.Replace, Ignore: p.Ignore, Columns: p.Columns,
-		Inc: s.ts.Increment, Off: s.ts.Offset,
+		Increment: s.ts.Increment, Offset: s.ts.Offset,
 		Values: make([][]ticket.Value, len(p.Rows)),
 	}
 	for i, row := range p.Rows {
@@ -235,7 +235,11 @@ func (s *session) insert(p *sql.Insert, args []any) (*mysql.Result, error) {
 // assignment converts `id = [LAST_INSERT_ID](id + k | v)`.
 func assignment(a *sql.Assign, args []any) (ticket.Update, error) {
 	u := ticket.Update{Column: a.Column, SetLastID: a.SetLastID}
-	if a.Relative {
+	if a.FromValues {
+		// Parsed so that the statement is recognised, not executed yet.
+		return u, unsupported("this value")
+	}
+	if !a.Absolute {
 		u.Delta = a.Delta
 		return u, nil
 	}
