@@ -142,8 +142,8 @@ func appendCommand(b []byte, c *ticket.Command) []byte {
 	set(cmdColumns, c.Columns != nil)
 	set(cmdValues, c.Values != nil)
 	set(cmdOnDup, c.OnDup != nil)
-	set(cmdInc, c.Inc != 0)
-	set(cmdOff, c.Off != 0)
+	set(cmdInc, c.Increment != 0)
+	set(cmdOff, c.Offset != 0)
 	set(cmdSet, c.Set != ticket.Update{})
 	set(cmdHasWhere, c.HasWhere)
 	set(cmdWhereCol, c.WhereCol != "")
@@ -192,10 +192,10 @@ func appendCommand(b []byte, c *ticket.Command) []byte {
 		b = appendUpdate(b, c.OnDup)
 	}
 	if m&cmdInc != 0 {
-		b = binary.AppendUvarint(b, c.Inc)
+		b = binary.AppendUvarint(b, c.Increment)
 	}
 	if m&cmdOff != 0 {
-		b = binary.AppendUvarint(b, c.Off)
+		b = binary.AppendUvarint(b, c.Offset)
 	}
 	if m&cmdSet != 0 {
 		b = appendUpdate(b, &c.Set)
@@ -635,10 +635,10 @@ func (d *decoder) command(c *ticket.Command, left int) {
 		d.update(c.OnDup)
 	}
 	if m&cmdInc != 0 {
-		c.Inc = d.nonZero()
+		c.Increment = d.nonZero()
 	}
 	if m&cmdOff != 0 {
-		c.Off = d.nonZero()
+		c.Offset = d.nonZero()
 	}
 	if m&cmdSet != 0 {
 		d.update(&c.Set)

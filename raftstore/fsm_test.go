@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
 )
 
@@ -68,7 +69,7 @@ func TestFSMApplyBatch(t *testing.T) {
 	if got := []uint64{rs[0].Affected, rs[1].Affected, rs[2].Affected}; !reflect.DeepEqual(got, []uint64{1, 2, 1}) {
 		t.Errorf("affected %v, want 1 2 1 (MySQL's REPLACE)", got)
 	}
-	if rs[3].Err == nil || rs[3].Err.Code != ticket.ErrNoSuchTable {
+	if rs[3].Err == nil || rs[3].Err.Code != mysqlerr.CodeNoSuchTable {
 		t.Errorf("unknown table: %+v", rs[3])
 	}
 	if f.AppliedIndex() != 2 {

@@ -27,9 +27,9 @@ func createTickets(db, name string) ticket.Command {
 func replaceCmd(db, table, stub string) ticket.Command {
 	return ticket.Command{
 		Op: ticket.OpInsert, DB: db, Table: table, Replace: true,
-		Columns: []string{"stub"},
-		Values:  [][]ticket.Value{{{Kind: ticket.ValString, Str: stub}}},
-		Inc:     1, Off: 1,
+		Columns:   []string{"stub"},
+		Values:    [][]ticket.Value{{{Kind: ticket.ValString, Str: stub}}},
+		Increment: 1, Offset: 1,
 	}
 }
 

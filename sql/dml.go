@@ -1,7 +1,6 @@
 package sql
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 )
 
 // scope is what column names in a statement can refer to: the one table of
@@ -22,8 +22,7 @@ type scope struct {
 func (sc scope) column(c *ast.ColumnName, field bool) (string, error) {
 	if sc.table == nil {
 		if field {
-			return "", &Error{Code: ErrBadField, State: "42S22",
-				Message: fmt.Sprintf("Unknown column '%s' in 'field list'", columnText(c))}
+			return "", mysqlerr.UnknownColumn(columnText(c), "field list")
 		}
 		return "", unsupported("column reference without a table")
 	}
@@ -116,7 +115,7 @@ func selectStmt(s *ast.SelectStmt) (Plan, error) {
 	for _, f := range s.Fields.Fields {
 		if f.WildCard != nil {
 			if sc.table == nil {
-				return nil, &Error{Code: ErrNoTablesUsed, State: "HY000", Message: "No tables used"}
+				return nil, mysqlerr.NoTablesUsed()
 			}
 			if f.WildCard.Table.O != "" {
 				if _, err := sc.column(&ast.ColumnName{Schema: f.WildCard.Schema, Table: f.WildCard.Table}, true); err != nil {
@@ -404,7 +403,6 @@ func assign(a *ast.Assignment, sc scope, onDup bool) (Assign, error) {
 		if !isCol(x) {
 			return Assign{}, bad
 		}
-		out.Relative = true
 		return out, nil
 	case *ast.BinaryOperationExpr:
 		var n ast.ExprNode
@@ -427,14 +425,14 @@ func assign(a *ast.Assignment, sc scope, onDup bool) (Assign, error) {
 			}
 			d = -d
 		}
-		out.Relative, out.Delta = true, d
+		out.Delta = d
 		return out, nil
 	}
 	v, ok, err := literal(e)
 	if err != nil || !ok {
 		return Assign{}, bad
 	}
-	out.Value = v
+	out.Absolute, out.Value = true, v
 	return out, nil
 }
 

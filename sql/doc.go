@@ -1,5 +1,44 @@
-// Package sql turns query text into ticketd's small, closed set of plans
-// (see Plan), using the TiDB parser. It is pure: no I/O, no catalog. Plans
-// are cached by query text because drivers send the same few strings over
-// and over.
+// Package sql turns query text into ticketd's small, closed set of plans,
+// using the TiDB parser. It is pure: no I/O, no catalog, so it cannot tell
+// a ticket table from an unknown one; the wire layer resolves names against
+// ticket's state. Plans are immutable and cached by query text (Cache)
+// because drivers send the same few strings over and over.
+//
+// Parse returns one plan per statement of a query, each one of the types
+// in plan.go and nothing else:
+//
+//   - Select: SELECT of expressions without FROM (LAST_INSERT_ID(),
+//     @@variables, @user variables, a few functions such as DATABASE() and
+//     VERSION(), arithmetic), or of one table's columns (a ticket table
+//     or an information_schema view; which, the wire layer decides) with
+//     `col = value` terms ANDed, ORDER BY and LIMIT.
+//   - Insert: INSERT, INSERT IGNORE and REPLACE ... VALUES, with ON
+//     DUPLICATE KEY UPDATE id = [LAST_INSERT_ID](id + k | v).
+//   - Update: UPDATE t SET id = [LAST_INSERT_ID](id + k | v) [WHERE c = v AND ...].
+//     Insert and Update carry the id assignment as an Assign.
+//   - Set: SET of session, global and user variables; SET NAMES and SET
+//     CHARACTER SET become the variables they set.
+//   - Show: the SHOW statements in ShowKind (DESCRIBE t is SHOW COLUMNS).
+//   - CreateTable, DropTable, AlterTable (AUTO_INCREMENT and COMMENT
+//     options), CreateDatabase, DropDatabase, Use: the DDL ticket tables
+//     need. CreateTable describes the table as written; whether it is a
+//     ticket table is ticket's decision (ticket.NewTableDef).
+//   - Txn: BEGIN / START TRANSACTION, COMMIT, ROLLBACK.
+//   - Empty: a statement that answers OK and does nothing: a query that is
+//     only a comment, DO with literals, FLUSH, LOCK and UNLOCK TABLES, and
+//     SET TRANSACTION without SESSION or GLOBAL (it is for the next
+//     transaction only, and ticketd's transactions are no-ops).
+//   - Unsupported: a statement that parsed but is outside ticketd's
+//     surface, or holds a construct that is (a '?' where no value goes, DO
+//     with an expression); it answers 1235 naming what, and the
+//     statements before it in a multi-statement query still run.
+//   - Failed: a statement that did not parse after statements that did,
+//     in a multi-statement query; it answers its parse error.
+//
+// Literals and '?' placeholders are Values (ParamCount counts a plan's
+// placeholders); Value kinds share ticket.ValueKind's numbers. Errors are
+// *Error, the catalogue's type (package sql/mysqlerr), with MySQL's code,
+// SQLSTATE and message: 1064 for syntax, 1065 for an empty query, 1054 and
+// 1096 for a column or * without a table, and the codes the grammar raises
+// itself.
 package sql

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 )
 
 func unsafeString(b []byte) string { return unsafe.String(&b[0], len(b)) }
@@ -32,7 +34,7 @@ func FuzzParse(f *testing.F) {
 			if !ok {
 				t.Fatalf("Parse(%q) error %T %v, want *Error", q, err, err)
 			}
-			if e.Code == ErrUnknownError {
+			if e.Code == mysqlerr.CodeUnknown {
 				t.Fatalf("Parse(%q): %v", q, err)
 			}
 			if plans != nil {

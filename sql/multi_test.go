@@ -1,6 +1,10 @@
 package sql
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ticketd/ticketd/sql/mysqlerr"
+)
 
 // TestSyntaxErrorAfterGoodStatements: MySQL runs the statements before a
 // bad one in a multi-statement query, so Parse keeps them and ends with a
@@ -17,7 +21,7 @@ func TestSyntaxErrorAfterGoodStatements(t *testing.T) {
 		t.Fatalf("first plan %#v", plans[0])
 	}
 	f, ok := plans[1].(*Failed)
-	if !ok || f.Err.Code != ErrParse {
+	if !ok || f.Err.Code != mysqlerr.CodeParse {
 		t.Fatalf("second plan %#v", plans[1])
 	}
 	if _, err := Parse("SELEC 1; SELECT 2"); err == nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/terror"
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 
 	// The parser builds literals through a value-expression driver that
 	// must be registered before parser.New; test_driver is the one that
@@ -33,28 +34,12 @@ func init() {
 	}
 }
 
-// Error is a statement error with MySQL's code, SQLSTATE and message, ready
-// to be sent as an ERR packet.
-type Error struct {
-	Code    uint16
-	State   string
-	Message string
-}
+// Error is a statement error with MySQL's code, SQLSTATE and message,
+// ready to be sent as an ERR packet (the catalogue's type, shared with
+// ticket).
+type Error = mysqlerr.Error
 
-func (e *Error) Error() string {
-	return fmt.Sprintf("ERROR %d (%s): %s", e.Code, e.State, e.Message)
-}
-
-// MySQL error codes that Parse returns.
-const (
-	ErrParse        = 1064 // ER_PARSE_ERROR
-	ErrEmptyQuery   = 1065 // ER_EMPTY_QUERY
-	ErrUnknownError = 1105 // ER_UNKNOWN_ERROR
-	ErrBadField     = 1054 // ER_BAD_FIELD_ERROR
-	ErrNoTablesUsed = 1096 // ER_NO_TABLES_USED
-)
-
-var errEmptyQuery = &Error{Code: ErrEmptyQuery, State: "42000", Message: "Query was empty"}
+var errEmptyQuery = mysqlerr.New(mysqlerr.CodeEmptyQuery, "Query was empty")
 
 // syntaxError builds MySQL's 1064 message. MySQL quotes at most 80
 // characters of the text from the offending token on.
@@ -62,13 +47,7 @@ func syntaxError(near string, line int) *Error {
 	if r := []rune(near); len(r) > 80 {
 		near = string(r[:80])
 	}
-	return &Error{
-		Code:  ErrParse,
-		State: "42000",
-		Message: fmt.Sprintf("You have an error in your SQL syntax; check the manual that "+
-			"corresponds to your MySQL server version for the right syntax to use near '%s' at line %d",
-			near, line),
-	}
+	return mysqlerr.Syntax(near, line)
 }
 
 // Parse parses one query, which may hold several statements, into one plan
@@ -90,8 +69,7 @@ func parseWith(p *parser.Parser, query string) (plans []Plan, reusable bool, err
 	defer func() {
 		if r := recover(); r != nil {
 			plans, reusable = nil, false
-			err = &Error{Code: ErrUnknownError, State: "HY000",
-				Message: fmt.Sprintf("ticketd: internal error parsing query: %v", r)}
+			err = mysqlerr.New(mysqlerr.CodeUnknown, "ticketd: internal error parsing query: %v", r)
 		}
 	}()
 	stmts, _, perr := p.ParseSQL(query)

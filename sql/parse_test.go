@@ -104,19 +104,19 @@ func TestParseInsert(t *testing.T) {
 		{"INSERT INTO t () VALUES ()", one(&Insert{Table: TableName{Name: "t"}, Rows: [][]Value{{}}})},
 		{"INSERT INTO t (stub) VALUES ('e') ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id + 1)", one(&Insert{
 			Table: TableName{Name: "t"}, Columns: []string{"stub"}, Rows: [][]Value{{sv("e")}},
-			OnDup: &Assign{Column: "id", SetLastID: true, Relative: true, Delta: 1}})},
+			OnDup: &Assign{Column: "id", SetLastID: true, Delta: 1}})},
 		{"INSERT INTO t (stub) VALUES ('e') ON DUPLICATE KEY UPDATE ID=id+1", one(&Insert{
 			Table: TableName{Name: "t"}, Columns: []string{"stub"}, Rows: [][]Value{{sv("e")}},
-			OnDup: &Assign{Column: "id", Relative: true, Delta: 1}})},
+			OnDup: &Assign{Column: "id", Delta: 1}})},
 		{"INSERT INTO t (stub) VALUES ('e') ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(5)", one(&Insert{
 			Table: TableName{Name: "t"}, Columns: []string{"stub"}, Rows: [][]Value{{sv("e")}},
-			OnDup: &Assign{Column: "id", SetLastID: true, Value: iv(5)}})},
+			OnDup: &Assign{Column: "id", SetLastID: true, Absolute: true, Value: iv(5)}})},
 		{"INSERT INTO t (stub) VALUES ('e') ON DUPLICATE KEY UPDATE id = VALUES(id)", one(&Insert{
 			Table: TableName{Name: "t"}, Columns: []string{"stub"}, Rows: [][]Value{{sv("e")}},
 			OnDup: &Assign{Column: "id", FromValues: true}})},
 		{"INSERT INTO t (stub) VALUES ('e') ON DUPLICATE KEY UPDATE t.id = LAST_INSERT_ID(t.id - 3)", one(&Insert{
 			Table: TableName{Name: "t"}, Columns: []string{"stub"}, Rows: [][]Value{{sv("e")}},
-			OnDup: &Assign{Column: "id", SetLastID: true, Relative: true, Delta: -3}})},
+			OnDup: &Assign{Column: "id", SetLastID: true, Delta: -3}})},
 
 		{"INSERT INTO t SELECT * FROM u", one(unsup("INSERT ... SELECT"))},
 		{"REPLACE INTO t SELECT 1", one(unsup("REPLACE ... SELECT"))},
@@ -136,20 +136,20 @@ func TestParseUpdate(t *testing.T) {
 	seq := TableName{Name: "seq"}
 	runPlanCases(t, []planCase{
 		{"UPDATE seq SET id = LAST_INSERT_ID(id + 1)", one(&Update{Table: seq,
-			Set: Assign{Column: "id", SetLastID: true, Relative: true, Delta: 1}})},
+			Set: Assign{Column: "id", SetLastID: true, Delta: 1}})},
 		{"update db.seq set ID = last_insert_id(ID+1) where stub = 'x'", one(&Update{Table: TableName{DB: "db", Name: "seq"},
-			Set:   Assign{Column: "id", SetLastID: true, Relative: true, Delta: 1},
+			Set:   Assign{Column: "id", SetLastID: true, Delta: 1},
 			Where: []Cond{{Column: "stub", Value: sv("x")}}})},
-		{"UPDATE seq SET id = id - 1", one(&Update{Table: seq, Set: Assign{Column: "id", Relative: true, Delta: -1}})},
-		{"UPDATE seq SET id = 10 + id", one(&Update{Table: seq, Set: Assign{Column: "id", Relative: true, Delta: 10}})},
-		{"UPDATE seq SET id = (id + (1))", one(&Update{Table: seq, Set: Assign{Column: "id", Relative: true, Delta: 1}})},
-		{"UPDATE seq SET id = LAST_INSERT_ID(42)", one(&Update{Table: seq, Set: Assign{Column: "id", SetLastID: true, Value: iv(42)}})},
-		{"UPDATE seq SET id = 7", one(&Update{Table: seq, Set: Assign{Column: "id", Value: iv(7)}})},
+		{"UPDATE seq SET id = id - 1", one(&Update{Table: seq, Set: Assign{Column: "id", Delta: -1}})},
+		{"UPDATE seq SET id = 10 + id", one(&Update{Table: seq, Set: Assign{Column: "id", Delta: 10}})},
+		{"UPDATE seq SET id = (id + (1))", one(&Update{Table: seq, Set: Assign{Column: "id", Delta: 1}})},
+		{"UPDATE seq SET id = LAST_INSERT_ID(42)", one(&Update{Table: seq, Set: Assign{Column: "id", SetLastID: true, Absolute: true, Value: iv(42)}})},
+		{"UPDATE seq SET id = 7", one(&Update{Table: seq, Set: Assign{Column: "id", Absolute: true, Value: iv(7)}})},
 		{"UPDATE seq SET id = LAST_INSERT_ID(?) WHERE stub = ? AND k = 'v'", one(&Update{Table: seq,
-			Set:   Assign{Column: "id", SetLastID: true, Value: pv(0)},
+			Set:   Assign{Column: "id", SetLastID: true, Absolute: true, Value: pv(0)},
 			Where: []Cond{{Column: "stub", Value: pv(1)}, {Column: "k", Value: sv("v")}}})},
 		{"UPDATE seq s SET s.id = s.id + 1 WHERE 'a' = s.stub", one(&Update{Table: seq,
-			Set:   Assign{Column: "id", Relative: true, Delta: 1},
+			Set:   Assign{Column: "id", Delta: 1},
 			Where: []Cond{{Column: "stub", Value: sv("a")}}})},
 
 		{"UPDATE seq SET id = id * 2", one(unsup("SET id = expression"))},

@@ -8,15 +8,17 @@ type Plan interface{ isPlan() }
 // ValueKind says which field of a Value is set.
 type ValueKind uint8
 
-// Value kinds.
+// Value kinds. They carry ticket.ValueKind's numbers (which are part of
+// ticket's log format), so a kind means the same in both packages;
+// ValParam, which ticket never sees, comes after them.
 const (
-	ValNull    ValueKind = iota + 1
-	ValInt               // Int (fits int64)
-	ValUint              // Uint (above the int64 range)
-	ValString            // Str
-	ValParam             // the Param-th '?' (0-based) of a prepared statement
-	ValDefault           // DEFAULT
-	ValDecimal           // Str holds the literal text (1.5, 1e3)
+	ValNull    ValueKind = 1
+	ValDefault ValueKind = 2 // DEFAULT
+	ValInt     ValueKind = 3 // Int (fits int64)
+	ValUint    ValueKind = 4 // Uint (above the int64 range)
+	ValString  ValueKind = 5 // Str
+	ValDecimal ValueKind = 6 // Str holds the literal text (1.5, 1e3)
+	ValParam   ValueKind = 7 // the Param-th '?' (0-based) of a prepared statement
 )
 
 // Value is a literal or placeholder in a statement.
@@ -105,17 +107,18 @@ type Select struct {
 }
 
 // Assign is the id assignment of UPDATE and ON DUPLICATE KEY UPDATE:
-// Column = [LAST_INSERT_ID](Column + Delta) when Relative, or
-// Column = [LAST_INSERT_ID](Value) otherwise.
+// Column = [LAST_INSERT_ID](Value) when Absolute, or
+// Column = [LAST_INSERT_ID](Column + Delta) otherwise (ticket.Update's
+// polarity and names).
 type Assign struct {
 	Column    string // lower case
 	SetLastID bool
-	Relative  bool
+	Absolute  bool
 	Delta     int64
 	Value     Value
 	// FromValues is ON DUPLICATE KEY UPDATE Column = VALUES(Column): the
-	// value the new row would have had. Relative, SetLastID and Value are
-	// then unset.
+	// value the new row would have had. Absolute, Delta, SetLastID and
+	// Value are then unset.
 	FromValues bool
 }
 

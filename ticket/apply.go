@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 )
 
 // Apply executes one command against the store. It is deterministic: the
@@ -38,7 +40,7 @@ func Apply(s Store, c *Command) (Result, error) {
 	case OpRestore:
 		return applyRestore(s, c)
 	default:
-		return Result{Err: Errorf(ErrUnknown, "", "unknown command %d", c.Op)}, nil
+		return Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "unknown command %d", c.Op)}, nil
 	}
 }
 
@@ -74,7 +76,7 @@ func NextID(autoInc, inc, off uint64) (v uint64, ok bool) {
 func generate(t *Table, inc, off uint64, row int) (uint64, *Error) {
 	v, ok := NextID(t.AutoInc, inc, off)
 	if t.Exhausted || !ok || v > t.Def.IDType.Max() {
-		return 0, Errorf(ErrOutOfRange, "22003", "Out of range value for column '%s' at row %d", t.Def.IDCol, row)
+		return 0, mysqlerr.AutoincExhausted(t.Def.IDCol, row)
 	}
 	return v, nil
 }
@@ -93,7 +95,7 @@ func advance(t *Table, id uint64) {
 }
 
 func noTable(db, name string) *Error {
-	return Errorf(ErrNoSuchTable, "42S02", "Table '%s.%s' doesn't exist", db, name)
+	return mysqlerr.NoSuchTable(db, name)
 }
 
 // findRow returns the index of the first row whose unique keys collide with
@@ -115,7 +117,7 @@ func findRow(t *Table, id uint64, checkID bool, stub string, skip int) (int, str
 }
 
 func dupEntry(val, key string) *Error {
-	return Errorf(ErrDupEntry, "23000", "Duplicate entry '%s' for key '%s'", val, key)
+	return mysqlerr.New(mysqlerr.CodeDupEntry, "Duplicate entry '%s' for key '%s'", val, key)
 }
 
 func removeRow(t *Table, i int) {
@@ -197,7 +199,7 @@ func insertOne(t *Table, c *Command, in insertRow, rowNum int, res *Result, st *
 		stub = in.Stub
 	}
 	if def.StubCol != "" && def.StubLen > 0 && utf8.RuneCountInString(stub) > def.StubLen {
-		return Errorf(ErrDataTooLong, "22001", "Data too long for column '%s' at row %d", def.StubCol, rowNum)
+		return mysqlerr.New(mysqlerr.CodeDataTooLong, "Data too long for column '%s' at row %d", def.StubCol, rowNum)
 	}
 	var id uint64
 	generated := false
@@ -205,10 +207,10 @@ func insertOne(t *Table, c *Command, in insertRow, rowNum int, res *Result, st *
 	case in.HasID && in.ID != 0:
 		id = in.ID
 		if id > def.IDType.Max() {
-			return Errorf(ErrDataOutOfRange, "22003", "Out of range value for column '%s' at row %d", def.IDCol, rowNum)
+			return mysqlerr.OutOfRange(def.IDCol, rowNum)
 		}
 	case def.AutoInc:
-		v, e := generate(t, c.Inc, c.Off, rowNum)
+		v, e := generate(t, c.Increment, c.Offset, rowNum)
 		if e != nil {
 			return e
 		}
@@ -216,7 +218,7 @@ func insertOne(t *Table, c *Command, in insertRow, rowNum int, res *Result, st *
 	case in.HasID:
 		id = 0
 	default:
-		return Errorf(1364, "HY000", "Field '%s' doesn't have a default value", def.IDCol)
+		return mysqlerr.NoDefault(def.IDCol)
 	}
 
 	for {
@@ -236,7 +238,7 @@ func insertOne(t *Table, c *Command, in insertRow, rowNum int, res *Result, st *
 			if key == def.IDKey {
 				val = strconv.FormatUint(id, 10)
 			}
-			res.Warnings = append(res.Warnings, Warning{Level: "Warning", Code: ErrDupEntry, Message: dupEntry(val, key).Message})
+			res.Warnings = append(res.Warnings, Warning{Level: "Warning", Code: mysqlerr.CodeDupEntry, Message: dupEntry(val, key).Message})
 			return nil
 		default:
 			if key == def.IDKey {
@@ -282,7 +284,7 @@ func onDuplicate(t *Table, u *Update, i, rowNum int, res *Result, st *insertStat
 func assign(t *Table, u *Update, old uint64, i, rowNum int) (uint64, *Error) {
 	def := &t.Def
 	var v uint64
-	outOfRange := Errorf(ErrDataOutOfRange, "22003", "Out of range value for column '%s' at row %d", def.IDCol, rowNum)
+	outOfRange := mysqlerr.OutOfRange(def.IDCol, rowNum)
 	if u.Absolute {
 		v = u.Value
 	} else if u.Delta >= 0 {
@@ -390,9 +392,9 @@ func applyCreateDB(s Store, c *Command) (Result, error) {
 		return Result{}, err
 	}
 	if ok {
-		e := Errorf(ErrDBCreateExists, "HY000", "Can't create database '%s'; database exists", c.DB)
+		e := mysqlerr.New(mysqlerr.CodeDBCreateExists, "Can't create database '%s'; database exists", c.DB)
 		if c.IfExists {
-			return Result{Warnings: []Warning{{Level: "Note", Code: e.Code, Message: e.Message}}}, nil
+			return noted(e), nil
 		}
 		return Result{Err: e}, nil
 	}
@@ -405,9 +407,9 @@ func applyDropDB(s Store, c *Command) (Result, error) {
 		return Result{}, err
 	}
 	if !ok {
-		e := Errorf(ErrDBDropExists, "HY000", "Can't drop database '%s'; database doesn't exist", c.DB)
+		e := mysqlerr.New(mysqlerr.CodeDBDropExists, "Can't drop database '%s'; database doesn't exist", c.DB)
 		if c.IfExists {
-			return Result{Warnings: []Warning{{Level: "Note", Code: e.Code, Message: e.Message}}}, nil
+			return noted(e), nil
 		}
 		return Result{Err: e}, nil
 	}
@@ -425,16 +427,16 @@ func applyCreateTable(s Store, c *Command) (Result, error) {
 		return Result{}, err
 	}
 	if !ok {
-		return Result{Err: Errorf(ErrBadDB, "42000", "Unknown database '%s'", def.DB)}, nil
+		return Result{Err: mysqlerr.UnknownDB(def.DB)}, nil
 	}
 	old, err := s.Table(def.DB, def.Name)
 	if err != nil {
 		return Result{}, err
 	}
 	if old != nil {
-		e := Errorf(ErrTableExists, "42S01", "Table '%s' already exists", def.Name)
+		e := mysqlerr.New(mysqlerr.CodeTableExists, "Table '%s' already exists", def.Name)
 		if c.IfExists {
-			return Result{Warnings: []Warning{{Level: "Note", Code: e.Code, Message: e.Message}}}, nil
+			return noted(e), nil
 		}
 		return Result{Err: e}, nil
 	}
@@ -451,9 +453,9 @@ func applyDropTable(s Store, c *Command) (Result, error) {
 		return Result{}, err
 	}
 	if t == nil {
-		e := Errorf(ErrBadTable, "42S02", "Unknown table '%s.%s'", c.DB, c.Table)
+		e := mysqlerr.New(mysqlerr.CodeBadTable, "Unknown table '%s.%s'", c.DB, c.Table)
 		if c.IfExists {
-			return Result{Warnings: []Warning{{Level: "Note", Code: e.Code, Message: e.Message}}}, nil
+			return noted(e), nil
 		}
 		return Result{Err: e}, nil
 	}
@@ -496,7 +498,7 @@ func applyReserve(s Store, c *Command) (Result, error) {
 	}
 	max := t.Def.IDType.Max()
 	if t.Exhausted || t.AutoInc > max || c.Count == 0 {
-		return Result{Err: Errorf(ErrOutOfRange, "22003", "Out of range value for column '%s' at row 1", t.Def.IDCol)}, nil
+		return Result{Err: mysqlerr.AutoincExhausted(t.Def.IDCol, 1)}, nil
 	}
 	first := t.AutoInc
 	last := first + c.Count - 1
@@ -510,4 +512,10 @@ func applyReserve(s Store, c *Command) (Result, error) {
 // String renders a command for logs and test failures.
 func (c *Command) String() string {
 	return fmt.Sprintf("%d %s.%s rows=%d", c.Op, c.DB, c.Table, len(c.Values))
+}
+
+// noted is the answer to an IF [NOT] EXISTS statement that did nothing:
+// the error it would have been, as a note.
+func noted(e *Error) Result {
+	return Result{Warnings: []Warning{{Level: "Note", Code: e.Code, Message: e.Message}}}
 }

@@ -2,6 +2,8 @@ package ticket
 
 import (
 	"testing"
+
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 )
 
 func tickets64(db, name string) *TableDef {
@@ -41,7 +43,7 @@ func (e *env) ok(c Command) Result {
 }
 
 func replace(stubs ...string) Command {
-	c := Command{Op: OpInsert, DB: "flickr", Table: "T", Replace: true, Inc: 1, Off: 1}
+	c := Command{Op: OpInsert, DB: "flickr", Table: "T", Replace: true, Increment: 1, Offset: 1}
 	c.Columns = []string{"stub"}
 	for _, s := range stubs {
 		c.Values = append(c.Values, []Value{{Kind: ValString, Str: s}})
@@ -117,7 +119,7 @@ func TestIncrementOffset(t *testing.T) {
 	e := newEnv(t)
 	e.ok(replace("a")) // id 1
 	c := replace("a")
-	c.Inc, c.Off = 5, 3
+	c.Increment, c.Offset = 5, 3
 	if r := e.ok(c); r.InsertID != 3 {
 		t.Fatalf("inc 5 off 3: %d, want 3", r.InsertID)
 	}
@@ -127,7 +129,7 @@ func TestIncrementOffset(t *testing.T) {
 	if got := e.autoInc("T"); got != 9 {
 		t.Fatalf("AutoInc %d, want 9 (MyISAM: max+1)", got)
 	}
-	c.Inc, c.Off = 2, 5
+	c.Increment, c.Offset = 2, 5
 	if r := e.ok(c); r.InsertID != 9 {
 		t.Fatalf("inc 2 off 5: %d, want 9", r.InsertID)
 	}
@@ -139,9 +141,9 @@ func TestIncrementOffset(t *testing.T) {
 func TestInsertDuplicateAndOnDup(t *testing.T) {
 	e := newEnv(t)
 	e.ok(replace("a"))
-	ins := Command{Op: OpInsert, DB: "flickr", Table: "T", Inc: 1, Off: 1, Columns: []string{"stub"}, Values: [][]Value{{{Kind: ValString, Str: "a"}}}}
+	ins := Command{Op: OpInsert, DB: "flickr", Table: "T", Increment: 1, Offset: 1, Columns: []string{"stub"}, Values: [][]Value{{{Kind: ValString, Str: "a"}}}}
 	r := e.do(ins)
-	if r.Err == nil || r.Err.Code != ErrDupEntry || r.Err.Message != "Duplicate entry 'a' for key 'stub'" {
+	if r.Err == nil || r.Err.Code != mysqlerr.CodeDupEntry || r.Err.Message != "Duplicate entry 'a' for key 'stub'" {
 		t.Fatalf("duplicate insert: %+v", r.Err)
 	}
 	if got := e.autoInc("T"); got != 2 {
@@ -169,7 +171,7 @@ func TestInsertDuplicateAndOnDup(t *testing.T) {
 	multi := replace("f", "e", "g")
 	multi.Replace = false
 	r = e.do(multi)
-	if r.Err == nil || r.Err.Code != ErrDupEntry || !r.SetLastID || r.LastID != 5 {
+	if r.Err == nil || r.Err.Code != mysqlerr.CodeDupEntry || !r.SetLastID || r.LastID != 5 {
 		t.Fatalf("multi-row with duplicate: %+v", r)
 	}
 	tb, _ := e.s.Table("flickr", "T")
@@ -193,7 +195,7 @@ func TestTypeMaximum(t *testing.T) {
 		t.Fatalf("got %d", r.InsertID)
 	}
 	r := e.do(c)
-	if r.Err == nil || r.Err.Code != ErrOutOfRange || r.SetLastID {
+	if r.Err == nil || r.Err.Code != mysqlerr.CodeAutoincRange || r.SetLastID {
 		t.Fatalf("past INT UNSIGNED max: %+v", r)
 	}
 	tb, _ := e.s.Table("flickr", "T32")
@@ -206,7 +208,7 @@ func TestTypeMaximum(t *testing.T) {
 	if r := e.ok(replace("a")); r.InsertID != ^uint64(0) {
 		t.Fatalf("got %d", r.InsertID)
 	}
-	if r := e.do(replace("a")); r.Err == nil || r.Err.Code != ErrOutOfRange {
+	if r := e.do(replace("a")); r.Err == nil || r.Err.Code != mysqlerr.CodeAutoincRange {
 		t.Fatalf("2^64-1 handed out twice: %+v", r)
 	}
 }
@@ -243,25 +245,25 @@ func TestSequenceUpdate(t *testing.T) {
 
 func TestDDLErrors(t *testing.T) {
 	e := newEnv(t)
-	if r := e.do(Command{Op: OpCreateTable, Def: tickets64("flickr", "T")}); r.Err == nil || r.Err.Code != ErrTableExists {
+	if r := e.do(Command{Op: OpCreateTable, Def: tickets64("flickr", "T")}); r.Err == nil || r.Err.Code != mysqlerr.CodeTableExists {
 		t.Fatalf("create existing: %+v", r)
 	}
 	if r := e.do(Command{Op: OpCreateTable, Def: tickets64("flickr", "T"), IfExists: true}); r.Err != nil || len(r.Warnings) != 1 {
 		t.Fatalf("create if not exists: %+v", r)
 	}
-	if r := e.do(Command{Op: OpDropTable, DB: "flickr", Table: "nope"}); r.Err == nil || r.Err.Code != ErrBadTable || r.Err.Message != "Unknown table 'flickr.nope'" {
+	if r := e.do(Command{Op: OpDropTable, DB: "flickr", Table: "nope"}); r.Err == nil || r.Err.Code != mysqlerr.CodeBadTable || r.Err.Message != "Unknown table 'flickr.nope'" {
 		t.Fatalf("drop unknown: %+v", r)
 	}
 	if r := e.do(Command{Op: OpDropTable, DB: "flickr", Table: "nope", IfExists: true}); r.Err != nil || len(r.Warnings) != 1 || r.Warnings[0].Level != "Note" {
 		t.Fatalf("drop if exists: %+v", r)
 	}
-	if r := e.do(replace("toolong")); r.Err == nil || r.Err.Code != ErrDataTooLong {
+	if r := e.do(replace("toolong")); r.Err == nil || r.Err.Code != mysqlerr.CodeDataTooLong {
 		t.Fatalf("long stub: %+v", r)
 	}
-	if r := e.do(Command{Op: OpInsert, DB: "flickr", Table: "nope", Values: [][]Value{{{Kind: ValNull}}}}); r.Err == nil || r.Err.Code != ErrNoSuchTable {
+	if r := e.do(Command{Op: OpInsert, DB: "flickr", Table: "nope", Values: [][]Value{{{Kind: ValNull}}}}); r.Err == nil || r.Err.Code != mysqlerr.CodeNoSuchTable {
 		t.Fatalf("unknown table: %+v", r)
 	}
-	if r := e.do(Command{Op: OpCreateDB, DB: "flickr"}); r.Err == nil || r.Err.Code != ErrDBCreateExists {
+	if r := e.do(Command{Op: OpCreateDB, DB: "flickr"}); r.Err == nil || r.Err.Code != mysqlerr.CodeDBCreateExists {
 		t.Fatalf("create db twice: %+v", r)
 	}
 	if r := e.ok(Command{Op: OpDropDB, DB: "flickr"}); r.Affected != 1 {
@@ -290,11 +292,11 @@ func TestColumnMapping(t *testing.T) {
 		vals []Value
 		code uint16
 	}{
-		{[]string{"zz"}, []Value{{Kind: ValInt, Int: 1}}, ErrBadField},
-		{[]string{"stub"}, []Value{{Kind: ValString, Str: "a"}, {Kind: ValString, Str: "b"}}, ErrWrongValueCount},
+		{[]string{"zz"}, []Value{{Kind: ValInt, Int: 1}}, mysqlerr.CodeBadField},
+		{[]string{"stub"}, []Value{{Kind: ValString, Str: "a"}, {Kind: ValString, Str: "b"}}, mysqlerr.CodeWrongValueCount},
 		{nil, []Value{{Kind: ValString, Str: "x"}, {Kind: ValString, Str: "a"}}, 1366},
-		{[]string{"stub"}, []Value{{Kind: ValNull}}, ErrBadNull},
-		{[]string{"ID", "Stub"}, []Value{{Kind: ValInt, Int: -1}, {Kind: ValString, Str: "a"}}, ErrDataOutOfRange},
+		{[]string{"stub"}, []Value{{Kind: ValNull}}, mysqlerr.CodeBadNull},
+		{[]string{"ID", "Stub"}, []Value{{Kind: ValInt, Int: -1}, {Kind: ValString, Str: "a"}}, mysqlerr.CodeDataOutOfRange},
 	}
 	for _, c := range cases {
 		cmd := Command{Op: OpInsert, DB: "flickr", Table: "T", Columns: c.cols, Values: [][]Value{c.vals}}

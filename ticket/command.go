@@ -72,9 +72,10 @@ type Command struct {
 	Columns []string
 	Values  [][]Value
 	OnDup   *Update // ON DUPLICATE KEY UPDATE id = ...
-	// Inc and Off are the session's auto_increment_increment/offset.
-	Inc uint64
-	Off uint64
+	// Increment and Offset are the session's
+	// auto_increment_increment/offset (Session's names).
+	Increment uint64
+	Offset    uint64
 
 	// OpUpdate: Set applies to every row, or to the rows where WhereCol
 	// equals Where when HasWhere.

@@ -1,4 +1,6 @@
-// Package ticket owns ticketd's domain: ticket tables and their counters, the
+// Package ticket owns ticketd's domain: ticket tables and their counters,
+// what a table may look like (NewTableDef turns a parser-neutral TableSpec
+// into a TableDef, and a Table renders its SHOW CREATE TABLE), the
 // allocation rule (auto_increment_increment/offset, type maxima, never
 // backwards), per-connection session state, and the Service the wire layer
 // calls.

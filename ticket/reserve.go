@@ -158,7 +158,7 @@ func (rs *reservations) assign(ctx context.Context, c *Command) (ids []uint64, t
 				e.mu.Unlock()
 				return nil, 0, false, nil
 			}
-			if ids = take(e, n, c.Inc, c.Off); ids != nil {
+			if ids = take(e, n, c.Increment, c.Offset); ids != nil {
 				e.mu.Unlock()
 				return ids, term, true, nil
 			}

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 )
 
 // localRepl applies batches straight to a MemStore: replication without
@@ -301,7 +303,7 @@ func TestReservationAtTypeMax(t *testing.T) {
 		id, err := next(t, svc, "a")
 		if err != nil {
 			var e *Error
-			if !errors.As(err, &e) || e.Code != ErrOutOfRange {
+			if !errors.As(err, &e) || e.Code != mysqlerr.CodeAutoincRange {
 				t.Fatalf("after %v: %v, want error 167", got, err)
 			}
 			continue

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 )
 
 // Restore errors.
@@ -174,17 +176,17 @@ func (d *Dump) Advance(advance, floor uint64) ([]Move, error) {
 // would silently drop their counters.
 func applyRestore(s Store, c *Command) (Result, error) {
 	if c.Dump == nil {
-		return Result{Err: Errorf(ErrUnknown, "", "restore: no state in the command")}, nil
+		return Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "restore: no state in the command")}, nil
 	}
 	if err := c.Dump.Validate(); err != nil {
-		return Result{Err: Errorf(ErrUnknown, "", "restore refused: %v", err)}, nil
+		return Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "restore refused: %v", err)}, nil
 	}
 	dbs, err := s.Databases()
 	if err != nil {
 		return Result{}, err
 	}
 	if len(dbs) > 0 && !c.Force {
-		return Result{Err: Errorf(ErrUnknown, "", "restore refused: the cluster already holds database(s) %s; restore into a fresh cluster, or force it to replace them",
+		return Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "restore refused: the cluster already holds database(s) %s; restore into a fresh cluster, or force it to replace them",
 			strings.Join(dbs, ", "))}, nil
 	}
 	for _, db := range dbs {

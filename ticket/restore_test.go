@@ -92,7 +92,7 @@ func TestAdvanceOverflow(t *testing.T) {
 func TestApplyRestore(t *testing.T) {
 	e := newEnv(t)
 	e.ok(Command{Op: OpInsert, DB: "flickr", Table: "T", Replace: true, Columns: []string{"stub"},
-		Values: [][]Value{{{Kind: ValString, Str: "a"}}}, Inc: 1, Off: 1})
+		Values: [][]Value{{{Kind: ValString, Str: "a"}}}, Increment: 1, Offset: 1})
 	d := Dump{Databases: []string{"new"}, Tables: []Table{{Def: *tickets64("new", "T"), AutoInc: 42}},
 		Globals: []Global{{Name: "auto_increment_increment", Value: 2}}}
 
@@ -116,7 +116,7 @@ func TestApplyRestore(t *testing.T) {
 		t.Error("old database survived")
 	}
 	r = e.ok(Command{Op: OpInsert, DB: "new", Table: "T", Replace: true, Columns: []string{"stub"},
-		Values: [][]Value{{{Kind: ValString, Str: "a"}}}, Inc: 1, Off: 1})
+		Values: [][]Value{{{Kind: ValString, Str: "a"}}}, Increment: 1, Offset: 1})
 	if r.InsertID != 42 {
 		t.Errorf("first id after restore %d, want 42", r.InsertID)
 	}

@@ -1,6 +1,10 @@
 package ticket
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/ticketd/ticketd/sql/mysqlerr"
+)
 
 // Names of the replicated global variables.
 const (
@@ -53,6 +57,6 @@ func ClampAutoIncVar(name string, v int64, text string) (uint64, *Warning) {
 	if text == "" {
 		text = strconv.FormatInt(v, 10)
 	}
-	return uint64(c), &Warning{Level: "Warning", Code: ErrTruncatedWrongVal,
+	return uint64(c), &Warning{Level: "Warning", Code: mysqlerr.CodeTruncatedWrongValue,
 		Message: "Truncated incorrect " + name + " value: '" + text + "'"}
 }

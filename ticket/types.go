@@ -1,8 +1,9 @@
 package ticket
 
 import (
-	"fmt"
 	"strconv"
+
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 )
 
 // IntKind is the width of a MySQL integer column.
@@ -105,56 +106,11 @@ type Table struct {
 	Exhausted bool
 }
 
-// Error is a statement error with its MySQL error code. Errors of this type
-// are deterministic outcomes of a command (every replica computes the same
-// one) and go to the client as MySQL error packets.
-type Error struct {
-	Code    uint16
-	State   string // SQLSTATE; "" means HY000
-	Message string
-}
-
-func (e *Error) Error() string {
-	return fmt.Sprintf("ERROR %d (%s): %s", e.Code, e.sqlState(), e.Message)
-}
-
-func (e *Error) sqlState() string {
-	if e.State == "" {
-		return "HY000"
-	}
-	return e.State
-}
-
-// Errorf builds an Error with the given code and SQLSTATE.
-func Errorf(code uint16, state, format string, args ...any) *Error {
-	return &Error{Code: code, State: state, Message: fmt.Sprintf(format, args...)}
-}
-
-// MySQL error codes ticketd answers with.
-const (
-	ErrDupEntry          uint16 = 1062 // 23000
-	ErrNoSuchTable       uint16 = 1146 // 42S02
-	ErrBadTable          uint16 = 1051 // 42S02, DROP of an unknown table
-	ErrTableExists       uint16 = 1050 // 42S01
-	ErrBadDB             uint16 = 1049 // 42000
-	ErrDBCreateExists    uint16 = 1007 // HY000
-	ErrDBDropExists      uint16 = 1008 // HY000
-	ErrNoDB              uint16 = 1046 // 3D000
-	ErrParse             uint16 = 1064 // 42000
-	ErrUnknownSystemVar  uint16 = 1193 // HY000
-	ErrNotSupported      uint16 = 1235 // 42000
-	ErrWrongValueCount   uint16 = 1136 // 21S01
-	ErrBadField          uint16 = 1054 // 42S22
-	ErrOutOfRange        uint16 = 167  // 22003, MariaDB's HA_ERR_AUTOINC_ERANGE
-	ErrDataOutOfRange    uint16 = 1264 // 22003
-	ErrDataTooLong       uint16 = 1406 // 22001
-	ErrBadNull           uint16 = 1048 // 23000
-	ErrReadOnly          uint16 = 1290 // HY000, --read-only style: no leader
-	ErrWrongValueForVar  uint16 = 1231 // 42000
-	ErrWrongTypeForVar   uint16 = 1232 // 42000
-	ErrTruncatedWrongVal uint16 = 1292 // warning when a variable is clamped
-	ErrUnknown           uint16 = 1105
-)
+// Error is a statement error with its MySQL code, SQLSTATE and message
+// (the catalogue's type, shared with sql). Errors in Results are
+// deterministic outcomes of a command (every replica computes the same one)
+// and go to the client as MySQL error packets.
+type Error = mysqlerr.Error
 
 // Warning is a note attached to a statement's result (SHOW WARNINGS).
 type Warning struct {

@@ -3,6 +3,8 @@ package ticket
 import (
 	"strconv"
 	"strings"
+
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 )
 
 // insertRow is one VALUES tuple mapped onto a ticket table's columns.
@@ -44,17 +46,17 @@ func mapRows(def *TableDef, cols []string, values [][]Value) (columnMap, *Error)
 			case def.StubCol != "" && strings.EqualFold(c, def.StubCol):
 				pos = &m.stub
 			default:
-				return m, Errorf(ErrBadField, "42S22", "Unknown column '%s' in 'INSERT INTO'", c)
+				return m, mysqlerr.UnknownColumn(c, "INSERT INTO")
 			}
 			if *pos >= 0 {
-				return m, Errorf(1110, "42000", "Column '%s' specified twice", c)
+				return m, mysqlerr.New(mysqlerr.CodeFieldSpecifiedTwice, "Column '%s' specified twice", c)
 			}
 			*pos = i
 		}
 	}
 	for i, v := range values {
 		if len(v) != m.n {
-			return m, Errorf(ErrWrongValueCount, "21S01", "Column count doesn't match value count at row %d", i+1)
+			return m, mysqlerr.New(mysqlerr.CodeWrongValueCount, "Column count doesn't match value count at row %d", i+1)
 		}
 	}
 	return m, nil
@@ -76,7 +78,7 @@ func (m columnMap) row(def *TableDef, vals []Value, rowNum int) (insertRow, *Err
 		case ValDefault:
 		case ValNull:
 			if def.StubNotNull {
-				return r, Errorf(ErrBadNull, "23000", "Column '%s' cannot be null", def.StubCol)
+				return r, mysqlerr.BadNull(def.StubCol)
 			}
 			r.HasStub = true
 		default:
@@ -90,27 +92,27 @@ func (m columnMap) row(def *TableDef, vals []Value, rowNum int) (insertRow, *Err
 // MySQL would generate the value (NULL, 0 or DEFAULT on an AUTO_INCREMENT
 // column).
 func idValue(def *TableDef, v Value, rowNum int) (id uint64, set bool, e *Error) {
-	outOfRange := Errorf(ErrDataOutOfRange, "22003", "Out of range value for column '%s' at row %d", def.IDCol, rowNum)
+	outOfRange := mysqlerr.OutOfRange(def.IDCol, rowNum)
 	switch v.Kind {
 	case ValNull:
 		if def.AutoInc {
 			return 0, false, nil
 		}
 		if def.IDNotNull {
-			return 0, false, Errorf(ErrBadNull, "23000", "Column '%s' cannot be null", def.IDCol)
+			return 0, false, mysqlerr.BadNull(def.IDCol)
 		}
 		return 0, true, nil
 	case ValDefault:
 		if def.AutoInc {
 			return 0, false, nil
 		}
-		return 0, false, Errorf(1364, "HY000", "Field '%s' doesn't have a default value", def.IDCol)
+		return 0, false, mysqlerr.NoDefault(def.IDCol)
 	case ValInt:
 		if v.Int < 0 {
 			if def.IDType.Unsigned {
 				return 0, false, outOfRange
 			}
-			return 0, false, Errorf(ErrNotSupported, "42000", "This version of ticketd doesn't yet support 'negative ids'")
+			return 0, false, mysqlerr.NotSupported("negative ids")
 		}
 		id = uint64(v.Int)
 	case ValUint:
@@ -118,12 +120,12 @@ func idValue(def *TableDef, v Value, rowNum int) (id uint64, set bool, e *Error)
 	case ValString:
 		n, err := strconv.ParseUint(strings.TrimSpace(v.Str), 10, 64)
 		if err != nil {
-			return 0, false, Errorf(1366, "22007", "Incorrect integer value: '%s' for column `%s`.`%s`.`%s` at row %d",
+			return 0, false, mysqlerr.New(mysqlerr.CodeIncorrectValue, "Incorrect integer value: '%s' for column `%s`.`%s`.`%s` at row %d",
 				v.Str, def.DB, def.Name, def.IDCol, rowNum)
 		}
 		id = n
 	default:
-		return 0, false, Errorf(ErrNotSupported, "42000", "This version of ticketd doesn't yet support 'non-integer ids'")
+		return 0, false, mysqlerr.NotSupported("non-integer ids")
 	}
 	if id > def.IDType.Max() {
 		return 0, false, outOfRange
@@ -152,9 +154,9 @@ func checkAssign(def *TableDef, u *Update) *Error {
 		return nil
 	}
 	if def.StubCol != "" && strings.EqualFold(u.Column, def.StubCol) {
-		return Errorf(ErrNotSupported, "42000", "This version of ticketd doesn't yet support 'updating the stub column'")
+		return mysqlerr.NotSupported("updating the stub column")
 	}
-	return Errorf(ErrBadField, "42S22", "Unknown column '%s' in 'SET'", u.Column)
+	return mysqlerr.UnknownColumn(u.Column, "SET")
 }
 
 // cond is a WHERE column = value test on rows.
@@ -185,7 +187,7 @@ func makeCond(def *TableDef, col string, v Value) (cond, *Error) {
 		}
 		return cond{stub: valueText(v)}, nil
 	default:
-		return cond{}, Errorf(ErrBadField, "42S22", "Unknown column '%s' in 'WHERE'", col)
+		return cond{}, mysqlerr.UnknownColumn(col, "WHERE")
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/ticketd/ticketd/sql"
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
 )
 
@@ -90,7 +91,7 @@ func (s *session) dispatch(p sql.Plan, args []any, bin bool, prevWarnings int) (
 }
 
 func unsupported(what string) error {
-	return ticket.Errorf(ticket.ErrNotSupported, "42000", "This version of ticketd doesn't yet support '%s'", what)
+	return mysqlerr.NotSupported(what)
 }
 
 func okResult(affected, insertID uint64) *mysql.Result {
@@ -132,8 +133,7 @@ func bind(v sql.Value, args []any) (ticket.Value, error) {
 		return ticket.Value{Kind: ticket.ValDecimal, Str: v.Str}, nil
 	case sql.ValParam:
 		if v.Param >= len(args) {
-			return ticket.Value{}, ticket.Errorf(ticket.ErrParse, "42000",
-				"You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '?' at line 1")
+			return ticket.Value{}, mysqlerr.Syntax("?", 1)
 		}
 		return argValue(args[v.Param]), nil
 	}
@@ -204,7 +204,7 @@ func (s *session) insert(p *sql.Insert, args []any) (*mysql.Result, error) {
 	c := &ticket.Command{
 		Op: ticket.OpInsert, DB: db, Table: p.Table.Name,
 		Replace: p.Replace, Ignore: p.Ignore, Columns: p.Columns,
-		Inc: s.ts.Increment, Off: s.ts.Offset,
+		Increment: s.ts.Increment, Offset: s.ts.Offset,
 		Values: make([][]ticket.Value, len(p.Rows)),
 	}
 	for i, row := range p.Rows {
@@ -235,7 +235,11 @@ func (s *session) insert(p *sql.Insert, args []any) (*mysql.Result, error) {
 // assignment converts `id = [LAST_INSERT_ID](id + k | v)`.
 func assignment(a *sql.Assign, args []any) (ticket.Update, error) {
 	u := ticket.Update{Column: a.Column, SetLastID: a.SetLastID}
-	if a.Relative {
+	if a.FromValues {
+		// Parsed so that the statement is recognised, not executed yet.
+		return u, unsupported("this value")
+	}
+	if !a.Absolute {
 		u.Delta = a.Delta
 		return u, nil
 	}
@@ -247,7 +251,7 @@ func assignment(a *sql.Assign, args []any) (ticket.Update, error) {
 	switch v.Kind {
 	case ticket.ValInt:
 		if v.Int < 0 {
-			return u, ticket.Errorf(ticket.ErrDataOutOfRange, "22003", "Out of range value for column '%s' at row 1", a.Column)
+			return u, mysqlerr.OutOfRange(a.Column, 1)
 		}
 		u.Value = uint64(v.Int)
 	case ticket.ValUint:
@@ -255,7 +259,7 @@ func assignment(a *sql.Assign, args []any) (ticket.Update, error) {
 	case ticket.ValString:
 		n, err := strconv.ParseUint(strings.TrimSpace(v.Str), 10, 64)
 		if err != nil {
-			return u, ticket.Errorf(1366, "22007", "Incorrect integer value: '%s' for column '%s' at row 1", v.Str, a.Column)
+			return u, mysqlerr.New(mysqlerr.CodeIncorrectValue, "Incorrect integer value: '%s' for column '%s' at row 1", v.Str, a.Column)
 		}
 		u.Value = n
 	default:
@@ -308,7 +312,7 @@ func (s *session) txn(p *sql.Txn) *mysql.Result {
 		s.txnWrote = false
 	case sql.TxnRollback:
 		if s.txnWrote {
-			s.warnings = append(s.warnings, ticket.Warning{Level: "Warning", Code: 1196,
+			s.warnings = append(s.warnings, ticket.Warning{Level: "Warning", Code: mysqlerr.CodeIncompleteRollback,
 				Message: "Some non-transactional changed tables couldn't be rolled back"})
 		}
 		fallthrough

@@ -9,6 +9,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/ticketd/ticketd/sql"
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
 )
 
@@ -23,7 +24,7 @@ type evalCtx struct {
 }
 
 func errUnknownColumn(name, where string) error {
-	return ticket.Errorf(ticket.ErrBadField, "42S22", "Unknown column '%s' in '%s'", name, where)
+	return mysqlerr.UnknownColumn(name, where)
 }
 
 // eval computes an expression; values are nil, int64, uint64, float64 or string.
@@ -66,7 +67,7 @@ func (e *evalCtx) eval(x *sql.Expr) (any, error) {
 		}
 		n, ok := toUint(v)
 		if !ok {
-			return nil, ticket.Errorf(ticket.ErrDataOutOfRange, "22003", "Out of range value for LAST_INSERT_ID()")
+			return nil, mysqlerr.New(mysqlerr.CodeDataOutOfRange, "Out of range value for LAST_INSERT_ID()")
 		}
 		s.ts.LastInsertID = n
 		return n, nil
@@ -252,7 +253,7 @@ func (s *session) sysVar(name string, scope sql.Scope, prevWarnings int) (any, e
 	}
 	v, ok := s.vars[name]
 	if !ok {
-		return nil, ticket.Errorf(ticket.ErrUnknownSystemVar, "HY000", "Unknown system variable '%s'", name)
+		return nil, mysqlerr.UnknownSystemVar(name)
 	}
 	if scope != sql.ScopeGlobal {
 		if sv, ok := s.setVars[name]; ok {
@@ -270,7 +271,7 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 		row := make([]any, len(p.Fields))
 		for i := range p.Fields {
 			if p.Fields[i].Expr.Kind == sql.ExprStar {
-				return nil, ticket.Errorf(1096, "HY000", "No tables used")
+				return nil, mysqlerr.NoTablesUsed()
 			}
 			v, err := e.eval(&p.Fields[i].Expr)
 			if err != nil {

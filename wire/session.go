@@ -11,6 +11,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/stmt"
 
 	"github.com/ticketd/ticketd/sql"
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/wire/mysqlconn"
 )
@@ -108,8 +109,8 @@ func (s *session) awaitState() error {
 	err := g.WaitServing(ctx)
 	s.stmt.end()
 	if err != nil {
-		return &mysql.MyError{Code: ticket.ErrReadOnly, State: "HY000",
-			Message: fmt.Sprintf("ticketd cannot answer from this node now (%v): nothing was done, retry or use another node", err)}
+		return packet(mysqlerr.New(mysqlerr.CodeReadOnly,
+			"ticketd cannot answer from this node now (%v): nothing was done, retry or use another node", err))
 	}
 	return nil
 }
@@ -132,37 +133,40 @@ func (s *session) view(fn func(ticket.Store) error) error {
 // errNoDB is MySQL's answer to a statement that needs a database when none
 // is selected.
 func errNoDB() error {
-	return &mysql.MyError{Code: ticket.ErrNoDB, State: "3D000", Message: "No database selected"}
+	return packet(mysqlerr.New(mysqlerr.CodeNoDB, "No database selected"))
 }
 
-// myErr converts any error into the MySQL error the client sees.
+// Errors the replication sentinels become.
+var (
+	errNoQuorum = mysqlerr.New(mysqlerr.CodeReadOnly,
+		"ticketd has no leader with a quorum: nothing was written, retry later")
+	errUncertain = mysqlerr.New(mysqlerr.CodeUnknown,
+		"ticketd could not confirm the commit (leader change or timeout): no id was handed out, retry")
+)
+
+// myErr converts any error into the MySQL error the client sees: this is
+// the one place where sql's and ticket's errors (both *mysqlerr.Error) and
+// the replication sentinels become ERR packets.
 func myErr(err error) error {
 	var me *mysql.MyError
-	var te *ticket.Error
-	var se *sql.Error
+	var e *mysqlerr.Error
 	switch {
 	case errors.As(err, &me):
 		return me
-	case errors.As(err, &te):
-		return &mysql.MyError{Code: te.Code, State: stateOr(te.State), Message: te.Message}
-	case errors.As(err, &se):
-		return &mysql.MyError{Code: se.Code, State: stateOr(se.State), Message: se.Message}
+	case errors.As(err, &e):
 	case errors.Is(err, ticket.ErrNoQuorum):
-		return &mysql.MyError{Code: ticket.ErrReadOnly, State: "HY000",
-			Message: "ticketd has no leader with a quorum: nothing was written, retry later"}
+		e = errNoQuorum
 	case errors.Is(err, ticket.ErrUncertain), errors.Is(err, context.DeadlineExceeded):
-		return &mysql.MyError{Code: ticket.ErrUnknown, State: "HY000",
-			Message: "ticketd could not confirm the commit (leader change or timeout): no id was handed out, retry"}
+		e = errUncertain
 	default:
-		return &mysql.MyError{Code: ticket.ErrUnknown, State: "HY000", Message: err.Error()}
+		e = &mysqlerr.Error{Code: mysqlerr.CodeUnknown, Message: err.Error()}
 	}
+	return packet(e)
 }
 
-func stateOr(s string) string {
-	if s == "" {
-		return "HY000"
-	}
-	return s
+// packet is e as go-mysql sends it.
+func packet(e *mysqlerr.Error) *mysql.MyError {
+	return &mysql.MyError{Code: e.Code, State: e.SQLState(), Message: e.Message}
 }
 
 // UseDB handles COM_INIT_DB.
@@ -201,8 +205,7 @@ func (s *session) HandleQuery(query string) (*mysql.Result, error) {
 		return nil, s.countErr(myErr(err))
 	}
 	if len(plans) > 1 && !s.conn.HasCapability(mysql.CLIENT_MULTI_STATEMENTS) {
-		return nil, s.countErr(&mysql.MyError{Code: ticket.ErrParse, State: "42000",
-			Message: "You have an error in your SQL syntax; multiple statements need the CLIENT_MULTI_STATEMENTS option"})
+		return nil, s.countErr(packet(mysqlerr.SyntaxBecause("multiple statements need the CLIENT_MULTI_STATEMENTS option")))
 	}
 	for _, p := range plans[:len(plans)-1] {
 		r, err := s.run(p, nil, false)
@@ -237,8 +240,7 @@ func (s *session) HandleStmtPrepare(query string) (int, int, any, error) {
 		return 0, 0, nil, s.countErr(myErr(err))
 	}
 	if len(plans) != 1 {
-		return 0, 0, nil, s.countErr(&mysql.MyError{Code: ticket.ErrParse, State: "42000",
-			Message: "You have an error in your SQL syntax; a prepared statement holds one statement"})
+		return 0, 0, nil, s.countErr(packet(mysqlerr.SyntaxBecause("a prepared statement holds one statement")))
 	}
 	n := sql.ParamCount(plans[0])
 	if s.cc != nil {
@@ -303,7 +305,7 @@ func (s *session) HandleStmtExecute(ctx any, query string, args []any) (*mysql.R
 	if ps != nil {
 		r, err = s.run(ps.plan, args, true)
 	} else {
-		err = s.countErr(&mysql.MyError{Code: 1243, State: "HY000", Message: "Unknown prepared statement handler given to mysqld_stmt_execute"})
+		err = s.countErr(packet(mysqlerr.New(mysqlerr.CodeUnknownStmtHandler, "Unknown prepared statement handler given to mysqld_stmt_execute")))
 	}
 	if err != nil {
 		if werr := s.conn.WriteValue(err); werr != nil {
@@ -380,7 +382,7 @@ func (s *session) HandleOtherCommand(cmd byte, data []byte) error {
 	case mysql.COM_DEBUG, mysql.COM_REFRESH:
 		return nil
 	default:
-		return &mysql.MyError{Code: 1047, State: "08S01", Message: "Unknown command"}
+		return packet(mysqlerr.New(mysqlerr.CodeUnknownCommand, "Unknown command"))
 	}
 }
 
@@ -433,7 +435,7 @@ func (s *session) table(db, name string) (*ticket.Table, error) {
 		return nil, err
 	}
 	if t == nil {
-		return nil, ticket.Errorf(ticket.ErrNoSuchTable, "42S02", "Table '%s.%s' doesn't exist", db, name)
+		return nil, mysqlerr.NoSuchTable(db, name)
 	}
 	return t, nil
 }

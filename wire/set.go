@@ -7,6 +7,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/ticketd/ticketd/sql"
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
 )
 
@@ -32,7 +33,7 @@ func (s *session) set(p *sql.Set, args []any) (*mysql.Result, error) {
 }
 
 func errWrongType(name string) error {
-	return ticket.Errorf(ticket.ErrWrongTypeForVar, "42000", "Incorrect argument type to variable '%s'", name)
+	return mysqlerr.New(mysqlerr.CodeWrongTypeForVar, "Incorrect argument type to variable '%s'", name)
 }
 
 func (s *session) setOne(e *evalCtx, v *sql.SetVar) (func() error, error) {
@@ -50,10 +51,10 @@ func (s *session) setOne(e *evalCtx, v *sql.SetVar) (func() error, error) {
 	}
 	def, ok := s.vars[name]
 	if !ok {
-		return nil, ticket.Errorf(ticket.ErrUnknownSystemVar, "HY000", "Unknown system variable '%s'", name)
+		return nil, mysqlerr.UnknownSystemVar(name)
 	}
 	if def.readOnly {
-		return nil, ticket.Errorf(1238, "HY000", "Variable '%s' is a read only variable", name)
+		return nil, mysqlerr.New(mysqlerr.CodeReadOnlyVar, "Variable '%s' is a read only variable", name)
 	}
 	if v.Scope == sql.ScopeGlobal {
 		return nil, unsupported("SET GLOBAL " + name)
@@ -73,7 +74,7 @@ func (s *session) setOne(e *evalCtx, v *sql.SetVar) (func() error, error) {
 		on, ok := boolValue(val)
 		if !ok {
 			t, _ := textValue(val)
-			return nil, ticket.Errorf(ticket.ErrWrongValueForVar, "42000", "Variable 'autocommit' can't be set to the value of '%s'", t)
+			return nil, mysqlerr.New(mysqlerr.CodeWrongValueForVar, "Variable 'autocommit' can't be set to the value of '%s'", t)
 		}
 		return func() error {
 			if on {

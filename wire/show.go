@@ -7,6 +7,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/ticketd/ticketd/sql"
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
 )
 
@@ -40,12 +41,12 @@ func (s *session) show(p *sql.Show, bin bool) (*mysql.Result, error) {
 		var t *ticket.Table
 		if t, err = s.showTable(p.Table); err == nil {
 			rs.cols = strCols("Table", "Create Table")
-			rs.add(t.Def.Name, showCreateTable(t))
+			rs.add(t.Def.Name, t.CreateStatement())
 		}
 	case sql.ShowCreateDatabase:
 		if err = s.checkDB(p.DB); err == nil {
 			rs.cols = strCols("Database", "Create Database")
-			rs.add(p.DB, "CREATE DATABASE "+quoteIdent(p.DB)+" /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci */")
+			rs.add(p.DB, ticket.CreateDatabaseStatement(p.DB))
 		}
 	case sql.ShowColumns:
 		err = s.showColumns(p, &rs)
@@ -119,7 +120,7 @@ func (s *session) checkDB(db string) error {
 		return err
 	}
 	if !ok {
-		return ticket.Errorf(ticket.ErrBadDB, "42000", "Unknown database '%s'", db)
+		return mysqlerr.UnknownDB(db)
 	}
 	return nil
 }
@@ -239,7 +240,7 @@ func (s *session) showColumns(p *sql.Show, rs *rowset) error {
 		switch k {
 		case "":
 			return ""
-		case "PRIMARY":
+		case ticket.PrimaryKey:
 			return "PRI"
 		}
 		return "UNI"

@@ -55,7 +55,7 @@ func startTestNode(t *testing.T) *testNode {
 func (n *testNode) exec(t *testing.T, c ticket.Command) ticket.Result {
 	t.Helper()
 	if c.Op == ticket.OpInsert {
-		c.Inc, c.Off, c.Replace = 1, 1, true
+		c.Increment, c.Offset, c.Replace = 1, 1, true
 		c.Columns = []string{"stub"}
 		c.Values = [][]ticket.Value{{{Kind: ticket.ValString, Str: "a"}}}
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 )
 
 // Farewell tells the client why its connection ends, when it ends for a
@@ -22,7 +24,7 @@ func (c *Conn) Farewell(idle, panicked bool) *mysql.MyError {
 	case idle && c.betweenPackets():
 		// MySQL 8.0.24+ sends this unasked, with sequence 0, before
 		// closing an idle connection; clients report it on next use.
-		e = &mysql.MyError{Code: 4031, State: "HY000", Message: "The client was disconnected by the server because of inactivity. See wait_timeout and interactive_timeout for configuring this behavior."}
+		e = &mysql.MyError{Code: mysqlerr.CodeClientTimeout, State: "HY000", Message: "The client was disconnected by the server because of inactivity. See wait_timeout and interactive_timeout for configuring this behavior."}
 		seq = 0
 	default:
 		return nil

@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
+
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 )
 
 // ticketd runs MySQL's connection phase itself instead of leaving it to
@@ -42,7 +44,7 @@ const maxHandshakePacket = 1 << 17
 // MySQL's errors of the connection phase.
 var (
 	errBadHandshake = &mysql.MyError{Code: mysql.ER_HANDSHAKE_ERROR, State: "08S01", Message: "Bad handshake"}
-	errInsecure     = &mysql.MyError{Code: 3159, State: "HY000",
+	errInsecure     = &mysql.MyError{Code: mysqlerr.CodeSecureTransportRequired, State: "HY000",
 		Message: "Connections using insecure transport are prohibited while --require_secure_transport=ON."}
 )
 

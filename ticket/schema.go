@@ -1,0 +1,264 @@
+package ticket
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ticketd/ticketd/sql/mysqlerr"
+)
+
+// TableSpec is a CREATE TABLE as the client wrote it, in terms that do
+// not depend on the SQL parser: the wire layer fills it from the parsed
+// statement, and NewTableDef decides whether it describes a table ticketd
+// holds. Column and key features that table definitions gain later are
+// added here first.
+type TableSpec struct {
+	DB      string
+	Name    string
+	Columns []ColumnSpec
+	Keys    []KeySpec
+	Engine  string // "" for the default
+	Comment string
+}
+
+// ColumnSpec is one column of a TableSpec.
+type ColumnSpec struct {
+	Name       string // as written
+	Type       string // lower-case base type: bigint, int, char, varchar, ...
+	Unsigned   bool
+	Width      int // display width for integers, length for char/varchar; 0 unset
+	NotNull    bool
+	AutoInc    bool
+	HasDefault bool
+	Default    Value
+	PrimaryKey bool // PRIMARY KEY on the column
+	Unique     bool // UNIQUE on the column
+}
+
+// KeySpec is a table-level key of a TableSpec.
+type KeySpec struct {
+	Name    string
+	Primary bool
+	Unique  bool
+	Columns []string // as written
+}
+
+// PrimaryKey is the name MySQL gives the primary key.
+const PrimaryKey = "PRIMARY"
+
+// DefaultEngine is the engine of a table created without ENGINE=.
+const DefaultEngine = "InnoDB"
+
+var intKinds = map[string]IntKind{
+	"tinyint": TinyInt, "smallint": SmallInt, "mediumint": MediumInt,
+	"int": Int, "integer": Int, "bigint": BigInt,
+}
+
+// defaultWidth is the display width MariaDB shows for an integer type
+// declared without one.
+func defaultWidth(k IntKind, unsigned bool) int {
+	w := map[IntKind]int{TinyInt: 4, SmallInt: 6, MediumInt: 9, Int: 11, BigInt: 20}[k]
+	if unsigned && k != BigInt {
+		w--
+	}
+	return w
+}
+
+func notTicketTable(why string) error {
+	return mysqlerr.NotSupported("tables other than ticket tables (" + why + ")")
+}
+
+// NewTableDef checks that s describes a ticket table (one integer id
+// column, at most one string stub column, keys only on those) and builds
+// its definition. Errors are *Error, as MariaDB answers the same
+// definition, or 1235 for tables ticketd does not hold.
+func NewTableDef(s *TableSpec) (*TableDef, error) {
+	d := &TableDef{DB: s.DB, Name: s.Name, Engine: s.Engine, Comment: s.Comment}
+	if d.Engine == "" {
+		d.Engine = DefaultEngine
+	}
+	if n, ok := CacheOption(s.Comment); ok {
+		d.Cache = n
+	}
+	var idCol, stubCol *ColumnSpec
+	for i := range s.Columns {
+		c := &s.Columns[i]
+		if k, ok := intKinds[c.Type]; ok {
+			if idCol != nil {
+				return nil, notTicketTable("more than one integer column")
+			}
+			idCol = c
+			d.IDCol, d.IDNotNull, d.AutoInc = c.Name, c.NotNull || c.PrimaryKey, c.AutoInc
+			d.IDType = IntType{Kind: k, Unsigned: c.Unsigned, Width: c.Width}
+			if d.IDType.Width == 0 {
+				d.IDType.Width = defaultWidth(k, c.Unsigned)
+			}
+			if c.PrimaryKey {
+				d.IDKey = PrimaryKey
+			} else if c.Unique {
+				d.IDKey = c.Name
+			}
+			continue
+		}
+		if c.Type != "char" && c.Type != "varchar" {
+			return nil, notTicketTable("column type " + c.Type)
+		}
+		if stubCol != nil {
+			return nil, notTicketTable("more than one stub column")
+		}
+		if c.AutoInc {
+			return nil, mysqlerr.New(mysqlerr.CodeWrongFieldSpec, "Incorrect column specifier for column '%s'", c.Name)
+		}
+		stubCol = c
+		d.StubCol, d.StubNotNull, d.StubFirst = c.Name, c.NotNull, idCol == nil
+		width := c.Width
+		if c.Type == "char" && width == 0 {
+			width = 1
+		}
+		d.StubLen = width
+		d.StubType = c.Type + "(" + strconv.Itoa(width) + ")"
+		if c.HasDefault {
+			if c.Default.Kind == ValString {
+				d.StubDefault = c.Default.Str
+			} else if c.Default.Kind == ValInt {
+				d.StubDefault = strconv.FormatInt(c.Default.Int, 10)
+			}
+		}
+		if c.Unique || c.PrimaryKey {
+			d.StubKey = c.Name
+		}
+	}
+	if idCol == nil {
+		return nil, notTicketTable("no integer id column")
+	}
+	for _, k := range s.Keys {
+		if len(k.Columns) != 1 {
+			if k.Primary || k.Unique {
+				return nil, notTicketTable("multi-column keys")
+			}
+			continue
+		}
+		col := k.Columns[0]
+		switch {
+		case strings.EqualFold(col, d.IDCol):
+			if k.Primary {
+				d.IDKey, d.IDNotNull = PrimaryKey, true
+			} else if k.Unique && d.IDKey == "" {
+				d.IDKey = keyName(k.Name, col)
+			}
+		case d.StubCol != "" && strings.EqualFold(col, d.StubCol):
+			if k.Primary || k.Unique {
+				d.StubKey = keyName(k.Name, col)
+				if k.Primary {
+					d.StubKey = PrimaryKey
+				}
+			}
+		default:
+			return nil, mysqlerr.New(mysqlerr.CodeKeyColumnMissing, "Key column '%s' doesn't exist in table", col)
+		}
+	}
+	if d.AutoInc && d.IDKey == "" && !s.hasIndexOn(d.IDCol) {
+		return nil, mysqlerr.New(mysqlerr.CodeWrongAutoKey, "Incorrect table definition; there can be only one auto column and it must be defined as a key")
+	}
+	return d, nil
+}
+
+// hasIndexOn reports a key starting with col; a plain KEY on the id
+// column makes an AUTO_INCREMENT column legal without making it unique.
+func (s *TableSpec) hasIndexOn(col string) bool {
+	for _, k := range s.Keys {
+		if len(k.Columns) > 0 && strings.EqualFold(k.Columns[0], col) {
+			return true
+		}
+	}
+	return false
+}
+
+func keyName(name, col string) string {
+	if name != "" {
+		return name
+	}
+	return col
+}
+
+// CacheOption reads ticketd's range-reservation size from a table
+// comment: 'ticketd:cache=1000'. ok is false when the comment has no such
+// option or its number does not parse.
+func CacheOption(comment string) (n uint64, ok bool) {
+	for _, f := range strings.Fields(strings.ReplaceAll(comment, ",", " ")) {
+		if v, ok := strings.CutPrefix(strings.ToLower(f), "ticketd:cache="); ok {
+			n, err := strconv.ParseUint(v, 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
+// quoteIdent quotes a name as SHOW CREATE statements do.
+func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+
+func quoteString(s string) string {
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", "''") + "'"
+}
+
+// CreateDatabaseStatement renders a database the way MariaDB's SHOW
+// CREATE DATABASE does.
+func CreateDatabaseStatement(db string) string {
+	return "CREATE DATABASE " + quoteIdent(db) + " /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci */"
+}
+
+// CreateStatement renders the table the way MariaDB's SHOW CREATE TABLE
+// does.
+func (t *Table) CreateStatement() string {
+	d := &t.Def
+	var b strings.Builder
+	fmt.Fprintf(&b, "CREATE TABLE %s (\n", quoteIdent(d.Name))
+	idLine := "  " + quoteIdent(d.IDCol) + " " + d.IDType.SQL()
+	if d.IDNotNull {
+		idLine += " NOT NULL"
+	} else {
+		idLine += " DEFAULT NULL"
+	}
+	if d.AutoInc {
+		idLine += " AUTO_INCREMENT"
+	}
+	var lines []string
+	if d.StubCol != "" {
+		stubLine := "  " + quoteIdent(d.StubCol) + " " + d.StubType
+		if d.StubNotNull {
+			stubLine += " NOT NULL DEFAULT " + quoteString(d.StubDefault)
+		} else {
+			stubLine += " DEFAULT NULL"
+		}
+		if d.StubFirst {
+			lines = append(lines, stubLine, idLine)
+		} else {
+			lines = append(lines, idLine, stubLine)
+		}
+	} else {
+		lines = append(lines, idLine)
+	}
+	if d.IDKey == PrimaryKey {
+		lines = append(lines, "  PRIMARY KEY ("+quoteIdent(d.IDCol)+")")
+	}
+	if d.StubKey == PrimaryKey {
+		lines = append(lines, "  PRIMARY KEY ("+quoteIdent(d.StubCol)+")")
+	}
+	if d.IDKey != "" && d.IDKey != PrimaryKey {
+		lines = append(lines, "  UNIQUE KEY "+quoteIdent(d.IDKey)+" ("+quoteIdent(d.IDCol)+")")
+	}
+	if d.StubKey != "" && d.StubKey != PrimaryKey {
+		lines = append(lines, "  UNIQUE KEY "+quoteIdent(d.StubKey)+" ("+quoteIdent(d.StubCol)+")")
+	}
+	b.WriteString(strings.Join(lines, ",\n"))
+	b.WriteString("\n) ENGINE=" + d.Engine)
+	if d.AutoInc && t.AutoInc > 1 {
+		b.WriteString(" AUTO_INCREMENT=" + strconv.FormatUint(t.AutoInc, 10))
+	}
+	b.WriteString(" DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci")
+	if d.Comment != "" {
+		b.WriteString(" COMMENT=" + quoteString(d.Comment))
+	}
+	return b.String()
+}
