@@ -2,6 +2,7 @@ package raftstore
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -83,8 +84,8 @@ func (n *Node) serveForward(c net.Conn) {
 			n.log.Warn("forward: bad frame", "size", size, "remote", c.RemoteAddr())
 			return
 		}
-		body := make([]byte, size)
-		if _, err := io.ReadFull(br, body); err != nil {
+		body, err := readBody(br, size)
+		if err != nil {
 			return
 		}
 		kind := body[0]
@@ -110,6 +111,24 @@ func (n *Node) serveForward(c net.Conn) {
 			}
 		}()
 	}
+}
+
+// readBody reads a frame body of size bytes. Memory grows with the bytes
+// that actually arrive, not with the size a peer announces: a header
+// claiming 64 MiB followed by nothing costs a buffer of small frames.
+func readBody(r io.Reader, size uint32) ([]byte, error) {
+	const small = 64 << 10
+	if size <= small {
+		b := make([]byte, size)
+		_, err := io.ReadFull(r, b)
+		return b, err
+	}
+	var buf bytes.Buffer
+	buf.Grow(small)
+	if _, err := io.CopyN(&buf, r, int64(size)); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (status byte, out []byte) {
@@ -439,8 +458,8 @@ func (c *fconn) readLoop() {
 			c.fail(fmt.Errorf("bad response frame size %d", size))
 			return
 		}
-		body := make([]byte, size)
-		if _, err := io.ReadFull(br, body); err != nil {
+		body, err := readBody(br, size)
+		if err != nil {
 			c.fail(err)
 			return
 		}

@@ -59,6 +59,12 @@ func FuzzForwardFrames(f *testing.F) {
 	f.Add(binary.BigEndian.AppendUint32(nil, maxFrame+1))            // oversized length
 	f.Add(forwardFrame(99, 6, 1000, []byte("unknown kind")))         // unknown kind
 	f.Add(forwardFrame(fwdPropose, 7, 1000, appendString(nil, "x"))) // not a batch
+	f.Add(forwardFrame(fwdPropose, 8, 1000, EncodeBatch(nil, []ticket.Command{
+		{Op: ticket.OpSetGlobal, Name: "auto_increment_increment", Value: 2},
+		{Op: ticket.OpDropTable, DB: "flickr", Table: "nope"},
+		{Op: ticket.OpReserve, DB: "flickr", Table: "Tickets64", Count: 10},
+	})))
+	f.Add(forwardFrame(fwdPropose, 9, 1000, []byte{batchVersion, 1, byte(ticket.OpCreateTable)}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		client, server := net.Pipe()
 		done := make(chan struct{})
@@ -71,6 +77,11 @@ func FuzzForwardFrames(f *testing.F) {
 		client.Write(tameMembership(data))
 		client.Close()
 		<-done
+		// A command that decodes but fails in Apply as a storage error
+		// stops the state machine, and every replica's at the same entry.
+		if err := n.fsm.Err(); err != nil {
+			t.Fatalf("state machine failed: %v", err)
+		}
 		if _, err := n.Propose(ctxT(t, 10*time.Second), []ticket.Command{createDB("fuzz_alive")}); err != nil {
 			t.Fatalf("node no longer commits after the input: %v", err)
 		}
