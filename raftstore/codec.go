@@ -689,6 +689,33 @@ func (d *decoder) command(c *ticket.Command, left int) {
 		c.Dump = d.dump()
 	}
 	c.Force = m&cmdForce != 0
+	d.check(c)
+}
+
+// check refuses a command that no encoder writes and that ticket.Apply
+// would fail as a storage error (or a nil dereference) rather than as a
+// statement error. Such a command in a log entry would stop the state
+// machine of every replica at the same index, at every restart; refused
+// here, the entry is consumed without effect instead (FSM.applyBatch).
+// Found by FuzzForward: a SET GLOBAL without a name.
+func (d *decoder) check(c *ticket.Command) {
+	if d.err != nil {
+		return
+	}
+	switch c.Op {
+	case ticket.OpSetGlobal:
+		if c.Name == "" {
+			d.fail("set global without a name")
+		}
+	case ticket.OpCreateDB, ticket.OpDropDB:
+		if c.DB == "" {
+			d.fail("database command without a database")
+		}
+	case ticket.OpCreateTable:
+		if c.Def == nil || c.Def.DB == "" || c.Def.Name == "" {
+			d.fail("create table without a definition")
+		}
+	}
 }
 
 // columns reads a column list, returning the previous command's slice

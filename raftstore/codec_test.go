@@ -57,7 +57,21 @@ func fill(v reflect.Value, r *rand.Rand) {
 func randomCommands(r *rand.Rand, n int) []ticket.Command {
 	cmds := make([]ticket.Command, n)
 	for i := range cmds {
-		fill(reflect.ValueOf(&cmds[i]).Elem(), r)
+		c := &cmds[i]
+		fill(reflect.ValueOf(c).Elem(), r)
+		// Give the fields the decoder insists on (decoder.check).
+		switch c.Op {
+		case ticket.OpSetGlobal:
+			c.Name += "g"
+		case ticket.OpCreateDB, ticket.OpDropDB:
+			c.DB += "d"
+		case ticket.OpCreateTable:
+			if c.Def == nil {
+				c.Def = tickets64("d", "t")
+			}
+			c.Def.DB += "d"
+			c.Def.Name += "t"
+		}
 	}
 	return cmds
 }
@@ -150,12 +164,13 @@ func TestDecodeRejectsDamage(t *testing.T) {
 		}
 	}
 	cases := map[string][]byte{
-		"trailing":      append(bytes.Clone(good), 0),
-		"version":       append([]byte{99}, good[1:]...),
-		"huge count":    {batchVersion, 0xff, 0xff, 0xff, 0xff, 0x0f},
-		"unknown field": {batchVersion, 1, byte(ticket.OpInsert), 0x80, 0x80, 0x80, 0x80, 0x01},
-		"empty string":  {batchVersion, 1, byte(ticket.OpInsert), cmdDB, 0},
-		"zero value":    append(binary.AppendUvarint([]byte{batchVersion, 1, byte(ticket.OpInsert)}, cmdInc), 0),
+		"trailing":        append(bytes.Clone(good), 0),
+		"version":         append([]byte{99}, good[1:]...),
+		"huge count":      {batchVersion, 0xff, 0xff, 0xff, 0xff, 0x0f},
+		"unknown field":   {batchVersion, 1, byte(ticket.OpInsert), 0x80, 0x80, 0x80, 0x80, 0x01},
+		"empty string":    {batchVersion, 1, byte(ticket.OpInsert), cmdDB, 0},
+		"nameless global": {batchVersion, 1, byte(ticket.OpSetGlobal), 0},
+		"zero value":      append(binary.AppendUvarint([]byte{batchVersion, 1, byte(ticket.OpInsert)}, cmdInc), 0),
 	}
 	for name, b := range cases {
 		if _, err := DecodeBatch(b); !errors.Is(err, ErrCorrupt) {
