@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/ticketd/ticketd/ticket"
 )
@@ -262,5 +263,29 @@ func BenchmarkDecodeBatch(b *testing.B) {
 		if _, err := DecodeBatch(data); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestMalformedCommandDoesNotStopStateMachine proposes commands no
+// encoder of a statement writes but the codec carries (a SET GLOBAL with
+// no name, a database command with no database): applied, they failed in
+// bbolt and stopped the state machine, on every replica at the same
+// entry and again at every restart. The decoder refuses them, so the
+// entry is consumed without effect and the node carries on.
+func TestMalformedCommandDoesNotStopStateMachine(t *testing.T) {
+	n := openNode(t, testConfig("n1", t.TempDir(), listen(t)))
+	must(t, n.WaitReady(ctxT(t, 10*time.Second)))
+	for _, c := range []ticket.Command{
+		{Op: ticket.OpSetGlobal, Value: 2},
+		{Op: ticket.OpCreateDB},
+		{Op: ticket.OpDropDB},
+	} {
+		_, _ = n.Propose(ctxT(t, 5*time.Second), []ticket.Command{c})
+		if err := n.fsm.Err(); err != nil {
+			t.Fatalf("op %v: state machine failed: %v", c.Op, err)
+		}
+	}
+	if _, err := n.Propose(ctxT(t, 5*time.Second), []ticket.Command{createDB("alive")}); err != nil {
+		t.Fatalf("node no longer commits: %v", err)
 	}
 }
