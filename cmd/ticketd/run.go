@@ -66,7 +66,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.DurationVar(&o.snapshotInterval, "snapshot-interval", 2*time.Minute, "how often Raft checks whether --snapshot-threshold entries have accumulated")
 	fs.Uint64Var(&o.trailingLogs, "trailing-logs", 10240, "log entries kept after a snapshot, so that a briefly lagging follower catches up without one")
 	fs.DurationVar(&o.stmtTimeout, "statement-timeout", 10*time.Second, "how long a statement waits for a leader with a quorum")
-	fs.DurationVar(&o.electionTimeout, "election-timeout", time.Second, "how long a follower goes without hearing from the leader before it stands for election (Raft's heartbeat and election timeouts)")
+	fs.DurationVar(&o.electionTimeout, "election-timeout", time.Second, "Raft's election timeout: a follower that has not heard from the leader for half of it (at least --leader-lease) stands for election, and a candidate that got no majority tries again after one to two of it")
 	fs.DurationVar(&o.leaderLease, "leader-lease", 500*time.Millisecond, "how long a leader goes without a quorum's answer before it steps down; at most --election-timeout")
 	fs.StringVar(&o.raftLog, "raft-log", "", "Raft log store for a new data directory: bolt (raft-boltdb) or wal (raft-wal); empty keeps the directory's, or wal")
 	fs.BoolVar(&o.stateFsync, "state-fsync", false, "fsync the bbolt state file on every batch; off, it is rebuilt from the (always fsynced) Raft log and snapshot at start")
@@ -196,17 +196,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	// node accepts any connection.
 	var svc *ticket.Service
 	node, err := raftstore.Open(raftstore.Config{
-		NodeID:             o.nodeID,
-		RaftAddr:           o.raftAddr,
-		DataDir:            o.dataDir,
-		Peers:              peers,
-		NoBootstrap:        o.join != "",
-		SnapshotThreshold:  o.snapshotThreshold,
-		SnapshotInterval:   o.snapshotInterval,
-		TrailingLogs:       o.trailingLogs,
-		StateNoSync:        !o.stateFsync,
-		LogStore:           o.raftLog,
-		HeartbeatTimeout:   o.electionTimeout,
+		NodeID:            o.nodeID,
+		RaftAddr:          o.raftAddr,
+		DataDir:           o.dataDir,
+		Peers:             peers,
+		NoBootstrap:       o.join != "",
+		SnapshotThreshold: o.snapshotThreshold,
+		SnapshotInterval:  o.snapshotInterval,
+		TrailingLogs:      o.trailingLogs,
+		StateNoSync:       !o.stateFsync,
+		LogStore:          o.raftLog,
+		// Heartbeat timeout: raftstore's default, half the election
+		// timeout (not below the lease), measured in issue 14.
 		ElectionTimeout:    o.electionTimeout,
 		LeaderLeaseTimeout: o.leaderLease,
 		ApplyTimeout:       raftstore.ApplyTimeoutFor(o.stmtTimeout),
