@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -126,6 +127,9 @@ func TestSoak(t *testing.T) {
 		}
 		f := faults[rng.IntN(len(faults))]
 		m := f.run(t, env, lead)
+		if before, after, ok := clusterGap(w.h.Ops(), m.at); ok && !m.at.IsZero() {
+			m.cluster = after.Sub(before)
+		}
 		st := stats[f.kind]
 		if st == nil {
 			st = &kindStats{}
@@ -156,7 +160,7 @@ func TestSoak(t *testing.T) {
 // times, then checks that every node serves again. Short cuts exercise
 // elections that are interrupted by the next heal.
 func flap(t *testing.T, e *faultEnv, rng *rand.Rand) measurement {
-	m := measurement{kind: "flapping links"}
+	m := measurement{kind: "flapping links", at: time.Now()}
 	all := e.c.nodes()
 	for range 5 {
 		v := all[rng.IntN(len(all))]
@@ -184,6 +188,7 @@ type kindStats struct {
 	majority, gap, heal  time.Duration // maxima
 	sumMajority, sumHeal time.Duration
 	refused              int
+	cluster              []time.Duration // cluster-wide gaps, one per fault
 }
 
 func (k *kindStats) add(m measurement) {
@@ -194,6 +199,16 @@ func (k *kindStats) add(m measurement) {
 	k.sumMajority += m.majority
 	k.sumHeal += m.heal
 	k.refused += m.refused
+	k.cluster = append(k.cluster, m.cluster)
+}
+
+// clusterP50Max is the median and the largest cluster-wide gap.
+func (k *kindStats) clusterP50Max() (p50, most time.Duration) {
+	if len(k.cluster) == 0 {
+		return 0, 0
+	}
+	g := slices.Sorted(slices.Values(k.cluster))
+	return g[len(g)/2], g[len(g)-1]
 }
 
 // soakSummary renders the end-of-run report.
@@ -214,8 +229,8 @@ func soakSummary(w *workload, c *cluster, stats map[string]*kindStats) string {
 	fmt.Fprintf(&b, "  duplicates: %d, ids not above an earlier returned id: %d, LAST_INSERT_ID mismatches: %d, unexpected errors: %d\n",
 		byKind[history.Duplicate], byKind[history.NotIncreasing], mismatches, unexpected)
 	fmt.Fprintf(&b, "  proxy: %+v\n", c.proxy.Stats())
-	fmt.Fprintf(&b, "  %-22s %5s %14s %14s %14s %14s %14s %9s\n", "fault", "count",
-		"majority max", "majority mean", "longest gap", "heal max", "heal mean", "refusals")
+	fmt.Fprintf(&b, "  %-22s %5s %14s %14s %14s %14s %14s %14s %14s %9s\n", "fault", "count",
+		"cluster p50", "cluster max", "majority max", "majority mean", "longest gap", "heal max", "heal mean", "refusals")
 	var kinds []string
 	for k := range stats {
 		kinds = append(kinds, k)
@@ -224,7 +239,8 @@ func soakSummary(w *workload, c *cluster, stats map[string]*kindStats) string {
 	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
 	for _, k := range kinds {
 		s := stats[k]
-		fmt.Fprintf(&b, "  %-22s %5d %14s %14s %14s %14s %14s %9d\n", k, s.n, ms(s.majority),
+		p50, most := s.clusterP50Max()
+		fmt.Fprintf(&b, "  %-22s %5d %14s %14s %14s %14s %14s %14s %14s %9d\n", k, s.n, ms(p50), ms(most), ms(s.majority),
 			ms(s.sumMajority/time.Duration(s.n)), ms(s.gap), ms(s.heal), ms(s.sumHeal/time.Duration(s.n)), s.refused)
 	}
 	if len(vs) > 0 {
