@@ -182,6 +182,10 @@ func statement(stmt ast.StmtNode, src string) (Plan, error) {
 		// Every ticket statement is atomic on its own and there is no
 		// table cache to flush.
 		return &Empty{}, nil
+	case *ast.GrantStmt, *ast.RevokeStmt, *ast.GrantRoleStmt, *ast.RevokeRoleStmt, *ast.GrantProxyStmt,
+		*ast.CreateUserStmt, *ast.AlterUserStmt, *ast.DropUserStmt, *ast.RenameUserStmt, *ast.SetPwdStmt,
+		*ast.SetRoleStmt, *ast.SetDefaultRoleStmt:
+		return &Account{Stmt: stmtReason(stmt)}, nil
 	case *ast.DoStmt:
 		// DO 1 is a ping; DO with a function could have effects
 		// (DO LAST_INSERT_ID(5)) that an OK would silently drop.

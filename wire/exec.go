@@ -46,6 +46,9 @@ func (s *session) run(p sql.Plan, args []any, bin bool) (*mysql.Result, error) {
 }
 
 func (s *session) dispatch(p sql.Plan, args []any, bin bool, prevWarnings int) (*mysql.Result, error) {
+	if err := s.authorize(p); err != nil {
+		return nil, err
+	}
 	switch p := p.(type) {
 	case *sql.Insert:
 		return s.insert(p, args)
@@ -81,6 +84,8 @@ func (s *session) dispatch(p sql.Plan, args []any, bin bool, prevWarnings int) (
 		return s.txn(p), nil
 	case *sql.Empty:
 		return okResult(0, 0), nil
+	case *sql.Account:
+		return nil, accountStmt(p)
 	case *sql.Unsupported:
 		return nil, unsupported(p.Reason)
 	case *sql.Failed:

@@ -167,6 +167,9 @@ func New(svc Service, cfg Config) *Server {
 	if cfg.DefaultAuthPlugin == "" {
 		cfg.DefaultAuthPlugin = mysqlconn.CachingSHA2Password
 	}
+	if cfg.Users == nil {
+		cfg.Users = mysqlconn.DefaultUsers()
+	}
 	if cfg.MaxAllowedPacket <= 0 {
 		cfg.MaxAllowedPacket = 64 << 20
 	}

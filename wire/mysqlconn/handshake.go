@@ -168,6 +168,8 @@ type Login struct {
 	Caps   uint32 // the client's negotiated capabilities, as it sent them
 	Salt   []byte // the scramble the client last saw (COM_CHANGE_USER reuses it)
 	Secure bool   // the connection is TLS
+	Role   Role   // what the account may do
+	Host   string // the client's host, as MySQL's messages name it
 }
 
 // Connect runs the connection phase on nc: the initial handshake, the
@@ -225,7 +227,8 @@ func (a *Acceptor) Connect(nc net.Conn, connID uint32, h server.Handler, ready f
 		}
 		return nil, nil, err
 	}
-	if err := ready(Login{User: l.user, DB: l.db, Caps: l.caps, Salt: salt, Secure: secure}); err != nil {
+	role, _, _ := a.cfg.Users.Role(l.user)
+	if err := ready(Login{User: l.user, DB: l.db, Caps: l.caps, Salt: salt, Secure: secure, Role: role, Host: hostOf(nc.RemoteAddr())}); err != nil {
 		var me *mysql.MyError
 		if errors.As(err, &me) {
 			pc.writeErr(me)
@@ -265,7 +268,8 @@ func (a *Acceptor) ChangeUser(c *Conn, data []byte, prev Login) (Login, error) {
 	if err != nil {
 		return prev, err
 	}
-	return Login{User: l.user, DB: l.db, Caps: prev.Caps, Salt: prev.Salt, Secure: prev.Secure}, nil
+	role, _, _ := a.cfg.Users.Role(l.user)
+	return Login{User: l.user, DB: l.db, Caps: prev.Caps, Salt: prev.Salt, Secure: prev.Secure, Role: role, Host: prev.Host}, nil
 }
 
 // initialHandshake is Protocol::HandshakeV10.
