@@ -178,7 +178,12 @@ func statement(stmt ast.StmtNode, src string) (Plan, error) {
 			return nil, unsupported("ROLLBACK AND CHAIN / RELEASE")
 		}
 		return &Txn{Kind: TxnRollback}, nil
-	case *ast.FlushStmt, *ast.LockTablesStmt, *ast.UnlockTablesStmt:
+	case *ast.FlushStmt:
+		if s.Tp == ast.FlushHosts {
+			return &FlushHosts{}, nil
+		}
+		return &Empty{}, nil
+	case *ast.LockTablesStmt, *ast.UnlockTablesStmt:
 		// Every ticket statement is atomic on its own and there is no
 		// table cache to flush.
 		return &Empty{}, nil

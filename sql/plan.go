@@ -285,6 +285,10 @@ type Empty struct{}
 // the same multi-statement query; executing it answers Err.
 type Failed struct{ Err *Error }
 
+// FlushHosts is FLUSH HOSTS: it unblocks the hosts blocked for too many
+// refused logins.
+type FlushHosts struct{}
+
 // Account is a statement that manages accounts or privileges (GRANT,
 // REVOKE, CREATE/ALTER/DROP/RENAME USER, SET PASSWORD, roles): ticketd's
 // accounts live in its users file, so these are refused. Stmt names the
@@ -309,5 +313,6 @@ func (*Use) isPlan()            {}
 func (*Txn) isPlan()            {}
 func (*Empty) isPlan()          {}
 func (*Account) isPlan()        {}
+func (*FlushHosts) isPlan()     {}
 func (*Unsupported) isPlan()    {}
 func (*Failed) isPlan()         {}

@@ -86,6 +86,9 @@ func (s *session) dispatch(p sql.Plan, args []any, bin bool, prevWarnings int) (
 		return okResult(0, 0), nil
 	case *sql.Account:
 		return nil, accountStmt(p)
+	case *sql.FlushHosts:
+		s.srv.acceptor.FlushHosts()
+		return okResult(0, 0), nil
 	case *sql.Unsupported:
 		return nil, unsupported(p.Reason)
 	case *sql.Failed:

@@ -36,6 +36,8 @@ func (s *session) authorize(p sql.Plan) error {
 		return mysqlerr.DBAccessDenied(s.user, s.login.Host, p.Name)
 	case *sql.DropDatabase:
 		return mysqlerr.DBAccessDenied(s.user, s.login.Host, p.Name)
+	case *sql.FlushHosts:
+		return errNeedReload()
 	case *sql.Set:
 		for _, v := range p.Vars {
 			if !v.User && v.Scope == sql.ScopeGlobal {
@@ -45,6 +47,9 @@ func (s *session) authorize(p sql.Plan) error {
 	}
 	return nil
 }
+
+// errNeedReload is FLUSH's privilege error.
+func errNeedReload() *mysqlerr.Error { return mysqlerr.SpecificAccessDenied("RELOAD") }
 
 // accountStmt answers GRANT, REVOKE, CREATE USER and the like: accounts
 // and roles are the users file's, so a statement cannot change them.

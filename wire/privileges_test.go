@@ -49,6 +49,7 @@ func TestRoles(t *testing.T) {
 		{"CREATE DATABASE other", 1044, "42000", "Access denied for user 'app'@'127.0.0.1' to database 'other'"},
 		{"SET GLOBAL auto_increment_increment = 2", 1227, "42000", "Access denied; you need (at least one of) the SUPER or SYSTEM_VARIABLES_ADMIN privilege(s) for this operation"},
 		{"SHOW GRANTS FOR 'ops'@'%'", 1044, "42000", "Access denied for user 'app'@'127.0.0.1' to database 'mysql'"},
+		{"FLUSH HOSTS", 1227, "42000", "Access denied; you need (at least one of) the RELOAD privilege(s) for this operation"},
 		{"GRANT ALL ON *.* TO 'app'@'%'", 1290, "HY000", ""},
 		{"CREATE USER 'x'@'%' IDENTIFIED BY 'y'", 1290, "HY000", ""},
 	} {

@@ -26,6 +26,9 @@ type clientOptions struct {
 	requireTLS       bool
 	maxAllowedPacket int
 	waitTimeout      time.Duration
+	connectTimeout   time.Duration
+	maxConnections   int
+	maxConnectErrors int
 }
 
 func (c *clientOptions) register(fs *flag.FlagSet) {
@@ -38,6 +41,9 @@ func (c *clientOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.requireTLS, "require-tls", false, "refuse logins over plain TCP (MySQL's require_secure_transport)")
 	fs.IntVar(&c.maxAllowedPacket, "max-allowed-packet", 64<<20, "largest client packet in bytes; a client sending more is disconnected with error 1153")
 	fs.DurationVar(&c.waitTimeout, "wait-timeout", 8*time.Hour, "close client connections idle this long (MySQL's wait_timeout)")
+	fs.DurationVar(&c.connectTimeout, "connect-timeout", 10*time.Second, "close client connections that have not logged in this long after connecting (MySQL's connect_timeout)")
+	fs.IntVar(&c.maxConnections, "max-connections", 10000, "open client connections at most; one more gets error 1040 'Too many connections' (MySQL's max_connections); 0 for no limit")
+	fs.IntVar(&c.maxConnectErrors, "max-connect-errors", 100, "block a host after this many consecutive refused logins with error 1129 until FLUSH HOSTS (MySQL's max_connect_errors); 0 never blocks")
 }
 
 // apply completes a wire.Config with the client options.
@@ -48,6 +54,21 @@ func (c *clientOptions) apply(cfg *wire.Config, log *slog.Logger) error {
 	cfg.IdleTimeout = c.waitTimeout
 	if c.waitTimeout <= 0 {
 		return errors.New("--wait-timeout must be positive")
+	}
+	if c.connectTimeout <= 0 {
+		return errors.New("--connect-timeout must be positive")
+	}
+	if c.maxConnections < 0 || c.maxConnectErrors < 0 {
+		return errors.New("--max-connections and --max-connect-errors must not be negative")
+	}
+	cfg.ConnectTimeout = c.connectTimeout
+	// wire reads 0 as its default and a negative value as "no limit".
+	cfg.MaxConnections, cfg.MaxConnectErrors = c.maxConnections, c.maxConnectErrors
+	if c.maxConnections == 0 {
+		cfg.MaxConnections = -1
+	}
+	if c.maxConnectErrors == 0 {
+		cfg.MaxConnectErrors = -1
 	}
 	if c.maxAllowedPacket < 1024 {
 		return errors.New("--max-allowed-packet must be at least 1024")
