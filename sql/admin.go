@@ -130,6 +130,7 @@ var showKinds = map[ast.ShowStmtType]ShowKind{
 	ast.ShowCharset:        ShowCharset,
 	ast.ShowCollation:      ShowCollation,
 	ast.ShowProcessList:    ShowProcessList,
+	ast.ShowGrants:         ShowGrants,
 }
 
 func showStmt(s *ast.ShowStmt) (Plan, error) {
@@ -144,6 +145,15 @@ func showStmt(s *ast.ShowStmt) (Plan, error) {
 		return nil, unsupported("SHOW ... LIMIT")
 	}
 	plan := &Show{Kind: kind, Full: s.Full, DB: s.DBName}
+	if kind == ShowGrants {
+		if len(s.Roles) > 0 {
+			return nil, unsupported("SHOW GRANTS ... USING")
+		}
+		if u := s.User; u != nil && !u.CurrentUser {
+			plan.User, plan.Host = u.Username, u.Hostname
+		}
+		return plan, nil
+	}
 	if s.GlobalScope {
 		plan.Scope = ScopeGlobal
 	}

@@ -178,10 +178,19 @@ func statement(stmt ast.StmtNode, src string) (Plan, error) {
 			return nil, unsupported("ROLLBACK AND CHAIN / RELEASE")
 		}
 		return &Txn{Kind: TxnRollback}, nil
-	case *ast.FlushStmt, *ast.LockTablesStmt, *ast.UnlockTablesStmt:
+	case *ast.FlushStmt:
+		if s.Tp == ast.FlushHosts {
+			return &FlushHosts{}, nil
+		}
+		return &Empty{}, nil
+	case *ast.LockTablesStmt, *ast.UnlockTablesStmt:
 		// Every ticket statement is atomic on its own and there is no
 		// table cache to flush.
 		return &Empty{}, nil
+	case *ast.GrantStmt, *ast.RevokeStmt, *ast.GrantRoleStmt, *ast.RevokeRoleStmt, *ast.GrantProxyStmt,
+		*ast.CreateUserStmt, *ast.AlterUserStmt, *ast.DropUserStmt, *ast.RenameUserStmt, *ast.SetPwdStmt,
+		*ast.SetRoleStmt, *ast.SetDefaultRoleStmt:
+		return &Account{Stmt: stmtReason(stmt)}, nil
 	case *ast.DoStmt:
 		// DO 1 is a ping; DO with a function could have effects
 		// (DO LAST_INSERT_ID(5)) that an OK would silently drop.

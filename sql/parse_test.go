@@ -384,7 +384,7 @@ func TestParseSet(t *testing.T) {
 		{"SET SESSION TRANSACTION READ ONLY", one(&Set{Vars: []SetVar{setv("transaction_read_only", val(iv(1)))}})},
 		{"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", one(&Empty{})},
 
-		{"SET PASSWORD = 'x'", one(unsup("SET PASSWORD"))},
+		{"SET PASSWORD = 'x'", one(&Account{Stmt: "SET PASSWORD"})},
 		{"SET x = (SELECT 1)", one(unsup("subquery"))},
 		{"SET x = SLEEP(1)", one(unsup("SLEEP()"))},
 	})
@@ -439,7 +439,9 @@ func TestParseShow(t *testing.T) {
 		{"SHOW PROCESSLIST", one(show(ShowProcessList))},
 		{"SHOW FULL PROCESSLIST", one(&Show{Kind: ShowProcessList, Full: true})},
 
-		{"SHOW GRANTS", one(unsup("SHOW GRANTS"))},
+		{"SHOW GRANTS", one(&Show{Kind: ShowGrants})},
+		{"SHOW GRANTS FOR CURRENT_USER()", one(&Show{Kind: ShowGrants})},
+		{"SHOW GRANTS FOR 'app'@'%'", one(&Show{Kind: ShowGrants, User: "app", Host: "%"})},
 		{"SHOW MASTER STATUS", one(unsup("SHOW MASTER"))},
 		{"SHOW COUNT(*) WARNINGS", one(unsup("SHOW COUNT(*)"))},
 		{"SHOW VARIABLES LIKE ?", one(unsup("SHOW with this LIKE"))},
@@ -544,8 +546,10 @@ func TestParseMisc(t *testing.T) {
 		{"TRUNCATE t", one(unsup("TRUNCATE TABLE"))},
 		{"CREATE INDEX i ON t (a)", one(unsup("CREATE INDEX"))},
 		{"DROP INDEX i ON t", one(unsup("DROP INDEX"))},
-		{"GRANT ALL ON *.* TO 'a'@'%'", one(unsup("GRANT"))},
-		{"CREATE USER 'a'@'%'", one(unsup("CREATE USER"))},
+		{"GRANT ALL ON *.* TO 'a'@'%'", one(&Account{Stmt: "GRANT"})},
+		{"REVOKE ALL ON *.* FROM 'a'@'%'", one(&Account{Stmt: "REVOKE"})},
+		{"DROP USER 'a'", one(&Account{Stmt: "DROP USER"})},
+		{"CREATE USER 'a'@'%'", one(&Account{Stmt: "CREATE USER"})},
 		{"RENAME TABLE a TO b", one(unsup("RENAME TABLE"))},
 		{"ANALYZE TABLE t", one(unsup("ANALYZE TABLE"))},
 		{"KILL 5", one(unsup("KILL"))},

@@ -175,6 +175,7 @@ const (
 	ShowCharset
 	ShowCollation
 	ShowProcessList
+	ShowGrants
 )
 
 // Show is a SHOW statement.
@@ -188,6 +189,9 @@ type Show struct {
 	Like    string // LIKE pattern
 	// Where holds `Column = Value` terms of SHOW ... WHERE, lower case columns.
 	Where []Cond
+	// User and Host name the account of SHOW GRANTS FOR; User "" is the
+	// current user (SHOW GRANTS, FOR CURRENT_USER()).
+	User, Host string
 	// WhereOr joins the Where terms with OR instead of AND: Connector/J 5.1
 	// asks for its variables as `WHERE Variable_name = 'a' OR Variable_name
 	// = 'b' ...`, and `Variable_name IN ('a', 'b')` becomes the same.
@@ -281,6 +285,16 @@ type Empty struct{}
 // the same multi-statement query; executing it answers Err.
 type Failed struct{ Err *Error }
 
+// FlushHosts is FLUSH HOSTS: it unblocks the hosts blocked for too many
+// refused logins.
+type FlushHosts struct{}
+
+// Account is a statement that manages accounts or privileges (GRANT,
+// REVOKE, CREATE/ALTER/DROP/RENAME USER, SET PASSWORD, roles): ticketd's
+// accounts live in its users file, so these are refused. Stmt names the
+// statement as MySQL's messages quote it.
+type Account struct{ Stmt string }
+
 // Unsupported is a statement that parsed but is outside ticketd's surface.
 // It answers error 1235 with Reason.
 type Unsupported struct{ Reason string }
@@ -298,5 +312,7 @@ func (*DropDatabase) isPlan()   {}
 func (*Use) isPlan()            {}
 func (*Txn) isPlan()            {}
 func (*Empty) isPlan()          {}
+func (*Account) isPlan()        {}
+func (*FlushHosts) isPlan()     {}
 func (*Unsupported) isPlan()    {}
 func (*Failed) isPlan()         {}

@@ -417,6 +417,17 @@ func applyDropDB(s Store, c *Command) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	for _, name := range tables {
+		t, err := s.Table(c.DB, name)
+		if err != nil {
+			return Result{}, err
+		}
+		if t != nil {
+			if err := markDropped(s, t); err != nil {
+				return Result{}, err
+			}
+		}
+	}
 	return Result{Affected: uint64(len(tables))}, s.DeleteDatabase(c.DB)
 }
 
@@ -444,6 +455,9 @@ func applyCreateTable(s Store, c *Command) (Result, error) {
 	if c.CreateAutoInc > 1 {
 		t.AutoInc = c.CreateAutoInc
 	}
+	if err := startAbove(s, t); err != nil {
+		return Result{}, err
+	}
 	return Result{}, s.PutTable(t)
 }
 
@@ -458,6 +472,9 @@ func applyDropTable(s Store, c *Command) (Result, error) {
 			return noted(e), nil
 		}
 		return Result{Err: e}, nil
+	}
+	if err := markDropped(s, t); err != nil {
+		return Result{}, err
 	}
 	return Result{}, s.DeleteTable(c.DB, c.Table)
 }

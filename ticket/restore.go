@@ -122,6 +122,7 @@ func cmpUint(a, b uint64) int {
 // moves; a sequence table's rows all shift by the same amount (keeping
 // them distinct and in order). It checks every table first and changes
 // nothing if one would pass its type's maximum (ErrAdvanceOverflow).
+// The marks of dropped tables (see DropMark) move the same way.
 func (d *Dump) Advance(advance, floor uint64) ([]Move, error) {
 	moves := make([]Move, len(d.Tables))
 	var bad []string
@@ -166,6 +167,20 @@ func (d *Dump) Advance(advance, floor uint64) ([]Move, error) {
 		delta := m.To - m.From
 		for j := range t.Rows {
 			t.Rows[j].ID += delta
+		}
+	}
+	// Dropped tables' marks move as their tables would have: a table
+	// re-created after the restore must start above the ids the source
+	// cluster handed out. One past 2^64-1 is the exhausted mark.
+	for i := range d.Globals {
+		g := &d.Globals[i]
+		if _, ok := IsDropMark(g.Name); !ok || g.Value == exhaustedMark {
+			continue
+		}
+		if to := g.Value + advance; to < g.Value {
+			g.Value = exhaustedMark
+		} else {
+			g.Value = max(to, floor)
 		}
 	}
 	return moves, nil

@@ -46,6 +46,9 @@ func (s *session) run(p sql.Plan, args []any, bin bool) (*mysql.Result, error) {
 }
 
 func (s *session) dispatch(p sql.Plan, args []any, bin bool, prevWarnings int) (*mysql.Result, error) {
+	if err := s.authorize(p); err != nil {
+		return nil, err
+	}
 	switch p := p.(type) {
 	case *sql.Insert:
 		return s.insert(p, args)
@@ -80,6 +83,11 @@ func (s *session) dispatch(p sql.Plan, args []any, bin bool, prevWarnings int) (
 	case *sql.Txn:
 		return s.txn(p), nil
 	case *sql.Empty:
+		return okResult(0, 0), nil
+	case *sql.Account:
+		return nil, accountStmt(p)
+	case *sql.FlushHosts:
+		s.srv.acceptor.FlushHosts()
 		return okResult(0, 0), nil
 	case *sql.Unsupported:
 		return nil, unsupported(p.Reason)

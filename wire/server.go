@@ -15,6 +15,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/server"
 
 	"github.com/ticketd/ticketd/sql"
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/wire/mysqlconn"
 )
@@ -81,8 +82,19 @@ type Config struct {
 	// (MySQL's wait_timeout; default 8h). Half-open connections are found
 	// sooner by TCP keep-alive.
 	IdleTimeout time.Duration
-	// ConnectTimeout bounds the connection phase (connect_timeout, 10s).
+	// ConnectTimeout bounds the connection phase (connect_timeout, 10s):
+	// a client that has not logged in by then is disconnected.
 	ConnectTimeout time.Duration
+	// MaxConnections bounds the open client connections (MySQL's
+	// max_connections); one more is answered with error 1040 and closed.
+	// 0 means the default, 10000 (what @@max_connections always said;
+	// MySQL's is 151, too few for a ticket server every application
+	// server connects to); negative, no bound.
+	MaxConnections int
+	// MaxConnectErrors blocks a host after this many consecutive refused
+	// logins (max_connect_errors, 100) with error 1129 until FLUSH HOSTS.
+	// 0 means the default; negative, no blocking.
+	MaxConnectErrors int
 	// WriteTimeout bounds a write to a client that stopped reading
 	// (net_write_timeout, 60s).
 	WriteTimeout time.Duration
@@ -114,6 +126,7 @@ func (c *Config) connConfig() mysqlconn.Config {
 		MaxAllowedPacket:  c.MaxAllowedPacket,
 		WriteTimeout:      c.WriteTimeout,
 		Logger:            c.Logger,
+		MaxConnectErrors:  max(c.MaxConnectErrors, 0),
 	}
 }
 
@@ -167,6 +180,9 @@ func New(svc Service, cfg Config) *Server {
 	if cfg.DefaultAuthPlugin == "" {
 		cfg.DefaultAuthPlugin = mysqlconn.CachingSHA2Password
 	}
+	if cfg.Users == nil {
+		cfg.Users = mysqlconn.DefaultUsers()
+	}
 	if cfg.MaxAllowedPacket <= 0 {
 		cfg.MaxAllowedPacket = 64 << 20
 	}
@@ -179,6 +195,12 @@ func New(svc Service, cfg Config) *Server {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = 60 * time.Second
 	}
+	if cfg.MaxConnections == 0 {
+		cfg.MaxConnections = 10000
+	}
+	if cfg.MaxConnectErrors == 0 {
+		cfg.MaxConnectErrors = 100
+	}
 	obs := cfg.Observer
 	if obs == nil {
 		obs = nopObserver{}
@@ -188,6 +210,9 @@ func New(svc Service, cfg Config) *Server {
 	vars := sysVars(cfg.Version)
 	vars["max_allowed_packet"] = sysVar{value: int64(cfg.MaxAllowedPacket), session: true}
 	vars["wait_timeout"] = sysVar{value: int64(cfg.IdleTimeout / time.Second), session: true}
+	vars["max_connections"] = sysVar{value: int64(max(cfg.MaxConnections, 0)), readOnly: true}
+	vars["max_connect_errors"] = sysVar{value: int64(max(cfg.MaxConnectErrors, 0)), readOnly: true}
+	vars["connect_timeout"] = sysVar{value: int64(cfg.ConnectTimeout / time.Second), readOnly: true}
 	vars["default_authentication_plugin"] = sysVar{value: cfg.DefaultAuthPlugin, readOnly: true}
 	haveSSL, requireTLS := "DISABLED", int64(0)
 	if cfg.TLS != nil {
@@ -238,7 +263,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			}
 			return fmt.Errorf("wire: accept: %w", err)
 		}
-		if !s.track(nc) {
+		tracked, full := s.track(nc)
+		if full {
+			// A short write deadline: a client that does not read must
+			// not hold up the accept loop.
+			_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
+			_ = mysqlconn.Refuse(nc, mysqlerr.CodeConCount, "Too many connections")
+			s.log.Debug("connection refused: max_connections reached", "remote", nc.RemoteAddr().String(), "max_connections", s.cfg.MaxConnections)
+			nc.Close()
+			continue
+		}
+		if !tracked {
 			nc.Close()
 			return ErrServerClosed
 		}
@@ -247,14 +282,19 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 }
 
-func (s *Server) track(nc net.Conn) bool {
+// track adds a connection to the open ones, unless the server is closed
+// or has MaxConnections open (full).
+func (s *Server) track(nc net.Conn) (tracked, full bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return false
+		return false, false
+	}
+	if s.cfg.MaxConnections > 0 && len(s.conns) >= s.cfg.MaxConnections {
+		return false, true
 	}
 	s.conns[nc] = struct{}{}
-	return true
+	return true, false
 }
 
 func (s *Server) serveConn(nc net.Conn) {

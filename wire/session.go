@@ -360,6 +360,9 @@ func (s *session) HandleFieldList(table string, wildcard string) ([]*mysql.Field
 }
 
 // HandleOtherCommand answers the commands go-mysql leaves to the handler.
+// refreshHosts is COM_REFRESH's REFRESH_HOSTS flag.
+const refreshHosts = 0x08
+
 func (s *session) HandleOtherCommand(cmd byte, data []byte) error {
 	switch cmd {
 	case mysql.COM_RESET_CONNECTION:
@@ -379,7 +382,16 @@ func (s *session) HandleOtherCommand(cmd byte, data []byte) error {
 			}
 		}
 		return nil
-	case mysql.COM_DEBUG, mysql.COM_REFRESH:
+	case mysql.COM_REFRESH:
+		// mysqladmin flush-hosts; the other reloads have nothing to do.
+		if len(data) > 0 && data[0]&refreshHosts != 0 {
+			if s.login.Role != mysqlconn.RoleAdmin {
+				return packet(errNeedReload())
+			}
+			s.srv.acceptor.FlushHosts()
+		}
+		return nil
+	case mysql.COM_DEBUG:
 		return nil
 	default:
 		return packet(mysqlerr.New(mysqlerr.CodeUnknownCommand, "Unknown command"))

@@ -62,6 +62,8 @@ func (s *session) show(p *sql.Show, bin bool) (*mysql.Result, error) {
 	case sql.ShowCollation:
 		rs.cols = strCols("Collation", "Charset", "Id", "Default", "Compiled", "Sortlen")
 		rs.add("utf8mb4_general_ci", "utf8mb4", int64(45), "Yes", "Yes", int64(1))
+	case sql.ShowGrants:
+		err = s.showGrants(p, &rs)
 	case sql.ShowProcessList:
 		rs.cols = strCols("Id", "User", "Host", "db", "Command", "Time", "State", "Info")
 		rs.add(uint64(s.id), s.user, s.conn.RemoteAddr().String(), nullable(s.db), "Query", int64(0), "", "SHOW PROCESSLIST")

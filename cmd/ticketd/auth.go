@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ticketd/ticketd/wire"
+	"github.com/ticketd/ticketd/wire/mysqlconn"
 )
 
 // clientOptions are the flags for client connections: accounts, TLS and
@@ -25,18 +26,24 @@ type clientOptions struct {
 	requireTLS       bool
 	maxAllowedPacket int
 	waitTimeout      time.Duration
+	connectTimeout   time.Duration
+	maxConnections   int
+	maxConnectErrors int
 }
 
 func (c *clientOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.rootPassword, "root-password", "", "password of the MySQL user root (any host); prefer TICKETD_ROOT_PASSWORD or --users-file, a flag shows in ps. "+
 		"Without it and --users-file, root has no password and may connect from loopback addresses only")
-	fs.StringVar(&c.usersFile, "users-file", "", "file of MySQL accounts, one 'user:password' per line ('#' comments); root is an account only if listed or --root-password is set")
+	fs.StringVar(&c.usersFile, "users-file", "", "file of MySQL accounts, one 'user:password' per line ('#' comments); a line '[alloc]' or '[admin]' sets the role of the accounts after it (admin before any); root is an account only if listed or --root-password is set")
 	fs.StringVar(&c.authPlugin, "default-authentication-plugin", "caching_sha2_password", "plugin proposed in the handshake: caching_sha2_password or mysql_native_password (clients may use either)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate (chain) for TLS client connections")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	fs.BoolVar(&c.requireTLS, "require-tls", false, "refuse logins over plain TCP (MySQL's require_secure_transport)")
 	fs.IntVar(&c.maxAllowedPacket, "max-allowed-packet", 64<<20, "largest client packet in bytes; a client sending more is disconnected with error 1153")
 	fs.DurationVar(&c.waitTimeout, "wait-timeout", 8*time.Hour, "close client connections idle this long (MySQL's wait_timeout)")
+	fs.DurationVar(&c.connectTimeout, "connect-timeout", 10*time.Second, "close client connections that have not logged in this long after connecting (MySQL's connect_timeout)")
+	fs.IntVar(&c.maxConnections, "max-connections", 10000, "open client connections at most; one more gets error 1040 'Too many connections' (MySQL's max_connections); 0 for no limit")
+	fs.IntVar(&c.maxConnectErrors, "max-connect-errors", 100, "block a host after this many consecutive refused logins with error 1129 until FLUSH HOSTS (MySQL's max_connect_errors); 0 never blocks")
 }
 
 // apply completes a wire.Config with the client options.
@@ -47,6 +54,21 @@ func (c *clientOptions) apply(cfg *wire.Config, log *slog.Logger) error {
 	cfg.IdleTimeout = c.waitTimeout
 	if c.waitTimeout <= 0 {
 		return errors.New("--wait-timeout must be positive")
+	}
+	if c.connectTimeout <= 0 {
+		return errors.New("--connect-timeout must be positive")
+	}
+	if c.maxConnections < 0 || c.maxConnectErrors < 0 {
+		return errors.New("--max-connections and --max-connect-errors must not be negative")
+	}
+	cfg.ConnectTimeout = c.connectTimeout
+	// wire reads 0 as its default and a negative value as "no limit".
+	cfg.MaxConnections, cfg.MaxConnectErrors = c.maxConnections, c.maxConnectErrors
+	if c.maxConnections == 0 {
+		cfg.MaxConnections = -1
+	}
+	if c.maxConnectErrors == 0 {
+		cfg.MaxConnectErrors = -1
 	}
 	if c.maxAllowedPacket < 1024 {
 		return errors.New("--max-allowed-packet must be at least 1024")
@@ -81,8 +103,11 @@ func (c *clientOptions) apply(cfg *wire.Config, log *slog.Logger) error {
 
 // readUsersFile adds the accounts of a users file: 'user:password' lines,
 // the password being everything after the first colon; blank lines and
-// lines starting with '#' are skipped. Errors name the line, never its
-// content.
+// lines starting with '#' are skipped. A line '[alloc]' or '[admin]'
+// gives the accounts after it that role; accounts before any such line
+// are admin, so a file written before roles existed keeps its meaning
+// (and such a line, having no colon, was an error then: no older file
+// reads differently). Errors name the line, never its content.
 func readUsersFile(path string, users *wire.Users, log *slog.Logger) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -92,17 +117,25 @@ func readUsersFile(path string, users *wire.Users, log *slog.Logger) error {
 	if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&0o077 != 0 {
 		log.Warn("users file is readable by other users; chmod 600 it", "path", path)
 	}
+	role := mysqlconn.RoleAdmin
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimRight(sc.Text(), "\r")
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(strings.TrimSpace(line), "#") {
+		trimmed := strings.TrimSpace(line)
+		if trimmed == "" || strings.HasPrefix(trimmed, "#") {
+			continue
+		}
+		if name, ok := strings.CutPrefix(trimmed, "["); ok && strings.HasSuffix(name, "]") {
+			if role, err = mysqlconn.ParseRole(strings.TrimSpace(strings.TrimSuffix(name, "]"))); err != nil {
+				return fmt.Errorf("--users-file %s line %d: %w", path, n, err)
+			}
 			continue
 		}
 		user, password, ok := strings.Cut(line, ":")
 		if !ok {
-			return fmt.Errorf("--users-file %s line %d: want user:password", path, n)
+			return fmt.Errorf("--users-file %s line %d: want user:password or [role]", path, n)
 		}
-		if err := users.Add(strings.TrimSpace(user), password); err != nil {
+		if err := users.AddRole(strings.TrimSpace(user), password, role); err != nil {
 			return fmt.Errorf("--users-file %s line %d: %w", path, n, err)
 		}
 	}

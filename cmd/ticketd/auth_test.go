@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ticketd/ticketd/wire"
+	"github.com/ticketd/ticketd/wire/mysqlconn"
 )
 
 func TestClientOptions(t *testing.T) {
@@ -52,5 +53,31 @@ func TestClientOptions(t *testing.T) {
 	o, _ = parseOptions([]string{"--users-file", bad}, func(string) string { return "" }, io.Discard)
 	if err := o.client.apply(&wire.Config{}, log); err == nil || strings.Contains(err.Error(), "secret") {
 		t.Errorf("bad users file: %v", err)
+	}
+}
+
+// TestUsersFileRoles: '[role]' lines give the accounts after them a role;
+// accounts before any (every account of an older file) are admin.
+func TestUsersFileRoles(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	path := filepath.Join(t.TempDir(), "users")
+	content := "old:pw:with:colons\n[alloc]\napp:apppw\n app2:x\n[ admin ]\nops:opspw\n"
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	users := wire.NewUsers()
+	if err := readUsersFile(path, users, log); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]mysqlconn.Role{"old": mysqlconn.RoleAdmin, "app": mysqlconn.RoleAlloc,
+		"app2": mysqlconn.RoleAlloc, "ops": mysqlconn.RoleAdmin} {
+		if got, _, ok := users.Role(name); !ok || got != want {
+			t.Errorf("%s: role %v (%v), want %v", name, got, ok, want)
+		}
+	}
+	if err := os.WriteFile(path, []byte("[reader]\nx:y\n"), 0o600); err == nil {
+		if err := readUsersFile(path, wire.NewUsers(), log); err == nil || !strings.Contains(err.Error(), "line 1") {
+			t.Errorf("unknown role: %v", err)
+		}
 	}
 }

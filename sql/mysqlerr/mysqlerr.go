@@ -32,7 +32,9 @@ const (
 
 	CodeDBCreateExists          uint16 = mysql.ER_DB_CREATE_EXISTS
 	CodeDBDropExists            uint16 = mysql.ER_DB_DROP_EXISTS
+	CodeConCount                uint16 = mysql.ER_CON_COUNT_ERROR // --max-connections reached
 	CodeHandshake               uint16 = mysql.ER_HANDSHAKE_ERROR
+	CodeDBAccessDenied          uint16 = mysql.ER_DBACCESS_DENIED_ERROR
 	CodeAccessDenied            uint16 = mysql.ER_ACCESS_DENIED_ERROR
 	CodeNoDB                    uint16 = mysql.ER_NO_DB_ERROR
 	CodeUnknownCommand          uint16 = mysql.ER_UNKNOWN_COM_ERROR
@@ -50,11 +52,15 @@ const (
 	CodeNoTablesUsed            uint16 = mysql.ER_NO_TABLES_USED
 	CodeUnknown                 uint16 = mysql.ER_UNKNOWN_ERROR
 	CodeFieldSpecifiedTwice     uint16 = mysql.ER_FIELD_SPECIFIED_TWICE
+	CodeHostIsBlocked           uint16 = mysql.ER_HOST_IS_BLOCKED // too many failed logins from a host
 	CodeWrongValueCount         uint16 = mysql.ER_WRONG_VALUE_COUNT_ON_ROW
+	CodeNoSuchGrant             uint16 = mysql.ER_NONEXISTING_GRANT
+	CodeTableAccessDenied       uint16 = mysql.ER_TABLEACCESS_DENIED_ERROR
 	CodeNoSuchTable             uint16 = mysql.ER_NO_SUCH_TABLE
 	CodePacketTooLarge          uint16 = mysql.ER_NET_PACKET_TOO_LARGE
 	CodeUnknownSystemVar        uint16 = mysql.ER_UNKNOWN_SYSTEM_VARIABLE
 	CodeIncompleteRollback      uint16 = mysql.ER_WARNING_NOT_COMPLETE_ROLLBACK
+	CodeSpecificAccessDenied    uint16 = mysql.ER_SPECIFIC_ACCESS_DENIED_ERROR
 	CodeWrongValueForVar        uint16 = mysql.ER_WRONG_VALUE_FOR_VAR
 	CodeWrongTypeForVar         uint16 = mysql.ER_WRONG_TYPE_FOR_VAR
 	CodeNotSupported            uint16 = mysql.ER_NOT_SUPPORTED_YET
@@ -147,6 +153,23 @@ func UnknownDB(db string) *Error {
 // NotSupported is 1235 naming what ticketd does not implement.
 func NotSupported(what string) *Error {
 	return New(CodeNotSupported, "This version of ticketd doesn't yet support '%s'", what)
+}
+
+// TableAccessDenied is 1142: a role without the privilege of command
+// (DROP, CREATE, ALTER, INSERT, ...) on table.
+func TableAccessDenied(command, user, host, table string) *Error {
+	return New(CodeTableAccessDenied, "%s command denied to user '%s'@'%s' for table '%s'", command, user, host, table)
+}
+
+// DBAccessDenied is 1044: a role without a database-level privilege.
+func DBAccessDenied(user, host, db string) *Error {
+	return New(CodeDBAccessDenied, "Access denied for user '%s'@'%s' to database '%s'", user, host, db)
+}
+
+// SpecificAccessDenied is 1227: a role without a global privilege (SET
+// GLOBAL needs SUPER or SYSTEM_VARIABLES_ADMIN).
+func SpecificAccessDenied(privileges string) *Error {
+	return New(CodeSpecificAccessDenied, "Access denied; you need (at least one of) the %s privilege(s) for this operation", privileges)
 }
 
 // OutOfRange is 1264 for a value outside the column's type.

@@ -41,6 +41,43 @@ type account struct {
 	native    [sha1.Size]byte
 	sha2      [sha256.Size]byte
 	localOnly bool // the default root: loopback clients only
+	role      Role
+}
+
+// Role is what an account may do once logged in. The wire layer enforces
+// it statement by statement; see the README's "Accounts and TLS".
+type Role uint8
+
+const (
+	// RoleAdmin may do everything: DDL, SET GLOBAL, ALTER TABLE ...
+	// AUTO_INCREMENT, as well as allocate and read. It is the role of
+	// root and of accounts listed without one.
+	RoleAdmin Role = iota
+	// RoleAlloc may allocate ids (INSERT, REPLACE, UPDATE of ticket
+	// tables), read (SELECT, SHOW) and set session variables: what an
+	// application needs, and nothing that can lose or reissue ids.
+	RoleAlloc
+)
+
+// ErrBadRole is returned by ParseRole for a name that is not a role.
+var ErrBadRole = errors.New("mysqlconn: unknown role (want admin or alloc)")
+
+// ParseRole reads a role's name.
+func ParseRole(name string) (Role, error) {
+	switch name {
+	case "admin":
+		return RoleAdmin, nil
+	case "alloc":
+		return RoleAlloc, nil
+	}
+	return 0, fmt.Errorf("%w: %q", ErrBadRole, name)
+}
+
+func (r Role) String() string {
+	if r == RoleAlloc {
+		return "alloc"
+	}
+	return "admin"
 }
 
 // NewUsers returns an empty account table.
@@ -57,13 +94,17 @@ func DefaultUsers() *Users {
 // ErrBadUser is returned by Users.Add for a name MySQL would not accept.
 var ErrBadUser = errors.New("mysqlconn: invalid user name")
 
-// Add adds or replaces an account. An empty password is allowed and
-// accepted from any address (the caller configured it explicitly).
-func (u *Users) Add(name, password string) error {
+// Add adds or replaces an account with the admin role. An empty password
+// is allowed and accepted from any address (the caller configured it
+// explicitly).
+func (u *Users) Add(name, password string) error { return u.AddRole(name, password, RoleAdmin) }
+
+// AddRole adds or replaces an account with a role.
+func (u *Users) AddRole(name, password string, role Role) error {
 	if name == "" || len(name) > 32 || bytes.IndexByte([]byte(name), 0) >= 0 {
 		return fmt.Errorf("%w: %q", ErrBadUser, name)
 	}
-	a := &account{empty: password == ""}
+	a := &account{empty: password == "", role: role}
 	if !a.empty {
 		s1 := sha1.Sum([]byte(password))
 		a.native = sha1.Sum(s1[:])
@@ -82,6 +123,20 @@ func (u *Users) Names() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// Role returns an account's role; ok is false for no such account. The
+// host of the account (for SHOW GRANTS) is "localhost" for the default
+// root and "%" for the others.
+func (u *Users) Role(name string) (role Role, host string, ok bool) {
+	a := u.accounts[name]
+	if a == nil {
+		return 0, "", false
+	}
+	if a.localOnly {
+		return a.role, "localhost", true
+	}
+	return a.role, "%", true
 }
 
 // Len is the number of accounts.
@@ -198,11 +253,18 @@ type authenticator struct {
 	loopback      bool
 }
 
-func newAuthenticator(users *Users, defaultPlugin string, remote net.Addr) *authenticator {
+// hostOf is a client's host as MySQL's messages name it: its address
+// without the port.
+func hostOf(remote net.Addr) string {
 	host, _, err := net.SplitHostPort(remote.String())
 	if err != nil {
-		host = remote.String()
+		return remote.String()
 	}
+	return host
+}
+
+func newAuthenticator(users *Users, defaultPlugin string, remote net.Addr) *authenticator {
+	host := hostOf(remote)
 	ip := net.ParseIP(host)
 	return &authenticator{
 		users:         users,

@@ -119,6 +119,10 @@ type Config struct {
 	// AuthFailed, if set, is called for every refused login and
 	// COM_CHANGE_USER (error 1045), for metrics.
 	AuthFailed func()
+	// MaxConnectErrors blocks a host after this many consecutive failed
+	// connection phases (MySQL's max_connect_errors): error 1129 until
+	// FlushHosts. 0 blocks nothing.
+	MaxConnectErrors int
 }
 
 // Validate reports a configuration an Acceptor cannot serve as asked.
@@ -140,6 +144,7 @@ func (c *Config) Validate() error {
 type Acceptor struct {
 	cfg   Config
 	proto *server.Server
+	hosts *hostGuard
 }
 
 // NewAcceptor builds an Acceptor from a configuration that passed
@@ -157,7 +162,7 @@ func NewAcceptor(cfg Config) *Acceptor {
 	if cfg.AuthFailed == nil {
 		cfg.AuthFailed = func() {}
 	}
-	return &Acceptor{cfg: cfg, proto: newGoMySQLServer(cfg.Version)}
+	return &Acceptor{cfg: cfg, proto: newGoMySQLServer(cfg.Version), hosts: newHostGuard(cfg.MaxConnectErrors)}
 }
 
 // Login is who a client authenticated as, in the connection phase or with
@@ -168,6 +173,8 @@ type Login struct {
 	Caps   uint32 // the client's negotiated capabilities, as it sent them
 	Salt   []byte // the scramble the client last saw (COM_CHANGE_USER reuses it)
 	Secure bool   // the connection is TLS
+	Role   Role   // what the account may do
+	Host   string // the client's host, as MySQL's messages name it
 }
 
 // Connect runs the connection phase on nc: the initial handshake, the
@@ -177,6 +184,32 @@ type Login struct {
 // Connect builds go-mysql's server.Conn serving h for the command phase
 // (see handOver) and sends the client its OK.
 func (a *Acceptor) Connect(nc net.Conn, connID uint32, h server.Handler, ready func(Login) error) (*server.Conn, *Conn, error) {
+	host := hostOf(nc.RemoteAddr())
+	if a.hosts.blocked(host) {
+		e := errHostBlocked(host)
+		_ = Refuse(nc, e.Code, e.Message)
+		return nil, nil, fmt.Errorf("host %s blocked", host)
+	}
+	return a.connect(nc, connID, h, ready)
+}
+
+// countLogin records a login's outcome for its host's block: before the
+// client hears it, so that its next connection already sees the count.
+func (a *Acceptor) countLogin(host string, err error) {
+	switch {
+	case err == nil:
+		a.hosts.succeeded(host)
+	case errAccessDenied(err) && a.hosts.failed(host):
+		a.cfg.Logger.Warn("host blocked after too many refused logins; FLUSH HOSTS unblocks it",
+			"host", host, "max_connect_errors", a.hosts.max)
+	}
+}
+
+// FlushHosts unblocks every host and forgets their failures (FLUSH HOSTS).
+func (a *Acceptor) FlushHosts() { a.hosts.flush() }
+
+// connect is Connect once the host may connect.
+func (a *Acceptor) connect(nc net.Conn, connID uint32, h server.Handler, ready func(Login) error) (*server.Conn, *Conn, error) {
 	salt := newSalt()
 	caps := uint32(serverCaps)
 	if a.cfg.TLS != nil {
@@ -219,13 +252,16 @@ func (a *Acceptor) Connect(nc net.Conn, connID uint32, h server.Handler, ready f
 		return nil, nil, errors.New("plain-TCP login refused (--require-tls)")
 	}
 	l.caps &= caps
-	if err := a.authenticate(pc, nc.RemoteAddr(), salt, l, "login refused"); err != nil {
+	err = a.authenticate(pc, nc.RemoteAddr(), salt, l, "login refused")
+	a.countLogin(hostOf(nc.RemoteAddr()), err)
+	if err != nil {
 		if errAccessDenied(err) {
 			pc.writeErr(err.(*mysql.MyError))
 		}
 		return nil, nil, err
 	}
-	if err := ready(Login{User: l.user, DB: l.db, Caps: l.caps, Salt: salt, Secure: secure}); err != nil {
+	role, _, _ := a.cfg.Users.Role(l.user)
+	if err := ready(Login{User: l.user, DB: l.db, Caps: l.caps, Salt: salt, Secure: secure, Role: role, Host: hostOf(nc.RemoteAddr())}); err != nil {
 		var me *mysql.MyError
 		if errors.As(err, &me) {
 			pc.writeErr(me)
@@ -263,9 +299,11 @@ func (a *Acceptor) ChangeUser(c *Conn, data []byte, prev Login) (Login, error) {
 	err = a.authenticate(c.sc, c.RemoteAddr(), prev.Salt, l, "change user refused")
 	c.allowZero = false
 	if err != nil {
+		a.countLogin(hostOf(c.RemoteAddr()), err)
 		return prev, err
 	}
-	return Login{User: l.user, DB: l.db, Caps: prev.Caps, Salt: prev.Salt, Secure: prev.Secure}, nil
+	role, _, _ := a.cfg.Users.Role(l.user)
+	return Login{User: l.user, DB: l.db, Caps: prev.Caps, Salt: prev.Salt, Secure: prev.Secure, Role: role, Host: prev.Host}, nil
 }
 
 // initialHandshake is Protocol::HandshakeV10.
