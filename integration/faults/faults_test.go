@@ -31,12 +31,25 @@ type measurement struct {
 	// made after it (the cluster-wide stall).
 	at      time.Time
 	cluster time.Duration
+	// worst is the longest single call (call to answer, id or error)
+	// of any client whose node was not paused, among the calls made
+	// while the fault lasted: what a client stuck on the wrong node
+	// waited before it could move on. worstOn names its node.
+	worst   time.Duration
+	worstOn string
+	// cutWait, for a partition: the longest the cut-off node's clients
+	// waited for their refusal (calls made after the cut).
+	cutWait time.Duration
 }
 
 func (m measurement) String() string {
-	return fmt.Sprintf("%-28s cluster-wide gap %-8v majority back %-8v longest gap %-8v all nodes back after heal %-8v minority refusals %d",
+	s := fmt.Sprintf("%-28s cluster-wide gap %-8v majority back %-8v longest gap %-8v all nodes back after heal %-8v worst client wait %v (%s) minority refusals %d",
 		m.kind, m.cluster.Round(time.Millisecond), m.majority.Round(time.Millisecond), m.gap.Round(time.Millisecond),
-		m.heal.Round(time.Millisecond), m.refused)
+		m.heal.Round(time.Millisecond), m.worst.Round(time.Millisecond), m.worstOn, m.refused)
+	if m.cutWait > 0 {
+		s += fmt.Sprintf(", slowest refusal %v", m.cutWait.Round(time.Millisecond))
+	}
+	return s
 }
 
 // faultEnv is what a fault needs: the cluster, the load, how long faults
@@ -240,6 +253,11 @@ func disrupt(t *testing.T, e *faultEnv, victim *harness.Node, d disruption) meas
 	e.w.sleep(time.Until(t0.Add(d.lasts)))
 	t1 := time.Now()
 	m.gap = longestGap(e.w.h.Ops(), rest, t0, t1)
+	skip := ""
+	if d.ended != nil { // a pause: the victim's calls wait for SIGCONT
+		skip = victim.ID()
+	}
+	m.worst, m.worstOn = worstWait(e.w.h.Ops(), t0, t1, skip)
 	if err := d.end(victim); err != nil {
 		t.Fatal(err)
 	}
@@ -317,6 +335,11 @@ func partition(t *testing.T, e *faultEnv, victim *harness.Node, mode netproxy.Mo
 	m.refused = refusals(t, ops, []*harness.Node{victim}, tCut, tHeal)
 	if m.refused == 0 {
 		t.Errorf("cut-off node %s refused no allocation in %v: its clients saw neither ids nor errors", victim.ID(), e.holdFor)
+	}
+	m.worst, m.worstOn = worstWait(ops, tCut, tHeal, "")
+	m.cutWait, _ = worstWait(ops, tCut, tHeal, "", victim.ID())
+	if m.cutWait > refuseBound {
+		t.Errorf("a client of cut-off node %s waited %v for its answer, more than %v", victim.ID(), m.cutWait.Round(time.Millisecond), refuseBound)
 	}
 	h, err := waitServing(e.w, all, tHeal, healBound)
 	if err != nil {

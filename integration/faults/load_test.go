@@ -312,6 +312,24 @@ func longestGap(ops []history.Op, ns []*harness.Node, from, to time.Time) time.D
 	return worst
 }
 
+// worstWait is the longest call among those made in [from, to) that have
+// returned, skipping node skip's (a paused node's clients wait for
+// SIGCONT by design), or only node only's when given. It returns the
+// wait and the node of that call.
+func worstWait(ops []history.Op, from, to time.Time, skip string, only ...string) (time.Duration, string) {
+	var worst time.Duration
+	var on string
+	for _, o := range ops {
+		if o.Call.Before(from) || !o.Call.Before(to) || o.Node == skip || (len(only) > 0 && o.Node != only[0]) {
+			continue
+		}
+		if d := o.Return.Sub(o.Call); d > worst {
+			worst, on = d, o.Node
+		}
+	}
+	return worst, on
+}
+
 // refusals checks the minority's answers: every allocation a node of ns
 // started after cut and finished before heal must have failed, with a
 // server error (1290 or 1105) since the node itself is up. It returns

@@ -189,6 +189,7 @@ type kindStats struct {
 	sumMajority, sumHeal time.Duration
 	refused              int
 	cluster              []time.Duration // cluster-wide gaps, one per fault
+	wait                 []time.Duration // worst client waits, one per fault
 }
 
 func (k *kindStats) add(m measurement) {
@@ -200,14 +201,15 @@ func (k *kindStats) add(m measurement) {
 	k.sumHeal += m.heal
 	k.refused += m.refused
 	k.cluster = append(k.cluster, m.cluster)
+	k.wait = append(k.wait, m.worst)
 }
 
-// clusterP50Max is the median and the largest cluster-wide gap.
-func (k *kindStats) clusterP50Max() (p50, most time.Duration) {
-	if len(k.cluster) == 0 {
+// p50Max is the median and the largest of ds.
+func p50Max(ds []time.Duration) (p50, most time.Duration) {
+	if len(ds) == 0 {
 		return 0, 0
 	}
-	g := slices.Sorted(slices.Values(k.cluster))
+	g := slices.Sorted(slices.Values(ds))
 	return g[len(g)/2], g[len(g)-1]
 }
 
@@ -229,8 +231,8 @@ func soakSummary(w *workload, c *cluster, stats map[string]*kindStats) string {
 	fmt.Fprintf(&b, "  duplicates: %d, ids not above an earlier returned id: %d, LAST_INSERT_ID mismatches: %d, unexpected errors: %d\n",
 		byKind[history.Duplicate], byKind[history.NotIncreasing], mismatches, unexpected)
 	fmt.Fprintf(&b, "  proxy: %+v\n", c.proxy.Stats())
-	fmt.Fprintf(&b, "  %-22s %5s %14s %14s %14s %14s %14s %14s %14s %9s\n", "fault", "count",
-		"cluster p50", "cluster max", "majority max", "majority mean", "longest gap", "heal max", "heal mean", "refusals")
+	fmt.Fprintf(&b, "  %-22s %5s %14s %14s %14s %14s %14s %14s %14s %14s %14s %9s\n", "fault", "count",
+		"cluster p50", "cluster max", "client wait p50", "client wait max", "majority max", "majority mean", "longest gap", "heal max", "heal mean", "refusals")
 	var kinds []string
 	for k := range stats {
 		kinds = append(kinds, k)
@@ -239,8 +241,9 @@ func soakSummary(w *workload, c *cluster, stats map[string]*kindStats) string {
 	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
 	for _, k := range kinds {
 		s := stats[k]
-		p50, most := s.clusterP50Max()
-		fmt.Fprintf(&b, "  %-22s %5d %14s %14s %14s %14s %14s %14s %14s %9d\n", k, s.n, ms(p50), ms(most), ms(s.majority),
+		p50, most := p50Max(s.cluster)
+		w50, wmax := p50Max(s.wait)
+		fmt.Fprintf(&b, "  %-22s %5d %14s %14s %14s %14s %14s %14s %14s %14s %14s %9d\n", k, s.n, ms(p50), ms(most), ms(w50), ms(wmax), ms(s.majority),
 			ms(s.sumMajority/time.Duration(s.n)), ms(s.gap), ms(s.heal), ms(s.sumHeal/time.Duration(s.n)), s.refused)
 	}
 	if len(vs) > 0 {
