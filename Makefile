@@ -31,8 +31,16 @@ test-integration:
 
 test: fmt-check vet test-unit test-integration
 
+# One soak per Raft log store (issue 13), each for SOAK_DURATION; extra
+# server flags in SOAK_ARGS (e.g. SOAK_ARGS="--cache 100").
+SOAK_LOG_STORES ?= wal bolt
+SOAK_ARGS       ?=
 soak:
-	TICKETD_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -tags soak -count=1 -timeout 0 -run '^TestSoak$$' -v ./integration/faults/
+	set -e; for store in $(SOAK_LOG_STORES); do \
+	  echo "== soak, --raft-log $$store $(SOAK_ARGS)"; \
+	  TICKETD_SOAK_DURATION=$(SOAK_DURATION) TICKETD_SOAK_ARGS="--raft-log $$store $(SOAK_ARGS)" \
+	    $(GO) test -tags soak -count=1 -timeout 0 -run '^TestSoak$$' -v ./integration/faults/; \
+	done
 
 # Measurements, not tests: sysbench (apt-get install sysbench) with
 # ../shared/bench/ticket.lua if installed, else cmd/ticketload.
