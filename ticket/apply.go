@@ -18,6 +18,9 @@ import (
 // (DESIGN §2), including MyISAM's non-transactional multi-row statements:
 // rows before a failing row stay written.
 func Apply(s Store, c *Command) (Result, error) {
+	if isSeqOp(c.Op) {
+		return applySequence(s, c)
+	}
 	switch c.Op {
 	case OpInsert:
 		return applyInsert(s, c)
