@@ -137,9 +137,9 @@ func setOptions(d *SequenceDef, opts []SeqOption, cacheNeg *bool) seqUsed {
 }
 
 // adjust is MariaDB's sequence_definition::check_and_adjust: defaults that
-// depend on the increment's sign, MAXVALUE/MINVALUE at the int64 limits
-// truncated with a note, and the consistency check. ok is false for
-// options MariaDB refuses with 4085.
+// depend on the increment's sign, and the consistency check. ok is false
+// for options MariaDB refuses with 4085. warn is for the notes later
+// MariaDB versions give; 10.11 has none.
 func (d *SequenceDef) adjust(u seqUsed, realInc int64, warn *[]Warning) bool {
 	if !u.min {
 		d.Min = 1
@@ -153,18 +153,6 @@ func (d *SequenceDef) adjust(u seqUsed, realInc int64, warn *[]Warning) bool {
 			d.Max = -1
 		}
 	}
-	truncated := func(what string) {
-		*warn = append(*warn, Warning{Level: "Note", Code: mysqlerr.CodeTruncatedWrongValue,
-			Message: "Truncated incorrect INTEGER value: '" + what + "'"})
-	}
-	if d.Max == math.MaxInt64 {
-		truncated("MAXVALUE")
-		d.Max = math.MaxInt64 - 1
-	}
-	if d.Min == math.MinInt64 {
-		truncated("MINVALUE")
-		d.Min = math.MinInt64 + 1
-	}
 	if !u.start {
 		d.Start = d.Min
 		if realInc < 0 {
@@ -175,7 +163,11 @@ func (d *SequenceDef) adjust(u seqUsed, realInc int64, warn *[]Warning) bool {
 	if d.Increment != 0 {
 		maxInc = absInt64(d.Increment)
 	}
+	// MariaDB 10.11 refuses MAXVALUE and MINVALUE at the int64 limits
+	// (later versions truncate them with a note): NEXTVAL's "one past the
+	// bound" must stay representable.
 	return d.Max >= d.Start && d.Max > d.Min && d.Start >= d.Min &&
+		d.Max != math.MaxInt64 && d.Min != math.MinInt64 &&
 		d.Cache < (math.MaxInt64-maxInc)/maxInc &&
 		(realInc > 0 && d.Next >= d.Min || realInc < 0 && d.Next <= d.Max)
 }

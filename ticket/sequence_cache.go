@@ -232,17 +232,16 @@ func (s *Service) dropSeq(c *Command) {
 	if s.seq == nil {
 		return
 	}
+	// Creating a name cannot overtake a cache (a sequence's cache is
+	// dropped with it), and MariaDB keeps its cache through other tables'
+	// statements: only what changes or removes a sequence drops.
 	switch c.Op {
-	case OpSeqNext:
-	case OpSetVal, OpAlterSeq, OpDropSeq, OpCreateSeq:
+	case OpSeqNext, OpCreateSeq, OpCreateTable, OpCreateDB, OpInsert, OpUpdate, OpReserve, OpAlterTable:
+	case OpSetVal, OpAlterSeq, OpDropSeq, OpDropTable:
 		s.seq.drop(c.DB, c.Table)
-	case OpInsert, OpUpdate, OpReserve, OpSetGlobal:
-		// A global auto_increment_increment changes INCREMENT 0
-		// sequences' step: refill with the new one.
-		if c.Op == OpSetGlobal {
-			s.seq.reset()
-		}
 	default:
+		// DROP DATABASE, restore, and SET GLOBAL auto_increment_increment
+		// (the step of INCREMENT 0 sequences).
 		s.seq.reset()
 	}
 }
