@@ -206,7 +206,14 @@ func (s *Service) execSeq(ctx context.Context, c *Command) (Result, error) {
 		if r, ok, err := s.seq.next(ctx, c); ok {
 			return r, err
 		}
-		return s.b.exec(ctx, c)
+		// Not the leader when asked: the batcher forwards, or proposes
+		// itself if this node has become leader meanwhile. In that case
+		// the value comes from above a cache this node may have reserved
+		// in the new term, and that cache must not serve anything lower
+		// once the value is returned (found by TestSequencesCluster).
+		r, err := s.b.exec(ctx, c)
+		s.seq.drop(c.DB, c.Table)
+		return r, err
 	}
 	if c.Op == OpSetVal {
 		if free, until, ok := s.seq.drop(c.DB, c.Table); ok {
