@@ -142,6 +142,9 @@ func applyInsert(s Store, c *Command) (Result, error) {
 	if t == nil {
 		return Result{Err: noTable(c.DB, c.Table)}, nil
 	}
+	if t.Def.Seq != nil {
+		return Result{Err: errSequenceRows}, nil
+	}
 	rows, e := mapRows(&t.Def, c.Columns, c.Values)
 	if e == nil && c.OnDup != nil {
 		e = checkAssign(&t.Def, c.OnDup)
@@ -332,6 +335,9 @@ func applyUpdate(s Store, c *Command) (Result, error) {
 	}
 	if t == nil {
 		return Result{Err: noTable(c.DB, c.Table)}, nil
+	}
+	if t.Def.Seq != nil {
+		return Result{Err: errSequenceRows}, nil
 	}
 	if e := checkAssign(&t.Def, &c.Set); e != nil {
 		return Result{Err: e}, nil

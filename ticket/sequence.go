@@ -84,6 +84,10 @@ type SeqCommand struct {
 	Free, Until int64
 }
 
+// errSequenceRows refuses INSERT, REPLACE and UPDATE of a sequence's row
+// (MariaDB takes them; SETVAL and ALTER SEQUENCE are ticketd's way).
+var errSequenceRows = mysqlerr.NotSupported("INSERT, REPLACE or UPDATE of a sequence (use SETVAL or ALTER SEQUENCE)")
+
 func isSeqOp(op Op) bool { return op >= OpCreateSeq && op <= 29 }
 
 // maxAutoIncrement is MariaDB's bound on an increment of 0 (which follows

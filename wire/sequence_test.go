@@ -109,6 +109,15 @@ func TestSequences(t *testing.T) {
 	}
 	wantErr(t, admin, "CREATE TABLE s (id bigint NOT NULL AUTO_INCREMENT PRIMARY KEY)", 1050)
 	wantErr(t, admin, "CREATE TABLE u (id bigint DEFAULT NEXTVAL(s))", 1235)
+	// Row statements on a sequence fail without touching it.
+	for _, q := range []string{"INSERT INTO s VALUES (1)", "REPLACE INTO s (stub) VALUES ('a')", "UPDATE s SET id = 5", "SHOW COLUMNS FROM s"} {
+		if _, err := admin.Exec(q); err == nil {
+			t.Errorf("%s succeeded on a sequence", q)
+		}
+	}
+	if got := scalar(t, app, "SELECT NEXTVAL(s)"); got != "1020" {
+		t.Fatalf("NEXTVAL after refused row statements: %s", got)
+	}
 	mustExec(t, admin, "DROP SEQUENCE s")
 	wantErr(t, app, "SELECT NEXTVAL(s)", 4091)
 }
