@@ -52,7 +52,8 @@ const (
 	cmdCount
 	cmdDump
 	cmdForce
-	cmdKnown = cmdForce<<1 - 1
+	cmdSeq   // sequence commands (codec_seq.go); older entries never set it
+	cmdKnown = cmdSeq<<1 - 1
 )
 
 // Update flag bits.
@@ -95,7 +96,8 @@ const (
 	defEngine
 	defComment
 	defCache
-	defKnown = defCache<<1 - 1
+	defSeq   // a sequence's definition and row (codec_seq.go)
+	defKnown = defSeq<<1 - 1
 )
 
 // Result presence bits.
@@ -162,6 +164,7 @@ func appendCommand(b []byte, c *ticket.Command) []byte {
 	set(cmdCount, c.Count != 0)
 	set(cmdDump, c.Dump != nil)
 	set(cmdForce, c.Force)
+	set(cmdSeq, c.Seq != nil)
 
 	b = append(b, byte(c.Op))
 	b = binary.AppendUvarint(b, m)
@@ -232,6 +235,9 @@ func appendCommand(b []byte, c *ticket.Command) []byte {
 	}
 	if m&cmdDump != 0 {
 		b = appendDump(b, c.Dump)
+	}
+	if m&cmdSeq != 0 {
+		b = appendSeqCommand(b, c.Seq)
 	}
 	return b
 }
@@ -316,6 +322,7 @@ func appendDef(b []byte, d *ticket.TableDef) []byte {
 	set(defEngine, d.Engine != "")
 	set(defComment, d.Comment != "")
 	set(defCache, d.Cache != 0)
+	set(defSeq, d.Seq != nil)
 
 	b = binary.AppendUvarint(b, m)
 	if m&defDB != 0 {
@@ -359,6 +366,9 @@ func appendDef(b []byte, d *ticket.TableDef) []byte {
 	}
 	if m&defCache != 0 {
 		b = binary.AppendUvarint(b, d.Cache)
+	}
+	if m&defSeq != 0 {
+		b = appendSeqDef(b, d.Seq)
 	}
 	return b
 }
@@ -689,6 +699,9 @@ func (d *decoder) command(c *ticket.Command, left int) {
 		c.Dump = d.dump()
 	}
 	c.Force = m&cmdForce != 0
+	if m&cmdSeq != 0 {
+		c.Seq = d.seqCommand()
+	}
 	d.check(c)
 }
 
@@ -886,6 +899,9 @@ func (d *decoder) def(t *ticket.TableDef) {
 	}
 	if m&defCache != 0 {
 		t.Cache = d.nonZero()
+	}
+	if m&defSeq != 0 {
+		t.Seq = d.seqDef()
 	}
 }
 

@@ -192,6 +192,7 @@ func FuzzDecodeBatch(f *testing.F) {
 		f.Add(EncodeBatch(nil, randomCommands(r, 1+r.IntN(3))))
 	}
 	f.Add(EncodeBatch(nil, []ticket.Command{replaceCmd("flickr", "Tickets64", "a")}))
+	f.Add(EncodeBatch(nil, seqSeedCommands()))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cmds, err := DecodeBatch(data)

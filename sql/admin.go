@@ -131,6 +131,7 @@ var showKinds = map[ast.ShowStmtType]ShowKind{
 	ast.ShowCollation:      ShowCollation,
 	ast.ShowProcessList:    ShowProcessList,
 	ast.ShowGrants:         ShowGrants,
+	ast.ShowCreateSequence: ShowCreateSequence,
 }
 
 func showStmt(s *ast.ShowStmt) (Plan, error) {

@@ -620,6 +620,9 @@ func expr(e ast.ExprNode, sc scope) (Expr, error) {
 
 func funcCall(f *ast.FuncCallExpr, sc scope) (Expr, error) {
 	name := f.FnName.L
+	if e, ok, err := sequenceCall(f, sc); ok {
+		return e, err
+	}
 	if f.Schema.O != "" {
 		return Expr{}, unsupported("stored function")
 	}

@@ -23,6 +23,9 @@
 //     options), CreateDatabase, DropDatabase, Use: the DDL ticket tables
 //     need. CreateTable describes the table as written; whether it is a
 //     ticket table is ticket's decision (ticket.NewTableDef).
+//   - CreateSequence, AlterSequence, DropSequence: MariaDB's sequence DDL
+//     (sequence.go); NEXTVAL(s) / NEXT VALUE FOR s, LASTVAL(s) and
+//     SETVAL(s, n) are ExprSequence expressions of a Select.
 //   - Txn: BEGIN / START TRANSACTION, COMMIT, ROLLBACK.
 //   - Empty: a statement that answers OK and does nothing: a query that is
 //     only a comment, DO with literals, FLUSH, LOCK and UNLOCK TABLES, and

@@ -148,6 +148,8 @@ func statement(stmt ast.StmtNode, src string) (Plan, error) {
 			return showStmt(sh)
 		}
 		return nil, unsupported("EXPLAIN")
+	case *ast.CreateSequenceStmt, *ast.AlterSequenceStmt, *ast.DropSequenceStmt:
+		return sequenceStmt(s)
 	case *ast.CreateTableStmt:
 		return createTable(s)
 	case *ast.DropTableStmt:

@@ -44,6 +44,7 @@ const (
 	ExprStar                             // *
 	ExprArith                            // Args[0] Op Args[1], Op one of + - *
 	ExprIdent                            // a bare word used as a value: SET autocommit = ON
+	ExprSequence                         // Name(Seq[, Args...]): NEXTVAL, LASTVAL, SETVAL (sequence.go)
 )
 
 // Scope of a system variable.
@@ -65,6 +66,7 @@ type Expr struct {
 	Scope Scope
 	Op    byte // ExprArith: '+', '-', '*'
 	Args  []Expr
+	Seq   *TableName // ExprSequence: the sequence
 }
 
 // SelectField is one item of a select list.
@@ -176,6 +178,7 @@ const (
 	ShowCollation
 	ShowProcessList
 	ShowGrants
+	ShowCreateSequence
 )
 
 // Show is a SHOW statement.

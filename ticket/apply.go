@@ -18,6 +18,9 @@ import (
 // (DESIGN §2), including MyISAM's non-transactional multi-row statements:
 // rows before a failing row stay written.
 func Apply(s Store, c *Command) (Result, error) {
+	if isSeqOp(c.Op) {
+		return applySequence(s, c)
+	}
 	switch c.Op {
 	case OpInsert:
 		return applyInsert(s, c)
@@ -138,6 +141,9 @@ func applyInsert(s Store, c *Command) (Result, error) {
 	}
 	if t == nil {
 		return Result{Err: noTable(c.DB, c.Table)}, nil
+	}
+	if t.Def.Seq != nil {
+		return Result{Err: errSequenceRows}, nil
 	}
 	rows, e := mapRows(&t.Def, c.Columns, c.Values)
 	if e == nil && c.OnDup != nil {
@@ -329,6 +335,9 @@ func applyUpdate(s Store, c *Command) (Result, error) {
 	}
 	if t == nil {
 		return Result{Err: noTable(c.DB, c.Table)}, nil
+	}
+	if t.Def.Seq != nil {
+		return Result{Err: errSequenceRows}, nil
 	}
 	if e := checkAssign(&t.Def, &c.Set); e != nil {
 		return Result{Err: e}, nil

@@ -23,6 +23,16 @@ const (
 	OpRestore     Op = 10 // replace the whole state with Dump (restore of a backup)
 )
 
+// Sequence commands (MariaDB's CREATE SEQUENCE; sequence.go). Numbers
+// 20-29 are the sequences' range of the log format.
+const (
+	OpCreateSeq Op = 20 // CREATE SEQUENCE: Def with Def.Seq set, IfExists
+	OpSeqNext   Op = 21 // NEXTVAL: the next value, or a leader's range of Seq.Count
+	OpSetVal    Op = 22 // SETVAL(s, Seq.Value)
+	OpAlterSeq  Op = 23 // ALTER SEQUENCE: Seq.Options
+	OpDropSeq   Op = 24 // DROP SEQUENCE [IF EXISTS]
+)
+
 // ValueKind says which field of a Value is set.
 type ValueKind uint8
 
@@ -108,6 +118,9 @@ type Command struct {
 	// that already holds databases.
 	Dump  *Dump
 	Force bool
+
+	// Seq holds the sequence commands' fields (OpCreateSeq..OpDropSeq).
+	Seq *SeqCommand
 }
 
 // Result is a Command's outcome, identical on every replica.

@@ -36,6 +36,7 @@ type Service struct {
 	read Reader
 	b    *batcher
 	res  *reservations // nil without Leadership
+	seq  *seqCaches    // nil without Leadership
 	log  *slog.Logger
 	obs  Observer
 }
@@ -77,6 +78,7 @@ func NewService(repl Replicator, read Reader, cfg Config, log *slog.Logger) *Ser
 	if cfg.Leadership != nil {
 		s.res = newReservations(cfg.Leadership, read, cfg.Cache, s.b.exec)
 		s.res.obs = obs
+		s.seq = newSeqCaches(cfg.Leadership, read, &s.res.verifier, s.b.exec)
 	}
 	return s
 }
@@ -85,6 +87,9 @@ func NewService(repl Replicator, read Reader, cfg Config, log *slog.Logger) *Ser
 // replication failure (wrapping ErrNoQuorum or ErrUncertain, or the
 // context's error); statement errors are in Result.Err.
 func (s *Service) Exec(ctx context.Context, c *Command) (Result, error) {
+	if isSeqOp(c.Op) {
+		return s.execSeq(ctx, c)
+	}
 	var start time.Time
 	if allocating(c) {
 		start = time.Now()
@@ -116,6 +121,7 @@ func (s *Service) Exec(ctx context.Context, c *Command) (Result, error) {
 // while the proposal was in flight may have reserved a range below the
 // ids the proposal takes, and must not be used once they are returned.
 func (s *Service) dropRanges(c *Command) {
+	s.dropSeq(c)
 	if s.res == nil {
 		return
 	}
@@ -143,8 +149,13 @@ func (s *Service) ExecBatch(ctx context.Context, cmds []Command) ([]Result, erro
 		term uint64
 	}
 	var fromRange []assigned
+	var seqs []int
 	for i := range cmds {
 		c := &cmds[i]
+		if isSeqOp(c.Op) {
+			seqs = append(seqs, i)
+			continue
+		}
 		if s.res != nil && eligible(c) {
 			ids, term, ok, err := s.res.assign(ctx, c)
 			if ok {
@@ -180,6 +191,11 @@ func (s *Service) ExecBatch(ctx context.Context, cmds []Command) ([]Result, erro
 		}
 		for j, i := range viaRaft {
 			out[i] = res[j]
+		}
+	}
+	if len(seqs) > 0 {
+		if err := s.execSeqBatch(ctx, cmds, seqs, out); err != nil {
+			return nil, err
 		}
 	}
 	for _, a := range fromRange {

@@ -81,6 +81,9 @@ type TableDef struct {
 	// Cache is the range-reservation size (ids reserved per Raft round trip),
 	// 0 or 1 meaning every id goes through Raft.
 	Cache uint64
+	// Seq is set when the table is a sequence (CREATE SEQUENCE): its
+	// options and its one row. Id and stub fields are then unused.
+	Seq *SequenceDef
 }
 
 // Key names the table within the catalog.

@@ -60,6 +60,8 @@ func (s *session) dispatch(p sql.Plan, args []any, bin bool, prevWarnings int) (
 		return s.set(p, args)
 	case *sql.Show:
 		return s.show(p, bin)
+	case *sql.CreateSequence, *sql.AlterSequence, *sql.DropSequence:
+		return s.sequenceDDL(p)
 	case *sql.CreateTable:
 		return s.createTable(p)
 	case *sql.DropTable:

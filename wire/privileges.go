@@ -32,6 +32,17 @@ func (s *session) authorize(p sql.Plan) error {
 		return table("DROP", p.Tables[0])
 	case *sql.AlterTable:
 		return table("ALTER", p.Table)
+	case *sql.CreateSequence:
+		return table("CREATE", p.Table)
+	case *sql.AlterSequence:
+		return table("ALTER", p.Table)
+	case *sql.DropSequence:
+		return table("DROP", p.Tables[0])
+	case *sql.Select:
+		// SETVAL changes the sequence: MariaDB asks for INSERT on it.
+		if t := setvalTarget(p); t != nil {
+			return table("INSERT", *t)
+		}
 	case *sql.CreateDatabase:
 		return mysqlerr.DBAccessDenied(s.user, s.login.Host, p.Name)
 	case *sql.DropDatabase:

@@ -99,6 +99,8 @@ func (e *evalCtx) eval(x *sql.Expr) (any, error) {
 		return arith(x.Op, a, b)
 	case sql.ExprIdent:
 		return nil, errUnknownColumn(x.Name, "field list")
+	case sql.ExprSequence:
+		return e.sequence(x)
 	default:
 		return nil, unsupported("this expression")
 	}
@@ -483,6 +485,9 @@ func (s *session) source(t *sql.TableName) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
+	if tb.Def.Seq != nil {
+		return sequenceSource(tb), nil
+	}
 	src := &source{}
 	src.cols = tableColumns(&tb.Def)
 	for i := range src.cols {
@@ -504,6 +509,9 @@ func (s *session) source(t *sql.TableName) (*source, error) {
 
 // tableColumns lists a ticket table's columns in declaration order.
 func tableColumns(d *ticket.TableDef) []column {
+	if d.Seq != nil {
+		return sequenceColumns()
+	}
 	id := column{name: d.IDCol, typ: mysql.MYSQL_TYPE_LONGLONG}
 	if d.StubCol == "" {
 		return []column{id}
@@ -539,7 +547,7 @@ func (s *session) infoSchemaTables() (*source, error) {
 				if err != nil || t == nil {
 					return err
 				}
-				src.add("def", db, n, "BASE TABLE", t.Def.Engine, int64(10), "Fixed",
+				src.add("def", db, n, tableType(t), t.Def.Engine, int64(10), "Fixed",
 					uint64(len(t.Rows)), autoIncValue(t), "utf8mb4_general_ci", t.Def.Comment)
 			}
 		}

@@ -44,6 +44,9 @@ type session struct {
 	rowCount int64
 	found    int64
 	txnWrote bool
+	// seqLast is LASTVAL() per sequence ("db.name"): this session's last
+	// NEXTVAL of each.
+	seqLast map[string]int64
 }
 
 func newSession(srv *Server) *session {
@@ -92,6 +95,7 @@ func (s *session) reset() {
 	s.rowCount = -1
 	s.found = 0
 	s.txnWrote = false
+	s.seqLast = nil
 	if s.conn != nil {
 		s.conn.SetStatus(mysql.SERVER_STATUS_AUTOCOMMIT)
 		s.conn.UnsetStatus(mysql.SERVER_STATUS_IN_TRANS)

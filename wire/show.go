@@ -41,8 +41,10 @@ func (s *session) show(p *sql.Show, bin bool) (*mysql.Result, error) {
 		var t *ticket.Table
 		if t, err = s.showTable(p.Table); err == nil {
 			rs.cols = strCols("Table", "Create Table")
-			rs.add(t.Def.Name, t.CreateStatement())
+			rs.add(t.Def.Name, createStatement(t))
 		}
+	case sql.ShowCreateSequence:
+		err = s.showCreateSequence(p, &rs)
 	case sql.ShowCreateDatabase:
 		if err = s.checkDB(p.DB); err == nil {
 			rs.cols = strCols("Database", "Create Database")
@@ -165,7 +167,11 @@ func (s *session) showTables(p *sql.Show, rs *rowset) error {
 				continue
 			}
 			if p.Full {
-				rs.add(n, "BASE TABLE")
+				t, err := st.Table(db, n)
+				if err != nil || t == nil {
+					return err
+				}
+				rs.add(n, tableType(t))
 			} else {
 				rs.add(n)
 			}
@@ -226,6 +232,9 @@ func (s *session) showColumns(p *sql.Show, rs *rowset) error {
 	t, err := s.showTable(p.Table)
 	if err != nil {
 		return err
+	}
+	if t.Def.Seq != nil {
+		return unsupported("SHOW COLUMNS of a sequence")
 	}
 	d := &t.Def
 	rs.cols = strCols("Field", "Type", "Null", "Key", "Default", "Extra")

@@ -1,0 +1,276 @@
+package ticket
+
+import (
+	"context"
+	"sync"
+)
+
+// seqCaches are the leader's sequence caches (CACHE n > 1): the leader
+// commits "the values First..Last are reserved" through Raft (OpSeqNext
+// with Count 0, which Apply sizes from the sequence's own CACHE), then
+// hands them out from memory. The rules are those of ticket tables'
+// range reservation (reserve.go), which they share the VerifyLeader
+// rounds with:
+//
+//   - a cache belongs to the term that reserved it and is dropped, never
+//     reused, when the term or leadership changes;
+//   - a value from the cache is answered only after a quorum round that
+//     started after it was taken (VerifyLeader);
+//   - SETVAL, ALTER SEQUENCE, DROP and any DDL drop the cache before they
+//     are proposed and again after, so a refill in flight is burnt.
+//
+// The value that triggered a refill comes straight from the committed
+// entry and needs no further confirmation, like any value through Raft.
+// Without a cache (NOCACHE, CACHE 1) every NEXTVAL is its own command
+// through the batcher: group-committed with the others.
+type seqCaches struct {
+	lead     Leadership
+	read     Reader
+	propose  func(ctx context.Context, c *Command) (Result, error)
+	verifier *verifier
+	mu       sync.Mutex
+	m        map[tableKey]*seqCache
+}
+
+type seqCache struct {
+	mu     sync.Mutex
+	term   uint64
+	loaded bool // cached says whether the sequence has a cache, in term
+	cached bool
+	valid  bool
+	next   int64 // next value to hand out
+	end    int64 // end of the range, exclusive
+	inc    int64
+	until  int64 // the state's Next when the range was reserved
+	// gen counts drops: a refill begun before a drop must not install
+	// its range.
+	gen       uint64
+	refilling chan struct{}
+}
+
+func newSeqCaches(lead Leadership, read Reader, v *verifier, propose func(context.Context, *Command) (Result, error)) *seqCaches {
+	return &seqCaches{lead: lead, read: read, propose: propose, verifier: v, m: map[tableKey]*seqCache{}}
+}
+
+func (sc *seqCaches) entry(k tableKey) *seqCache {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	e := sc.m[k]
+	if e == nil {
+		e = &seqCache{}
+		sc.m[k] = e
+	}
+	return e
+}
+
+// drop forgets db.name's cache and reports where it stood, if it was a
+// valid cache of the current term: values before free were handed out,
+// the rest of the range up to the state's until was not.
+func (sc *seqCaches) drop(db, name string) (free, until int64, ok bool) {
+	sc.mu.Lock()
+	e := sc.m[tableKey{db, name}]
+	sc.mu.Unlock()
+	if e == nil {
+		return 0, 0, false
+	}
+	term, leader := sc.lead.LeaderTerm()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ok = e.valid && leader && e.term == term
+	free, until = e.next, e.until
+	e.valid, e.loaded = false, false
+	e.gen++
+	return free, until, ok
+}
+
+// reset forgets every cache, after DDL that may remove or replace
+// sequences (DROP TABLE, DROP DATABASE, restore).
+func (sc *seqCaches) reset() {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for _, e := range sc.m {
+		e.mu.Lock()
+		e.valid, e.loaded = false, false
+		e.gen++
+		e.mu.Unlock()
+	}
+}
+
+// load learns whether the sequence caches, from the local state.
+func (sc *seqCaches) load(e *seqCache, c *Command, term, gen uint64) {
+	var t *Table
+	err := sc.read.View(func(s Store) (err error) {
+		t, err = s.Table(c.DB, c.Table)
+		return err
+	})
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.gen != gen || e.loaded {
+		return
+	}
+	e.term, e.loaded, e.valid = term, true, false
+	e.cached = err == nil && t != nil && t.Def.Seq != nil && t.Def.Seq.Cache > 1
+}
+
+// next answers NEXTVAL(c.DB.c.Table) on the leader: from the cache, or
+// through Raft. ok is false when this node does not lead (the caller
+// forwards).
+func (sc *seqCaches) next(ctx context.Context, c *Command) (Result, bool, error) {
+	term, leader := sc.lead.LeaderTerm()
+	if !leader {
+		return Result{}, false, nil
+	}
+	e := sc.entry(tableKey{c.DB, c.Table})
+	for {
+		if err := ctx.Err(); err != nil {
+			return Result{}, true, err
+		}
+		e.mu.Lock()
+		if e.term != term {
+			e.valid, e.loaded = false, false
+		}
+		if !e.loaded {
+			gen := e.gen
+			e.mu.Unlock()
+			sc.load(e, c, term, gen)
+			continue
+		}
+		if !e.cached {
+			e.mu.Unlock()
+			r, err := sc.propose(ctx, &Command{Op: OpSeqNext, DB: c.DB, Table: c.Table, Seq: &SeqCommand{Count: 1}})
+			return r, true, err
+		}
+		if e.valid && before(e.next, e.end, e.inc) {
+			v := e.next
+			e.next = stepFrom(v, e.inc, e.end)
+			e.mu.Unlock()
+			vterm, err := sc.verifier.verify(ctx)
+			if err == nil && vterm != term {
+				err = ErrUncertain
+			}
+			if err != nil {
+				sc.drop(c.DB, c.Table)
+				return Result{}, true, err
+			}
+			return Result{First: uint64(v)}, true, nil
+		}
+		if wait := e.refilling; wait != nil {
+			e.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return Result{}, true, ctx.Err()
+			}
+		}
+		done := make(chan struct{})
+		e.refilling = done
+		gen := e.gen
+		e.mu.Unlock()
+		r, err := sc.propose(ctx, &Command{Op: OpSeqNext, DB: c.DB, Table: c.Table, Seq: &SeqCommand{}})
+		t2, still := sc.lead.LeaderTerm()
+		e.mu.Lock()
+		e.refilling = nil
+		close(done)
+		if err == nil && r.Err == nil && still && t2 == term && e.gen == gen && e.term == term {
+			inc := int64(r.Matched)
+			first, end := int64(r.First), int64(r.Last)
+			e.next, e.end, e.inc, e.valid = stepFrom(first, inc, end), end, inc, true
+			e.until = end
+		}
+		e.mu.Unlock()
+		// The first value is this request's: it was committed through
+		// Raft, like any value that never saw a cache.
+		return r, true, err
+	}
+}
+
+// stepFrom is v moved by inc, or end once that would reach or pass it (or
+// overflow).
+func stepFrom(v, inc, end int64) int64 {
+	n := v + inc
+	if inc > 0 && n < v || inc < 0 && n > v || !before(n, end, inc) {
+		return end
+	}
+	return n
+}
+
+// execSeq runs a sequence command: NEXTVAL from the leader's cache or
+// through Raft; the others through Raft, dropping the cache around them
+// and telling SETVAL where the dropped cache stood.
+func (s *Service) execSeq(ctx context.Context, c *Command) (Result, error) {
+	if s.seq == nil {
+		return s.b.exec(ctx, c)
+	}
+	if c.Op == OpSeqNext {
+		if r, ok, err := s.seq.next(ctx, c); ok {
+			return r, err
+		}
+		// Not the leader when asked: the batcher forwards, or proposes
+		// itself if this node has become leader meanwhile. In that case
+		// the value comes from above a cache this node may have reserved
+		// in the new term, and that cache must not serve anything lower
+		// once the value is returned (found by TestSequencesCluster).
+		r, err := s.b.exec(ctx, c)
+		s.seq.drop(c.DB, c.Table)
+		return r, err
+	}
+	if c.Op == OpSetVal {
+		if free, until, ok := s.seq.drop(c.DB, c.Table); ok {
+			cp := *c
+			sq := SeqCommand{}
+			if c.Seq != nil {
+				sq = *c.Seq
+			}
+			sq.HasFree, sq.Free, sq.Until = true, free, until
+			cp.Seq = &sq
+			c = &cp
+		}
+	} else {
+		s.dropSeq(c)
+	}
+	r, err := s.b.exec(ctx, c)
+	s.dropSeq(c)
+	return r, err
+}
+
+// dropSeq drops the caches a command through Raft could overtake.
+func (s *Service) dropSeq(c *Command) {
+	if s.seq == nil {
+		return
+	}
+	// Creating a name cannot overtake a cache (a sequence's cache is
+	// dropped with it), and MariaDB keeps its cache through other tables'
+	// statements: only what changes or removes a sequence drops.
+	switch c.Op {
+	case OpSeqNext, OpCreateSeq, OpCreateTable, OpCreateDB, OpInsert, OpUpdate, OpReserve, OpAlterTable:
+	case OpSetVal, OpAlterSeq, OpDropSeq, OpDropTable:
+		s.seq.drop(c.DB, c.Table)
+	default:
+		// DROP DATABASE, restore, and SET GLOBAL auto_increment_increment
+		// (the step of INCREMENT 0 sequences).
+		s.seq.reset()
+	}
+}
+
+// execSeqBatch runs the sequence commands of a forwarded batch, each on
+// its own, concurrently: their cache hits share VerifyLeader rounds, and
+// the others share proposals in the batcher.
+func (s *Service) execSeqBatch(ctx context.Context, cmds []Command, idx []int, out []Result) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(idx))
+	for j, i := range idx {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[j] = s.execSeq(ctx, &cmds[i])
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
