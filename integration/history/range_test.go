@@ -18,7 +18,7 @@ func rng(call, ret int, lo, hi uint64) Op {
 func TestCheckRangesPass(t *testing.T) {
 	cases := map[string][]Op{
 		// Leaf segments of 2000 after max_id 1: (1, 2001], (2001, 4001].
-		"sequential segments": {rng(0, 1, 2, 2001), rng(2, 3, 2002, 4001), rng(4, 5, 4002, 6001)},
+		"sequential segments":                {rng(0, 1, 2, 2001), rng(2, 3, 2002, 4001), rng(4, 5, 4002, 6001)},
 		"adjacent, concurrent, either order": {rng(0, 10, 101, 200), rng(1, 9, 1, 100), rng(2, 8, 201, 300)},
 		// Tinyid and a dynamic Leaf step: ranges of different sizes.
 		"mixed sizes with gaps": {rng(0, 1, 1, 10), rng(2, 3, 11, 11), rng(4, 5, 100, 1000), op(6, 7, 1001)},
