@@ -46,8 +46,10 @@ func TestSchemesMariaDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := runMix(ctx, t, tgt, mix, 4*time.Second, nil)
-	o.check(t, 20, ClassConflict)
-	o.checkState(ctx, t, dsn)
+	checkMix(t, o, 20, ClassConflict)
+	if err := o.CheckState(ctx, dsn); err != nil {
+		t.Error(err)
+	}
 }
 
 // TestBrokenLeafCaught shows the workload and the checker have teeth: a

@@ -36,8 +36,10 @@ func TestSchemesTicketd(t *testing.T) {
 	defer cancel()
 	_, tgt, dsn := startTicketd(ctx, t, "ids")
 	o := runMix(ctx, t, tgt, mix, 4*time.Second, nil)
-	o.check(t, 20, ClassConflict)
-	o.checkState(ctx, t, dsn)
+	checkMix(t, o, 20, ClassConflict)
+	if err := o.CheckState(ctx, dsn); err != nil {
+		t.Error(err)
+	}
 }
 
 // TestSchemesTicketdKill runs the mix against a single node, kills it
@@ -50,7 +52,7 @@ func TestSchemesTicketdKill(t *testing.T) {
 	defer cancel()
 	n, tgt, dsn := startTicketd(ctx, t, "ids")
 	all := history.New()
-	done := make(chan *outcome)
+	done := make(chan *Mix)
 	go func() { done <- runMix(ctx, t, tgt, mix, 7*time.Second, all) }()
 	time.Sleep(2 * time.Second)
 	before := all.MaxID() // across counters: only to show progress
@@ -69,8 +71,8 @@ func TestSchemesTicketdKill(t *testing.T) {
 	o := <-done
 	// Allocations in flight at the kill lose their connection; a node
 	// still replaying its log may refuse with 1290.
-	o.check(t, 20, ClassConflict, ClassConn, "1290")
-	for counter, h := range o.hs {
+	checkMix(t, o, 20, ClassConflict, ClassConn, "1290")
+	for counter, h := range o.Histories {
 		served := false
 		for _, op := range h.Ops() {
 			if op.OK() && op.Call.After(killed) {
@@ -82,5 +84,7 @@ func TestSchemesTicketdKill(t *testing.T) {
 			t.Errorf("%s: no successful allocation started after the restart", counter)
 		}
 	}
-	o.checkState(ctx, t, dsn)
+	if err := o.CheckState(ctx, dsn); err != nil {
+		t.Error(err)
+	}
 }

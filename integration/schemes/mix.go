@@ -1,0 +1,162 @@
+package schemes
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ticketd/ticketd/integration/history"
+)
+
+// Mix is several workloads run at once against one target: one history
+// per counter (Scheme.Counter), shared by the schemes drawing from it,
+// and each scheme's stats.
+type Mix struct {
+	Histories map[string]*history.History
+	Stats     map[Scheme]*Stats
+}
+
+// RunMix runs every config of cfgs concurrently against tgt until each
+// is done or ctx ends, numbering their clients apart, recording each
+// allocation in its counter's history and in every history of also
+// (e.g. a fault test's view of availability across schemes).
+func RunMix(ctx context.Context, tgt Target, cfgs []Config, also ...*history.History) (*Mix, error) {
+	m := &Mix{Histories: map[string]*history.History{}, Stats: map[Scheme]*Stats{}}
+	for _, c := range cfgs {
+		if m.Histories[c.Scheme.Counter()] == nil {
+			m.Histories[c.Scheme.Counter()] = history.New()
+		}
+	}
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	first := 0
+	for _, c := range cfgs {
+		c.FirstClient = first
+		first += c.Clients
+		hs := append([]*history.History{m.Histories[c.Scheme.Counter()]}, also...)
+		wg.Go(func() {
+			st, err := Run(ctx, tgt, c, hs...)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", c.Scheme, err))
+				return
+			}
+			m.Stats[c.Scheme] = st
+		})
+	}
+	wg.Wait()
+	return m, errors.Join(errs...)
+}
+
+// Violations checks every counter's history.
+func (m *Mix) Violations() map[string][]history.Violation {
+	out := map[string][]history.Violation{}
+	for counter, h := range m.Histories {
+		if vs := h.Check(); len(vs) > 0 {
+			out[counter] = vs
+		}
+	}
+	return out
+}
+
+// Unknown counts the failed allocations from counter whose effect is
+// unknown: all but Tinyid's lost compare-and-sets, which are known to
+// have changed nothing.
+func (m *Mix) Unknown(counter string) int {
+	n := 0
+	for s, st := range m.Stats {
+		if s.Counter() == counter {
+			n += st.Failed - st.Errors[ClassConflict]
+		}
+	}
+	return n
+}
+
+// ServedSince reports, per counter, whether node completed a successful
+// allocation called at or after from.
+func (m *Mix) ServedSince(node string, from time.Time) map[string]bool {
+	out := map[string]bool{}
+	for counter, h := range m.Histories {
+		for _, o := range h.Ops() {
+			if o.OK() && o.Node == node && !o.Call.Before(from) {
+				out[counter] = true
+				break
+			}
+		}
+	}
+	return out
+}
+
+// CheckState reads the counters' final state through dsn (the workload
+// stopped) and checks it against the histories. Always: nothing handed
+// out is above what the server kept (durability: a restart must not
+// forget a committed segment, worker or sequence value). And for a
+// counter with no allocation of unknown outcome, exactly what was handed
+// out was consumed: Leaf's max_id is 1 plus every segment, Tinyid's row
+// moved one step and one version per successful fetch, one WORKER_NODE
+// row per launch. It takes one NEXTVAL from each sequence.
+func (m *Mix) CheckState(ctx context.Context, dsn string) error {
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var errs []error
+	one := func(q string, dst ...any) bool {
+		if err := db.QueryRowContext(ctx, q).Scan(dst...); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", q, err))
+			return false
+		}
+		return true
+	}
+	exact := func(counter string) bool { return m.Unknown(counter) == 0 }
+	if h := m.Histories[Leaf.Counter()]; h != nil {
+		var maxID uint64
+		if one("SELECT max_id FROM leaf_alloc WHERE biz_tag = '"+LeafTag+"'", &maxID) {
+			if maxID < h.MaxID() || exact(Leaf.Counter()) && maxID != 1+h.IDs() {
+				errs = append(errs, fmt.Errorf("leaf_alloc.max_id %d; the history handed out %d ids up to %d (%d fetches of unknown outcome)",
+					maxID, h.IDs(), h.MaxID(), m.Unknown(Leaf.Counter())))
+			}
+		}
+	}
+	if h := m.Histories[Tinyid.Counter()]; h != nil {
+		var maxID, version uint64
+		if one("SELECT max_id, version FROM tiny_id_info WHERE biz_type = '"+TinyidBizType+"'", &maxID, &version) {
+			ok, _ := h.Counts()
+			if maxID < h.MaxID() || exact(Tinyid.Counter()) && (maxID != 1+h.IDs() || version != 1+uint64(ok)) {
+				errs = append(errs, fmt.Errorf("tiny_id_info max_id %d version %d; the history: %d fetches of %d ids up to %d (%d of unknown outcome)",
+					maxID, version, ok, h.IDs(), h.MaxID(), m.Unknown(Tinyid.Counter())))
+			}
+		}
+	}
+	if h := m.Histories[UidGen.Counter()]; h != nil {
+		var n, maxID uint64
+		if one("SELECT COUNT(*), COALESCE(MAX(ID), 0) FROM WORKER_NODE", &n, &maxID) {
+			ok, _ := h.Counts()
+			if maxID < h.MaxID() || exact(UidGen.Counter()) && n != uint64(ok) {
+				errs = append(errs, fmt.Errorf("WORKER_NODE holds %d rows up to id %d; the history: %d launches up to worker id %d (%d of unknown outcome)",
+					n, maxID, ok, h.MaxID(), m.Unknown(UidGen.Counter())))
+			}
+		}
+	}
+	for _, s := range []Scheme{NextVal, NextValNoCache} {
+		h := m.Histories[s.Counter()]
+		if h == nil {
+			continue
+		}
+		name := SeqCached
+		if s == NextValNoCache {
+			name = SeqNoCache
+		}
+		var v uint64
+		if one(fmt.Sprintf("SELECT NEXTVAL(%s)", name), &v) && v <= h.MaxID() {
+			errs = append(errs, fmt.Errorf("sequence %s: NEXTVAL after the run %d, not above the %d handed out", name, v, h.MaxID()))
+		}
+	}
+	return errors.Join(errs...)
+}
