@@ -10,14 +10,14 @@ import (
 	"github.com/ticketd/ticketd/integration/history"
 )
 
-// startMariaDB starts MariaDB with database db and returns its target
-// and the DSN of db.
-func startMariaDB(ctx context.Context, t *testing.T, db string) (Target, string) {
+// startMariaDB starts MariaDB with database db and returns it, its
+// target and the DSN of db.
+func startMariaDB(ctx context.Context, t *testing.T, db string) (*harness.MariaDB, Target, string) {
 	t.Helper()
 	m := harness.StartMariaDB(t)
 	createDB(ctx, t, m.Addr, db)
 	dsn := DSN(m.Addr, db)
-	return Target{Name: "MariaDB", Nodes: []Node{{Name: "mariadb", DSN: dsn}}}, dsn
+	return m, Target{Name: "MariaDB", Nodes: []Node{{Name: "mariadb", DSN: dsn}}}, dsn
 }
 
 func createDB(ctx context.Context, t *testing.T, addr, db string) {
@@ -41,7 +41,7 @@ func createDB(ctx context.Context, t *testing.T, addr, db string) {
 func TestSchemesMariaDB(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	tgt, dsn := startMariaDB(ctx, t, "ids")
+	_, tgt, dsn := startMariaDB(ctx, t, "ids")
 	if err := Setup(ctx, dsn, allSchemes(mix)...); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestSchemesMariaDB(t *testing.T) {
 func TestBrokenLeafCaught(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	tgt, dsn := startMariaDB(ctx, t, "ids")
+	_, tgt, dsn := startMariaDB(ctx, t, "ids")
 	if err := Setup(ctx, dsn, leafNoTx); err != nil {
 		t.Fatal(err)
 	}
@@ -85,4 +85,55 @@ func TestBrokenLeafCaught(t *testing.T) {
 		}
 	}
 	t.Fatalf("%d fetches of a Leaf without its transaction and no overlap detected", len(h.Ops()))
+}
+
+// TestSchemesMariaDBKill runs the mix against MariaDB, kills mariadbd
+// with SIGKILL in the middle and restarts it on the same data: the
+// clients' error paths (a statement failing mid-transaction, a COMMIT
+// whose outcome is unknown, reconnecting) under a real crash of the
+// reference server. InnoDB is durable (innodb_flush_log_at_trx_commit=1
+// by default), so nothing acknowledged may come back: the histories must
+// stay clean across the crash and the rows must hold every id handed
+// out. This is TestSchemesTicketdKill's reference run.
+//
+// Except for sequences: MariaDB 10.11 hands out some NEXTVAL values
+// again after a SIGKILL even with innodb_flush_log_at_trx_commit=1 (in
+// 5 of 7 runs here, 1 to ~100 values, seen on the NOCACHE sequence: its
+// row update is evidently not made durable before NEXTVAL answers). That is
+// logged, not failed; ticketd's kill test holds sequences to DESIGN §5.3.
+func TestSchemesMariaDBKill(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	m, tgt, dsn := startMariaDB(ctx, t, "ids")
+	if err := Setup(ctx, dsn, allSchemes(mix)...); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *Mix)
+	go func() { done <- runMix(ctx, t, tgt, mix, 8*time.Second, nil) }()
+	time.Sleep(2 * time.Second)
+	m.Kill()
+	killed := time.Now()
+	if err := m.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("mariadbd killed at %s, answering again after %v", killed.Format("15:04:05.000"), time.Since(killed).Round(time.Millisecond))
+	o := <-done
+	// 1927/1053/2013-style refusals during shutdown do not happen on a
+	// SIGKILL: in-flight statements lose their connection.
+	checkMixLax(t, o, []string{NextVal.Counter(), NextValNoCache.Counter()}, 20, ClassConflict, ClassConn)
+	for counter, h := range o.Histories {
+		served := false
+		for _, op := range h.Ops() {
+			if op.OK() && op.Call.After(killed) {
+				served = true
+				break
+			}
+		}
+		if !served {
+			t.Errorf("%s: no successful allocation started after the restart", counter)
+		}
+	}
+	if err := o.CheckState(ctx, dsn); err != nil {
+		t.Error(err)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -13,28 +14,44 @@ import (
 
 // Mix is several workloads run at once against one target: one history
 // per counter (Scheme.Counter), shared by the schemes drawing from it,
-// and each scheme's stats.
+// and each scheme's stats once it has run.
 type Mix struct {
+	// Histories are created by NewMix and safe to read while Run runs.
 	Histories map[string]*history.History
-	Stats     map[Scheme]*Stats
+	// Stats is filled in when Run returns.
+	Stats map[Scheme]*Stats
+
+	cfgs []Config
 }
 
-// RunMix runs every config of cfgs concurrently against tgt until each
-// is done or ctx ends, numbering their clients apart, recording each
-// allocation in its counter's history and in every history of also
-// (e.g. a fault test's view of availability across schemes).
-func RunMix(ctx context.Context, tgt Target, cfgs []Config, also ...*history.History) (*Mix, error) {
-	m := &Mix{Histories: map[string]*history.History{}, Stats: map[Scheme]*Stats{}}
+// NewMix prepares cfgs to run together, with empty histories.
+func NewMix(cfgs []Config) *Mix {
+	m := &Mix{Histories: map[string]*history.History{}, Stats: map[Scheme]*Stats{}, cfgs: cfgs}
 	for _, c := range cfgs {
 		if m.Histories[c.Scheme.Counter()] == nil {
 			m.Histories[c.Scheme.Counter()] = history.New()
 		}
 	}
+	return m
+}
+
+// RunMix is NewMix(cfgs).Run(ctx, tgt, also...).
+func RunMix(ctx context.Context, tgt Target, cfgs []Config, also ...*history.History) (*Mix, error) {
+	m := NewMix(cfgs)
+	return m, m.Run(ctx, tgt, also...)
+}
+
+// Run runs every config concurrently against tgt until each is done or
+// ctx ends, numbering their clients apart, recording each allocation in
+// its counter's history and in every history of also (e.g. a fault
+// test's view of availability across schemes). Call it once.
+func (m *Mix) Run(ctx context.Context, tgt Target, also ...*history.History) error {
 	var mu sync.Mutex
 	var errs []error
+	stats := map[Scheme]*Stats{}
 	var wg sync.WaitGroup
 	first := 0
-	for _, c := range cfgs {
+	for _, c := range m.cfgs {
 		c.FirstClient = first
 		first += c.Clients
 		hs := append([]*history.History{m.Histories[c.Scheme.Counter()]}, also...)
@@ -46,11 +63,12 @@ func RunMix(ctx context.Context, tgt Target, cfgs []Config, also ...*history.His
 				errs = append(errs, fmt.Errorf("%s: %w", c.Scheme, err))
 				return
 			}
-			m.Stats[c.Scheme] = st
+			stats[c.Scheme] = st
 		})
 	}
 	wg.Wait()
-	return m, errors.Join(errs...)
+	m.Stats = stats
+	return errors.Join(errs...)
 }
 
 // Violations checks every counter's history.
@@ -77,18 +95,26 @@ func (m *Mix) Unknown(counter string) int {
 	return n
 }
 
-// ServedSince reports, per counter, whether node completed a successful
-// allocation called at or after from.
-func (m *Mix) ServedSince(node string, from time.Time) map[string]bool {
-	out := map[string]bool{}
+// Unserved returns "node counter" for each node of nodes that has not
+// completed a successful allocation from counter called at or after
+// from: a scheme a recovered node keeps refusing would otherwise hide
+// behind the others.
+func (m *Mix) Unserved(nodes []string, from time.Time) []string {
+	var out []string
 	for counter, h := range m.Histories {
+		served := map[string]bool{}
 		for _, o := range h.Ops() {
-			if o.OK() && o.Node == node && !o.Call.Before(from) {
-				out[counter] = true
-				break
+			if o.OK() && !o.Call.Before(from) {
+				served[o.Node] = true
+			}
+		}
+		for _, n := range nodes {
+			if !served[n] {
+				out = append(out, n+" "+counter)
 			}
 		}
 	}
+	sort.Strings(out)
 	return out
 }
 

@@ -2,6 +2,7 @@ package schemes
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -48,7 +49,18 @@ func runMix(ctx context.Context, t *testing.T, tgt Target, cfgs []Config, dur ti
 // behaviour, not a failure.
 func checkMix(t *testing.T, m *Mix, minOK int, allowed ...string) {
 	t.Helper()
+	checkMixLax(t, m, nil, minOK, allowed...)
+}
+
+// checkMixLax is checkMix, except that violations in the lax counters
+// are logged rather than failed (a reference server's known weakness).
+func checkMixLax(t *testing.T, m *Mix, lax []string, minOK int, allowed ...string) {
+	t.Helper()
 	for counter, vs := range m.Violations() {
+		if slices.Contains(lax, counter) {
+			t.Logf("%s (not held against this server): %s", counter, history.Report(vs, 3))
+			continue
+		}
 		t.Errorf("%s: %s", counter, history.Report(vs, 10))
 	}
 	okBy := map[string]int{}
