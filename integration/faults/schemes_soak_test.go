@@ -48,7 +48,7 @@ func TestSoakSchemes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), dur+5*time.Minute)
 	defer cancel()
 	end := time.Now().Add(dur)
-	results := runSchemeFaults(ctx, t, func(int) (schemeFault, bool) {
+	results := runSchemeFaults(ctx, t, schemeMix, func(int) (schemeFault, bool) {
 		if time.Now().After(end) {
 			return schemeFault{}, false
 		}

@@ -52,7 +52,7 @@ type schemeLoad struct {
 // waits until every node has applied them, and starts schemeMix on every
 // node, recording into w's history too (for disrupt's availability
 // checks) and in one history per counter.
-func startSchemes(ctx context.Context, t *testing.T, hc *harness.Cluster, lead *harness.Node, db string) *schemeLoad {
+func startSchemes(ctx context.Context, t *testing.T, hc *harness.Cluster, lead *harness.Node, db string, mix []schemes.Config) *schemeLoad {
 	t.Helper()
 	admin, err := sql.Open("mysql", lead.DSN(""))
 	if err != nil {
@@ -63,7 +63,7 @@ func startSchemes(ctx context.Context, t *testing.T, hc *harness.Cluster, lead *
 		t.Fatal(err)
 	}
 	all := []schemes.Scheme{}
-	for _, c := range schemeMix {
+	for _, c := range mix {
 		all = append(all, c.Scheme)
 	}
 	if err := schemes.Setup(ctx, schemes.DSN(lead.MySQLAddr(), db), all...); err != nil {
@@ -76,7 +76,7 @@ func startSchemes(ctx context.Context, t *testing.T, hc *harness.Cluster, lead *
 	for _, n := range hc.Nodes {
 		tgt.Nodes = append(tgt.Nodes, schemes.Node{Name: n.ID(), DSN: schemes.DSN(n.MySQLAddr(), db)})
 	}
-	l := &schemeLoad{w: newWorkload(t, db), done: make(chan struct{}), mix: schemes.NewMix(schemeMix)}
+	l := &schemeLoad{w: newWorkload(t, db), done: make(chan struct{}), mix: schemes.NewMix(mix)}
 	rctx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
 	go func() {
@@ -134,7 +134,7 @@ func TestSchemeFaults(t *testing.T) {
 		{"pause-leader", pauseLeader, true},
 		{"partition-leader", partitionLeader, true},
 	}
-	runSchemeFaults(ctx, t, func(i int) (schemeFault, bool) {
+	runSchemeFaults(ctx, t, schemeMix, func(i int) (schemeFault, bool) {
 		if i >= len(faults) {
 			return schemeFault{}, false
 		}
@@ -142,17 +142,17 @@ func TestSchemeFaults(t *testing.T) {
 	})
 }
 
-// runSchemeFaults starts a proxied three-node cluster under schemeMix
-// and injects the faults next returns (next(0), next(1), ... until it
+// runSchemeFaults starts a proxied three-node cluster under mix
+// (schemeMix in the tests) and injects the faults next returns (next(0), next(1), ... until it
 // says no), each from a settled cluster, checking after each and at the
 // end. It returns the measurements.
-func runSchemeFaults(ctx context.Context, t *testing.T, next func(i int) (schemeFault, bool)) []measurement {
+func runSchemeFaults(ctx context.Context, t *testing.T, mix []schemes.Config, next func(i int) (schemeFault, bool)) []measurement {
 	c := startCluster(ctx, t, 3, clusterArgs())
 	lead, err := settle(ctx, c.hc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := startSchemes(ctx, t, c.hc, lead, "ids")
+	l := startSchemes(ctx, t, c.hc, lead, "ids", mix)
 	if err := l.servedAll(c.nodes(), time.Now(), 20*time.Second); err != nil {
 		t.Fatalf("schemes on the cluster, before any fault: %v", err)
 	}
@@ -195,7 +195,7 @@ func runSchemeFaults(ctx context.Context, t *testing.T, next func(i int) (scheme
 		t.Fatal(l.err)
 	}
 	dumpHistory(t, l.w.h)
-	checkSchemeRun(t, l.mix, env)
+	checkSchemeRun(t, l.mix, mix, env)
 	lead, err = settle(ctx, c.hc)
 	if err != nil {
 		t.Fatal(err)
@@ -215,12 +215,12 @@ func runSchemeFaults(ctx context.Context, t *testing.T, next func(i int) (scheme
 // checkSchemeRun fails the test on a violation in any counter's history,
 // an error no fault explains, or an allocation that hung on a node that
 // was not paused; it logs each scheme's figures.
-func checkSchemeRun(t *testing.T, mix *schemes.Mix, env *faultEnv) {
+func checkSchemeRun(t *testing.T, mix *schemes.Mix, cfgs []schemes.Config, env *faultEnv) {
 	t.Helper()
 	for counter, vs := range mix.Violations() {
 		t.Errorf("%s: %s", counter, history.Report(vs, 20))
 	}
-	for _, c := range schemeMix {
+	for _, c := range cfgs {
 		st := mix.Stats[c.Scheme]
 		if st == nil {
 			t.Errorf("%s: no stats", c.Scheme)

@@ -34,6 +34,10 @@ const (
 	NextVal Scheme = "nextval"
 	// NextValNoCache is NextVal on a NOCACHE sequence.
 	NextValNoCache Scheme = "nextval-nocache"
+	// Ticket is Flickr's ticket server, the scheme ticketd was built
+	// for: REPLACE INTO Tickets64 (stub) VALUES ('a') and SELECT
+	// LAST_INSERT_ID(), which must agree with the OK packet's insert id.
+	Ticket Scheme = "ticket"
 
 	// leafNoTx is a broken Leaf: UPDATE and SELECT autocommitted
 	// separately, so another server's UPDATE can land between them and
@@ -43,7 +47,7 @@ const (
 )
 
 // Schemes lists the exported schemes.
-var Schemes = []Scheme{Leaf, LeafDynamic, Tinyid, TinyidAutocommit, UidGen, NextVal, NextValNoCache}
+var Schemes = []Scheme{Leaf, LeafDynamic, Tinyid, TinyidAutocommit, UidGen, NextVal, NextValNoCache, Ticket}
 
 // Counter names the counter a scheme draws from: schemes with the same
 // counter must share one history (a Leaf and a dynamic-step Leaf server
@@ -60,6 +64,8 @@ func (s Scheme) Counter() string {
 		return "sequence/" + SeqCached
 	case NextValNoCache:
 		return "sequence/" + SeqNoCache
+	case Ticket:
+		return "Tickets64"
 	}
 	return string(s)
 }
@@ -110,6 +116,8 @@ func (cl *client) fetch(ctx context.Context, c *sql.Conn) (result, error) {
 		return cl.nextval(ctx, c, SeqCached)
 	case NextValNoCache:
 		return cl.nextval(ctx, c, SeqNoCache)
+	case Ticket:
+		return cl.ticket(ctx, c)
 	}
 	return result{}, fmt.Errorf("unknown scheme %q", cl.scheme)
 }
@@ -358,4 +366,25 @@ func (cl *client) nextval(ctx context.Context, c *sql.Conn, seq string) (result,
 		return result{}, fmt.Errorf("%w: %s returned %d", ErrMismatch, q, v)
 	}
 	return result{lo: uint64(v), hi: uint64(v)}, nil
+}
+
+// ticket is Flickr's ticket: the id from the OK packet, checked against
+// SELECT LAST_INSERT_ID() on the same connection.
+func (cl *client) ticket(ctx context.Context, c *sql.Conn) (result, error) {
+	r, err := exec(ctx, c, "REPLACE INTO Tickets64 (stub) VALUES ('a')")
+	if err != nil {
+		return result{}, err
+	}
+	id, err := r.LastInsertId()
+	if err != nil {
+		return result{}, err
+	}
+	var lii int64
+	if err := c.QueryRowContext(ctx, "SELECT LAST_INSERT_ID()").Scan(&lii); err != nil {
+		return result{}, fmt.Errorf("SELECT LAST_INSERT_ID(): %w", err)
+	}
+	if lii != id || id <= 0 {
+		return result{}, fmt.Errorf("%w: OK packet insert id %d, SELECT LAST_INSERT_ID() %d", ErrMismatch, id, lii)
+	}
+	return result{lo: uint64(id), hi: uint64(id)}, nil
 }

@@ -36,6 +36,11 @@ const (
 		"MODIFIED TIMESTAMP NOT NULL COMMENT 'modified time', CREATED TIMESTAMP NOT NULL COMMENT 'created time', " +
 		"PRIMARY KEY(ID)) COMMENT='DB WorkerID Assigner for UID Generator',ENGINE = INNODB"
 
+	// TicketDDL is Flickr's ticket table (the one integration/harness
+	// creates as FlickrDDL).
+	TicketDDL = "CREATE TABLE Tickets64 (id bigint(20) unsigned NOT NULL auto_increment, " +
+		"stub char(1) NOT NULL default '', PRIMARY KEY (id), UNIQUE KEY stub (stub)) ENGINE=MyISAM"
+
 	// SeqCached and SeqNoCache are the sequences the NextVal schemes use.
 	SeqCached  = "s"
 	SeqNoCache = "s_nocache"
@@ -75,6 +80,8 @@ func SetupStatements(schemes ...Scheme) []string {
 			add("seq", SequenceDDL(SeqCached, 1000))
 		case NextValNoCache:
 			add("seqnc", SequenceDDL(SeqNoCache, 0))
+		case Ticket:
+			add("ticket", TicketDDL)
 		}
 	}
 	return out

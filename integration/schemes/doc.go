@@ -21,6 +21,8 @@
 //     host and port.
 //   - Sequence callers (MariaDB sequences): SELECT NEXTVAL(s) and SELECT
 //     NEXT VALUE FOR s, on a sequence with CACHE 1000 or NOCACHE.
+//   - Flickr's ticket (the baseline ticketd serves today): REPLACE INTO
+//     Tickets64 (stub) VALUES ('a'), SELECT LAST_INSERT_ID().
 //
 // Run drives many such clients against a Target (one or more servers,
 // given as DSNs) and records every allocation, as the range of ids it
