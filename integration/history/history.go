@@ -99,9 +99,9 @@ func (h *History) End(p Pending, id uint64, err error) {
 
 // EndRange is End for an operation that handed out the ids lo..hi, both
 // included. hi below lo is recorded as given and reported by Check as an
-// empty range (a client computing its segment wrongly). A range of one id
-// (lo == hi) is recorded as a range too, which Check treats the same as
-// a single id.
+// empty range (a client computing its segment wrongly), except hi 0:
+// Op.Hi 0 means a single id, so [lo, 0] is recorded as the id lo. A
+// range of one id (lo == hi) is checked the same as a single id.
 func (h *History) EndRange(p Pending, lo, hi uint64, err error) {
 	ret := time.Now()
 	if hi == 0 && err == nil {

@@ -46,8 +46,10 @@ const (
 	leafNoTx Scheme = "leaf-notx"
 )
 
-// Schemes lists the exported schemes.
-var Schemes = []Scheme{Leaf, LeafDynamic, Tinyid, TinyidAutocommit, UidGen, NextVal, NextValNoCache, Ticket}
+// All lists the exported schemes.
+func All() []Scheme {
+	return []Scheme{Leaf, LeafDynamic, Tinyid, TinyidAutocommit, UidGen, NextVal, NextValNoCache, Ticket}
+}
 
 // Counter names the counter a scheme draws from: schemes with the same
 // counter must share one history (a Leaf and a dynamic-step Leaf server

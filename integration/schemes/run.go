@@ -164,7 +164,7 @@ func Run(ctx context.Context, tgt Target, cfg Config, hs ...*history.History) (*
 	if cfg.Clients <= 0 {
 		return nil, errors.New("schemes: no clients")
 	}
-	if !slices.Contains(Schemes, cfg.Scheme) && cfg.Scheme != leafNoTx {
+	if !slices.Contains(All(), cfg.Scheme) && cfg.Scheme != leafNoTx {
 		return nil, fmt.Errorf("schemes: unknown scheme %q", cfg.Scheme)
 	}
 	cfg.Step = cmp.Or(cfg.Step, 1000)

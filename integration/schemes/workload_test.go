@@ -64,7 +64,7 @@ func checkMixLax(t *testing.T, m *Mix, lax []string, minOK int, allowed ...strin
 		t.Errorf("%s: %s", counter, history.Report(vs, 10))
 	}
 	okBy := map[string]int{}
-	for _, s := range Schemes {
+	for _, s := range All() {
 		st := m.Stats[s]
 		if st == nil {
 			continue
