@@ -188,9 +188,8 @@ func (cl *client) leaf(ctx context.Context, c *sql.Conn) (result, error) {
 	}
 	var tag string
 	var maxID, rowStep int64
-	q := "SELECT biz_tag, max_id, step FROM leaf_alloc WHERE biz_tag = ?"
-	if err := c.QueryRowContext(ctx, q, LeafTag).Scan(&tag, &maxID, &rowStep); err != nil {
-		return result{}, failTx(ctx, c, fmt.Errorf("%s: %w", q, err), reset)
+	if err := c.QueryRowContext(ctx, leafSelect, LeafTag).Scan(&tag, &maxID, &rowStep); err != nil {
+		return result{}, failTx(ctx, c, fmt.Errorf("%s: %w", leafSelect, err), reset)
 	}
 	if _, err := exec(ctx, c, "COMMIT"); err != nil {
 		// The outcome is unknown: the segment may or may not be ours.
@@ -214,7 +213,7 @@ func (cl *client) leafWithoutTx(ctx context.Context, c *sql.Conn) (result, error
 	}
 	var tag string
 	var maxID, step int64
-	if err := c.QueryRowContext(ctx, "SELECT biz_tag, max_id, step FROM leaf_alloc WHERE biz_tag = ?", LeafTag).Scan(&tag, &maxID, &step); err != nil {
+	if err := c.QueryRowContext(ctx, leafSelect, LeafTag).Scan(&tag, &maxID, &step); err != nil {
 		return result{}, err
 	}
 	return segment(maxID, step)
@@ -227,6 +226,14 @@ func segment(maxID, step int64) (result, error) {
 	}
 	return result{lo: uint64(maxID - step + 1), hi: uint64(maxID)}, nil
 }
+
+// The schemes' statements that more than one function sends, verbatim
+// from their mappers and DAOs.
+const (
+	leafSelect   = "SELECT biz_tag, max_id, step FROM leaf_alloc WHERE biz_tag = ?"
+	tinyidSelect = "select id, biz_type, begin_id, max_id, step, delta, remainder, create_time, update_time, version from tiny_id_info where biz_type = ?"
+	tinyidCAS    = "update tiny_id_info set max_id= ?, update_time=now(), version=version+1 where id=? and max_id=? and version=? and biz_type=?"
+)
 
 // Tinyid's session changes, in the order Spring's
 // DataSourceTransactionManager makes and undoes them through Connector/J
@@ -260,10 +267,7 @@ func (cl *client) tinyid(ctx context.Context, c *sql.Conn, inTx bool) (result, e
 		}
 		return result{}, err
 	}
-	const (
-		query = "select id, biz_type, begin_id, max_id, step, delta, remainder, create_time, update_time, version from tiny_id_info where biz_type = ?"
-		cas   = "update tiny_id_info set max_id= ?, update_time=now(), version=version+1 where id=? and max_id=? and version=? and biz_type=?"
-	)
+	const query, cas = tinyidSelect, tinyidCAS
 	for attempt := range cl.maxAttempts {
 		var (
 			id                     uint64
