@@ -50,6 +50,28 @@ func TestSchemesMariaDB(t *testing.T) {
 	if err := o.CheckState(ctx, dsn); err != nil {
 		t.Error(err)
 	}
+
+	// Failover: with a dead node first in the list, clients that start
+	// there move on to the next node and every launch succeeds there.
+	dead := Node{Name: "dead", DSN: DSN(harness.FreeAddr(t), "ids")}
+	h := history.New()
+	st, err := Run(ctx, Target{Name: "failover", Nodes: []Node{dead, tgt.Nodes[0]}},
+		Config{Scheme: UidGen, Clients: 2, Ops: 10, Failover: true}, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.OK != 20 || st.Failed != 0 || st.ConnFails == 0 {
+		t.Errorf("failover: %d ok, %d failed, %d failed connects; want 20, 0 and some", st.OK, st.Failed, st.ConnFails)
+	}
+	for _, op := range h.Ops() {
+		if op.Node != tgt.Nodes[0].Name {
+			t.Errorf("failover: an allocation recorded on node %q", op.Node)
+			break
+		}
+	}
+	if vs := h.Check(); len(vs) > 0 {
+		t.Errorf("failover: %s", history.Report(vs, 5))
+	}
 }
 
 // TestBrokenLeafCaught shows the workload and the checker have teeth: a
