@@ -5,7 +5,7 @@ PKGS_UNIT := ./ticket/... ./sql/... ./raftstore/... ./wire/... ./cmd/...
 SOAK_DURATION  ?= 10m
 BENCH_DURATION ?= 5s
 
-.PHONY: all build run test test-unit test-integration vet fmt-check soak bench clean
+.PHONY: all build run test test-unit test-integration vet fmt-check soak soak-schemes bench bench-schemes clean
 
 all: build
 
@@ -46,8 +46,16 @@ soak:
 # ../shared/bench/ticket.lua if installed, else cmd/ticketload.
 bench:
 	@command -v sysbench >/dev/null || echo "sysbench not found (apt-get install sysbench): measuring with cmd/ticketload instead"
-	TICKETD_BENCH_DURATION=$(BENCH_DURATION) $(GO) test -tags bench -count=1 -timeout 30m -run '^TestBench$$' -v ./integration/ | grep -v '^=== \|^--- \|^\s*bench_test.go'
+	TICKETD_BENCH_DURATION=$(BENCH_DURATION) $(GO) test -tags bench -count=1 -timeout 30m -run '^TestBench(Schemes)?$$' -v ./integration/ | grep -v '^=== \|^--- \|^\s*bench_test.go'
 	$(GO) test -run XXX -bench . -benchmem ./ticket/... ./sql/... ./raftstore/... ./wire/...
+
+# The ID schemes alone (Leaf, Tinyid, NEXTVAL; also part of make bench).
+bench-schemes:
+	TICKETD_BENCH_DURATION=$(BENCH_DURATION) $(GO) test -tags bench -count=1 -timeout 30m -run '^TestBenchSchemes$$' -v ./integration/ | grep -v '^=== \|^--- '
+
+# The ID schemes' fault test, looped for SOAK_DURATION.
+soak-schemes:
+	TICKETD_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -tags soak -count=1 -timeout 0 -run '^TestSoakSchemes$$' -v ./integration/faults/
 
 clean:
 	rm -rf bin ticketd-data

@@ -251,8 +251,20 @@ func startBenchMariaDB(t *testing.T, benchDir string) string {
 		t.Fatalf("%s start %s: %v\n%s", script, port, err, out)
 	}
 	t.Cleanup(func() {
+		dir := "/tmp/mariadb-ticketdb-" + port
+		pid, _ := os.ReadFile(filepath.Join(dir, "pid"))
 		_ = exec.Command(script, "stop", port).Run()
-		_ = os.RemoveAll("/tmp/mariadb-ticketdb-" + port)
+		// The script only signals; mariadbd writes binlog.state into the
+		// directory as it shuts down, so removing it before the process
+		// is gone leaves the directory behind.
+		if p := strings.TrimSpace(string(pid)); p != "" {
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+				if _, err := os.Stat("/proc/" + p); err != nil {
+					break
+				}
+			}
+		}
+		_ = os.RemoveAll(dir)
 	})
 	addr := "127.0.0.1:" + port
 	db, err := sql.Open("mysql", "root@tcp("+addr+")/")

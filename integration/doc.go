@@ -4,7 +4,10 @@
 // comparing its answers with MariaDB's where MariaDB is the specification.
 //
 // The process harness lives in integration/harness, the linearizability
-// checker for allocation histories in integration/history. The tests
+// checker for allocation histories (single ids and ranges) in
+// integration/history, and faithful clients of the ID schemes built on
+// MySQL rows and sequences (Leaf, Tinyid, UidGenerator, NEXTVAL) with
+// their tests against MariaDB and ticketd in integration/schemes. The tests
 // themselves are in _test.go files: single-node behaviour through each
 // driver mode, the statement-by-statement differential against MariaDB,
 // and kill -9 crash recovery.

@@ -4,6 +4,12 @@
 // server. It reports tickets (or queries) per second and latency
 // percentiles per ticket, and fails if an id is not above the previous one
 // on its connection (as ../shared/bench/ticket.lua does).
+//
+// With -scheme it runs an ID scheme's client instead (integration/schemes:
+// leaf, leaf-dynamic, tinyid, tinyid-autocommit, uidgen, nextval,
+// nextval-nocache, ticket), reports fetches per second and Tinyid's lost
+// compare-and-sets, and checks the whole history (no id twice, strictly
+// increasing in real time); -setup creates the scheme's tables first.
 package main
 
 import (
@@ -20,7 +26,10 @@ import (
 	"sync"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql"
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/ticketd/ticketd/integration/history"
+	"github.com/ticketd/ticketd/integration/schemes"
 )
 
 func main() {
@@ -53,8 +62,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	workload := fs.String("workload", "ticket", "ticket or select1")
 	table := fs.String("table", "Tickets64", "ticket table")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	scheme := fs.String("scheme", "", "run an ID scheme's clients instead: leaf, leaf-dynamic, tinyid, tinyid-autocommit, uidgen, nextval, nextval-nocache, ticket")
+	setup := fs.Bool("setup", false, "with -scheme: create the scheme's tables (and seed rows) first")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *scheme != "" {
+		return runScheme(ctx, out, schemes.Scheme(*scheme), *dsn, *conns, *dur, *setup, *asJSON)
 	}
 	var stmts []string
 	switch *workload {
@@ -168,5 +182,66 @@ func one(ctx context.Context, c *sql.Conn, stmts []string, last *uint64) error {
 		return fmt.Errorf("%w: %d after %d", errNotIncreasing, id, *last)
 	}
 	*last = id
+	return nil
+}
+
+// SchemeReport is one -scheme run's outcome.
+type SchemeReport struct {
+	Scheme     string         `json:"scheme"`
+	Conns      int            `json:"conns"`
+	OK         int            `json:"ok"`
+	Failed     int            `json:"failed"`
+	Errors     map[string]int `json:"errors"`
+	LostCAS    int            `json:"lost_cas"`
+	IDs        uint64         `json:"ids"`
+	Elapsed    time.Duration  `json:"elapsed_ns"`
+	PerSec     float64        `json:"per_sec"`
+	P50        time.Duration  `json:"p50_ns"`
+	P99        time.Duration  `json:"p99_ns"`
+	Violations int            `json:"violations"`
+	FirstErr   []string       `json:"first_errors,omitempty"`
+}
+
+// runScheme runs conns clients of scheme against dsn for dur.
+func runScheme(ctx context.Context, out io.Writer, scheme schemes.Scheme, dsn string, conns int, dur time.Duration, setup, asJSON bool) error {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return fmt.Errorf("-dsn: %w", err)
+	}
+	// The schemes' Java stacks send parameters inside the query text
+	// (Connector/J's default); so do their clients here.
+	cfg.InterpolateParams = true
+	dsn = cfg.FormatDSN()
+	if setup {
+		if err := schemes.Setup(ctx, dsn, scheme); err != nil {
+			return err
+		}
+	}
+	h := history.New()
+	rctx, cancel := context.WithTimeout(ctx, dur)
+	defer cancel()
+	st, err := schemes.Run(rctx, schemes.Target{Name: cfg.Addr, Nodes: []schemes.Node{{Name: cfg.Addr, DSN: dsn}}},
+		schemes.Config{Scheme: scheme, Clients: conns}, h)
+	if err != nil {
+		return err
+	}
+	vs := h.Check()
+	r := SchemeReport{Scheme: string(scheme), Conns: conns, OK: st.OK, Failed: st.Failed, Errors: st.Errors,
+		LostCAS: st.Retries, IDs: st.IDs, Elapsed: st.Elapsed, PerSec: st.PerSec(), P50: st.P50, P99: st.P99,
+		Violations: len(vs), FirstErr: st.Samples}
+	if asJSON {
+		if err := json.NewEncoder(out).Encode(r); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(out, "%s conns=%d fetches=%d failed=%d [%s] lost_cas=%d per_sec=%.0f p50=%.3fms p99=%.3fms\n",
+			r.Scheme, r.Conns, r.OK, r.Failed, st.ErrorSummary(), r.LostCAS, r.PerSec, ms(r.P50), ms(r.P99))
+		for _, e := range r.FirstErr {
+			fmt.Fprintln(out, "first error:", e)
+		}
+	}
+	if len(vs) > 0 {
+		return fmt.Errorf("history: %s", history.Report(vs, 5))
+	}
 	return nil
 }

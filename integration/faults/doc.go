@@ -15,6 +15,12 @@
 // succeeding again on every node within a bound after healing. They log
 // the measured unavailability per fault kind.
 //
+// TestSchemeFaults does the same for the ID schemes of
+// integration/schemes (Leaf segments, Tinyid compare-and-set,
+// UidGenerator worker ids, NEXTVAL), one history per counter, under kill
+// -9, SIGSTOP and a partition of the leader; TestSoakSchemes (soak tag,
+// `make soak-schemes`) loops random faults under them.
+//
 // `make test` runs the bounded tests; TestSoak, a randomized fault loop,
 // runs only when TICKETD_SOAK_DURATION is set (`make soak`) and prints a
 // summary. Everything lives in _test.go files: this package has no API.

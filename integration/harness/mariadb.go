@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +27,8 @@ type MariaDB struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 	log  string
+
+	server, data string // for Restart
 }
 
 // findBinary looks for name on PATH and in the sbin directories that a
@@ -84,6 +87,7 @@ func StartMariaDB(t testing.TB) *MariaDB {
 	})
 
 	data := filepath.Join(dir, "data")
+	m.server, m.data = server, data
 	var out bytes.Buffer
 	ic := exec.Command(install, "--no-defaults", "--user=root", "--datadir="+data,
 		"--auth-root-authentication-method=normal", "--skip-test-db")
@@ -115,6 +119,11 @@ func StartMariaDB(t testing.TB) *MariaDB {
 func (m *MariaDB) start(t testing.TB, server, data string) error {
 	port := FreePort(t)
 	m.Addr = "127.0.0.1:" + strconv.Itoa(port)
+	return m.launch(server, data, port)
+}
+
+// launch starts mariadbd on port and waits until it answers.
+func (m *MariaDB) launch(server, data string, port int) error {
 	f, err := os.OpenFile(m.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -180,6 +189,30 @@ func (m *MariaDB) MySQLAddr() string { return m.Addr }
 
 // DSN returns a go-sql-driver/mysql DSN for root on this server.
 func (m *MariaDB) DSN(db string, params ...string) string { return DSN(m.Addr, db, params...) }
+
+// Kill kills the server with SIGKILL (a crash: InnoDB recovers from its
+// redo log at the next start) and waits for it to exit.
+func (m *MariaDB) Kill() {
+	if m.cmd == nil || m.cmd.Process == nil {
+		return
+	}
+	m.cmd.Process.Kill()
+	<-m.done
+}
+
+// Restart starts the server again, after Kill or Stop, on the same data
+// directory and port, and waits until it answers.
+func (m *MariaDB) Restart() error {
+	_, p, err := net.SplitHostPort(m.Addr)
+	if err != nil {
+		return err
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil {
+		return err
+	}
+	return m.launch(m.server, m.data, port)
+}
 
 // Stop shuts the server down with SIGTERM, killing it if it takes more
 // than 30s. It is safe to call more than once.

@@ -4,11 +4,22 @@
 // called, B's id is above A's. Gaps are allowed; failed operations (their
 // ids may or may not have been used) constrain nothing.
 //
-// Clients record with Begin/End from any number of goroutines:
+// An allocation hands out either one id (a ticket, a NEXTVAL, a worker id)
+// or a range of them (a Leaf or Tinyid segment, a reserved block): a range
+// [lo, hi] must overlap no other successful range, and must lie entirely
+// above every range that returned before it was called. A single id is
+// the range [id, id], so both kinds share one checker.
+//
+// Clients record with Begin/End (or EndRange) from any number of
+// goroutines:
 //
 //	op := h.Begin("n1", client)
 //	id, err := allocate()
 //	h.End(op, id, err)
+//
+//	op = h.Begin("n1", client)
+//	lo, hi, err := fetchSegment()
+//	h.EndRange(op, lo, hi, err)
 //
 // and the test calls Check (or h.Check) once the load has stopped.
 package history
@@ -23,18 +34,36 @@ import (
 
 // Op is one allocation: when it was called and when it returned (both
 // from the same process's monotonic clock), which node and client issued
-// it, and its outcome.
+// it, and its outcome: the id ID, or the range [ID, Hi] when Hi is set.
 type Op struct {
 	Call   time.Time
 	Return time.Time
 	ID     uint64
+	// Hi is the last id of a range starting at ID; zero for a single id,
+	// so that Ops built before ranges existed mean what they meant.
+	Hi     uint64
 	Node   string
 	Client int
 	Err    error
 }
 
-// OK reports whether the allocation succeeded, i.e. its id counts.
+// OK reports whether the allocation succeeded, i.e. its ids count.
 func (o Op) OK() bool { return o.Err == nil }
+
+// Lo is the first id the operation handed out.
+func (o Op) Lo() uint64 { return o.ID }
+
+// Last is the last id the operation handed out: Hi for a range, ID for a
+// single id.
+func (o Op) Last() uint64 {
+	if o.Hi == 0 {
+		return o.ID
+	}
+	return o.Hi
+}
+
+// IsRange reports whether the operation handed out a range.
+func (o Op) IsRange() bool { return o.Hi != 0 }
 
 // History is a concurrency-safe log of operations.
 type History struct {
@@ -68,6 +97,21 @@ func (h *History) End(p Pending, id uint64, err error) {
 	h.Add(Op{Call: p.call, Return: ret, ID: id, Node: p.node, Client: p.client, Err: err})
 }
 
+// EndRange is End for an operation that handed out the ids lo..hi, both
+// included. hi below lo is recorded as given and reported by Check as an
+// empty range (a client computing its segment wrongly), except hi 0:
+// Op.Hi 0 means a single id, so [lo, 0] is recorded as the id lo. A
+// range of one id (lo == hi) is checked the same as a single id.
+func (h *History) EndRange(p Pending, lo, hi uint64, err error) {
+	ret := time.Now()
+	if hi == 0 && err == nil {
+		// Hi 0 means "single id"; a range ending at 0 can only be the
+		// empty or the one-id range [0, 0], and [0, 0] is the id 0.
+		hi = lo
+	}
+	h.Add(Op{Call: p.call, Return: ret, ID: lo, Hi: hi, Node: p.node, Client: p.client, Err: err})
+}
+
 // Add records a complete operation.
 func (h *History) Add(op Op) {
 	h.mu.Lock()
@@ -94,15 +138,28 @@ func (h *History) Counts() (ok, failed int) {
 	return ok, failed
 }
 
-// MaxID returns the largest successfully returned id (0 if none).
+// MaxID returns the largest successfully returned id, the last of a
+// range (0 if none).
 func (h *History) MaxID() uint64 {
 	var m uint64
 	for _, o := range h.Ops() {
-		if o.OK() && o.ID > m {
-			m = o.ID
+		if o.OK() && o.Last() > m {
+			m = o.Last()
 		}
 	}
 	return m
+}
+
+// IDs returns how many ids the successful operations handed out (a range
+// counts all its ids; an empty range none).
+func (h *History) IDs() uint64 {
+	var n uint64
+	for _, o := range h.Ops() {
+		if o.OK() && o.Last() >= o.Lo() {
+			n += o.Last() - o.Lo() + 1
+		}
+	}
+	return n
 }
 
 // Check checks the recorded history; see Check.
@@ -123,6 +180,12 @@ const (
 	// NotIncreasing: an operation returned an id not above an id that
 	// another operation had already returned before it was called.
 	NotIncreasing Kind = "not above an id returned before the call"
+	// Overlap: two successful operations, at least one of them a range,
+	// handed out a common id (Duplicate is kept for two single ids, so
+	// reports on ticket histories read as before).
+	Overlap Kind = "overlapping ranges"
+	// EmptyRange: a successful operation's range ends below its start.
+	EmptyRange Kind = "empty range (hi below lo)"
 )
 
 // Violation is one broken invariant: Op is the offending operation and
@@ -134,7 +197,18 @@ type Violation struct {
 }
 
 func (v Violation) String() string {
-	return fmt.Sprintf("%s: id %d\n  offending: %s\n  earlier:   %s", v.Kind, v.Op.ID, format(v.Op, time.Time{}), format(v.Prior, time.Time{}))
+	if v.Kind == EmptyRange {
+		return fmt.Sprintf("%s: %s\n  offending: %s", v.Kind, ids(v.Op), format(v.Op, time.Time{}))
+	}
+	return fmt.Sprintf("%s: %s\n  offending: %s\n  earlier:   %s", v.Kind, ids(v.Op), format(v.Op, time.Time{}), format(v.Prior, time.Time{}))
+}
+
+// ids renders an operation's id or range.
+func ids(o Op) string {
+	if o.IsRange() {
+		return fmt.Sprintf("ids [%d, %d]", o.ID, o.Hi)
+	}
+	return fmt.Sprintf("id %d", o.ID)
 }
 
 func format(o Op, start time.Time) string {
@@ -145,6 +219,9 @@ func format(o Op, start time.Time) string {
 		return t.Sub(start).String()
 	}
 	res := fmt.Sprintf("id=%d", o.ID)
+	if o.IsRange() {
+		res = fmt.Sprintf("ids=[%d,%d]", o.ID, o.Hi)
+	}
 	if !o.OK() {
 		res = "err=" + o.Err.Error()
 	}
@@ -152,45 +229,70 @@ func format(o Op, start time.Time) string {
 }
 
 // Check returns every violation in ops, sorted by the offending
-// operation's call time. Only successful operations count.
+// operation's call time. Only successful operations count; each stands
+// for the ids [Lo, Last] (one id: Lo == Last).
 //
-// Uniqueness: every id appears at most once. Real-time order: for each
-// operation B, let M be the largest id among operations whose Return is
-// strictly before B's Call; B's id must be > M. Operations that overlap
-// in time may return ids in either order. This is exactly linearizability
-// for a counter whose ids are unique and increasing (DESIGN §5.2).
+// Uniqueness: no id is handed out twice, i.e. no two ranges overlap.
+// Real-time order: for each operation B, let M be the largest id among
+// operations whose Return is strictly before B's Call; B's first id must
+// be > M. Operations that overlap in time may return ids in either order.
+// This is exactly linearizability for a counter whose ids are unique and
+// increasing (DESIGN §5.2), ranges being allocations of several ids at
+// once.
 func Check(ops []Op) []Violation {
 	var good []Op
-	for _, o := range ops {
-		if o.OK() {
-			good = append(good, o)
-		}
-	}
 	var out []Violation
-
-	first := make(map[uint64]Op, len(good))
-	for _, o := range good {
-		if p, dup := first[o.ID]; dup {
-			// Report against whichever was called first, so the
-			// message reads in time order.
-			if o.Call.Before(p.Call) {
-				o, p = p, o
-				first[o.ID] = p
-			}
-			out = append(out, Violation{Kind: Duplicate, Op: o, Prior: p})
+	for _, o := range ops {
+		if !o.OK() {
 			continue
 		}
-		first[o.ID] = o
+		if o.Last() < o.Lo() {
+			out = append(out, Violation{Kind: EmptyRange, Op: o})
+			continue
+		}
+		good = append(good, o)
+	}
+
+	// Overlaps: sorted by first id (ties: by call, so the later caller
+	// is the one flagged), each range either starts above the furthest
+	// end seen so far or overlaps the range that reached it. Every
+	// operation overlapping some earlier-starting one is reported once.
+	byLo := append([]Op(nil), good...)
+	sort.SliceStable(byLo, func(i, j int) bool {
+		if byLo[i].Lo() != byLo[j].Lo() {
+			return byLo[i].Lo() < byLo[j].Lo()
+		}
+		return byLo[i].Call.Before(byLo[j].Call)
+	})
+	reach := -1 // index in byLo of the range with the largest Last so far
+	for i, o := range byLo {
+		if reach >= 0 && o.Lo() <= byLo[reach].Last() {
+			p := byLo[reach]
+			// Report against whichever was called first, so the
+			// message reads in time order.
+			a, b := o, p
+			if a.Call.Before(b.Call) {
+				a, b = b, a
+			}
+			kind := Overlap
+			if a.Lo() == a.Last() && b.Lo() == b.Last() {
+				kind = Duplicate
+			}
+			out = append(out, Violation{Kind: kind, Op: a, Prior: b})
+		}
+		if reach < 0 || o.Last() > byLo[reach].Last() {
+			reach = i
+		}
 	}
 
 	// byReturn sorted by return time, with prefix maxima: best[i] is the
-	// operation with the largest id among byReturn[0..i].
+	// operation with the largest last id among byReturn[0..i].
 	byReturn := append([]Op(nil), good...)
 	sort.Slice(byReturn, func(i, j int) bool { return byReturn[i].Return.Before(byReturn[j].Return) })
 	best := make([]int, len(byReturn))
 	for i := range byReturn {
 		best[i] = i
-		if i > 0 && byReturn[best[i-1]].ID > byReturn[i].ID {
+		if i > 0 && byReturn[best[i-1]].Last() > byReturn[i].Last() {
 			best[i] = best[i-1]
 		}
 	}
@@ -201,9 +303,9 @@ func Check(ops []Op) []Violation {
 			continue
 		}
 		// o itself is not among them (it returns after its call), so an
-		// equal id is a duplicate, already reported above.
+		// equal id is an overlap, already reported above.
 		prior := byReturn[best[n-1]]
-		if o.ID < prior.ID {
+		if o.Lo() < prior.Last() {
 			out = append(out, Violation{Kind: NotIncreasing, Op: o, Prior: prior})
 		}
 	}
