@@ -53,7 +53,8 @@ const (
 	cmdDump
 	cmdForce
 	cmdSeq   // sequence commands (codec_seq.go); older entries never set it
-	cmdKnown = cmdSeq<<1 - 1
+	cmdRows  // row-table UPDATE/DELETE parts (codec_rows.go)
+	cmdKnown = cmdRows<<1 - 1
 )
 
 // Update flag bits.
@@ -97,7 +98,8 @@ const (
 	defComment
 	defCache
 	defSeq   // a sequence's definition and row (codec_seq.go)
-	defKnown = defSeq<<1 - 1
+	defRows  // a row table's columns and keys (codec_rows.go)
+	defKnown = defRows<<1 - 1
 )
 
 // Result presence bits.
@@ -111,13 +113,15 @@ const (
 	resErr
 	resFirst
 	resLast
-	resKnown = resLast<<1 - 1
+	resImages // row images of a row-table write (codec_rows.go)
+	resKnown  = resImages<<1 - 1
 )
 
 // Table flag bits.
 const (
 	tblExhausted = 1 << iota
-	tblKnown     = tblExhausted<<1 - 1
+	tblData      // a row table's rows follow the ticket rows (codec_rows.go)
+	tblKnown     = tblData<<1 - 1
 )
 
 // EncodeBatch appends the log encoding of cmds to dst.
@@ -165,6 +169,7 @@ func appendCommand(b []byte, c *ticket.Command) []byte {
 	set(cmdDump, c.Dump != nil)
 	set(cmdForce, c.Force)
 	set(cmdSeq, c.Seq != nil)
+	set(cmdRows, c.Rows != nil)
 
 	b = append(b, byte(c.Op))
 	b = binary.AppendUvarint(b, m)
@@ -238,6 +243,9 @@ func appendCommand(b []byte, c *ticket.Command) []byte {
 	}
 	if m&cmdSeq != 0 {
 		b = appendSeqCommand(b, c.Seq)
+	}
+	if m&cmdRows != 0 {
+		b = appendJSON(b, c.Rows)
 	}
 	return b
 }
@@ -323,6 +331,7 @@ func appendDef(b []byte, d *ticket.TableDef) []byte {
 	set(defComment, d.Comment != "")
 	set(defCache, d.Cache != 0)
 	set(defSeq, d.Seq != nil)
+	set(defRows, d.Rows != nil)
 
 	b = binary.AppendUvarint(b, m)
 	if m&defDB != 0 {
@@ -370,6 +379,9 @@ func appendDef(b []byte, d *ticket.TableDef) []byte {
 	if m&defSeq != 0 {
 		b = appendSeqDef(b, d.Seq)
 	}
+	if m&defRows != 0 {
+		b = appendJSON(b, d.Rows)
+	}
 	return b
 }
 
@@ -399,6 +411,7 @@ func appendResult(b []byte, r *ticket.Result) []byte {
 	set(resErr, r.Err != nil)
 	set(resFirst, r.First != 0)
 	set(resLast, r.Last != 0)
+	set(resImages, len(r.Images) > 0)
 
 	b = binary.AppendUvarint(b, m)
 	if m&resInsertID != 0 {
@@ -432,6 +445,9 @@ func appendResult(b []byte, r *ticket.Result) []byte {
 	if m&resLast != 0 {
 		b = binary.AppendUvarint(b, r.Last)
 	}
+	if m&resImages != 0 {
+		b = appendJSON(b, r.Images)
+	}
 	return b
 }
 
@@ -444,11 +460,17 @@ func encodeTable(b []byte, t *ticket.Table) []byte {
 	if t.Exhausted {
 		f |= tblExhausted
 	}
+	if t.Data != nil {
+		f |= tblData
+	}
 	b = binary.AppendUvarint(b, f)
 	b = binary.AppendUvarint(b, uint64(len(t.Rows)))
 	for _, r := range t.Rows {
 		b = binary.AppendUvarint(b, r.ID)
 		b = appendString(b, r.Stub)
+	}
+	if f&tblData != 0 {
+		b = appendJSON(b, t.Data)
 	}
 	return b
 }
@@ -702,6 +724,9 @@ func (d *decoder) command(c *ticket.Command, left int) {
 	if m&cmdSeq != 0 {
 		c.Seq = d.seqCommand()
 	}
+	if m&cmdRows != 0 {
+		c.Rows = d.rowsCommand()
+	}
 	d.check(c)
 }
 
@@ -903,6 +928,9 @@ func (d *decoder) def(t *ticket.TableDef) {
 	if m&defSeq != 0 {
 		t.Seq = d.seqDef()
 	}
+	if m&defRows != 0 {
+		t.Rows = d.rowsDef()
+	}
 }
 
 // DecodeResults decodes what EncodeResults wrote.
@@ -962,6 +990,9 @@ func (d *decoder) result(r *ticket.Result) {
 	if m&resLast != 0 {
 		r.Last = d.nonZero()
 	}
+	if m&resImages != 0 {
+		d.json(&r.Images, "row images")
+	}
 }
 
 func (d *decoder) code() uint16 {
@@ -990,6 +1021,20 @@ func decodeTable(data []byte) (*ticket.Table, error) {
 		for i := range t.Rows {
 			t.Rows[i].ID = d.uvarint()
 			t.Rows[i].Stub = d.string()
+		}
+	}
+	if f&tblData != 0 {
+		d.json(&t.Data, "rows")
+		if t.Data == nil {
+			t.Data = [][]ticket.Datum{}
+		}
+		if d.err == nil && t.Def.Rows != nil {
+			for _, r := range t.Data {
+				if len(r) != len(t.Def.Rows.Cols) {
+					d.fail("row of %d values in a table of %d columns", len(r), len(t.Def.Rows.Cols))
+					break
+				}
+			}
 		}
 	}
 	if err := d.done(); err != nil {

@@ -207,6 +207,7 @@ func (f *FSM) applyBatch(logs []*raft.Log, resps []any) error {
 		f.cmds = cmds
 		results := make([]ticket.Result, len(cmds))
 		for j := range cmds {
+			cmds[j].Now = l.AppendedAt
 			r, err := f.apply(st, &cmds[j])
 			if err != nil {
 				return fmt.Errorf("entry %d command %d: %w", l.Index, j, err)

@@ -289,6 +289,10 @@ func columnDef(c *ast.ColumnDef) (ColumnDef, error) {
 		case ast.ColumnOptionUniqKey:
 			col.Unique = true
 		case ast.ColumnOptionDefaultValue:
+			if isNow(o.Expr) {
+				col.HasDefault, col.DefaultNow = true, true
+				continue
+			}
 			v, ok, err := literal(o.Expr)
 			if err != nil || !ok || v.Kind == ValParam {
 				return ColumnDef{}, unsupported("column DEFAULT expression")
@@ -303,7 +307,10 @@ func columnDef(c *ast.ColumnDef) (ColumnDef, error) {
 		case ast.ColumnOptionNoOption, ast.ColumnOptionCollate, ast.ColumnOptionColumnFormat,
 			ast.ColumnOptionStorage, ast.ColumnOptionSecondaryEngineAttribute:
 		case ast.ColumnOptionOnUpdate:
-			return ColumnDef{}, unsupported("ON UPDATE")
+			if !isNow(o.Expr) {
+				return ColumnDef{}, unsupported("ON UPDATE other than CURRENT_TIMESTAMP")
+			}
+			col.OnUpdateNow = true
 		case ast.ColumnOptionGenerated:
 			return ColumnDef{}, unsupported("generated column")
 		case ast.ColumnOptionReference:

@@ -310,7 +310,7 @@ func insertStmt(s *ast.InsertStmt) (Plan, error) {
 				row[j] = Value{Kind: ValDefault}
 				continue
 			}
-			v, ok, err := literal(e)
+			v, ok, err := valueOrNow(e)
 			if err != nil {
 				return nil, err
 			}
@@ -347,16 +347,24 @@ func updateStmt(s *ast.UpdateStmt) (Plan, error) {
 		return nil, unsupported("UPDATE ... ORDER BY")
 	case s.Limit != nil:
 		return nil, unsupported("UPDATE ... LIMIT")
-	case len(s.List) != 1:
-		return nil, unsupported("UPDATE of several columns")
 	}
 	sc, err := singleTable(s.TableRefs)
 	if err != nil {
 		return nil, err
 	}
 	plan := &Update{Table: *sc.table}
-	if plan.Set, err = assign(s.List[0], sc, false); err != nil {
-		return nil, err
+	if len(s.List) == 1 {
+		plan.Set, plan.TicketErr = assign(s.List[0], sc, false)
+	} else {
+		plan.TicketErr = unsupported("UPDATE of several columns")
+	}
+	if plan.TicketErr != nil {
+		// Not the ticket form: the row form, or the ticket form's error.
+		sets, err := colSets(s.List, sc)
+		if err != nil {
+			return nil, plan.TicketErr
+		}
+		plan.Sets = sets
 	}
 	if s.Where != nil {
 		if plan.Where, err = conds(s.Where, sc); err != nil {

@@ -138,6 +138,8 @@ func statement(stmt ast.StmtNode, src string) (Plan, error) {
 		return insertStmt(s)
 	case *ast.UpdateStmt:
 		return updateStmt(s)
+	case *ast.DeleteStmt:
+		return deleteStmt(s)
 	case *ast.SetStmt:
 		return setStmt(s, src)
 	case *ast.ShowStmt:
@@ -408,7 +410,18 @@ func ParamCount(p Plan) int {
 			count(&p.OnDup.Value)
 		}
 	case *Update:
-		count(&p.Set.Value)
+		if p.Sets != nil {
+			for i := range p.Sets {
+				count(&p.Sets[i].A.Value)
+				count(&p.Sets[i].B.Value)
+			}
+		} else {
+			count(&p.Set.Value)
+		}
+		for i := range p.Where {
+			count(&p.Where[i].Value)
+		}
+	case *Delete:
 		for i := range p.Where {
 			count(&p.Where[i].Value)
 		}

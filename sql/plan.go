@@ -135,11 +135,17 @@ type Insert struct {
 	OnDup   *Assign
 }
 
-// Update is UPDATE t SET a [WHERE c = v].
+// Update is UPDATE t SET a [WHERE c = v AND ...]. Set is the ticket
+// form (one id assignment); Sets, when not nil, is the row form of every
+// assignment (sql/rows.go), for row tables and for the statements the
+// ticket form cannot hold, which then fail on a ticket table with
+// TicketErr.
 type Update struct {
-	Table TableName
-	Set   Assign
-	Where []Cond
+	Table     TableName
+	Set       Assign
+	Where     []Cond
+	Sets      []ColSet
+	TicketErr error
 }
 
 // SetVar is one assignment of a SET statement.
@@ -214,6 +220,9 @@ type ColumnDef struct {
 	PrimaryKey bool // PRIMARY KEY on the column
 	Unique     bool // UNIQUE on the column
 	Comment    string
+	// DefaultNow and OnUpdateNow are DEFAULT / ON UPDATE CURRENT_TIMESTAMP
+	// (HasDefault is set with DefaultNow).
+	DefaultNow, OnUpdateNow bool
 }
 
 // KeyDef is a table-level key of CREATE TABLE.

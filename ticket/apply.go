@@ -42,6 +42,8 @@ func Apply(s Store, c *Command) (Result, error) {
 		return applyReserve(s, c)
 	case OpRestore:
 		return applyRestore(s, c)
+	case OpDelete:
+		return applyRowsDelete(s, c)
 	default:
 		return Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "unknown command %d", c.Op)}, nil
 	}
@@ -144,6 +146,16 @@ func applyInsert(s Store, c *Command) (Result, error) {
 	}
 	if t.Def.Seq != nil {
 		return Result{Err: errSequenceRows}, nil
+	}
+	if t.Def.Rows != nil {
+		return applyRowsInsert(s, t, c)
+	}
+	for _, vs := range c.Values {
+		for _, v := range vs {
+			if v.Kind == ValNow {
+				return Result{Err: mysqlerr.NotSupported("NOW() in a ticket table's VALUES")}, nil
+			}
+		}
 	}
 	rows, e := mapRows(&t.Def, c.Columns, c.Values)
 	if e == nil && c.OnDup != nil {
@@ -338,6 +350,12 @@ func applyUpdate(s Store, c *Command) (Result, error) {
 	}
 	if t.Def.Seq != nil {
 		return Result{Err: errSequenceRows}, nil
+	}
+	if t.Def.Rows != nil {
+		return applyRowsUpdate(s, t, c)
+	}
+	if c.Rows != nil {
+		return Result{Err: errRowsShape}, nil
 	}
 	if e := checkAssign(&t.Def, &c.Set); e != nil {
 		return Result{Err: e}, nil

@@ -3,6 +3,7 @@ package ticket
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Op says what a Command does.
@@ -21,6 +22,9 @@ const (
 	OpSetGlobal   Op = 8  // SET GLOBAL auto_increment_increment|offset
 	OpReserve     Op = 9  // range reservation: take Count ids for the leader's cache
 	OpRestore     Op = 10 // replace the whole state with Dump (restore of a backup)
+	// OpDelete is DELETE on a row table (rows.go); OpInsert and OpUpdate
+	// serve row tables too.
+	OpDelete Op = 11
 )
 
 // Sequence commands (MariaDB's CREATE SEQUENCE; sequence.go). Numbers
@@ -121,6 +125,16 @@ type Command struct {
 
 	// Seq holds the sequence commands' fields (OpCreateSeq..OpDropSeq).
 	Seq *SeqCommand
+
+	// Rows holds an UPDATE's assignments and the WHERE of UPDATE and
+	// DELETE on a row table, when they do not fit the ticket form above.
+	Rows *RowsCommand
+
+	// Now is the statement's time for NOW() and CURRENT_TIMESTAMP
+	// columns. It is not part of the command's encoding: the state
+	// machine sets it from the Raft entry's AppendedAt, which the leader
+	// stamps and every replica reads from the same entry.
+	Now time.Time
 }
 
 // Result is a Command's outcome, identical on every replica.
@@ -140,6 +154,9 @@ type Result struct {
 	Err *Error
 	// First and Last are the ids an OpReserve took.
 	First, Last uint64
+	// Images are the rows an INSERT or UPDATE of a row table left, as
+	// written: a session in a transaction reads its own writes from them.
+	Images [][]Datum
 	// Index is the log position of the entry that carried the command,
 	// set by the Replicator, not by Apply (0 when served from a range): a
 	// session reads its own writes once its replica has applied that far.

@@ -301,7 +301,7 @@ func (rs *reservations) load(e *reservation, c *Command, term, gen uint64) {
 		return
 	}
 	e.term = term
-	if err != nil || t == nil || rs.cacheSize(&t.Def) <= 1 || !t.Def.AutoInc {
+	if err != nil || t == nil || rs.cacheSize(&t.Def) <= 1 || !t.Def.AutoInc || t.Def.Rows != nil {
 		e.noCache = true
 		return
 	}

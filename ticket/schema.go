@@ -34,6 +34,9 @@ type ColumnSpec struct {
 	Default    Value
 	PrimaryKey bool // PRIMARY KEY on the column
 	Unique     bool // UNIQUE on the column
+	// DefaultNow and OnUpdateNow are DEFAULT / ON UPDATE CURRENT_TIMESTAMP.
+	DefaultNow, OnUpdateNow bool
+	Comment                 string
 }
 
 // KeySpec is a table-level key of a TableSpec.
@@ -74,6 +77,9 @@ func notTicketTable(why string) error {
 // its definition. Errors are *Error, as MariaDB answers the same
 // definition, or 1235 for tables ticketd does not hold.
 func NewTableDef(s *TableSpec) (*TableDef, error) {
+	if !s.ticketShaped() {
+		return newRowsDef(s)
+	}
 	d := &TableDef{DB: s.DB, Name: s.Name, Engine: s.Engine, Comment: s.Comment}
 	if d.Engine == "" {
 		d.Engine = DefaultEngine
@@ -164,6 +170,35 @@ func NewTableDef(s *TableSpec) (*TableDef, error) {
 	return d, nil
 }
 
+// ticketShaped reports whether s can be a ticket table: at most one
+// integer and one CHAR/VARCHAR column, keys of one column, no
+// CURRENT_TIMESTAMP. Anything else is a row table (rows.go).
+func (s *TableSpec) ticketShaped() bool {
+	ints, strs := 0, 0
+	for _, c := range s.Columns {
+		switch _, isInt := intKinds[c.Type]; {
+		case isInt:
+			ints++
+		case c.Type == "char" || c.Type == "varchar":
+			strs++
+		default:
+			return false
+		}
+		if c.DefaultNow || c.OnUpdateNow {
+			return false
+		}
+	}
+	if ints != 1 || strs > 1 {
+		return false
+	}
+	for _, k := range s.Keys {
+		if len(k.Columns) != 1 && (k.Primary || k.Unique) {
+			return false
+		}
+	}
+	return true
+}
+
 // hasIndexOn reports a key starting with col; a plain KEY on the id
 // column makes an AUTO_INCREMENT column legal without making it unique.
 func (s *TableSpec) hasIndexOn(col string) bool {
@@ -211,6 +246,9 @@ func CreateDatabaseStatement(db string) string {
 // CreateStatement renders the table the way MariaDB's SHOW CREATE TABLE
 // does.
 func (t *Table) CreateStatement() string {
+	if t.Def.Rows != nil {
+		return t.rowsCreateStatement()
+	}
 	d := &t.Def
 	var b strings.Builder
 	fmt.Fprintf(&b, "CREATE TABLE %s (\n", quoteIdent(d.Name))

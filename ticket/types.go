@@ -84,6 +84,9 @@ type TableDef struct {
 	// Seq is set when the table is a sequence (CREATE SEQUENCE): its
 	// options and its one row. Id and stub fields are then unused.
 	Seq *SequenceDef
+	// Rows is set when the table is a row table (rows.go): its columns
+	// and keys. A row table's AUTO_INCREMENT column is also IDCol.
+	Rows *RowsDef
 }
 
 // Key names the table within the catalog.
@@ -107,6 +110,8 @@ type Table struct {
 	// out: AutoInc cannot represent "one past 2^64-1", and without the flag
 	// the last id would be generated again.
 	Exhausted bool
+	// Data are a row table's rows, in primary key order (rows.go).
+	Data [][]Datum
 }
 
 // Error is a statement error with its MySQL code, SQLSTATE and message
