@@ -269,6 +269,16 @@ func (rd *RowsDef) colIndex(name string) int {
 	return -1
 }
 
+// PrimaryKeyOf is r's primary key value, folded as the key compares;
+// ok is false for a table without a primary key.
+func (rd *RowsDef) PrimaryKeyOf(r []Datum) (string, bool) {
+	pk := rd.primary()
+	if pk == nil || len(r) != len(rd.Cols) {
+		return "", false
+	}
+	return keyOf(rd, pk, r)
+}
+
 // primary is the table's primary key, or nil.
 func (rd *RowsDef) primary() *RowKey {
 	if len(rd.Keys) > 0 && rd.Keys[0].Primary {

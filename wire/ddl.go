@@ -16,8 +16,9 @@ func tableSpec(db string, p *sql.CreateTable) (*ticket.TableSpec, error) {
 		Columns: make([]ticket.ColumnSpec, len(p.Columns)), Keys: make([]ticket.KeySpec, len(p.Keys))}
 	for i, c := range p.Columns {
 		spec.Columns[i] = ticket.ColumnSpec{Name: c.Name, Type: c.Type, Unsigned: c.Unsigned, Width: c.Width,
-			NotNull: c.NotNull, AutoInc: c.AutoInc, HasDefault: c.HasDefault, PrimaryKey: c.PrimaryKey, Unique: c.Unique}
-		if c.HasDefault {
+			NotNull: c.NotNull, AutoInc: c.AutoInc, HasDefault: c.HasDefault, PrimaryKey: c.PrimaryKey, Unique: c.Unique,
+			DefaultNow: c.DefaultNow, OnUpdateNow: c.OnUpdateNow, Comment: c.Comment}
+		if c.HasDefault && !c.DefaultNow {
 			v, err := bind(c.Default, nil)
 			if err != nil {
 				return nil, err

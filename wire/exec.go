@@ -56,6 +56,8 @@ func (s *session) dispatch(p sql.Plan, args []any, bin bool, prevWarnings int) (
 		return s.selectRows(p, args, bin, prevWarnings)
 	case *sql.Update:
 		return s.update(p, args)
+	case *sql.Delete:
+		return s.deleteRows(p, args)
 	case *sql.Set:
 		return s.set(p, args)
 	case *sql.Show:
@@ -141,6 +143,8 @@ func bind(v sql.Value, args []any) (ticket.Value, error) {
 		return ticket.Value{Kind: ticket.ValString, Str: v.Str}, nil
 	case sql.ValDecimal:
 		return ticket.Value{Kind: ticket.ValDecimal, Str: v.Str}, nil
+	case sql.ValNow:
+		return ticket.Value{Kind: ticket.ValNow}, nil
 	case sql.ValParam:
 		if v.Param >= len(args) {
 			return ticket.Value{}, mysqlerr.Syntax("?", 1)
@@ -239,6 +243,7 @@ func (s *session) insert(p *sql.Insert, args []any) (*mysql.Result, error) {
 		return nil, err
 	}
 	s.noteTxnWrite()
+	s.remember(db, p.Table.Name, r.Images)
 	return okResult(r.Affected, r.InsertID), nil
 }
 
@@ -283,27 +288,32 @@ func (s *session) update(p *sql.Update, args []any) (*mysql.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	u, err := assignment(&p.Set, args)
-	if err != nil {
-		return nil, err
-	}
-	c := &ticket.Command{Op: ticket.OpUpdate, DB: db, Table: p.Table.Name, Set: u}
-	switch len(p.Where) {
-	case 0:
-	case 1:
-		c.HasWhere, c.WhereCol = true, p.Where[0].Column
-		if c.Where, err = bind(p.Where[0].Value, args); err != nil {
+	var r ticket.Result
+	switch {
+	case p.Sets != nil:
+		r, err = s.updateRows(p, db, p.Sets, args)
+	case len(p.Where) > 1:
+		r, err = s.updateRows(p, db, []sql.ColSet{ticketSet(&p.Set)}, args)
+	default:
+		var u ticket.Update
+		if u, err = assignment(&p.Set, args); err != nil {
 			return nil, err
 		}
-	default:
-		return nil, unsupported("UPDATE with several WHERE terms")
+		c := &ticket.Command{Op: ticket.OpUpdate, DB: db, Table: p.Table.Name, Set: u}
+		if len(p.Where) == 1 {
+			c.HasWhere, c.WhereCol = true, p.Where[0].Column
+			if c.Where, err = bind(p.Where[0].Value, args); err != nil {
+				return nil, err
+			}
+		}
+		r, err = s.exec(c)
 	}
-	r, err := s.exec(c)
 	s.warnings = append(s.warnings, r.Warnings...)
 	if err != nil {
 		return nil, err
 	}
 	s.noteTxnWrite()
+	s.remember(db, p.Table.Name, r.Images)
 	affected := r.Affected
 	if s.conn.HasCapability(mysql.CLIENT_FOUND_ROWS) {
 		affected = r.Matched
@@ -320,6 +330,7 @@ func (s *session) txn(p *sql.Txn) *mysql.Result {
 	case sql.TxnBegin:
 		s.conn.SetStatus(mysql.SERVER_STATUS_IN_TRANS)
 		s.txnWrote = false
+		s.endTxn()
 	case sql.TxnRollback:
 		if s.txnWrote {
 			s.warnings = append(s.warnings, ticket.Warning{Level: "Warning", Code: mysqlerr.CodeIncompleteRollback,
@@ -329,6 +340,7 @@ func (s *session) txn(p *sql.Txn) *mysql.Result {
 	default:
 		s.conn.UnsetStatus(mysql.SERVER_STATUS_IN_TRANS)
 		s.txnWrote = false
+		s.endTxn()
 	}
 	return okResult(0, 0)
 }

@@ -139,9 +139,37 @@ func binaryRow(types []uint8, r []any) mysql.RowData {
 			continue
 		}
 		s, _ := textValue(v)
+		switch types[i] {
+		case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIMESTAMP:
+			b = appendBinaryTime(b, s)
+			continue
+		}
 		b = appendLenEncString(b, s)
 	}
 	return b
+}
+
+// appendBinaryTime encodes a DATE or DATETIME text (2006-01-02[
+// 15:04:05]) in the binary protocol: a length byte, then year (2 bytes),
+// month, day, and hour, minute, second when the time is not midnight.
+func appendBinaryTime(b []byte, s string) []byte {
+	n := func(from, to int) int {
+		if to > len(s) {
+			return 0
+		}
+		v, _ := strconv.Atoi(s[from:to])
+		return v
+	}
+	year, month, day := n(0, 4), n(5, 7), n(8, 10)
+	hour, minute, second := n(11, 13), n(14, 16), n(17, 19)
+	if hour == 0 && minute == 0 && second == 0 {
+		b = append(b, 4)
+		b = binary.LittleEndian.AppendUint16(b, uint16(year))
+		return append(b, byte(month), byte(day))
+	}
+	b = append(b, 7)
+	b = binary.LittleEndian.AppendUint16(b, uint16(year))
+	return append(b, byte(month), byte(day), byte(hour), byte(minute), byte(second))
 }
 
 func appendLenEncInt(b []byte, n uint64) []byte {

@@ -488,6 +488,9 @@ func (s *session) source(t *sql.TableName) (*source, error) {
 	if tb.Def.Seq != nil {
 		return sequenceSource(tb), nil
 	}
+	if tb.Def.Rows != nil {
+		return s.rowsSource(tb), nil
+	}
 	src := &source{}
 	src.cols = tableColumns(&tb.Def)
 	for i := range src.cols {
@@ -511,6 +514,9 @@ func (s *session) source(t *sql.TableName) (*source, error) {
 func tableColumns(d *ticket.TableDef) []column {
 	if d.Seq != nil {
 		return sequenceColumns()
+	}
+	if d.Rows != nil {
+		return rowsColumns(d)
 	}
 	id := column{name: d.IDCol, typ: mysql.MYSQL_TYPE_LONGLONG}
 	if d.StubCol == "" {

@@ -44,6 +44,9 @@ type session struct {
 	rowCount int64
 	found    int64
 	txnWrote bool
+	// own are the rows this session's writes left in the open
+	// transaction, by db.table (rows.go).
+	own map[string][][]ticket.Datum
 	// seqLast is LASTVAL() per sequence ("db.name"): this session's last
 	// NEXTVAL of each.
 	seqLast map[string]int64
@@ -95,6 +98,7 @@ func (s *session) reset() {
 	s.rowCount = -1
 	s.found = 0
 	s.txnWrote = false
+	s.own = nil
 	s.seqLast = nil
 	if s.conn != nil {
 		s.conn.SetStatus(mysql.SERVER_STATUS_AUTOCOMMIT)

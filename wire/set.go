@@ -78,6 +78,8 @@ func (s *session) setOne(e *evalCtx, v *sql.SetVar) (func() error, error) {
 		}
 		return func() error {
 			if on {
+				// SET autocommit = 1 commits an open transaction.
+				s.endTxn()
 				s.conn.SetStatus(mysql.SERVER_STATUS_AUTOCOMMIT)
 			} else {
 				s.conn.UnsetStatus(mysql.SERVER_STATUS_AUTOCOMMIT)

@@ -241,6 +241,11 @@ func (s *session) showColumns(p *sql.Show, rs *rowset) error {
 	if p.Full {
 		rs.cols = strCols("Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment")
 	}
+	if d.Rows != nil {
+		showRowsColumns(p, t, rs)
+		p.HasLike = false
+		return nil
+	}
 	yesNo := func(notNull bool) string {
 		if notNull {
 			return "NO"
@@ -290,6 +295,10 @@ func (s *session) showIndex(p *sql.Show, rs *rowset) error {
 		{name: "Seq_in_index", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Column_name"}, {name: "Collation"},
 		{name: "Cardinality", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Sub_part"}, {name: "Packed"}, {name: "Null"},
 		{name: "Index_type"}, {name: "Comment"}, {name: "Index_comment"}}
+	if d.Rows != nil {
+		showRowsIndex(t, rs)
+		return nil
+	}
 	add := func(key, col string) {
 		rs.add(d.Name, int64(0), key, int64(1), col, "A", uint64(len(t.Rows)), nil, nil, "", "BTREE", "", "")
 	}

@@ -1,0 +1,274 @@
+package wire
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/ticketd/ticketd/sql"
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// Row tables (ticket/rows.go) at the protocol: their result columns, the
+// UPDATE and DELETE commands in row form, and a transaction's own writes.
+//
+// Writes apply at the statement, as with MyISAM: COMMIT has nothing to
+// make durable and ROLLBACK cannot undo them (warning 1196). What a
+// transaction does get is its own writes: until it ends, a session's
+// SELECT of a row table shows the rows its INSERTs and UPDATEs left, as
+// those statements wrote them, over whatever other sessions wrote since.
+// That is what InnoDB's row lock gives Leaf-segment's UPDATE ... max_id =
+// max_id + step; SELECT max_id in one transaction: without it, two Leaf
+// servers whose UPDATEs land back to back would both read the second
+// value and hand out the same segment.
+
+// inTxn reports an open transaction: BEGIN, or autocommit off.
+func (s *session) inTxn() bool {
+	return s.conn.HasStatus(mysql.SERVER_STATUS_IN_TRANS) || !s.conn.HasStatus(mysql.SERVER_STATUS_AUTOCOMMIT)
+}
+
+// remember keeps the rows a write left, for the rest of the transaction.
+func (s *session) remember(db, table string, images [][]ticket.Datum) {
+	if len(images) == 0 || !s.inTxn() {
+		return
+	}
+	if s.own == nil {
+		s.own = map[string][][]ticket.Datum{}
+	}
+	k := strings.ToLower(db + "." + table)
+	s.own[k] = append(s.own[k], images...)
+}
+
+// endTxn forgets the transaction's writes.
+func (s *session) endTxn() { s.own = nil }
+
+// rowsSource materialises a row table, with the session's own writes of
+// the open transaction over the stored rows.
+func (s *session) rowsSource(tb *ticket.Table) *source {
+	rd := tb.Def.Rows
+	src := &source{}
+	src.cols = rowsColumns(&tb.Def)
+	for i := range src.cols {
+		src.cols[i].table, src.cols[i].db = tb.Def.Name, tb.Def.DB
+	}
+	own := s.own[strings.ToLower(tb.Def.DB+"."+tb.Def.Name)]
+	mine := map[string][]ticket.Datum{}
+	for _, img := range own {
+		if k, ok := rd.PrimaryKeyOf(img); ok {
+			mine[k] = img // the latest write of the row wins
+		}
+	}
+	for _, r := range tb.Data {
+		if k, ok := rd.PrimaryKeyOf(r); ok {
+			if img, ok := mine[k]; ok {
+				r = img
+			}
+		}
+		row := make([]any, len(r))
+		for i, d := range r {
+			row[i] = datumValue(&rd.Cols[i], d)
+		}
+		src.rows = append(src.rows, row)
+	}
+	return src
+}
+
+// rowsColumns are a row table's result columns.
+func rowsColumns(d *ticket.TableDef) []column {
+	cols := make([]column, len(d.Rows.Cols))
+	for i, c := range d.Rows.Cols {
+		cols[i] = column{name: c.Name, typ: colType(c.Kind)}
+	}
+	return cols
+}
+
+func colType(k ticket.ColKind) uint8 {
+	switch k {
+	case ticket.ColInt:
+		return mysql.MYSQL_TYPE_LONGLONG
+	case ticket.ColDate:
+		return mysql.MYSQL_TYPE_DATE
+	case ticket.ColDateTime:
+		return mysql.MYSQL_TYPE_DATETIME
+	case ticket.ColTimestamp:
+		return mysql.MYSQL_TYPE_TIMESTAMP
+	}
+	return mysql.MYSQL_TYPE_VAR_STRING
+}
+
+// datumValue is a stored value as the result set code takes it.
+func datumValue(c *ticket.RowCol, d ticket.Datum) any {
+	if d.Null {
+		return nil
+	}
+	if c.Kind == ticket.ColInt {
+		if n, err := strconv.ParseInt(d.S, 10, 64); err == nil {
+			return n
+		}
+		if n, err := strconv.ParseUint(d.S, 10, 64); err == nil {
+			return n
+		}
+	}
+	return d.S
+}
+
+// rowSets converts UPDATE's row form.
+func rowSets(sets []sql.ColSet, args []any) ([]ticket.RowSet, error) {
+	out := make([]ticket.RowSet, len(sets))
+	for i, st := range sets {
+		rs := ticket.RowSet{Col: st.Column, Op: st.Op, SetLastID: st.SetLastID}
+		var err error
+		if rs.A, err = rowOperand(st.A, args); err != nil {
+			return nil, err
+		}
+		if st.Op != 0 {
+			if rs.B, err = rowOperand(st.B, args); err != nil {
+				return nil, err
+			}
+		}
+		out[i] = rs
+	}
+	return out, nil
+}
+
+func rowOperand(o sql.Operand, args []any) (ticket.RowOperand, error) {
+	if o.Column != "" {
+		return ticket.RowOperand{Col: o.Column}, nil
+	}
+	v, err := bind(o.Value, args)
+	return ticket.RowOperand{Val: v}, err
+}
+
+// rowConds converts a WHERE conjunction.
+func rowConds(conds []sql.Cond, args []any) ([]ticket.RowCond, error) {
+	out := make([]ticket.RowCond, len(conds))
+	for i, c := range conds {
+		v, err := bind(c.Value, args)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = ticket.RowCond{Col: c.Column, Val: v}
+	}
+	return out, nil
+}
+
+// ticketSet is the ticket form's one assignment in row form, for an
+// UPDATE whose WHERE the ticket form cannot hold.
+func ticketSet(a *sql.Assign) sql.ColSet {
+	set := sql.ColSet{Column: a.Column, SetLastID: a.SetLastID}
+	switch {
+	case a.Absolute:
+		set.A = sql.Operand{Value: a.Value}
+	case a.Delta == 0:
+		set.A = sql.Operand{Column: a.Column}
+	default:
+		set.A, set.Op = sql.Operand{Column: a.Column}, '+'
+		set.B = sql.Operand{Value: sql.Value{Kind: sql.ValInt, Int: a.Delta}}
+	}
+	return set
+}
+
+// updateRows runs an UPDATE in row form.
+func (s *session) updateRows(p *sql.Update, db string, sets []sql.ColSet, args []any) (ticket.Result, error) {
+	rs, err := rowSets(sets, args)
+	if err != nil {
+		return ticket.Result{}, err
+	}
+	where, err := rowConds(p.Where, args)
+	if err != nil {
+		return ticket.Result{}, err
+	}
+	c := &ticket.Command{Op: ticket.OpUpdate, DB: db, Table: p.Table.Name, Rows: &ticket.RowsCommand{Sets: rs, Where: where}}
+	return s.exec(c)
+}
+
+// deleteRows is DELETE on a row table.
+func (s *session) deleteRows(p *sql.Delete, args []any) (*mysql.Result, error) {
+	db, err := s.dbFor(p.Table)
+	if err != nil {
+		return nil, err
+	}
+	where, err := rowConds(p.Where, args)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.exec(&ticket.Command{Op: ticket.OpDelete, DB: db, Table: p.Table.Name, Rows: &ticket.RowsCommand{Where: where}})
+	s.warnings = append(s.warnings, r.Warnings...)
+	if err != nil {
+		return nil, err
+	}
+	s.noteTxnWrite()
+	return okResult(r.Affected, 0), nil
+}
+
+// showRowsColumns is SHOW [FULL] COLUMNS of a row table.
+func showRowsColumns(p *sql.Show, t *ticket.Table, rs *rowset) {
+	rd := t.Def.Rows
+	keyOf := func(col int) string {
+		for _, k := range rd.Keys {
+			if k.Cols[0] != col {
+				continue
+			}
+			switch {
+			case k.Primary:
+				return "PRI"
+			case k.Unique && len(k.Cols) == 1:
+				return "UNI"
+			}
+			return "MUL"
+		}
+		return ""
+	}
+	for i := range rd.Cols {
+		c := &rd.Cols[i]
+		if p.HasLike && !likeMatch(p.Like, c.Name) {
+			continue
+		}
+		null := "YES"
+		if c.NotNull {
+			null = "NO"
+		}
+		var def any
+		switch {
+		case c.DefaultNow:
+			def = "current_timestamp()"
+		case c.HasDefault && !c.Default.Null:
+			def = c.Default.S
+		}
+		extra := ""
+		switch {
+		case c.AutoInc:
+			extra = "auto_increment"
+		case c.OnUpdateNow:
+			extra = "on update current_timestamp()"
+		}
+		if p.Full {
+			var coll any
+			if c.Kind == ticket.ColString {
+				coll = "utf8mb4_general_ci"
+			}
+			rs.add(c.Name, c.Type, coll, null, keyOf(i), def, extra, "select,insert,update,references", c.Comment)
+		} else {
+			rs.add(c.Name, c.Type, null, keyOf(i), def, extra)
+		}
+	}
+}
+
+// showRowsIndex is SHOW INDEX of a row table.
+func showRowsIndex(t *ticket.Table, rs *rowset) {
+	rd := t.Def.Rows
+	for _, k := range rd.Keys {
+		nonUnique := int64(1)
+		if k.Unique {
+			nonUnique = 0
+		}
+		for n, c := range k.Cols {
+			null := ""
+			if !rd.Cols[c].NotNull {
+				null = "YES"
+			}
+			rs.add(t.Def.Name, nonUnique, k.Name, int64(n+1), rd.Cols[c].Name, "A", uint64(len(t.Data)), nil, nil, null, "BTREE", "", "")
+		}
+	}
+}
