@@ -125,10 +125,7 @@ var errRowsShape = mysqlerr.NotSupported("UPDATE of several columns, or of anoth
 // newRowsDef builds the definition of a row table from s, or the error
 // MariaDB gives for it; 1235 names what ticketd does not hold.
 func newRowsDef(s *TableSpec) (*TableDef, error) {
-	d := &TableDef{DB: s.DB, Name: s.Name, Engine: s.Engine, Comment: s.Comment}
-	if d.Engine == "" {
-		d.Engine = DefaultEngine
-	}
+	d := &TableDef{DB: s.DB, Name: s.Name, Engine: engineName(s.Engine), Comment: s.Comment}
 	rd := &RowsDef{}
 	index := map[string]int{}
 	for i := range s.Columns {
@@ -257,6 +254,24 @@ func newRowsDef(s *TableSpec) (*TableDef, error) {
 	}
 	d.Rows = rd
 	return d, nil
+}
+
+// engineName is an ENGINE= option as MariaDB spells the engine in SHOW
+// CREATE TABLE.
+func engineName(e string) string {
+	switch strings.ToLower(e) {
+	case "":
+		return DefaultEngine
+	case "innodb":
+		return "InnoDB"
+	case "myisam":
+		return "MyISAM"
+	case "aria":
+		return "Aria"
+	case "memory":
+		return "MEMORY"
+	}
+	return e
 }
 
 // colIndex finds a column by name, case-insensitively.
