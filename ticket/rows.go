@@ -940,16 +940,18 @@ func evalSet(rd *RowsDef, col *RowCol, st *RowSet, r []Datum, now time.Time, row
 	if e != nil {
 		return Datum{}, e
 	}
+	unsigned := acol.Kind == ColInt && acol.Int.Unsigned
 	if st.Op == 0 {
 		if acol != col && !a.Null {
 			return convert(col, Value{Kind: ValString, Str: a.S}, now, row, t.Def.DB, t.Def.Name)
 		}
 		return a, nil
 	}
-	b, _, e := operand(st.B)
+	b, bcol, e := operand(st.B)
 	if e != nil {
 		return Datum{}, e
 	}
+	unsigned = unsigned || bcol.Kind == ColInt && bcol.Int.Unsigned
 	if a.Null || b.Null {
 		return Datum{Null: true}, nil
 	}
@@ -958,6 +960,15 @@ func evalSet(rd *RowsDef, col *RowCol, st *RowSet, r []Datum, now time.Time, row
 		return Datum{}, mysqlerr.NotSupported("arithmetic on a non-numeric value")
 	}
 	sum := x.add(&y, st.Op == '-')
+	// MySQL computes in BIGINT, unsigned if either side is: a result
+	// outside that range is 1690 whatever the column.
+	if sum.bad || (unsigned && sum.neg && sum.abs != 0) || (!unsigned && !sum.neg && sum.abs > math.MaxInt64) {
+		what := "BIGINT"
+		if unsigned {
+			what = "BIGINT UNSIGNED"
+		}
+		return Datum{}, mysqlerr.New(mysqlerr.CodeValueOutOfRange, "%s value is out of range in '%s %c ...'", what, colName(t.Def.DB, t.Def.Name, st.A.Col), st.Op)
+	}
 	if col.Kind != ColInt {
 		return convert(col, Value{Kind: ValString, Str: sum.text()}, now, row, t.Def.DB, t.Def.Name)
 	}
