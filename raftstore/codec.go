@@ -992,6 +992,9 @@ func (d *decoder) result(r *ticket.Result) {
 	}
 	if m&resImages != 0 {
 		d.json(&r.Images, "row images")
+		if len(r.Images) == 0 {
+			r.Images = nil
+		}
 	}
 }
 

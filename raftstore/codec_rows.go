@@ -39,12 +39,22 @@ func (d *decoder) json(v any, what string) {
 func (d *decoder) rowsCommand() *ticket.RowsCommand {
 	rc := new(ticket.RowsCommand)
 	d.json(rc, "row command")
+	// An empty list and none encode alike (omitempty): decode them alike.
+	if len(rc.Sets) == 0 {
+		rc.Sets = nil
+	}
+	if len(rc.Where) == 0 {
+		rc.Where = nil
+	}
 	return rc
 }
 
 func (d *decoder) rowsDef() *ticket.RowsDef {
 	rd := new(ticket.RowsDef)
 	d.json(rd, "row table definition")
+	if len(rd.Keys) == 0 {
+		rd.Keys = nil
+	}
 	if d.err == nil {
 		for _, k := range rd.Keys {
 			for _, c := range k.Cols {

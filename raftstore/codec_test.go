@@ -18,6 +18,12 @@ import (
 // makes the round-trip tests fail when a field is added to ticket's types
 // and the codec does not carry it.
 func fill(v reflect.Value, r *rand.Rand) {
+	switch v.Type() {
+	case reflect.TypeFor[*ticket.RowsDef](), reflect.TypeFor[*ticket.RowsCommand](), reflect.TypeFor[[][]ticket.Datum]():
+		// Row-table parts are JSON, which keeps only valid UTF-8 and
+		// checks their shape; codec_rows_test.go covers them.
+		return
+	}
 	if r.IntN(3) == 0 && v.Kind() != reflect.Struct {
 		v.SetZero()
 		return
@@ -47,6 +53,9 @@ func fill(v reflect.Value, r *rand.Rand) {
 		fill(p.Elem(), r)
 		v.Set(p)
 	case reflect.Struct:
+		if !v.CanSet() || v.Type().PkgPath() == "time" {
+			return
+		}
 		for i := range v.NumField() {
 			fill(v.Field(i), r)
 		}
@@ -193,6 +202,7 @@ func FuzzDecodeBatch(f *testing.F) {
 	}
 	f.Add(EncodeBatch(nil, []ticket.Command{replaceCmd("flickr", "Tickets64", "a")}))
 	f.Add(EncodeBatch(nil, seqSeedCommands()))
+	f.Add(EncodeBatch(nil, rowsSeedCommands()))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cmds, err := DecodeBatch(data)

@@ -53,6 +53,7 @@ func (m *MemStore) Table(db, name string) (*Table, error) {
 	}
 	cp := *t
 	cp.Rows = slices.Clone(t.Rows)
+	cp.Data = slices.Clone(t.Data) // rows themselves are never changed in place
 	return &cp, nil
 }
 
@@ -72,6 +73,7 @@ func (m *MemStore) Tables(db string) ([]string, error) {
 func (m *MemStore) PutTable(t *Table) error {
 	cp := *t
 	cp.Rows = slices.Clone(t.Rows)
+	cp.Data = slices.Clone(t.Data)
 	m.tables[t.Def.Key()] = &cp
 	return nil
 }
