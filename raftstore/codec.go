@@ -470,7 +470,7 @@ func encodeTable(b []byte, t *ticket.Table) []byte {
 		b = appendString(b, r.Stub)
 	}
 	if f&tblData != 0 {
-		b = appendJSON(b, t.Data)
+		b = appendRows(b, t.Data)
 	}
 	return b
 }
@@ -1027,10 +1027,7 @@ func decodeTable(data []byte) (*ticket.Table, error) {
 		}
 	}
 	if f&tblData != 0 {
-		d.json(&t.Data, "rows")
-		if t.Data == nil {
-			t.Data = [][]ticket.Datum{}
-		}
+		t.Data = d.tableRows()
 		if d.err == nil && t.Def.Rows != nil {
 			for _, r := range t.Data {
 				if len(r) != len(t.Def.Rows.Cols) {

@@ -1,14 +1,15 @@
 package raftstore
 
 import (
+	"encoding/binary"
 	"encoding/json"
 
 	"github.com/ticketd/ticketd/ticket"
 )
 
 // Row tables in the log and state formats. Their parts (a command's
-// assignments and WHERE, a definition's columns and keys, a table's rows,
-// a result's row images) are JSON documents behind their own presence bits
+// assignments and WHERE, a definition's columns and keys, a result's row
+// images) are JSON documents, and a table's rows a packed list (appendRows), behind their own presence bits
 // (cmdRows, defRows, tblData, resImages), so entries, snapshots and state
 // files written before row tables existed decode unchanged. JSON because
 // these are the small, rarely written tables of the ID schemes, whose
@@ -34,6 +35,51 @@ func (d *decoder) json(v any, what string) {
 	if err := json.Unmarshal(raw, v); err != nil {
 		d.fail("%s: %v", what, err)
 	}
+}
+
+// appendRows writes a row table's rows: a count, then per row a count of
+// values and each value as a byte (1 NULL, 0 text) and its text. Not
+// JSON: a table of 100,000 rows is written at every change.
+func appendRows(b []byte, rows [][]ticket.Datum) []byte {
+	b = binary.AppendUvarint(b, uint64(len(rows)))
+	for _, r := range rows {
+		b = binary.AppendUvarint(b, uint64(len(r)))
+		for _, v := range r {
+			if v.Null {
+				b = append(b, 1)
+				continue
+			}
+			b = append(b, 0)
+			b = appendString(b, v.S)
+		}
+	}
+	return b
+}
+
+func (d *decoder) tableRows() [][]ticket.Datum {
+	n := d.count(1)
+	rows := make([][]ticket.Datum, 0, n)
+	for range n {
+		k := d.count(1)
+		if d.err != nil {
+			return nil
+		}
+		r := make([]ticket.Datum, k)
+		for i := range r {
+			switch d.byte() {
+			case 0:
+				r[i].S = d.string()
+			case 1:
+				r[i].Null = true
+			default:
+				if d.err == nil {
+					d.fail("row value flag")
+				}
+			}
+		}
+		rows = append(rows, r)
+	}
+	return rows
 }
 
 func (d *decoder) rowsCommand() *ticket.RowsCommand {

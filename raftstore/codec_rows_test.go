@@ -1,6 +1,7 @@
 package raftstore
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -95,5 +96,33 @@ func TestRowTableStateAndSnapshot(t *testing.T) {
 	}
 	if row == nil || row[1].S != "101" || row[3].S != "2026-11-22 12:34:56" {
 		t.Fatalf("row after insert and update: %v", row)
+	}
+}
+
+// BenchmarkRowTableEncode is what the state machine pays per Raft entry
+// that changes a row table of n rows (ticket.MaxRows at most): the table
+// is encoded whole at the transaction's flush, and decoded whole the
+// first time an entry touches it.
+func BenchmarkRowTableEncode(b *testing.B) {
+	def := rowsSeedCommands()[0].Def
+	for _, n := range []int{100, 10000, ticket.MaxRows} {
+		tb := ticket.Table{Def: *def, AutoInc: 1}
+		for i := range n {
+			tb.Data = append(tb.Data, []ticket.Datum{{S: fmt.Sprintf("tag%07d", i)}, {S: "1"}, {S: "1000"}, {S: "2026-01-01 00:00:00"}})
+		}
+		var buf []byte
+		b.Run(fmt.Sprint("encode/", n), func(b *testing.B) {
+			for range b.N {
+				buf = encodeTable(buf[:0], &tb)
+			}
+			b.SetBytes(int64(len(buf)))
+		})
+		b.Run(fmt.Sprint("decode/", n), func(b *testing.B) {
+			for range b.N {
+				if _, err := decodeTable(buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

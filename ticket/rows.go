@@ -515,14 +515,29 @@ func keyText(k *RowKey, r []Datum) string {
 
 // conflict finds a row other than skip that collides with r on a unique
 // key, and returns the Duplicate entry error.
-func conflict(rd *RowsDef, data [][]Datum, r []Datum, skip int) *Error {
+// Only keys over a column in changed are checked (nil: every key): an
+// UPDATE of other columns cannot make a duplicate. The primary key is
+// found by binary search, data being in its order.
+func conflict(rd *RowsDef, data [][]Datum, r []Datum, skip int, changed []bool) *Error {
 	for ki := range rd.Keys {
 		k := &rd.Keys[ki]
-		if !k.Unique {
+		if !k.Unique || !touches(k, changed) {
 			continue
 		}
 		want, ok := keyOf(rd, k, r)
 		if !ok {
+			continue
+		}
+		if k.Primary {
+			for i := place(rd, data, r); i < len(data); i++ {
+				got, _ := keyOf(rd, k, data[i])
+				if got != want {
+					break
+				}
+				if i != skip {
+					return dupEntry(keyText(k, r), k.Name)
+				}
+			}
 			continue
 		}
 		for i, o := range data {
@@ -535,6 +550,18 @@ func conflict(rd *RowsDef, data [][]Datum, r []Datum, skip int) *Error {
 		}
 	}
 	return nil
+}
+
+func touches(k *RowKey, changed []bool) bool {
+	if changed == nil {
+		return true
+	}
+	for _, c := range k.Cols {
+		if changed[c] {
+			return true
+		}
+	}
+	return false
 }
 
 // compareDatum orders two values of col: numbers numerically, strings as
@@ -718,7 +745,7 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 				data = append(data[:i], data[i+1:]...)
 				res.Affected++
 			}
-		} else if e := conflict(rd, data, r, -1); e != nil {
+		} else if e := conflict(rd, data, r, -1, nil); e != nil {
 			if c.Ignore {
 				res.Warnings = append(res.Warnings, Warning{Level: "Warning", Code: e.Code, Message: e.Message})
 				continue
@@ -764,6 +791,80 @@ func collide(rd *RowsDef, data [][]Datum, r []Datum) int {
 // rowsWhere resolves a WHERE conjunction into a row predicate. A value
 // that cannot be converted to its column's type matches nothing.
 func rowsWhere(t *Table, conds []RowCond) (func([]Datum) bool, *Error) {
+	w, e := newWhere(t, conds)
+	if e != nil {
+		return nil, e
+	}
+	return w.match, nil
+}
+
+// where is a WHERE conjunction on a row table; probe holds the primary
+// key's values when the conjunction binds all of them, so matching rows
+// are found by binary search instead of a scan.
+type where struct {
+	match func([]Datum) bool
+	probe []Datum
+}
+
+func newWhere(t *Table, conds []RowCond) (*where, *Error) {
+	m, e := rowsMatch(t, conds)
+	if e != nil {
+		return nil, e
+	}
+	w := &where{match: m}
+	rd := t.Def.Rows
+	if pk := rd.primary(); pk != nil {
+		probe := make([]Datum, len(rd.Cols))
+		bound := 0
+		for _, c := range pk.Cols {
+			for _, cd := range conds {
+				if strings.EqualFold(cd.Col, rd.Cols[c].Name) {
+					d, e := convert(&rd.Cols[c], cd.Val, time.Time{}, 1, t.Def.DB, t.Def.Name)
+					if e == nil && !d.Null {
+						probe[c] = d
+						bound++
+					}
+					break
+				}
+			}
+		}
+		if bound == len(pk.Cols) {
+			w.probe = probe
+		}
+	}
+	return w, nil
+}
+
+// rows are the rows of data the WHERE matches, in order.
+func (w *where) rows(rd *RowsDef, data [][]Datum) [][]Datum {
+	var out [][]Datum
+	if w.probe != nil {
+		pk := rd.primary()
+		for i := place(rd, data, w.probe); i < len(data); i++ {
+			same := true
+			for _, c := range pk.Cols {
+				if compareDatum(&rd.Cols[c], data[i][c], w.probe[c]) != 0 {
+					same = false
+				}
+			}
+			if !same {
+				break
+			}
+			if w.match(data[i]) {
+				out = append(out, data[i])
+			}
+		}
+		return out
+	}
+	for _, r := range data {
+		if w.match(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func rowsMatch(t *Table, conds []RowCond) (func([]Datum) bool, *Error) {
 	rd := t.Def.Rows
 	type test struct {
 		col  int
@@ -822,7 +923,7 @@ func applyRowsUpdate(s Store, t *Table, c *Command) (Result, error) {
 	if rc == nil {
 		rc = setsFromTicket(c)
 	}
-	match, e := rowsWhere(t, rc.Where)
+	w, e := newWhere(t, rc.Where)
 	if e != nil {
 		return Result{Err: e}, nil
 	}
@@ -837,12 +938,10 @@ func applyRowsUpdate(s Store, t *Table, c *Command) (Result, error) {
 			}
 		}
 	}
-	data := append([][]Datum(nil), t.Data...)
+	data := t.Data
+	copied := false
 	var res Result
-	for _, old := range t.Data {
-		if !match(old) {
-			continue
-		}
+	for _, old := range w.rows(rd, t.Data) {
 		res.Matched++
 		r := append([]Datum(nil), old...)
 		explicit := make([]bool, len(rd.Cols))
@@ -867,9 +966,10 @@ func applyRowsUpdate(s Store, t *Table, c *Command) (Result, error) {
 			}
 		}
 		changed := false
+		cols := make([]bool, len(r))
 		for j := range r {
 			if r[j] != old[j] {
-				changed = true
+				changed, cols[j] = true, true
 			}
 		}
 		if !changed {
@@ -881,10 +981,15 @@ func applyRowsUpdate(s Store, t *Table, c *Command) (Result, error) {
 				r[j] = Datum{S: c.Now.UTC().Format(dateTimeFormat)}
 			}
 		}
-		if e := conflict(rd, data, r, indexOfRow(data, old)); e != nil {
-			return Result{Err: e}, nil
+		if !copied {
+			// Copy before the first change: a failing statement leaves
+			// the table as it was.
+			data, copied = append([][]Datum(nil), data...), true
 		}
 		at := indexOfRow(data, old)
+		if e := conflict(rd, data, r, at, cols); e != nil {
+			return Result{Err: e}, nil
+		}
 		data = append(data[:at], data[at+1:]...)
 		data = insertAt(data, place(rd, data, r), r)
 		res.Affected++

@@ -56,8 +56,10 @@ func TestNewTableDefRefused(t *testing.T) {
 		"auto stub":        {func(s *TableSpec) { s.Columns[1].AutoInc = true }, mysqlerr.CodeWrongFieldSpec},
 		"unknown key col":  {func(s *TableSpec) { s.Keys[1].Columns = []string{"nope"} }, mysqlerr.CodeKeyColumnMissing},
 		"auto without key": {func(s *TableSpec) { s.Keys = nil }, mysqlerr.CodeWrongAutoKey},
-		"two ints": {func(s *TableSpec) {
-			s.Columns = append(s.Columns, ColumnSpec{Name: "n", Type: "int"})
+		// Two integer columns make a row table (rows.go), which has no
+		// text column type.
+		"two ints and text": {func(s *TableSpec) {
+			s.Columns = append(s.Columns, ColumnSpec{Name: "n", Type: "int"}, ColumnSpec{Name: "t", Type: "text"})
 		}, mysqlerr.CodeNotSupported},
 		"other type": {func(s *TableSpec) { s.Columns[1].Type = "text" }, mysqlerr.CodeNotSupported},
 	} {
