@@ -67,13 +67,26 @@ func (e *evalCtx) sequence(x *sql.Expr) (any, error) {
 }
 
 // checkSequence answers MariaDB's errors for a name that is not a sequence.
+//
+// A sequence the local state already has is taken without waiting for the
+// session's own last write to be applied here: the leader's Apply checks
+// again, and on a follower that wait is a commit interval (10-20 ms) for
+// every NEXTVAL after the first, the previous one being the session's last
+// write. Only a name not found (yet) waits, so that CREATE SEQUENCE then
+// NEXTVAL on a follower still finds it.
 func (s *session) checkSequence(db, name string) error {
 	var t *ticket.Table
-	if err := s.view(func(st ticket.Store) (err error) {
+	get := func(st ticket.Store) (err error) {
 		t, err = st.Table(db, name)
 		return err
-	}); err != nil {
+	}
+	if err := s.srv.svc.View(get); err != nil {
 		return err
+	}
+	if t == nil || t.Def.Seq == nil {
+		if err := s.view(get); err != nil {
+			return err
+		}
 	}
 	switch {
 	case t == nil:
