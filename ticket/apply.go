@@ -458,25 +458,39 @@ func applyDropDB(s Store, c *Command) (Result, error) {
 	return Result{Affected: uint64(len(tables))}, s.DeleteDatabase(c.DB)
 }
 
-func applyCreateTable(s Store, c *Command) (Result, error) {
-	def := *c.Def
+// nameFree checks that CREATE TABLE or CREATE SEQUENCE may take def's
+// name: its database exists and nothing in it has the name. done is the
+// statement's answer when it may not (a note under IF NOT EXISTS).
+func nameFree(s Store, def *TableDef, ifNotExists bool) (done *Result, err error) {
 	ok, err := s.Database(def.DB)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	if !ok {
-		return Result{Err: mysqlerr.UnknownDB(def.DB)}, nil
+		return &Result{Err: mysqlerr.UnknownDB(def.DB)}, nil
 	}
 	old, err := s.Table(def.DB, def.Name)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	if old != nil {
 		e := mysqlerr.New(mysqlerr.CodeTableExists, "Table '%s' already exists", def.Name)
-		if c.IfExists {
-			return noted(e), nil
+		r := Result{Err: e}
+		if ifNotExists {
+			r = noted(e)
 		}
-		return Result{Err: e}, nil
+		return &r, nil
+	}
+	return nil, nil
+}
+
+func applyCreateTable(s Store, c *Command) (Result, error) {
+	def := *c.Def
+	if done, err := nameFree(s, &def, c.IfExists); done != nil || err != nil {
+		if err != nil {
+			return Result{}, err
+		}
+		return *done, nil
 	}
 	t := &Table{Def: def, AutoInc: 1}
 	if c.CreateAutoInc > 1 {

@@ -290,6 +290,14 @@ func (t *Table) CreateStatement() string {
 		lines = append(lines, "  UNIQUE KEY "+quoteIdent(d.StubKey)+" ("+quoteIdent(d.StubCol)+")")
 	}
 	b.WriteString(strings.Join(lines, ",\n"))
+	t.writeTableOptions(&b)
+	return b.String()
+}
+
+// writeTableOptions ends SHOW CREATE TABLE: the closing parenthesis and
+// the table options, as MariaDB writes them.
+func (t *Table) writeTableOptions(b *strings.Builder) {
+	d := &t.Def
 	b.WriteString("\n) ENGINE=" + d.Engine)
 	if d.AutoInc && t.AutoInc > 1 {
 		b.WriteString(" AUTO_INCREMENT=" + strconv.FormatUint(t.AutoInc, 10))
@@ -298,5 +306,4 @@ func (t *Table) CreateStatement() string {
 	if d.Comment != "" {
 		b.WriteString(" COMMENT=" + quoteString(d.Comment))
 	}
-	return b.String()
 }

@@ -304,20 +304,11 @@ func applyCreateSeq(s Store, c *Command) (Result, error) {
 	def := *c.Def
 	seq := *def.Seq
 	def.Seq = &seq
-	ok, err := s.Database(def.DB)
-	if err != nil || !ok {
-		return Result{Err: mysqlerr.UnknownDB(def.DB)}, err
-	}
-	old, err := s.Table(def.DB, def.Name)
-	if err != nil {
-		return Result{}, err
-	}
-	if old != nil {
-		e := mysqlerr.New(mysqlerr.CodeTableExists, "Table '%s' already exists", def.Name)
-		if c.IfExists {
-			return noted(e), nil
+	if done, err := nameFree(s, &def, c.IfExists); done != nil || err != nil {
+		if err != nil {
+			return Result{}, err
 		}
-		return Result{Err: e}, nil
+		return *done, nil
 	}
 	return Result{}, s.PutTable(&Table{Def: def})
 }
