@@ -497,4 +497,3 @@ func applyRowsDelete(s Store, c *Command) (Result, error) {
 	t.Data = kept
 	return res, s.PutTable(t)
 }
-
