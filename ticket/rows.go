@@ -320,7 +320,7 @@ func convert(col *RowCol, v Value, now time.Time, row int, db, table string) (Da
 		case ColDateTime, ColTimestamp, ColString:
 			return checkLen(col, now.UTC().Format(dateTimeFormat), row)
 		default:
-			return intDatum(col, new(big).setString(now.UTC().Format("20060102150405")), row, v, db, table)
+			return intDatum(col, new(big).setString(now.UTC().Format("20060102150405")), row)
 		}
 	}
 	text := v.Str
@@ -343,7 +343,7 @@ func convert(col *RowCol, v Value, now time.Time, row int, db, table string) (Da
 				return Datum{}, mysqlerr.New(mysqlerr.CodeIncorrectValue, "Incorrect integer value: '%s' for column %s at row %d", text, colName(db, table, col.Name), row)
 			}
 		}
-		return intDatum(col, &n, row, v, db, table)
+		return intDatum(col, &n, row)
 	case ColString:
 		return checkLen(col, text, row)
 	case ColDate, ColDateTime, ColTimestamp:
@@ -446,7 +446,7 @@ func (n *big) add(b *big, minus bool) big {
 	return r
 }
 
-func intDatum(col *RowCol, n *big, row int, v Value, db, table string) (Datum, *Error) {
+func intDatum(col *RowCol, n *big, row int) (Datum, *Error) {
 	max := col.Int.Max()
 	ok := !n.bad
 	if ok && n.neg {

@@ -170,16 +170,6 @@ func collide(rd *RowsDef, data [][]Datum, r []Datum) int {
 	return -1
 }
 
-// rowsWhere resolves a WHERE conjunction into a row predicate. A value
-// that cannot be converted to its column's type matches nothing.
-func rowsWhere(t *Table, conds []RowCond) (func([]Datum) bool, *Error) {
-	w, e := newWhere(t, conds)
-	if e != nil {
-		return nil, e
-	}
-	return w.match, nil
-}
-
 // where is a WHERE conjunction on a row table; probe holds the primary
 // key's values when the conjunction binds all of them, so matching rows
 // are found by binary search instead of a scan.
@@ -246,6 +236,8 @@ func (w *where) rows(rd *RowsDef, data [][]Datum) [][]Datum {
 	return out
 }
 
+// rowsMatch resolves a WHERE conjunction into a row predicate. A value
+// that cannot be converted to its column's type matches nothing.
 func rowsMatch(t *Table, conds []RowCond) (func([]Datum) bool, *Error) {
 	rd := t.Def.Rows
 	type test struct {
@@ -459,7 +451,7 @@ func evalSet(rd *RowsDef, col *RowCol, st *RowSet, r []Datum, now time.Time, row
 	if col.Kind != ColInt {
 		return convert(col, Value{Kind: ValString, Str: sum.text()}, now, row, t.Def.DB, t.Def.Name)
 	}
-	return intDatum(col, &sum, row, Value{}, t.Def.DB, t.Def.Name)
+	return intDatum(col, &sum, row)
 }
 
 // applyRowsDelete is DELETE on a row table.
@@ -478,7 +470,7 @@ func applyRowsDelete(s Store, c *Command) (Result, error) {
 	if c.Rows != nil {
 		where = c.Rows.Where
 	}
-	match, e := rowsWhere(t, where)
+	match, e := rowsMatch(t, where)
 	if e != nil {
 		return Result{Err: e}, nil
 	}
