@@ -358,18 +358,22 @@ func updateStmt(s *ast.UpdateStmt) (Plan, error) {
 	} else {
 		plan.TicketErr = unsupported("UPDATE of several columns")
 	}
-	if plan.TicketErr != nil {
-		// Not the ticket form: the row form, or the ticket form's error.
-		sets, err := colSets(s.List, sc)
-		if err != nil {
-			return nil, plan.TicketErr
-		}
-		plan.Sets = sets
-	}
 	if s.Where != nil {
 		if plan.Where, err = conds(s.Where, sc); err != nil {
 			return nil, err
 		}
+	}
+	if plan.TicketErr != nil || len(plan.Where) > 1 {
+		// Not the ticket form (one assignment, at most one WHERE term):
+		// the row form, or the ticket form's error.
+		sets, err := colSets(s.List, sc)
+		if err != nil {
+			if plan.TicketErr != nil {
+				return nil, plan.TicketErr
+			}
+			return nil, err
+		}
+		plan.Sets = sets
 	}
 	return plan, nil
 }

@@ -148,7 +148,9 @@ func TestParseUpdate(t *testing.T) {
 		{"UPDATE seq SET id = 7", one(&Update{Table: seq, Set: Assign{Column: "id", Absolute: true, Value: iv(7)}})},
 		{"UPDATE seq SET id = LAST_INSERT_ID(?) WHERE stub = ? AND k = 'v'", one(&Update{Table: seq,
 			Set:   Assign{Column: "id", SetLastID: true, Absolute: true, Value: pv(0)},
-			Where: []Cond{{Column: "stub", Value: pv(1)}, {Column: "k", Value: sv("v")}}})},
+			Where: []Cond{{Column: "stub", Value: pv(1)}, {Column: "k", Value: sv("v")}},
+			// Two WHERE terms: the ticket form cannot hold them, the row form can.
+			Sets: []ColSet{{Column: "id", A: Operand{Value: pv(0)}, SetLastID: true}}})},
 		{"UPDATE seq s SET s.id = s.id + 1 WHERE 'a' = s.stub", one(&Update{Table: seq,
 			Set:   Assign{Column: "id", Delta: 1},
 			Where: []Cond{{Column: "stub", Value: sv("a")}}})},

@@ -136,10 +136,10 @@ type Insert struct {
 }
 
 // Update is UPDATE t SET a [WHERE c = v AND ...]. Set is the ticket
-// form (one id assignment); Sets, when not nil, is the row form of every
-// assignment (sql/rows.go), for row tables and for the statements the
-// ticket form cannot hold, which then fail on a ticket table with
-// TicketErr.
+// form (one id assignment, with at most one WHERE term); Sets, when not
+// nil, is the row form of every assignment (sql/rows.go), for the
+// statements the ticket form cannot hold: another assignment (which fails
+// on a ticket table with TicketErr) or a WHERE of several terms.
 type Update struct {
 	Table     TableName
 	Set       Assign

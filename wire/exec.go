@@ -291,9 +291,7 @@ func (s *session) update(p *sql.Update, args []any) (*mysql.Result, error) {
 	var r ticket.Result
 	switch {
 	case p.Sets != nil:
-		r, err = s.updateRows(p, db, p.Sets, args)
-	case len(p.Where) > 1:
-		r, err = s.updateRows(p, db, []sql.ColSet{ticketSet(&p.Set)}, args)
+		r, err = s.updateRows(p, db, args)
 	default:
 		var u ticket.Update
 		if u, err = assignment(&p.Set, args); err != nil {

@@ -153,25 +153,9 @@ func rowConds(conds []sql.Cond, args []any) ([]ticket.RowCond, error) {
 	return out, nil
 }
 
-// ticketSet is the ticket form's one assignment in row form, for an
-// UPDATE whose WHERE the ticket form cannot hold.
-func ticketSet(a *sql.Assign) sql.ColSet {
-	set := sql.ColSet{Column: a.Column, SetLastID: a.SetLastID}
-	switch {
-	case a.Absolute:
-		set.A = sql.Operand{Value: a.Value}
-	case a.Delta == 0:
-		set.A = sql.Operand{Column: a.Column}
-	default:
-		set.A, set.Op = sql.Operand{Column: a.Column}, '+'
-		set.B = sql.Operand{Value: sql.Value{Kind: sql.ValInt, Int: a.Delta}}
-	}
-	return set
-}
-
 // updateRows runs an UPDATE in row form.
-func (s *session) updateRows(p *sql.Update, db string, sets []sql.ColSet, args []any) (ticket.Result, error) {
-	rs, err := rowSets(sets, args)
+func (s *session) updateRows(p *sql.Update, db string, args []any) (ticket.Result, error) {
+	rs, err := rowSets(p.Sets, args)
 	if err != nil {
 		return ticket.Result{}, err
 	}
