@@ -7,15 +7,14 @@ import (
 	"github.com/ticketd/ticketd/ticket"
 )
 
-// Row tables in the log and state formats. Their parts (a command's
-// assignments and WHERE, a definition's columns and keys, a result's row
-// images) are JSON documents, and a table's rows a packed list (appendRows), behind their own presence bits
-// (cmdRows, defRows, tblData, resImages), so entries, snapshots and state
-// files written before row tables existed decode unchanged. JSON because
-// these are the small, rarely written tables of the ID schemes, whose
-// shapes are richer than the ticket tables' hand-packed fields:
-// encoding/json is deterministic for structs, which replicas rely on only
-// for byte-identical snapshots, not for correctness.
+// Row tables in the log and state formats. Their parts sit behind their
+// own presence bits (cmdRows, defRows, tblData, resImages), so entries,
+// snapshots and state files written before row tables existed decode
+// unchanged. A command's assignments and WHERE, a definition's columns and
+// keys and a result's row images are JSON documents: they are small and
+// their shapes richer than the ticket tables' hand-packed fields, and
+// encoding/json is deterministic for structs. A table's rows, written
+// whole at every change, are a packed list (appendRows).
 
 func appendJSON(b []byte, v any) []byte {
 	data, err := json.Marshal(v)
