@@ -66,13 +66,11 @@ var errNotSent = errors.New("raftstore: request not sent")
 
 // serveForward answers forwarded requests on one connection until it
 // closes. Each request runs in its own goroutine, and the answers are
-// written as they complete.
+// written as they complete, those completing together in one write.
 func (n *Node) serveForward(c net.Conn) {
-	var (
-		wg  sync.WaitGroup
-		wmu sync.Mutex
-	)
+	var wg sync.WaitGroup
 	defer wg.Wait()
+	out := newFrameWriter(c, n.cfg.TransportTimeout)
 	br := bufio.NewReaderSize(c, 64<<10)
 	var hdr [4]byte
 	for {
@@ -95,20 +93,13 @@ func (n *Node) serveForward(c net.Conn) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			status, out := n.handleForward(kind, timeout, payload)
-			frame := make([]byte, 4+respHeader, 4+respHeader+len(out))
-			binary.BigEndian.PutUint32(frame, uint32(respHeader+len(out)))
-			frame[4] = status
-			binary.BigEndian.PutUint64(frame[5:], id)
-			frame = append(frame, out...)
-			wmu.Lock()
-			defer wmu.Unlock()
-			c.SetWriteDeadline(time.Now().Add(n.cfg.TransportTimeout))
-			if _, err := c.Write(frame); err != nil {
-				// The follower reports ErrUncertain for whatever it had
-				// in flight here.
-				c.Close()
-			}
+			status, payload := n.handleForward(kind, timeout, payload)
+			out.write(func(b []byte) []byte {
+				b = binary.BigEndian.AppendUint32(b, uint32(respHeader+len(payload)))
+				b = append(b, status)
+				b = binary.BigEndian.AppendUint64(b, id)
+				return append(b, payload...)
+			})
 		}()
 	}
 }
