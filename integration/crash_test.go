@@ -32,7 +32,10 @@ const crashConns = 32
 // linearizability checker. The torn-tail variant also garbles the end of
 // raft-wal's tail segment after each kill, as a write torn by a power cut
 // would: those bytes were never fsynced, so never acknowledged, and the
-// store must drop them without losing what was.
+// store must drop them without losing what was. The state-fsync variant
+// keeps the state file across restarts: it starts from the file's last
+// checkpoint, which lags behind what was applied, and Raft replays the
+// log from there.
 func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
@@ -40,19 +43,21 @@ func TestCrashRecovery(t *testing.T) {
 	for _, v := range []struct {
 		name, store string
 		tear        bool
+		args        []string
 	}{
-		{"bolt", "bolt", false},
-		{"wal", "wal", false},
-		{"wal-torn-tail", "wal", true},
+		{"bolt", "bolt", false, nil},
+		{"wal", "wal", false, nil},
+		{"wal-torn-tail", "wal", true, nil},
+		{"wal-state-fsync", "wal", false, []string{"--state-fsync"}},
 	} {
-		t.Run(v.name, func(t *testing.T) { crashRecovery(t, v.store, v.tear) })
+		t.Run(v.name, func(t *testing.T) { crashRecovery(t, v.store, v.tear, v.args) })
 	}
 }
 
-func crashRecovery(t *testing.T, store string, tear bool) {
+func crashRecovery(t *testing.T, store string, tear bool, args []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	node := harness.Start(ctx, t, harness.Options{Args: []string{"--raft-log", store}})
+	node := harness.Start(ctx, t, harness.Options{Args: append([]string{"--raft-log", store}, args...)})
 	createDB(t, ctx, node, "crash")
 	// Every connection cut by a kill makes go-sql-driver log "unexpected
 	// EOF"; those are expected here, and the history records each error.

@@ -134,11 +134,12 @@ func trailer(h hash.Hash, imageSize uint64) []byte {
 func (b *BackupTx) Close() error { return b.tx.Rollback() }
 
 // beginBackup opens a read transaction for a backup of the FSM's state.
+// It writes a checkpoint first: the image is the state file.
 func (f *FSM) beginBackup(nodeID string, now time.Time) (*BackupTx, error) {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	if f.db == nil {
-		return nil, fmt.Errorf("raftstore: backup: %w", bolt.ErrDatabaseNotOpen)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.checkpointLocked(); err != nil {
+		return nil, fmt.Errorf("raftstore: backup: %w", err)
 	}
 	tx, err := f.db.Begin(false)
 	if err != nil {

@@ -106,10 +106,12 @@ type Config struct {
 	// ForwardConns is the number of connections a follower keeps to the
 	// leader for forwarded batches, each carrying many at once. Default 2.
 	ForwardConns int
-	// StateNoSync skips fsync of state.db. The state file is then treated
-	// as a cache: it is deleted at every start and rebuilt from the latest
-	// snapshot and the Raft log (which stays fsynced), because a crash of
-	// the machine could leave it torn.
+	// StateNoSync skips fsync of state.db's checkpoints. The state file
+	// is then treated as a cache: it is deleted at every start and
+	// rebuilt from the latest snapshot and the Raft log (which stays
+	// fsynced), because a crash of the machine could leave it torn. With
+	// fsync, a node starts from its last checkpoint and replays the log
+	// after it.
 	StateNoSync bool
 	// LogStore is the Raft log store (LogStoreBolt or LogStoreWAL); ""
 	// keeps the one the data directory has, or DefaultLogStore for a new

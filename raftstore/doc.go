@@ -1,13 +1,18 @@
 // Package raftstore owns ticketd's replication and storage: hashicorp/raft
 // with its log and stable store in raft-boltdb/v2 or raft-wal (see
 // openLogStore), file snapshots, and the state machine that keeps every
-// database, ticket table and global variable in a bbolt file of its own.
+// database, ticket table and global variable in memory, checkpointed to a
+// bbolt file of its own.
 //
 // One Raft log entry is one batch of ticket.Commands in a compact binary
-// encoding (EncodeBatch). The FSM applies a batch with ticket.Apply inside
-// one bbolt transaction that also records the entry's index, so an entry
-// that Raft replays after a restart is recognised and skipped: an
-// allocation is never applied twice.
+// encoding (EncodeBatch). The FSM applies a batch with ticket.Apply to its
+// memory state and records the entry's index; a checkpoint writes the
+// changed tables and that index to the state file in one bbolt
+// transaction (at most every second, and before every snapshot and
+// backup). Raft replays its log after a restart from the latest
+// snapshot, and the FSM skips the entries at or below the index it
+// starts from: an allocation is never applied twice, and the entries
+// after the last checkpoint are applied again from the log.
 //
 // Node runs a replica. It implements ticket.Replicator: on the leader a
 // batch becomes one Raft entry; on a follower it is forwarded to the leader
@@ -18,7 +23,7 @@
 //
 // On-disk layout under the data directory:
 //
-//	state.db              bbolt: counters, catalog, globals, applied index
+//	state.db              bbolt checkpoint: counters, catalog, globals, applied index
 //	LOCK                  held by the running process (lock.go)
 //	raft/raft.db          bbolt: Raft log and stable store (LogStoreBolt)
 //	raft/wal/             raft-wal segments and meta (LogStoreWAL)

@@ -21,11 +21,13 @@ import (
 var (
 	// ErrAlreadyApplied is the response to a log entry at or below the
 	// state's applied index: Raft replays its log after a restart, and the
-	// entry's effects are already in the state file.
+	// entry's effects are already in the state (the checkpoint it started
+	// from, or memory).
 	ErrAlreadyApplied = errors.New("raftstore: entry already applied")
-	// ErrFSMFailed is returned for every entry after the state file failed
-	// to take one (disk full, I/O error). The node must be restarted: the
-	// failed entries are still in the Raft log and are applied again then.
+	// ErrFSMFailed is returned for every entry after one failed to apply,
+	// or the state file failed to take a checkpoint (disk full, I/O
+	// error). The node must be restarted: the entries after the last
+	// checkpoint are still in the Raft log and are applied again then.
 	ErrFSMFailed = errors.New("raftstore: state machine failed")
 )
 
@@ -34,24 +36,36 @@ var (
 type applyFunc func(ticket.Store, *ticket.Command) (ticket.Result, error)
 
 // FSM is the Raft state machine: every Raft log entry of type LogCommand is
-// one batch of ticket.Commands (EncodeBatch), applied with ticket.Apply in
-// one bbolt transaction that also records the entry's index. The response
-// of an entry is its []ticket.Result, or an error.
+// one batch of ticket.Commands (EncodeBatch), applied with ticket.Apply.
+// The response of an entry is its []ticket.Result, or an error.
 //
-// FSM implements raft.BatchingFSM, so a group of committed entries shares
-// one transaction and one fsync. It is also a ticket.Reader.
+// The state lives decoded in memory (memState); the bbolt state file is
+// its checkpoint, written with the index of the last entry it holds
+// every checkpointInterval (when anything changed), before every snapshot
+// and backup, and at Close. Entries after the checkpoint are in the Raft log, which Raft
+// replays at start from the latest snapshot: the FSM skips the entries at
+// or below the index it holds, so the file may lag behind memory without
+// an allocation ever being applied twice or lost.
+//
+// FSM implements raft.BatchingFSM. It is also a ticket.Reader.
 type FSM struct {
 	path   string
 	noSync bool
 	apply  applyFunc
 	log    *slog.Logger
+	// stop ends the checkpoint loop, which closes loopDone.
+	stop, loopDone chan struct{}
+	closeOnce      sync.Once
 
-	// mu guards db: View and Snapshot hold it shared, Restore swaps the
-	// file under it exclusively. Apply runs on Raft's FSM goroutine like
-	// Restore, so it needs no lock for the swap, but takes it shared for
-	// the pointer read.
-	mu sync.RWMutex
-	db *bolt.DB
+	// mu guards db, mem and the checkpoint fields: View holds it shared;
+	// Apply, checkpoints and Restore exclusively.
+	mu  sync.RWMutex
+	db  *bolt.DB
+	mem *memState
+	// lastIndex and lastTerm are the last entry applied to mem;
+	// checkpointed is the index the state file holds.
+	lastIndex, lastTerm uint64
+	checkpointed        uint64
 
 	// cmds is the decoding buffer, reused from entry to entry: Raft
 	// calls Apply and ApplyBatch from one goroutine, and ticket.Apply
@@ -60,6 +74,8 @@ type FSM struct {
 
 	applied atomic.Uint64
 	failed  atomic.Pointer[error]
+	// reportFatal tells the log and onFatal of the failure once.
+	reportFatal sync.Once
 	// onFatal is told once when the state stops taking entries.
 	onFatal func(error)
 	// onConfiguration is told every committed configuration entry Raft
@@ -74,9 +90,13 @@ var (
 	_ ticket.Reader    = (*FSM)(nil)
 )
 
-// OpenFSM opens the state file at path. noSync skips fsync on commit; it is
-// only safe when the file is rebuilt from snapshot and log after a crash
-// (Config.StateNoSync).
+// checkpointInterval is how often the FSM writes what it applied since
+// the last checkpoint to the state file.
+const checkpointInterval = time.Second
+
+// OpenFSM opens the state file at path and loads it. noSync skips fsync
+// on checkpoints; it is only safe when the file is rebuilt from snapshot
+// and log after a crash (Config.StateNoSync).
 func OpenFSM(path string, noSync bool, log *slog.Logger) (*FSM, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -85,19 +105,32 @@ func OpenFSM(path string, noSync bool, log *slog.Logger) (*FSM, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &FSM{path: path, noSync: noSync, apply: ticket.Apply, log: log, db: db, obs: nopObserver{}}
-	if err := db.View(func(tx *bolt.Tx) error {
-		i, _ := readApplied(tx)
-		f.applied.Store(i)
-		return nil
-	}); err != nil {
+	f := &FSM{path: path, noSync: noSync, apply: ticket.Apply, log: log, db: db, obs: nopObserver{},
+		stop: make(chan struct{}), loopDone: make(chan struct{})}
+	if err := f.load(); err != nil {
 		db.Close()
 		return nil, err
 	}
+	go f.checkpoints(checkpointInterval)
 	return f, nil
 }
 
-// AppliedIndex is the index of the last entry the state file holds.
+// load reads the state file into memory; the caller holds mu or owns f.
+func (f *FSM) load() error {
+	return f.db.View(func(tx *bolt.Tx) error {
+		mem, err := loadMemState(tx)
+		if err != nil {
+			return fmt.Errorf("raftstore: load state %s: %w", f.path, err)
+		}
+		f.mem = mem
+		f.lastIndex, f.lastTerm = readApplied(tx)
+		f.checkpointed = f.lastIndex
+		f.applied.Store(f.lastIndex)
+		return nil
+	})
+}
+
+// AppliedIndex is the index of the last entry the state holds.
 func (f *FSM) AppliedIndex() uint64 { return f.applied.Load() }
 
 // Err returns the failure that stopped the FSM, or nil.
@@ -108,33 +141,92 @@ func (f *FSM) Err() error {
 	return nil
 }
 
-// Close closes the state file.
+// Close writes a last checkpoint and closes the state file. A node
+// whose state machine failed skips the checkpoint: its memory may hold
+// part of the entry that failed.
 func (f *FSM) Close() error {
+	f.closeOnce.Do(func() {
+		close(f.stop)
+		<-f.loopDone
+	})
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.db == nil {
 		return nil
 	}
-	err := f.db.Close()
+	var err error
+	if f.Err() == nil {
+		err = f.checkpointLocked()
+	}
+	err = errors.Join(err, f.db.Close())
 	f.db = nil
 	return err
 }
 
 // View runs fn on a read-only Store over a consistent view of the applied
-// state.
+// state. fn runs under the state's read lock: it must not call View
+// again, nor wait for anything that needs an entry applied.
 func (f *FSM) View(fn func(ticket.Store) error) error {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	if f.db == nil {
 		return fmt.Errorf("raftstore: view: %w", bolt.ErrDatabaseNotOpen)
 	}
-	return f.db.View(func(tx *bolt.Tx) error {
-		s, err := newTxStore(tx, true)
-		if err != nil {
+	return fn(memStore{m: f.mem, readOnly: true})
+}
+
+// checkpoint writes what was applied since the last checkpoint, with its
+// index, to the state file.
+func (f *FSM) checkpoint() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.checkpointLocked()
+}
+
+// checkpoints writes a checkpoint every interval while there is anything
+// new, until Close. Off the apply path: Apply only takes the lock.
+func (f *FSM) checkpoints(interval time.Duration) {
+	defer close(f.loopDone)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-f.stop:
+			return
+		case <-t.C:
+		}
+		f.mu.Lock()
+		if f.db != nil && f.Err() == nil {
+			if err := f.checkpointLocked(); err != nil {
+				f.log.Error("state checkpoint failed; restart the node", "err", err)
+			}
+		}
+		f.mu.Unlock()
+	}
+}
+
+func (f *FSM) checkpointLocked() error {
+	if f.db == nil {
+		return fmt.Errorf("raftstore: checkpoint: %w", bolt.ErrDatabaseNotOpen)
+	}
+	if err := f.Err(); err != nil {
+		return err
+	}
+	if f.checkpointed == f.lastIndex && !f.mem.dirty() {
+		return nil
+	}
+	err := f.db.Update(func(tx *bolt.Tx) error {
+		if err := f.mem.writeTo(tx); err != nil {
 			return err
 		}
-		return fn(s)
+		return writeApplied(tx, f.lastIndex, f.lastTerm)
 	})
+	if err != nil {
+		return f.failLocked(fmt.Errorf("raftstore: checkpoint at index %d: %w", f.lastIndex, err))
+	}
+	f.mem.clean()
+	f.checkpointed = f.lastIndex
+	return nil
 }
 
 // Apply applies one log entry.
@@ -142,48 +234,50 @@ func (f *FSM) Apply(l *raft.Log) any {
 	return f.ApplyBatch([]*raft.Log{l})[0]
 }
 
-// ApplyBatch applies committed entries in one transaction.
+// ApplyBatch applies committed entries.
 func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 	resps := make([]any, len(logs))
-	if err := f.Err(); err != nil {
-		for i := range resps {
-			resps[i] = err
-		}
+	err := f.applyBatch(logs, resps)
+	if err == nil {
 		return resps
 	}
-	if err := f.applyBatch(logs, resps); err != nil {
-		err = fmt.Errorf("%w: %w", ErrFSMFailed, err)
-		f.failed.Store(&err)
-		f.log.Error("state machine failed; restart the node to retry", "err", err,
-			"first_index", logs[0].Index, "last_index", logs[len(logs)-1].Index)
-		for i := range resps {
-			resps[i] = err
-		}
+	for i := range resps {
+		resps[i] = err
+	}
+	// Told here, on Raft's FSM goroutine, whatever failed first (an entry
+	// or a checkpoint).
+	f.reportFatal.Do(func() {
+		f.log.Error("state machine failed; restart the node to retry", "err", err)
 		if f.onFatal != nil {
 			f.onFatal(err)
 		}
-	}
+	})
 	return resps
 }
 
+// failLocked stops the state machine: every later entry is answered with
+// the error returned, and no checkpoint is written. The caller holds mu,
+// so a checkpoint never writes what a failed entry left half applied.
+func (f *FSM) failLocked(err error) error {
+	if p := f.failed.Load(); p != nil {
+		return *p
+	}
+	err = fmt.Errorf("%w: %w", ErrFSMFailed, err)
+	f.failed.Store(&err)
+	return err
+}
+
 func (f *FSM) applyBatch(logs []*raft.Log, resps []any) error {
-	f.mu.RLock()
-	db := f.db
-	f.mu.RUnlock()
-	if db == nil {
-		return bolt.ErrDatabaseNotOpen
-	}
-	tx, err := db.Begin(true)
-	if err != nil {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.Err(); err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	applied, _ := readApplied(tx)
-	st, err := newTxStore(tx, false)
-	if err != nil {
-		return err
+	if f.db == nil {
+		return f.failLocked(bolt.ErrDatabaseNotOpen)
 	}
-	var lastIndex, lastTerm uint64
+	applied := f.lastIndex
+	st := memStore{m: f.mem}
 	for i, l := range logs {
 		if l.Type == raft.LogConfiguration && f.onConfiguration != nil {
 			f.onConfiguration(raft.DecodeConfiguration(l.Data))
@@ -192,53 +286,43 @@ func (f *FSM) applyBatch(logs []*raft.Log, resps []any) error {
 			resps[i] = fmt.Errorf("%w: index %d <= %d", ErrAlreadyApplied, l.Index, applied)
 			continue
 		}
-		lastIndex, lastTerm = l.Index, l.Term
-		if l.Type != raft.LogCommand {
-			continue
-		}
-		cmds, err := decodeBatchInto(f.cmds, l.Data)
-		if err != nil {
-			// Every replica sees the same bytes and fails the same way:
-			// the entry is consumed without effect.
-			f.log.Error("undecodable log entry", "index", l.Index, "err", err)
-			resps[i] = fmt.Errorf("raftstore: entry %d: %w", l.Index, err)
-			continue
-		}
-		f.cmds = cmds
-		results := make([]ticket.Result, len(cmds))
-		for j := range cmds {
-			cmds[j].Now = l.AppendedAt
-			r, err := f.apply(st, &cmds[j])
+		if l.Type == raft.LogCommand {
+			cmds, err := decodeBatchInto(f.cmds, l.Data)
 			if err != nil {
-				return fmt.Errorf("entry %d command %d: %w", l.Index, j, err)
+				// Every replica sees the same bytes and fails the same
+				// way: the entry is consumed without effect.
+				f.log.Error("undecodable log entry", "index", l.Index, "err", err)
+				resps[i] = fmt.Errorf("raftstore: entry %d: %w", l.Index, err)
+			} else {
+				f.cmds = cmds
+				results := make([]ticket.Result, len(cmds))
+				for j := range cmds {
+					cmds[j].Now = l.AppendedAt
+					r, err := f.apply(st, &cmds[j])
+					if err != nil {
+						return f.failLocked(fmt.Errorf("entry %d command %d: %w", l.Index, j, err))
+					}
+					results[j] = r
+				}
+				resps[i] = results
 			}
-			results[j] = r
 		}
-		resps[i] = results
+		// Entry by entry: a later entry's failure stops the state machine,
+		// and what was applied before it stays applied.
+		f.lastIndex, f.lastTerm = l.Index, l.Term
+		f.applied.Store(l.Index)
 	}
-	if lastIndex == 0 {
-		return nil // only replayed entries: nothing to write
-	}
-	if err := st.flush(); err != nil {
-		return err
-	}
-	if err := writeApplied(tx, lastIndex, lastTerm); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	f.applied.Store(lastIndex)
 	return nil
 }
 
-// Snapshot captures the state as of now: a bbolt read transaction, written
-// out by Persist while Apply goes on.
+// Snapshot captures the state as of now: a checkpoint, then a bbolt read
+// transaction written out by Persist while Apply goes on. Raft calls it
+// between entries, on the goroutine that applies them.
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	if f.db == nil {
-		return nil, fmt.Errorf("raftstore: snapshot: %w", bolt.ErrDatabaseNotOpen)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.checkpointLocked(); err != nil {
+		return nil, fmt.Errorf("raftstore: snapshot: %w", err)
 	}
 	tx, err := f.db.Begin(false)
 	if err != nil {
@@ -292,9 +376,8 @@ func (f *FSM) restore(rc io.ReadCloser) error {
 		os.Remove(tmp)
 		return fmt.Errorf("raftstore: restore: %w", err)
 	}
-	var applied uint64
-	probe.View(func(tx *bolt.Tx) error { applied, _ = readApplied(tx); return nil })
-	if err := probe.Close(); err != nil {
+	err = probe.View(func(tx *bolt.Tx) error { _, err := loadMemState(tx); return err })
+	if err := errors.Join(err, probe.Close()); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("raftstore: restore: %w", err)
 	}
@@ -324,8 +407,11 @@ func (f *FSM) restore(rc io.ReadCloser) error {
 		return err
 	}
 	f.db = db
-	f.applied.Store(applied)
-	f.log.Info("state restored from snapshot", "applied_index", applied)
+	if err := f.load(); err != nil {
+		f.failed.Store(&err)
+		return err
+	}
+	f.log.Info("state restored from snapshot", "applied_index", f.lastIndex)
 	return nil
 }
 

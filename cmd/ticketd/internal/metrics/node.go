@@ -56,7 +56,7 @@ func NewNodeCollector(node Node) prometheus.Collector {
 		applied:     d("ticketd_raft_applied_index", "Last Raft log index applied to the state machine."),
 		commit:      d("ticketd_raft_commit_index", "Last Raft log index this node knows committed (a follower learns it from the leader)."),
 		lastLog:     d("ticketd_raft_last_log_index", "Last index in this node's Raft log."),
-		stateIndex:  d("ticketd_state_applied_index", "Last Raft log index the state file (state.db) holds."),
+		stateIndex:  d("ticketd_state_applied_index", "Last Raft log index applied to the state (state.db has it from the next checkpoint, at most a second later)."),
 		members:     d("ticketd_raft_members", "Servers in the Raft configuration, by suffrage.", "suffrage"),
 		lastContact: d("ticketd_raft_last_contact_seconds", "Seconds since this node last heard from the leader (0 on the leader; -1 never)."),
 		ready:       d("ticketd_ready", "1 when the node can serve (what GET /readyz answers 200 for)."),

@@ -1,0 +1,279 @@
+package raftstore
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"sort"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// memState is the applied state, decoded: entries are applied to it and
+// every read sees it. The state file is its checkpoint (FSM.checkpoint),
+// written from the keys changed since the last one. Encoding the tables
+// and committing a bbolt transaction for every Raft entry cost each node
+// tens of microseconds per entry on the hot path, for a file that is only
+// read at start and by snapshots and backups.
+//
+// memState is not safe for concurrent use; the FSM's lock guards it.
+type memState struct {
+	dbs     map[string]struct{}
+	tables  map[tableKey]*ticket.Table
+	globals map[string]uint64
+
+	// What changed since the last checkpoint. A dropped database's tables
+	// are marked too, so that a database dropped and created again before
+	// the checkpoint does not keep them in the file.
+	dirtyDBs     map[string]struct{}
+	dirtyTables  map[tableKey]struct{}
+	dirtyGlobals map[string]struct{}
+}
+
+func newMemState() *memState {
+	return &memState{
+		dbs:          map[string]struct{}{},
+		tables:       map[tableKey]*ticket.Table{},
+		globals:      map[string]uint64{},
+		dirtyDBs:     map[string]struct{}{},
+		dirtyTables:  map[tableKey]struct{}{},
+		dirtyGlobals: map[string]struct{}{},
+	}
+}
+
+// loadMemState decodes the whole state file.
+func loadMemState(tx *bolt.Tx) (*memState, error) {
+	m := newMemState()
+	dbs := tx.Bucket(bucketDBs)
+	if dbs == nil {
+		return nil, fmt.Errorf("%w: state has no %q bucket", ErrCorrupt, bucketDBs)
+	}
+	err := dbs.ForEachBucket(func(db []byte) error {
+		m.dbs[string(db)] = struct{}{}
+		return dbs.Bucket(db).ForEach(func(name, v []byte) error {
+			if v == nil {
+				return nil
+			}
+			t, err := decodeTable(v)
+			if err != nil {
+				return fmt.Errorf("raftstore: table %s.%s: %w", db, name, err)
+			}
+			m.tables[tableKey{string(db), string(name)}] = t
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if g := tx.Bucket(bucketGlobals); g != nil {
+		err = g.ForEach(func(k, v []byte) error {
+			if len(v) != 8 {
+				return fmt.Errorf("%w: global %q has %d bytes", ErrCorrupt, k, len(v))
+			}
+			m.globals[string(k)] = binary.BigEndian.Uint64(v)
+			return nil
+		})
+	}
+	return m, err
+}
+
+// dirty reports whether anything changed since the last checkpoint.
+func (m *memState) dirty() bool {
+	return len(m.dirtyDBs)+len(m.dirtyTables)+len(m.dirtyGlobals) > 0
+}
+
+// writeTo writes what changed since the last checkpoint into tx:
+// databases dropped, then created, then tables and globals.
+func (m *memState) writeTo(tx *bolt.Tx) error {
+	dbs := tx.Bucket(bucketDBs)
+	if dbs == nil {
+		return fmt.Errorf("%w: state has no %q bucket", ErrCorrupt, bucketDBs)
+	}
+	for db := range m.dirtyDBs {
+		if _, ok := m.dbs[db]; ok {
+			continue
+		}
+		if err := dbs.DeleteBucket([]byte(db)); err != nil && err != bolt.ErrBucketNotFound {
+			return fmt.Errorf("raftstore: checkpoint: drop database %q: %w", db, err)
+		}
+	}
+	for db := range m.dirtyDBs {
+		if _, ok := m.dbs[db]; !ok {
+			continue
+		}
+		if _, err := dbs.CreateBucketIfNotExists([]byte(db)); err != nil {
+			return fmt.Errorf("raftstore: checkpoint: create database %q: %w", db, err)
+		}
+	}
+	for k := range m.dirtyTables {
+		b := dbs.Bucket([]byte(k.db))
+		t := m.tables[k]
+		var err error
+		switch {
+		case t == nil && b == nil:
+			// Dropped with its database.
+		case t == nil:
+			err = b.Delete([]byte(k.name))
+		case b == nil:
+			err = ErrNoDatabase
+		default:
+			// bbolt keeps a reference to the value until the commit.
+			err = b.Put([]byte(k.name), encodeTable(make([]byte, 0, 64+16*len(t.Rows)), t))
+		}
+		if err != nil {
+			return fmt.Errorf("raftstore: checkpoint: table %s.%s: %w", k.db, k.name, err)
+		}
+	}
+	globals := tx.Bucket(bucketGlobals)
+	for name := range m.dirtyGlobals {
+		if err := globals.Put([]byte(name), binary.BigEndian.AppendUint64(nil, m.globals[name])); err != nil {
+			return fmt.Errorf("raftstore: checkpoint: global %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// clean forgets what changed, once a checkpoint holding it committed.
+func (m *memState) clean() {
+	clear(m.dirtyDBs)
+	clear(m.dirtyTables)
+	clear(m.dirtyGlobals)
+}
+
+// memStore is the ticket.Store over a memState: read-only for View,
+// writable for the FSM's Apply.
+type memStore struct {
+	m        *memState
+	readOnly bool
+}
+
+var _ ticket.Store = memStore{}
+
+func (s memStore) Database(name string) (bool, error) {
+	_, ok := s.m.dbs[name]
+	return ok && name != "", nil
+}
+
+func (s memStore) Databases() ([]string, error) {
+	var out []string
+	for db := range s.m.dbs {
+		out = append(out, db)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func (s memStore) PutDatabase(name string) error {
+	if s.readOnly {
+		return ErrReadOnly
+	}
+	if name == "" {
+		return fmt.Errorf("raftstore: create database: %w", bolt.ErrBucketNameRequired)
+	}
+	if _, ok := s.m.dbs[name]; !ok {
+		s.m.dbs[name] = struct{}{}
+		s.m.dirtyDBs[name] = struct{}{}
+	}
+	return nil
+}
+
+func (s memStore) DeleteDatabase(name string) error {
+	if s.readOnly {
+		return ErrReadOnly
+	}
+	for k := range s.m.tables {
+		if k.db == name {
+			delete(s.m.tables, k)
+			s.m.dirtyTables[k] = struct{}{}
+		}
+	}
+	if _, ok := s.m.dbs[name]; ok {
+		delete(s.m.dbs, name)
+		s.m.dirtyDBs[name] = struct{}{}
+	}
+	return nil
+}
+
+// Table returns a copy: Apply may change it and then give up (a statement
+// error), and a reader may keep it after View returns. Rows are never
+// changed in place, so the row slices are copied, not the rows.
+func (s memStore) Table(db, name string) (*ticket.Table, error) {
+	t := s.m.tables[tableKey{db, name}]
+	if t == nil {
+		return nil, nil
+	}
+	cp := *t
+	cp.Rows, cp.Data = nil, nil
+	if len(t.Rows) > 0 {
+		cp.Rows = slices.Clone(t.Rows)
+	}
+	if len(t.Data) > 0 {
+		cp.Data = slices.Clone(t.Data)
+	}
+	return &cp, nil
+}
+
+func (s memStore) Tables(db string) ([]string, error) {
+	var out []string
+	for k := range s.m.tables {
+		if k.db == db && db != "" {
+			out = append(out, k.name)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// PutTable stores a copy of t, reusing the row arrays of the table it
+// replaces: nothing outside memState holds them (Table hands out copies),
+// and a batch of REPLACEs on one table then allocates nothing here.
+func (s memStore) PutTable(t *ticket.Table) error {
+	if s.readOnly {
+		return ErrReadOnly
+	}
+	k := tableKey{t.Def.DB, t.Def.Name}
+	if _, ok := s.m.dbs[k.db]; !ok || k.db == "" || k.name == "" {
+		return fmt.Errorf("raftstore: put table %s.%s: %w", k.db, k.name, ErrNoDatabase)
+	}
+	cur := s.m.tables[k]
+	if cur == nil {
+		cur = new(ticket.Table)
+		s.m.tables[k] = cur
+	}
+	rows, data := cur.Rows[:0], cur.Data[:0]
+	*cur = *t
+	cur.Rows = append(rows, t.Rows...)
+	cur.Data = append(data, t.Data...)
+	clear(cur.Data[len(t.Data):cap(cur.Data)])
+	s.m.dirtyTables[k] = struct{}{}
+	return nil
+}
+
+func (s memStore) DeleteTable(db, name string) error {
+	if s.readOnly {
+		return ErrReadOnly
+	}
+	k := tableKey{db, name}
+	delete(s.m.tables, k)
+	s.m.dirtyTables[k] = struct{}{}
+	return nil
+}
+
+func (s memStore) Global(name string) (uint64, bool, error) {
+	v, ok := s.m.globals[name]
+	return v, ok, nil
+}
+
+func (s memStore) PutGlobal(name string, v uint64) error {
+	if s.readOnly {
+		return ErrReadOnly
+	}
+	if name == "" {
+		return fmt.Errorf("raftstore: set global: %w", bolt.ErrKeyRequired)
+	}
+	s.m.globals[name] = v
+	s.m.dirtyGlobals[name] = struct{}{}
+	return nil
+}
