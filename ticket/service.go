@@ -56,11 +56,18 @@ func NewService(repl Replicator, read Reader, cfg Config, log *slog.Logger) *Ser
 		cfg.Proposals = 1
 	}
 	if cfg.Workers <= 0 {
-		// Followers forwarding with 8 workers instead of 2: 3 nodes, 16
-		// connections 3.2k -> 3.75k tickets/s (a client no longer waits
-		// for a free worker and then in the leader's queue); the same at
-		// 64 connections.
-		cfg.Workers = 8
+		// A follower forwards at most 4 batches at once. Fewer workers
+		// make fewer, larger forwarded batches: each costs both nodes
+		// system calls and wake-ups whatever its size, and the leader
+		// merges them into its next entry anyway. More let a request
+		// leave at once instead of waiting for a worker, which may cost
+		// it a commit interval. Measured (issue 13), 3 nodes, sysbench
+		// spread, 8s pairs: 64 connections 4 vs 8 workers 12.5k/14.2k vs
+		// 9.9k/11.8k tickets/s, 99/86 vs 127/107 CPU-us per ticket over
+		// the three processes; 16 connections 6.1k/6.2k vs 6.5k/6.6k
+		// tickets/s. 2 workers: 64 connections about as good as 4, 16
+		// connections 12% below 8.
+		cfg.Workers = 4
 	}
 	if cfg.Workers < cfg.Proposals {
 		cfg.Workers = cfg.Proposals
