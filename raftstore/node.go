@@ -309,6 +309,10 @@ func raftConfig(cfg *Config, hl hclog.Logger) *raft.Config {
 	rc.CommitTimeout = cfg.CommitTimeout
 	rc.MaxAppendEntries = cfg.MaxAppendEntries
 	rc.BatchApplyCh = true
+	// The per-peer metric names (raft.replication.appendEntries.rpc.<id>
+	// and the like) duplicate the labelled ones, at two more metric
+	// calls per entry and follower.
+	rc.NoLegacyTelemetry = true
 	rc.SnapshotThreshold = cfg.SnapshotThreshold
 	rc.SnapshotInterval = cfg.SnapshotInterval
 	rc.TrailingLogs = cfg.TrailingLogs
