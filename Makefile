@@ -5,7 +5,7 @@ PKGS_UNIT := ./ticket/... ./sql/... ./raftstore/... ./wire/... ./cmd/...
 SOAK_DURATION  ?= 10m
 BENCH_DURATION ?= 5s
 
-.PHONY: all build run test test-unit test-integration vet fmt-check soak soak-schemes bench bench-schemes clean
+.PHONY: all build run test test-unit test-integration vet fmt-check soak soak-schemes bench bench-readme bench-schemes clean
 
 all: build
 
@@ -43,11 +43,23 @@ soak:
 	done
 
 # Measurements, not tests: sysbench (apt-get install sysbench) with
-# ../shared/bench/ticket.lua if installed, else cmd/ticketload.
+# ../shared/bench/ticket.lua if installed, else cmd/ticketload. The
+# tables also go to BENCH_OUT; make bench-readme puts them into the
+# README's Performance section.
+BENCH_OUT ?= bench-results.md
 bench:
 	@command -v sysbench >/dev/null || echo "sysbench not found (apt-get install sysbench): measuring with cmd/ticketload instead"
-	TICKETD_BENCH_DURATION=$(BENCH_DURATION) $(GO) test -tags bench -count=1 -timeout 30m -run '^TestBench(Schemes)?$$' -v ./integration/ | grep -v '^=== \|^--- \|^\s*bench_test.go'
+	rm -f $(BENCH_OUT)
+	TICKETD_BENCH_OUT=$(CURDIR)/$(BENCH_OUT) TICKETD_BENCH_DURATION=$(BENCH_DURATION) $(GO) test -tags bench -count=1 -timeout 30m -run '^TestBench(Schemes)?$$' -v ./integration/ | grep -v '^=== \|^--- \|^\s*bench_test.go'
 	$(GO) test -run XXX -bench . -benchmem ./ticket/... ./sql/... ./raftstore/... ./wire/...
+	@echo "tables saved in $(BENCH_OUT); make bench-readme copies them into README.md"
+
+# The README's Performance tables, between its bench markers, from the
+# last make bench.
+bench-readme:
+	@test -s $(BENCH_OUT) || { echo "no $(BENCH_OUT): run make bench first"; exit 1; }
+	awk -v f=$(BENCH_OUT) '/<!-- bench:start -->/ { print; while ((getline l < f) > 0) print l; skip = 1; next } /<!-- bench:end -->/ { skip = 0 } !skip' README.md > README.md.tmp
+	mv README.md.tmp README.md
 
 # The ID schemes alone (Leaf, Tinyid, NEXTVAL; also part of make bench).
 bench-schemes:

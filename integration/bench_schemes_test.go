@@ -110,7 +110,7 @@ func TestBenchSchemes(t *testing.T) {
 		}
 		measure(tg.name, addrs)
 	}
-	printSchemeTable(dur, rows)
+	printSchemeTable(t, dur, rows)
 }
 
 // createIDs creates database ids and each scheme's tables at addr, and
@@ -161,7 +161,7 @@ type schemeRow struct {
 // printSchemeTable prints fetches/s (segments, worker ids or values per
 // second), ids/s, latency, Tinyid's lost compare-and-sets per fetch, the
 // errors, and the ratio to MariaDB for the same scheme and connections.
-func printSchemeTable(dur time.Duration, rows []schemeRow) {
+func printSchemeTable(t *testing.T, dur time.Duration, rows []schemeRow) {
 	base := map[string]float64{}
 	key := func(r schemeRow) string { return fmt.Sprintf("%s/%d", r.scheme, r.conns) }
 	for _, r := range rows {
@@ -199,4 +199,5 @@ func printSchemeTable(dur time.Duration, rows []schemeRow) {
 	}
 	// Printed, not logged: the table is the product of make bench.
 	fmt.Println(b.String())
+	writeBenchOut(t, b.String())
 }

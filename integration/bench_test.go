@@ -402,8 +402,69 @@ func printBenchTable(t *testing.T, tool string, dur time.Duration, rows []benchR
 			fmt.Fprintf(&b, "\n%s, %d conns: SELECT 1 q/s ÷ ticket q/s = %.2f", r.target, r.conns, c/(2*r.perSec))
 		}
 	}
+	b.WriteString("\n")
+	writeTargets(&b, rows, base, sel)
 	// Printed, not logged: the table is the product of make bench.
 	fmt.Println(b.String())
+	writeBenchOut(t, b.String())
+}
+
+// writeTargets compares the run with DESIGN §6's targets for three nodes
+// on one machine, the connections spread over the nodes.
+func writeTargets(b *strings.Builder, rows []benchRow, base, sel map[string]float64) {
+	find := func(target string, conns int) *benchRow {
+		for i := range rows {
+			if rows[i].target == target && rows[i].conns == conns && rows[i].workload == "ticket" {
+				return &rows[i]
+			}
+		}
+		return nil
+	}
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "not met"
+	}
+	fmt.Fprintf(b, "\n| DESIGN §6 target (3 nodes, spread) | this run | |\n|---|---|---|\n")
+	if r := find("ticketd 3 nodes durable, wal", 64); r != nil {
+		fmt.Fprintf(b, "| durable, 64 conns: ≥ 20,000 tickets/s | %.0f | %s |\n", r.perSec, verdict(r.perSec >= 20000))
+		fmt.Fprintf(b, "| durable, 64 conns: p99 ≤ 10 ms | %.2f ms | %s |\n", r.p99, verdict(r.p99 <= 10))
+		if m := base["MariaDB InnoDB/64"]; m > 0 {
+			fmt.Fprintf(b, "| durable, 64 conns: ≥ 100× MariaDB InnoDB | %.1f× | %s |\n", r.perSec/m, verdict(r.perSec/m >= 100))
+		}
+		if m := base["MariaDB MyISAM/64"]; m > 0 {
+			fmt.Fprintf(b, "| durable, 64 conns: ≥ 5× MariaDB MyISAM | %.1f× | %s |\n", r.perSec/m, verdict(r.perSec/m >= 5))
+		}
+	}
+	if r := find("ticketd 3 nodes durable, wal", 1); r != nil {
+		fmt.Fprintf(b, "| durable, 1 conn: p50 ≤ 1 ms | %.2f ms | %s |\n", r.p50, verdict(r.p50 <= 1))
+	}
+	if r := find("ticketd 3 nodes cache=1000, wal", 64); r != nil {
+		fmt.Fprintf(b, "| cache=1000, 64 conns: ≥ 40,000 tickets/s | %.0f | %s |\n", r.perSec, verdict(r.perSec >= 40000))
+		if c := sel[ceilingKey(*r)]; c > 0 {
+			ratio := c / (2 * r.perSec)
+			fmt.Fprintf(b, "| cache=1000, 64 conns: SELECT 1 q/s ÷ ticket q/s ≤ 1.5 | %.2f | %s |\n", ratio, verdict(ratio <= 1.5))
+		}
+	}
+}
+
+// writeBenchOut appends the table to TICKETD_BENCH_OUT, if set (make
+// bench writes bench-results.md, from which make bench-readme fills the
+// README's performance table).
+func writeBenchOut(t *testing.T, text string) {
+	path := os.Getenv("TICKETD_BENCH_OUT")
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatalf("TICKETD_BENCH_OUT: %v", err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text + "\n"); err != nil {
+		t.Fatalf("TICKETD_BENCH_OUT: %v", err)
+	}
 }
 
 // ceilingKey matches a row with the SELECT 1 row of the same nodes,
