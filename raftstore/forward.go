@@ -38,6 +38,12 @@ const (
 	// answer is 8 bytes), so that a follower is ready only once it has
 	// applied what the leader had committed.
 	fwdCommit byte = 4
+	// fwdNudge asks the leader to append a barrier entry (no payload):
+	// the entry carries its commit index to the followers at once. Raft
+	// tells an idle follower the commit index only every CommitTimeout,
+	// and heartbeats do not carry it; a session that wrote through a
+	// follower and reads next waits for it (WaitApplied).
+	fwdNudge byte = 5
 
 	stOK        byte = 0
 	stNotLeader byte = 1 // not the leader: nothing was done
@@ -157,6 +163,11 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 		return stOK, EncodeResults(out, res)
 	case fwdCommit:
 		return stOK, binary.BigEndian.AppendUint64(nil, n.raft.CommitIndex())
+	case fwdNudge:
+		if err := n.raft.Barrier(time.Until(deadline)).Error(); err != nil {
+			return errStatus(applyError(err)), []byte(err.Error())
+		}
+		return stOK, nil
 	case fwdJoin, fwdRemove:
 		d := decoder{b: payload}
 		id := d.string()

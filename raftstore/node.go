@@ -73,6 +73,8 @@ type Node struct {
 	removed    atomic.Bool
 	memberSeen *atomic.Bool // a configuration listing this node was seen
 	leaderTerm atomic.Uint64
+	// nudging is set while a nudge of the leader is under way (WaitApplied).
+	nudging atomic.Bool
 }
 
 var (

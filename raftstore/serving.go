@@ -82,10 +82,23 @@ func (n *Node) WaitServing(ctx context.Context) error {
 // every command entry before it). It does not block.
 func (n *Node) Applied(index uint64) bool { return n.stateIncludes(index) }
 
+// nudgeAfter is how long WaitApplied waits for the local state before it
+// nudges the leader: under load the next entry brings the commit index
+// within a commit interval anyway, and a nudge costs a log entry.
+const nudgeAfter = 2 * time.Millisecond
+
 // WaitApplied waits until the local state holds the entry at index, or
 // ctx ends: a session that wrote through a follower reads its own write.
+// A follower that has waited nudgeAfter asks the leader for a barrier
+// entry, which tells it the commit index; without it an idle cluster
+// tells it only after CommitTimeout (measured, Leaf's UPDATE then SELECT
+// at one connection through a follower: p50 18.6 ms, 54 segments/s).
 func (n *Node) WaitApplied(ctx context.Context, index uint64) error {
+	start := time.Now()
 	for !n.stateIncludes(index) {
+		if time.Since(start) >= nudgeAfter {
+			n.nudgeLeader()
+		}
 		if n.isClosed() {
 			return fmt.Errorf("%w: %w", ticket.ErrNoQuorum, ErrClosed)
 		}
@@ -321,4 +334,25 @@ func (n *Node) WaitReady(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// nudgeLeader asks the leader, in the background, for a barrier entry;
+// one nudge at a time per node, and none from the leader itself.
+func (n *Node) nudgeLeader() {
+	if !n.nudging.CompareAndSwap(false, true) {
+		return
+	}
+	addr, id := n.raft.LeaderWithID()
+	if id == "" || id == n.id {
+		n.nudging.Store(false)
+		return
+	}
+	go func() {
+		defer n.nudging.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ApplyTimeout)
+		defer cancel()
+		if _, _, err := n.fwd.call(ctx, string(addr), time.Now().Add(n.cfg.ApplyTimeout), fwdNudge, nil, nil); err != nil {
+			n.log.Debug("nudge leader", "leader", id, "err", err)
+		}
+	}()
 }

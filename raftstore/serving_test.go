@@ -1,6 +1,7 @@
 package raftstore
 
 import (
+	"context"
 	"errors"
 	"os"
 	"strconv"
@@ -82,4 +83,35 @@ func TestDataDirLocked(t *testing.T) {
 		t.Fatalf("open after close: %v", err)
 	}
 	must(t, n2.Close())
+}
+
+// TestFollowerReadsOwnWriteAfterNudge: with Raft left to itself, an idle
+// follower learns that its forwarded write committed only when the
+// leader's CommitTimeout fires (heartbeats carry no commit index); here
+// that is an hour. WaitApplied nudges the leader for a barrier entry,
+// which carries the commit index, so the write becomes readable on the
+// follower long before that.
+func TestFollowerReadsOwnWriteAfterNudge(t *testing.T) {
+	c := startCluster(t, func(cfg *Config) { cfg.CommitTimeout = time.Hour })
+	l := c.leader()
+	ctx := ctxT(t, 20*time.Second)
+	if _, err := l.Propose(ctx, []ticket.Command{createDB("flickr"), createTickets("flickr", "Tickets64")}); err != nil {
+		t.Fatal(err)
+	}
+	f := c.follower()
+	res, err := f.Propose(ctx, []ticket.Command{replaceCmd("flickr", "Tickets64", "a")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Err != nil || res[0].Index == 0 {
+		t.Fatalf("forwarded replace: %+v", res)
+	}
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := f.WaitApplied(wait, res[0].Index); err != nil {
+		t.Fatalf("follower never applied its own write at index %d: %v", res[0].Index, err)
+	}
+	if got := autoInc(t, f, "flickr", "Tickets64"); got != res[0].InsertID+1 {
+		t.Errorf("follower's auto_increment %d after the write of id %d", got, res[0].InsertID)
+	}
 }
