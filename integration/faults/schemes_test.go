@@ -156,7 +156,7 @@ func runSchemeFaults(ctx context.Context, t *testing.T, mix []schemes.Config, ne
 	if err := l.servedAll(c.nodes(), time.Now(), 20*time.Second); err != nil {
 		t.Fatalf("schemes on the cluster, before any fault: %v", err)
 	}
-	env := &faultEnv{ctx: ctx, c: c, w: l.w, pauseFor: 3 * electionTimeout, holdFor: hold, downFor: time.Second}
+	env := &faultEnv{ctx: ctx, c: c, w: l.w, pauseFor: 3 * electionTimeout, holdFor: hold, downFor: time.Second, mixed: true}
 	var results []measurement
 	for i := 0; ; i++ {
 		f, ok := next(i)
