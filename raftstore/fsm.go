@@ -41,11 +41,12 @@ type applyFunc func(ticket.Store, *ticket.Command) (ticket.Result, error)
 //
 // The state lives decoded in memory (memState); the bbolt state file is
 // its checkpoint, written with the index of the last entry it holds
-// every checkpointInterval (when anything changed), before every snapshot
-// and backup, and at Close. Entries after the checkpoint are in the Raft log, which Raft
-// replays at start from the latest snapshot: the FSM skips the entries at
-// or below the index it holds, so the file may lag behind memory without
-// an allocation ever being applied twice or lost.
+// every checkpointInterval (when anything changed), before every
+// snapshot and backup, and at Close. Entries after the checkpoint are in
+// the Raft log, which Raft replays at start from the latest snapshot: the
+// FSM skips the entries at or below the index it holds, so the file may
+// lag behind memory without an allocation ever being applied twice or
+// lost.
 //
 // FSM implements raft.BatchingFSM. It is also a ticket.Reader.
 type FSM struct {
@@ -115,19 +116,39 @@ func OpenFSM(path string, noSync bool, log *slog.Logger) (*FSM, error) {
 	return f, nil
 }
 
+// fileState is a state file decoded: its tables and the entry it holds.
+type fileState struct {
+	mem         *memState
+	index, term uint64
+}
+
+// readFileState decodes the state file of db.
+func readFileState(db *bolt.DB) (fs fileState, err error) {
+	err = db.View(func(tx *bolt.Tx) error {
+		fs.index, fs.term = readApplied(tx)
+		fs.mem, err = loadMemState(tx)
+		return err
+	})
+	return fs, err
+}
+
 // load reads the state file into memory; the caller holds mu or owns f.
 func (f *FSM) load() error {
-	return f.db.View(func(tx *bolt.Tx) error {
-		mem, err := loadMemState(tx)
-		if err != nil {
-			return fmt.Errorf("raftstore: load state %s: %w", f.path, err)
-		}
-		f.mem = mem
-		f.lastIndex, f.lastTerm = readApplied(tx)
-		f.checkpointed = f.lastIndex
-		f.applied.Store(f.lastIndex)
-		return nil
-	})
+	fs, err := readFileState(f.db)
+	if err != nil {
+		return fmt.Errorf("raftstore: load state %s: %w", f.path, err)
+	}
+	f.install(fs)
+	return nil
+}
+
+// install makes fs the applied state, which the state file holds; the
+// caller holds mu or owns f.
+func (f *FSM) install(fs fileState) {
+	f.mem = fs.mem
+	f.lastIndex, f.lastTerm = fs.index, fs.term
+	f.checkpointed = fs.index
+	f.applied.Store(fs.index)
 }
 
 // AppliedIndex is the index of the last entry the state holds.
@@ -376,7 +397,9 @@ func (f *FSM) restore(rc io.ReadCloser) error {
 		os.Remove(tmp)
 		return fmt.Errorf("raftstore: restore: %w", err)
 	}
-	err = probe.View(func(tx *bolt.Tx) error { _, err := loadMemState(tx); return err })
+	// Decoded once, here: every table must decode before the image
+	// replaces the state, and then it is the state.
+	fs, err := readFileState(probe)
 	if err := errors.Join(err, probe.Close()); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("raftstore: restore: %w", err)
@@ -407,10 +430,7 @@ func (f *FSM) restore(rc io.ReadCloser) error {
 		return err
 	}
 	f.db = db
-	if err := f.load(); err != nil {
-		f.failed.Store(&err)
-		return err
-	}
+	f.install(fs)
 	f.log.Info("state restored from snapshot", "applied_index", f.lastIndex)
 	return nil
 }

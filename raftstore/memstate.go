@@ -2,6 +2,7 @@ package raftstore
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -95,7 +96,7 @@ func (m *memState) writeTo(tx *bolt.Tx) error {
 		if _, ok := m.dbs[db]; ok {
 			continue
 		}
-		if err := dbs.DeleteBucket([]byte(db)); err != nil && err != bolt.ErrBucketNotFound {
+		if err := dbs.DeleteBucket([]byte(db)); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
 			return fmt.Errorf("raftstore: checkpoint: drop database %q: %w", db, err)
 		}
 	}
