@@ -124,12 +124,13 @@ func changesSchema(cmds []ticket.Command) bool {
 }
 
 // waitApplied waits, until the deadline at most, for the local state to
-// include the entry at index. Missing the deadline is not an error: the
-// entry is committed, only this replica's view lags.
+// include the entry at index (WaitApplied, which nudges the leader).
+// Missing the deadline is not an error: the entry is committed, only this
+// replica's view lags.
 func (n *Node) waitApplied(ctx context.Context, deadline time.Time, index uint64) {
-	for n.fsm.AppliedIndex() < index && time.Now().Before(deadline) && ctx.Err() == nil && !n.isClosed() {
-		time.Sleep(time.Millisecond)
-	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	_ = n.WaitApplied(ctx, index)
 }
 
 // proposeLocal applies an encoded batch on this node, which believes it
