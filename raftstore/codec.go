@@ -732,28 +732,42 @@ func (d *decoder) command(c *ticket.Command, left int) {
 
 // check refuses a command that no encoder writes and that ticket.Apply
 // would fail as a storage error (or a nil dereference) rather than as a
-// statement error. Such a command in a log entry would stop the state
-// machine of every replica at the same index, at every restart; refused
-// here, the entry is consumed without effect instead (FSM.applyBatch).
-// Found by FuzzForward: a SET GLOBAL without a name.
+// statement error (checkCommand).
 func (d *decoder) check(c *ticket.Command) {
 	if d.err != nil {
 		return
 	}
+	if err := checkCommand(c); err != nil {
+		d.fail("%v", err)
+	}
+}
+
+// errMalformed is checkCommand's failure.
+var errMalformed = errors.New("malformed command")
+
+// checkCommand refuses a command that no statement's encoder writes but
+// the codec can carry, and that ticket.Apply would fail as a storage
+// error (or a nil dereference). Such a command in a log entry would stop
+// the state machine of every replica at the same index, at every restart:
+// Propose refuses it before anything is written, and the decoder refuses
+// it too, so that a forwarded batch holding one is refused whole. Found
+// by FuzzForward: a SET GLOBAL without a name.
+func checkCommand(c *ticket.Command) error {
 	switch c.Op {
 	case ticket.OpSetGlobal:
 		if c.Name == "" {
-			d.fail("set global without a name")
+			return fmt.Errorf("%w: set global without a name", errMalformed)
 		}
 	case ticket.OpCreateDB, ticket.OpDropDB:
 		if c.DB == "" {
-			d.fail("database command without a database")
+			return fmt.Errorf("%w: database command without a database", errMalformed)
 		}
 	case ticket.OpCreateTable:
 		if c.Def == nil || c.Def.DB == "" || c.Def.Name == "" {
-			d.fail("create table without a definition")
+			return fmt.Errorf("%w: create table without a definition", errMalformed)
 		}
 	}
+	return nil
 }
 
 // columns reads a column list, returning the previous command's slice

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -281,8 +282,10 @@ func BenchmarkDecodeBatch(b *testing.B) {
 // encoder of a statement writes but the codec carries (a SET GLOBAL with
 // no name, a database command with no database): applied, they failed in
 // bbolt and stopped the state machine, on every replica at the same
-// entry and again at every restart. The decoder refuses them, so the
-// entry is consumed without effect and the node carries on.
+// entry and again at every restart. Propose refuses them with a
+// statement error before anything is written (an undecodable entry would
+// stop the state machine too), and the node carries on; the other
+// commands of the same batch commit.
 func TestMalformedCommandDoesNotStopStateMachine(t *testing.T) {
 	n := openNode(t, testConfig("n1", t.TempDir(), listen(t)))
 	must(t, n.WaitReady(ctxT(t, 10*time.Second)))
@@ -291,7 +294,17 @@ func TestMalformedCommandDoesNotStopStateMachine(t *testing.T) {
 		{Op: ticket.OpCreateDB},
 		{Op: ticket.OpDropDB},
 	} {
-		_, _ = n.Propose(ctxT(t, 5*time.Second), []ticket.Command{c})
+		before := n.fsm.AppliedIndex()
+		res, err := n.Propose(ctxT(t, 5*time.Second), []ticket.Command{c, createDB(fmt.Sprintf("ok%d", c.Op))})
+		if err != nil {
+			t.Fatalf("op %v: %v", c.Op, err)
+		}
+		if res[0].Err == nil || res[0].Err.Code != ticket.CodeUnknown {
+			t.Errorf("op %v: malformed command answered %+v", c.Op, res[0])
+		}
+		if res[1].Err != nil || res[1].Index <= before {
+			t.Errorf("op %v: the well-formed command beside it: %+v", c.Op, res[1])
+		}
 		if err := n.fsm.Err(); err != nil {
 			t.Fatalf("op %v: state machine failed: %v", c.Op, err)
 		}

@@ -12,7 +12,10 @@
 // backup). Raft replays its log after a restart from the latest
 // snapshot, and the FSM skips the entries at or below the index it
 // starts from: an allocation is never applied twice, and the entries
-// after the last checkpoint are applied again from the log.
+// after the last checkpoint are applied again from the log. A committed
+// entry the FSM cannot decode is never skipped: the state machine stops
+// there (ErrUndecodable) and says so, and Propose writes only what every
+// replica decodes.
 //
 // Node runs a replica. It implements ticket.Replicator: on the leader a
 // batch becomes one Raft entry; on a follower it is forwarded to the leader

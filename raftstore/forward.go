@@ -150,6 +150,10 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 			// The leader's Service decides how the commands are carried
 			// out (from a reserved range, or in entries of its own).
 			res, index, err = n.handleBatch(n.handler, deadline, payload)
+		} else if _, derr := DecodeBatch(payload); derr != nil {
+			// Only what every replica decodes goes into the log: an
+			// undecodable entry stops the state machines that meet it.
+			return stRejected, []byte(derr.Error())
 		} else {
 			// The batch goes into the log as the follower encoded it.
 			res, index, err = n.proposeLocal(context.Background(), deadline, payload)

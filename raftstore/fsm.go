@@ -29,6 +29,11 @@ var (
 	// error). The node must be restarted: the entries after the last
 	// checkpoint are still in the Raft log and are applied again then.
 	ErrFSMFailed = errors.New("raftstore: state machine failed")
+	// ErrUndecodable is wrapped (with ErrFSMFailed and ErrCorrupt) by the
+	// failure of a state machine that met a committed entry it cannot
+	// decode: it stops rather than skip the entry, which the other
+	// replicas may have applied.
+	ErrUndecodable = errors.New("raftstore: undecodable log entry")
 )
 
 // applyFunc is ticket.Apply; tests substitute it to isolate replication
@@ -310,23 +315,29 @@ func (f *FSM) applyBatch(logs []*raft.Log, resps []any) error {
 		if l.Type == raft.LogCommand {
 			cmds, err := decodeBatchInto(f.cmds, l.Data)
 			if err != nil {
-				// Every replica sees the same bytes and fails the same
-				// way: the entry is consumed without effect.
-				f.log.Error("undecodable log entry", "index", l.Index, "err", err)
-				resps[i] = fmt.Errorf("raftstore: entry %d: %w", l.Index, err)
-			} else {
-				f.cmds = cmds
-				results := make([]ticket.Result, len(cmds))
-				for j := range cmds {
-					cmds[j].Now = l.AppendedAt
-					r, err := f.apply(st, &cmds[j])
-					if err != nil {
-						return f.failLocked(fmt.Errorf("entry %d command %d: %w", l.Index, j, err))
-					}
-					results[j] = r
-				}
-				resps[i] = results
+				// Never skipped: the entry is committed, and the other
+				// replicas may have applied it (it may come from a newer
+				// build whose encoding this one does not know). Skipping
+				// it would leave this replica's state silently different
+				// from theirs. Nothing of the entry is applied; the
+				// state machine stops here, and a build that decodes it
+				// applies it after a restart.
+				f.log.Error("UNDECODABLE LOG ENTRY: this node stops applying the log; "+
+					"run a ticketd build that can apply it (a newer one, if a newer member wrote it)",
+					"index", l.Index, "term", l.Term, "err", err)
+				return f.failLocked(fmt.Errorf("%w: log entry %d cannot be decoded by this build: %w", ErrUndecodable, l.Index, err))
 			}
+			f.cmds = cmds
+			results := make([]ticket.Result, len(cmds))
+			for j := range cmds {
+				cmds[j].Now = l.AppendedAt
+				r, err := f.apply(st, &cmds[j])
+				if err != nil {
+					return f.failLocked(fmt.Errorf("entry %d command %d: %w", l.Index, j, err))
+				}
+				results[j] = r
+			}
+			resps[i] = results
 		}
 		// Entry by entry: a later entry's failure stops the state machine,
 		// and what was applied before it stays applied.

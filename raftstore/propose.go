@@ -53,6 +53,9 @@ func (n *Node) Propose(ctx context.Context, cmds []ticket.Command) ([]ticket.Res
 	if len(cmds) == 0 {
 		return nil, nil
 	}
+	if refused := n.refusals(cmds); refused != nil {
+		return n.proposeSome(ctx, cmds, refused)
+	}
 	data := EncodeBatch(make([]byte, 0, 8+24*len(cmds)), cmds)
 	deadline := n.deadline(ctx)
 	res, index, err := n.propose(ctx, deadline, data)
@@ -70,6 +73,66 @@ func (n *Node) Propose(ctx context.Context, cmds []ticket.Command) ([]ticket.Res
 		res[i].Index = index
 	}
 	return res, err
+}
+
+// refusals returns, for a batch that holds commands this node must not
+// write into the log, each command's refusal (nil for the others); nil
+// when every command may go. A refused command is answered with a
+// statement error and nothing of it is committed.
+func (n *Node) refusals(cmds []ticket.Command) []*ticket.Error {
+	var refused []*ticket.Error
+	for i := range cmds {
+		e := n.refusal(&cmds[i])
+		if e == nil {
+			continue
+		}
+		if refused == nil {
+			refused = make([]*ticket.Error, len(cmds))
+		}
+		refused[i] = e
+	}
+	return refused
+}
+
+// refusal says why c must not be proposed, or nil.
+func (n *Node) refusal(c *ticket.Command) *ticket.Error {
+	if err := checkCommand(c); err != nil {
+		// No statement's encoder writes one; the entry would fail on
+		// every replica.
+		return ticket.NewError(ticket.CodeUnknown, "%v", err)
+	}
+	return nil
+}
+
+// proposeSome proposes the commands of cmds that refused does not refuse
+// and answers the others with their refusal.
+func (n *Node) proposeSome(ctx context.Context, cmds []ticket.Command, refused []*ticket.Error) ([]ticket.Result, error) {
+	var rest []ticket.Command
+	for i := range cmds {
+		if refused[i] == nil {
+			rest = append(rest, cmds[i])
+		}
+	}
+	res := make([]ticket.Result, len(cmds))
+	if len(rest) > 0 {
+		got, err := n.Propose(ctx, rest)
+		if err != nil {
+			return nil, err
+		}
+		j := 0
+		for i := range res {
+			if refused[i] == nil {
+				res[i] = got[j]
+				j++
+			}
+		}
+	}
+	for i, e := range refused {
+		if e != nil {
+			res[i] = ticket.Result{Err: e}
+		}
+	}
+	return res, nil
 }
 
 // propose commits an encoded batch here or through the leader, and

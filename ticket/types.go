@@ -120,6 +120,18 @@ type Table struct {
 // and go to the client as MySQL error packets.
 type Error = mysqlerr.Error
 
+// Error codes for the packages that build statement errors without the
+// catalogue (raftstore refuses some commands before proposing them).
+const (
+	CodeUnknown      = mysqlerr.CodeUnknown      // 1105
+	CodeNotSupported = mysqlerr.CodeNotSupported // 1235
+)
+
+// NewError builds an Error with code's SQLSTATE (mysqlerr.New).
+func NewError(code uint16, format string, args ...any) *Error {
+	return mysqlerr.New(code, format, args...)
+}
+
 // Warning is a note attached to a statement's result (SHOW WARNINGS).
 type Warning struct {
 	Level   string // "Note", "Warning", "Error"
