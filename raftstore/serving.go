@@ -42,10 +42,10 @@ func (n *Node) Serving() error {
 		return ErrClosed
 	}
 	if !n.caughtUp.Load() {
-		return fmt.Errorf("%w: catching up with the log after start", ErrNotCaughtUp)
+		return fmt.Errorf("%w: catching up with the log after start (%s)", ErrNotCaughtUp, n.replayProgress())
 	}
 	if n.raft.State() == raft.Leader && n.leaderTerm.Load() != n.raft.CurrentTerm() {
-		return fmt.Errorf("%w: new leader applying its predecessors' entries", ErrNotCaughtUp)
+		return fmt.Errorf("%w: new leader applying its predecessors' entries (%s)", ErrNotCaughtUp, n.replayProgress())
 	}
 	return nil
 }
@@ -155,22 +155,65 @@ func (n *Node) catchUp() {
 // confirmLeadership runs a Barrier in a term this node leads and, once it
 // has gone through, marks the term as one whose state is complete: every
 // entry before the barrier, earlier leaders' included, is then in the
-// state file. It retries while the node leads the same term.
+// state file. The barrier completes only after the FSM has applied every
+// entry before it, which after a restart or on a lagging new leader can
+// take far longer than any statement deadline (a replay of a large log):
+// so it waits for the barrier for as long as the node leads the term, and
+// issues a new one only when Raft failed the last (not queued in time,
+// leadership lost and regained). Giving up on a deadline once left a node
+// that led its term unready for good (issue 22).
 func (n *Node) confirmLeadership(term uint64) {
-	for n.raft.State() == raft.Leader && n.raft.CurrentTerm() == term && !n.isClosed() {
-		deadline := time.Now().Add(n.cfg.ApplyTimeout)
-		err := n.await(context.Background(), n.raft.Barrier(n.cfg.ApplyTimeout), deadline)
+	for n.leads(term) {
+		err := n.awaitLeading(n.raft.Barrier(n.cfg.ApplyTimeout), term)
 		if err == nil {
 			if n.raft.CurrentTerm() == term {
 				n.leaderTerm.Store(term)
 			}
 			return
 		}
-		n.log.Debug("barrier of a new term failed", "term", term, "err", err)
-		if !n.pause(context.Background(), deadline) {
+		n.log.Debug("barrier of a new term failed; retrying while this node leads", "term", term, "err", err)
+		select {
+		case <-time.After(barrierRetry):
+		case <-n.closed:
 			return
 		}
 	}
+}
+
+// barrierRetry is the pause before a failed barrier is issued again.
+const barrierRetry = 20 * time.Millisecond
+
+// leads reports whether this node still leads term and is open.
+func (n *Node) leads(term uint64) bool {
+	return n.raft.State() == raft.Leader && n.raft.CurrentTerm() == term && !n.isClosed()
+}
+
+// awaitLeading waits for f until it completes, the node stops leading
+// term, or the node closes; there is no deadline, because the wait ends
+// with the term anyway.
+func (n *Node) awaitLeading(f raft.Future, term uint64) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-n.closed:
+			return ErrClosed
+		case <-tick.C:
+			if !n.leads(term) {
+				return fmt.Errorf("%w: no longer leading term %d", errGaveUp, term)
+			}
+		}
+	}
+}
+
+// replayProgress says how far the state is: the index it holds and the
+// last index of the node's log, which a new leader must apply first.
+func (n *Node) replayProgress() string {
+	return fmt.Sprintf("state at index %d of %d", n.fsm.AppliedIndex(), n.raft.LastIndex())
 }
 
 // watchMembership keeps removed current by reading the configuration
@@ -287,7 +330,7 @@ func (n *Node) Ready() error {
 	}
 	if id == n.id {
 		if n.leaderTerm.Load() != n.raft.CurrentTerm() {
-			return fmt.Errorf("%w: new leader applying its predecessors' entries", ErrNotCaughtUp)
+			return fmt.Errorf("%w: new leader applying its predecessors' entries (%s)", ErrNotCaughtUp, n.replayProgress())
 		}
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -113,5 +114,68 @@ func TestFollowerReadsOwnWriteAfterNudge(t *testing.T) {
 	}
 	if got := autoInc(t, f, "flickr", "Tickets64"); got != res[0].InsertID+1 {
 		t.Errorf("follower's auto_increment %d after the write of id %d", got, res[0].InsertID)
+	}
+}
+
+// TestLongReplayBecomesReady: a restarted lone node whose replay of its
+// own log outlasts every deadline the barrier of its new term used to
+// have (ApplyTimeout plus the forward grace) still becomes ready, as soon
+// as the replay is done, and says how far the replay is while it waits.
+// Before the fix it gave the barrier up once and never asked again: the
+// node led its term but never served (issue 22).
+func TestLongReplayBecomesReady(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig("n1", dir, nil)
+	cfg.RaftAddr = "127.0.0.1:0"
+	cfg.AdvertiseAddr = "127.0.0.1:1" // a lone voter never dials itself
+	cfg.StateNoSync = true            // the state is rebuilt from the log at every start
+	n := openNode(t, cfg)
+	must(t, n.WaitServing(ctxT(t, 5*time.Second)))
+	propose(t, n, setupCmds()...)
+	const entries = 40
+	var last uint64
+	for range entries {
+		last = propose(t, n, replaceCmd("flickr", "Tickets64", "a"))[0].InsertID
+	}
+	must(t, n.Close())
+
+	// Each replayed command now takes 100 ms: about 4 s in all, longer
+	// than the barrier's old deadline (200 ms + forwardGrace).
+	cfg.ApplyTimeout = 200 * time.Millisecond
+	if replay := time.Duration(entries) * 100 * time.Millisecond; replay <= cfg.ApplyTimeout+forwardGrace {
+		t.Fatalf("replay of %v does not outlast the old barrier deadline", replay)
+	}
+	var slow atomic.Bool
+	slow.Store(true)
+	n, err := open(cfg, func(st ticket.Store, c *ticket.Command) (ticket.Result, error) {
+		if slow.Load() {
+			time.Sleep(100 * time.Millisecond)
+		}
+		return ticket.Apply(st, c)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	start := time.Now()
+	sawProgress := false
+	for {
+		err := n.Ready()
+		if err == nil {
+			break
+		}
+		sawProgress = sawProgress || strings.Contains(err.Error(), "state at index")
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("not ready 30 s after restart (a replay of about 4 s): %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	slow.Store(false)
+	t.Logf("ready %v after restart", time.Since(start).Round(time.Millisecond))
+	if !sawProgress {
+		t.Error("readiness never said how far the replay was")
+	}
+	if got := propose(t, n, replaceCmd("flickr", "Tickets64", "a"))[0].InsertID; got <= last {
+		t.Errorf("id %d after restart, not above %d", got, last)
 	}
 }
