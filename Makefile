@@ -44,22 +44,24 @@ soak:
 
 # Measurements, not tests: sysbench (apt-get install sysbench) with
 # ../shared/bench/ticket.lua if installed, else cmd/ticketload. The
-# tables also go to BENCH_OUT; make bench-readme puts them into the
-# README's Performance section.
+# tables also go to BENCH_OUT; make bench-readme puts them into
+# integration/BENCHMARKS.md.
 BENCH_OUT ?= bench-results.md
 bench:
 	@command -v sysbench >/dev/null || echo "sysbench not found (apt-get install sysbench): measuring with cmd/ticketload instead"
 	rm -f $(BENCH_OUT)
 	TICKETD_BENCH_OUT=$(CURDIR)/$(BENCH_OUT) TICKETD_BENCH_DURATION=$(BENCH_DURATION) $(GO) test -tags bench -count=1 -timeout 30m -run '^TestBench(Schemes)?$$' -v ./integration/ | grep -v '^=== \|^--- \|^\s*bench_test.go'
 	$(GO) test -run XXX -bench . -benchmem ./ticket/... ./sql/... ./raftstore/... ./wire/...
-	@echo "tables saved in $(BENCH_OUT); make bench-readme copies them into README.md"
+	@echo "tables saved in $(BENCH_OUT); make bench-readme copies them into $(BENCH_DOC)"
 
-# The README's Performance tables, between its bench markers, from the
-# last make bench.
+# The benchmark tables next to the benchmark code, between BENCH_DOC's
+# bench markers, from the last make bench.
+BENCH_DOC ?= integration/BENCHMARKS.md
 bench-readme:
 	@test -s $(BENCH_OUT) || { echo "no $(BENCH_OUT): run make bench first"; exit 1; }
-	awk -v f=$(BENCH_OUT) '/<!-- bench:start -->/ { print; while ((getline l < f) > 0) print l; skip = 1; next } /<!-- bench:end -->/ { skip = 0 } !skip' README.md > README.md.tmp
-	mv README.md.tmp README.md
+	@grep -q '<!-- bench:start -->' $(BENCH_DOC) || { echo "$(BENCH_DOC) has no <!-- bench:start --> marker"; exit 1; }
+	awk -v f=$(BENCH_OUT) '/<!-- bench:start -->/ { print; while ((getline l < f) > 0) print l; skip = 1; next } /<!-- bench:end -->/ { skip = 0 } !skip' $(BENCH_DOC) > $(BENCH_DOC).tmp
+	mv $(BENCH_DOC).tmp $(BENCH_DOC)
 
 # The ID schemes alone (Leaf, Tinyid, NEXTVAL; also part of make bench).
 bench-schemes:

@@ -450,8 +450,8 @@ func writeTargets(b *strings.Builder, rows []benchRow, base, sel map[string]floa
 }
 
 // writeBenchOut appends the table to TICKETD_BENCH_OUT, if set (make
-// bench writes bench-results.md, from which make bench-readme fills the
-// README's performance table).
+// bench writes bench-results.md, from which make bench-readme fills
+// integration/BENCHMARKS.md's tables).
 func writeBenchOut(t *testing.T, text string) {
 	path := os.Getenv("TICKETD_BENCH_OUT")
 	if path == "" {

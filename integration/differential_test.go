@@ -250,9 +250,9 @@ var diffScript = []step{
 	{sql: "REPLACE INTO Tickets32 (stub) VALUES ('a')"},
 	{sql: "DROP TABLE Tickets64"},
 	// A deliberate difference: MariaDB's re-created table starts at 1,
-	// ticketd's above the ids the dropped one handed out (README,
-	// "Accounts and TLS"). An explicit AUTO_INCREMENT above them starts
-	// both at the same place.
+	// ticketd's above the ids the dropped one handed out (OPERATIONS.md,
+	// "Dropping and re-creating a ticket table"). An explicit
+	// AUTO_INCREMENT above them starts both at the same place.
 	{sql: "CREATE TABLE Tickets64 (id bigint(20) unsigned NOT NULL auto_increment, stub char(1) NOT NULL default '', PRIMARY KEY (id), UNIQUE KEY stub (stub)) ENGINE=MyISAM AUTO_INCREMENT=1000000000"},
 	{sql: "REPLACE INTO Tickets64 (stub) VALUES ('a')"},
 	{sql: "SELECT LAST_INSERT_ID()"},

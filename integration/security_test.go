@@ -22,7 +22,7 @@ import (
 )
 
 // TestSecuredCluster runs three nodes with mutual TLS on the Raft port and
-// an admin token (README "Securing a cluster"): allocation through a
+// an admin token (cmd/ticketd/OPERATIONS.md "Securing a cluster"): allocation through a
 // follower is forwarded over TLS; /join without the token is refused with
 // 401; a node whose certificate comes from another CA cannot join (even
 // with the token) nor forward, and the leader logs the attempts.

@@ -16,7 +16,7 @@ import (
 	"strings"
 )
 
-// The admin API's protection (README "Securing a cluster"): TLS, client
+// The admin API's protection (cmd/ticketd/OPERATIONS.md "Securing a cluster"): TLS, client
 // certificates verified against a CA, and a bearer token. Without a token
 // the API is open, as before; with one, every path but the probes
 // (/healthz, /readyz) and the read-only views (/metrics, /status; see

@@ -19,7 +19,7 @@ import (
 	"github.com/ticketd/ticketd/ticket"
 )
 
-// Online backup and restore (README "Backup and restore"):
+// Online backup and restore (OPERATIONS.md "Backup and restore"):
 //
 //	GET  /backup[?stale=1]                          a backup file (raftstore's format)
 //	POST /restore?advance=N&floor=N[&force=1]        body: a backup file

@@ -3,15 +3,21 @@ package main
 import (
 	"bufio"
 	"io"
+	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ticketd/ticketd/wire"
+	"github.com/ticketd/ticketd/wire/mysqlconn"
 )
 
 // readDeploy returns a file of deploy/, the recipes shipped next to the
@@ -36,7 +42,7 @@ func unitValues(unit, key string) []string {
 	return vs
 }
 
-// TestSystemdUnit checks deploy/ticketd.service: the settings the README
+// TestSystemdUnit checks deploy/ticketd.service: the settings the manual
 // and ticketd.env rely on, a stop timeout longer than ticketd's orderly
 // shutdown, and, where systemd-analyze is installed, that systemd accepts
 // every line (verify) and rates its sandbox as well hardened (security).
@@ -162,5 +168,62 @@ func TestEnvFile(t *testing.T) {
 	want := "server n1 " + net.JoinHostPort(host, mysqlPort) + " check port " + adminPort
 	if !strings.Contains(readDeploy(t, "haproxy.cfg"), want) {
 		t.Errorf("haproxy.cfg has no %q, the address of node n1 in ticketd.env", want)
+	}
+}
+
+// TestDeployFiles checks that the systemd recipe of OPERATIONS.md installs
+// every file under /etc/ticketd that the example environment file names
+// (issue 24: it named certificates the openssl recipe does not write and
+// installed a users file the repository did not have), and that the
+// example users file loads with an admin and an alloc account.
+func TestDeployFiles(t *testing.T) {
+	manual, err := os.ReadFile("OPERATIONS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, systemd, ok := strings.Cut(string(manual), "\n## systemd\n")
+	if !ok {
+		t.Fatal(`OPERATIONS.md has no "## systemd" section`)
+	}
+	systemd, _, _ = strings.Cut(systemd, "\n## ")
+	installed := map[string]bool{}
+	for line := range strings.Lines(systemd) {
+		line, _, _ = strings.Cut(line, "#")
+		f := strings.Fields(line)
+		if len(f) < 2 || f[0] != "install" || !strings.HasPrefix(f[len(f)-1], "/etc/ticketd/") {
+			continue
+		}
+		dest := f[len(f)-1]
+		if !strings.HasSuffix(dest, "/") {
+			installed[filepath.Base(dest)] = true
+			if src := f[len(f)-2]; strings.HasPrefix(src, "cmd/ticketd/deploy/") {
+				readDeploy(t, strings.TrimPrefix(src, "cmd/ticketd/deploy/"))
+			}
+			continue
+		}
+		for _, src := range f[1 : len(f)-1] {
+			if !strings.HasPrefix(src, "-") && !slices.Contains([]string{"root", "ticketd", "600", "640", "644"}, src) {
+				installed[filepath.Base(src)] = true
+			}
+		}
+	}
+	paths := regexp.MustCompile(`(?m)^TICKETD_\w+=(/etc/ticketd/\S+)`).FindAllStringSubmatch(readDeploy(t, "ticketd.env"), -1)
+	if len(paths) == 0 {
+		t.Fatal("ticketd.env names no file under /etc/ticketd")
+	}
+	for _, m := range paths {
+		if name := filepath.Base(m[1]); !installed[name] {
+			t.Errorf("ticketd.env names %s, which the systemd recipe of OPERATIONS.md does not install (it installs %v)", m[1], slices.Sorted(maps.Keys(installed)))
+		}
+	}
+
+	users := wire.NewUsers()
+	if err := readUsersFile(filepath.Join("deploy", "users"), users, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]mysqlconn.Role{"ops": mysqlconn.RoleAdmin, "app": mysqlconn.RoleAlloc} {
+		if role, _, ok := users.Role(name); !ok || role != want {
+			t.Errorf("deploy/users: account %s has role %v (listed: %v), want %v", name, role, ok, want)
+		}
 	}
 }

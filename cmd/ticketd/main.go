@@ -1,5 +1,5 @@
 // Command ticketd is a MySQL-protocol ticket server (Flickr's Tickets64)
-// whose counters are replicated with Raft. See README.md.
+// whose counters are replicated with Raft. See README.md and OPERATIONS.md.
 //
 // Without a subcommand it runs a node; the operator's tools (backup,
 // restore, import, version) are subcommands of the same binary, so that a

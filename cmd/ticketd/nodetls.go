@@ -10,7 +10,7 @@ import (
 )
 
 // nodeTLSFlags secure the Raft port (Raft and forwarding) with mutual TLS:
-// see raftstore.NodeTLS and README "Securing a cluster".
+// see raftstore.NodeTLS and OPERATIONS.md "Securing a cluster".
 type nodeTLSFlags struct {
 	cert, key, ca string
 	insecure      bool
@@ -27,7 +27,7 @@ func (f *nodeTLSFlags) register(fs *flag.FlagSet) {
 // without TLS, unless the operator says so.
 var errInsecureRaft = errors.New("--raft-addr is not a loopback address and the Raft port has no TLS: " +
 	"anyone who reaches it can join the cluster's votes and write to it. " +
-	"Set --node-cert, --node-key and --node-ca (README \"Securing a cluster\"), " +
+	"Set --node-cert, --node-key and --node-ca (cmd/ticketd/OPERATIONS.md \"Securing a cluster\"), " +
 	"or pass --insecure-raft on a network only the members reach")
 
 // load returns the Raft port's TLS configuration, nil for plain TCP.

@@ -88,7 +88,7 @@ func (e *faultEnv) addPause(p pauseWindow) {
 // faults keeps the test within `make test`'s budget on a 2-core machine,
 // and checks the invariants across faults too. It runs three times: every
 // id through Raft, with range reservation (--cache), and every id through
-// Raft with mutual TLS between the nodes (README "Securing a cluster").
+// Raft with mutual TLS between the nodes (cmd/ticketd/OPERATIONS.md "Securing a cluster").
 func TestFaults(t *testing.T) {
 	// Both ways of handing out ids: every id through Raft, and range
 	// reservation (--cache), where the leader serves ids from memory and

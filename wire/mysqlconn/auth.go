@@ -45,7 +45,7 @@ type account struct {
 }
 
 // Role is what an account may do once logged in. The wire layer enforces
-// it statement by statement; see the README's "Accounts and TLS".
+// it statement by statement; see cmd/ticketd/OPERATIONS.md "Accounts and TLS".
 type Role uint8
 
 const (
