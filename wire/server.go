@@ -50,7 +50,9 @@ type Gate interface {
 type Config struct {
 	// Gate, if set, holds every statement (and the login, which reads the
 	// replicated session defaults) until the local state may answer it,
-	// up to StatementTimeout; then the client gets error 1290.
+	// up to StatementTimeout; then the client gets error 1290. A login
+	// waits at most until a second (a quarter of shorter timeouts) before
+	// ConnectTimeout ends, so that the 1290 reaches the client.
 	Gate Gate
 	// Version is the server version in the handshake and VERSION().
 	Version string
@@ -133,6 +135,13 @@ func (c *Config) connConfig() mysqlconn.Config {
 // keepAlive finds dead peers of idle connections within about a minute
 // (MySQL leaves this to the kernel's two hours).
 var keepAlive = net.KeepAliveConfig{Enable: true, Idle: 30 * time.Second, Interval: 10 * time.Second, Count: 3}
+
+// loginReserve is the part of the connect timeout kept for answering a
+// login the local state could not serve in time: a second, or a quarter
+// of shorter timeouts.
+func loginReserve(connectTimeout time.Duration) time.Duration {
+	return min(time.Second, connectTimeout/4)
+}
 
 // Server accepts MySQL connections and serves them.
 type Server struct {
@@ -322,7 +331,9 @@ func (s *Server) serveConn(nc net.Conn) {
 	}
 	h := newSession(s)
 	defer h.close()
-	_ = nc.SetDeadline(time.Now().Add(s.cfg.ConnectTimeout))
+	deadline := time.Now().Add(s.cfg.ConnectTimeout)
+	_ = nc.SetDeadline(deadline)
+	h.loginBy = deadline.Add(-loginReserve(s.cfg.ConnectTimeout))
 	c, cc, err := s.acceptor.Connect(nc, h.id, h, h.connected)
 	if err != nil {
 		s.log.Debug("connection phase failed", "remote", nc.RemoteAddr().String(), "err", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
@@ -31,6 +32,10 @@ type session struct {
 	quit  bool            // close the connection after this command
 	// wrote is the log index of the session's last write (see view).
 	wrote uint64
+	// loginBy is when a login still waiting for the local state is
+	// refused with 1290: early enough that the refusal reaches the
+	// client before the connect timeout closes its connection.
+	loginBy time.Time
 
 	prepares uint32 // COM_STMT_PREPAREs so far: the last statement's id
 	stmts    map[uint32]*prepared
@@ -69,7 +74,7 @@ func (s *session) connected(l mysqlconn.Login) error {
 	s.user, s.login = l.User, l
 	// The session's defaults come from replicated global variables: read
 	// them only once the local state may answer.
-	if err := s.awaitState(); err != nil {
+	if err := s.awaitLogin(); err != nil {
 		return err
 	}
 	s.reset()
@@ -117,6 +122,29 @@ func (s *session) awaitState() error {
 	err := g.WaitServing(ctx)
 	s.stmt.end()
 	if err != nil {
+		return packet(mysqlerr.New(mysqlerr.CodeReadOnly,
+			"ticketd cannot answer from this node now (%v): nothing was done, retry or use another node", err))
+	}
+	return nil
+}
+
+// awaitLogin is awaitState for the connection phase: the wait ends at
+// loginBy if that comes before the statement timeout. The connect timeout
+// bounds the whole phase; a login held until it ends would lose its
+// connection without an answer (the client's 2013) instead of the 1290
+// that says why.
+func (s *session) awaitLogin() error {
+	g := s.srv.cfg.Gate
+	if g == nil || g.Serving() == nil {
+		return nil
+	}
+	deadline := time.Now().Add(s.srv.cfg.StatementTimeout)
+	if !s.loginBy.IsZero() && s.loginBy.Before(deadline) {
+		deadline = s.loginBy
+	}
+	ctx, cancel := context.WithDeadline(s.srv.ctx, deadline)
+	defer cancel()
+	if err := g.WaitServing(ctx); err != nil {
 		return packet(mysqlerr.New(mysqlerr.CodeReadOnly,
 			"ticketd cannot answer from this node now (%v): nothing was done, retry or use another node", err))
 	}
