@@ -93,9 +93,11 @@ type Config struct {
 	// MySQL's is 151, too few for a ticket server every application
 	// server connects to); negative, no bound.
 	MaxConnections int
-	// MaxConnectErrors blocks a host after this many consecutive refused
-	// logins (max_connect_errors, 100) with error 1129 until FLUSH HOSTS.
-	// 0 means the default; negative, no blocking.
+	// MaxConnectErrors blocks a host after this many consecutive
+	// connection phases that broke the protocol (max_connect_errors, 100;
+	// refused logins are not counted, loopback is never blocked) with
+	// error 1129 until FLUSH HOSTS. 0 means the default; negative, no
+	// blocking.
 	MaxConnectErrors int
 	// WriteTimeout bounds a write to a client that stopped reading
 	// (net_write_timeout, 60s).

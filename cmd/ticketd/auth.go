@@ -43,7 +43,7 @@ func (c *clientOptions) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.waitTimeout, "wait-timeout", 8*time.Hour, "close client connections idle this long (MySQL's wait_timeout)")
 	fs.DurationVar(&c.connectTimeout, "connect-timeout", 10*time.Second, "close client connections that have not logged in this long after connecting (MySQL's connect_timeout)")
 	fs.IntVar(&c.maxConnections, "max-connections", 10000, "open client connections at most; one more gets error 1040 'Too many connections' (MySQL's max_connections); 0 for no limit")
-	fs.IntVar(&c.maxConnectErrors, "max-connect-errors", 100, "block a host after this many consecutive refused logins with error 1129 until FLUSH HOSTS (MySQL's max_connect_errors); 0 never blocks")
+	fs.IntVar(&c.maxConnectErrors, "max-connect-errors", 100, "block a host after this many consecutive connection errors (malformed handshakes, not refused logins; never loopback) with error 1129 until FLUSH HOSTS (MySQL's max_connect_errors); 0 never blocks")
 }
 
 // apply completes a wire.Config with the client options.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -60,6 +61,9 @@ type phaseConn struct {
 func (p *phaseConn) ReadPacket() ([]byte, error) {
 	var h [4]byte
 	if _, err := io.ReadFull(p.conn, h[:]); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("%w: %w", errMalformed, err)
+		}
 		return nil, fmt.Errorf("read packet header: %w", err)
 	}
 	n := int(h[0]) | int(h[1])<<8 | int(h[2])<<16
@@ -72,6 +76,9 @@ func (p *phaseConn) ReadPacket() ([]byte, error) {
 	p.seq++
 	b := make([]byte, n)
 	if _, err := io.ReadFull(p.conn, b); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("%w: %w", errMalformed, err) // a packet cut short
+		}
 		return nil, fmt.Errorf("read packet: %w", err)
 	}
 	return b, nil
@@ -91,6 +98,10 @@ func (p *phaseConn) writeErr(e *mysql.MyError) {
 	_ = p.WritePacket(append(make([]byte, 4), errPayload(e)...))
 }
 
+// errMalformed marks a connection phase that broke the protocol: a
+// malformed or truncated packet, a packet out of sequence, an SSLRequest
+// without TLS, a failed TLS handshake. These are what max_connect_errors
+// counts (see hostGuard).
 var errMalformed = errors.New("malformed packet")
 
 // Config sets up an Acceptor.
@@ -119,9 +130,10 @@ type Config struct {
 	// AuthFailed, if set, is called for every refused login and
 	// COM_CHANGE_USER (error 1045), for metrics.
 	AuthFailed func()
-	// MaxConnectErrors blocks a host after this many consecutive failed
-	// connection phases (MySQL's max_connect_errors): error 1129 until
-	// FlushHosts. 0 blocks nothing.
+	// MaxConnectErrors blocks a host after this many consecutive
+	// connection phases that broke the protocol (MySQL's
+	// max_connect_errors; see hostGuard): error 1129 until FlushHosts.
+	// Loopback clients are never blocked. 0 blocks nothing.
 	MaxConnectErrors int
 }
 
@@ -190,19 +202,12 @@ func (a *Acceptor) Connect(nc net.Conn, connID uint32, h server.Handler, ready f
 		_ = Refuse(nc, e.Code, e.Message)
 		return nil, nil, fmt.Errorf("host %s blocked", host)
 	}
-	return a.connect(nc, connID, h, ready)
-}
-
-// countLogin records a login's outcome for its host's block: before the
-// client hears it, so that its next connection already sees the count.
-func (a *Acceptor) countLogin(host string, err error) {
-	switch {
-	case err == nil:
-		a.hosts.succeeded(host)
-	case errAccessDenied(err) && a.hosts.failed(host):
-		a.cfg.Logger.Warn("host blocked after too many refused logins; FLUSH HOSTS unblocks it",
-			"host", host, "max_connect_errors", a.hosts.max)
+	c, cc, err := a.connect(nc, connID, h, ready)
+	if errors.Is(err, errMalformed) && a.hosts.failed(host) {
+		a.cfg.Logger.Warn("host blocked after too many connection errors (malformed handshakes); FLUSH HOSTS unblocks it",
+			"host", host, "max_connect_errors", a.hosts.max, "err", err)
 	}
+	return c, cc, err
 }
 
 // FlushHosts unblocks every host and forgets their failures (FLUSH HOSTS).
@@ -232,10 +237,13 @@ func (a *Acceptor) connect(nc net.Conn, connID uint32, h server.Handler, ready f
 	if sslRequest {
 		if a.cfg.TLS == nil {
 			pc.writeErr(errBadHandshake)
-			return nil, nil, errors.New("SSL request without TLS configured")
+			return nil, nil, fmt.Errorf("SSL request without TLS configured: %w", errMalformed)
 		}
 		tc := tls.Server(nc, a.cfg.TLS)
 		if err := tc.Handshake(); err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrDeadlineExceeded) {
+				err = fmt.Errorf("%w: %w", errMalformed, err)
+			}
 			return nil, nil, fmt.Errorf("TLS handshake: %w", err)
 		}
 		pc.conn, secure = tc, true
@@ -253,7 +261,11 @@ func (a *Acceptor) connect(nc net.Conn, connID uint32, h server.Handler, ready f
 	}
 	l.caps &= caps
 	err = a.authenticate(pc, nc.RemoteAddr(), salt, l, "login refused")
-	a.countLogin(hostOf(nc.RemoteAddr()), err)
+	if err == nil {
+		// Before the client hears it, so its next connection finds the
+		// count reset.
+		a.hosts.succeeded(hostOf(nc.RemoteAddr()))
+	}
 	if err != nil {
 		if errAccessDenied(err) {
 			pc.writeErr(err.(*mysql.MyError))
@@ -299,7 +311,6 @@ func (a *Acceptor) ChangeUser(c *Conn, data []byte, prev Login) (Login, error) {
 	err = a.authenticate(c.sc, c.RemoteAddr(), prev.Salt, l, "change user refused")
 	c.allowZero = false
 	if err != nil {
-		a.countLogin(hostOf(c.RemoteAddr()), err)
 		return prev, err
 	}
 	role, _, _ := a.cfg.Users.Role(l.user)

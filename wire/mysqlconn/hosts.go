@@ -10,15 +10,22 @@ import (
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 )
 
-// hostGuard is MySQL's host cache reduced to max_connect_errors: it
-// counts a host's consecutive refused logins (error 1045) and blocks the
-// host once they reach the limit, until FLUSH HOSTS. A successful login
-// resets the host's count, as in MySQL. This bounds password guessing
-// from one address to the limit, where a per-failure delay would only
-// slow it. Unlike MySQL, connections that end before authenticating
-// (load balancers' TCP health checks, port scans, timeouts) are not
-// counted: they guess no password, and counting them is MySQL's
-// best-known way of blocking its own load balancer.
+// hostGuard is MySQL's host cache reduced to max_connect_errors, with
+// MariaDB's and MySQL's rules for what it counts: a host's consecutive
+// connection phases that broke the protocol (errMalformed: garbage for a
+// handshake response, a packet cut short or out of sequence, a failed TLS
+// handshake), the host_cache's SUM_CONNECT_ERRORS. It blocks the host
+// once they reach the limit, until FLUSH HOSTS; a successful login resets
+// the count. Refused logins (1045) are not counted, as in MariaDB and
+// MySQL: counting them let anyone who knew a user name lock that host's
+// applications and its admin out. Loopback clients are never counted or
+// blocked (MySQL and MariaDB keep no host cache entry for them), so
+// FLUSH HOSTS can always be run from the server's machine; everything
+// behind a local proxy shares that address. Unlike MySQL, connections
+// that end before sending anything or time out (load balancers' TCP
+// health checks, port scans) are not counted: counting them is MySQL's
+// best-known way of blocking its own load balancer. --max-connections'
+// pre-login bound (wire) deals with sockets that are held open.
 type hostGuard struct {
 	max int // 0: no blocking
 
@@ -38,9 +45,15 @@ func newHostGuard(max int) *hostGuard {
 	return &hostGuard{max: max, errors: map[string]int{}}
 }
 
+// exempt reports whether host is never counted: a loopback address.
+func exempt(host string) bool {
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // blocked reports whether host may not connect.
 func (g *hostGuard) blocked(host string) bool {
-	if g.max <= 0 {
+	if g.max <= 0 || exempt(host) {
 		return false
 	}
 	g.mu.Lock()
@@ -51,7 +64,7 @@ func (g *hostGuard) blocked(host string) bool {
 // failed counts a failed connection phase from host and reports whether
 // the host is now blocked (the first time only).
 func (g *hostGuard) failed(host string) (nowBlocked bool) {
-	if g.max <= 0 {
+	if g.max <= 0 || exempt(host) {
 		return false
 	}
 	g.mu.Lock()
