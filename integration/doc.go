@@ -10,5 +10,7 @@
 // their tests against MariaDB and ticketd in integration/schemes. The tests
 // themselves are in _test.go files: single-node behaviour through each
 // driver mode, the statement-by-statement differential against MariaDB,
-// and kill -9 crash recovery.
+// kill -9 crash recovery, and the README's and operator's manual's shell
+// blocks run as written (docs_test.go). BENCHMARKS.md holds the tables of
+// the last make bench.
 package integration

@@ -1,0 +1,407 @@
+//go:build linux
+
+package integration
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unicode"
+	"unsafe"
+
+	"github.com/ticketd/ticketd/integration/harness"
+)
+
+// The documents whose shell blocks TestDocs runs, in order: the manual's
+// examples use the README's node and cluster, as a reader who went
+// through the README has them running.
+var runnableDocs = []string{"README.md", "cmd/ticketd/OPERATIONS.md"}
+
+// runMarker opens a runnable block: a fenced block whose info string is
+// "sh run". Renderers highlight it as sh; TestDocs runs it as written.
+const runMarker = "sh run"
+
+// docBlock is one runnable shell block of a document.
+type docBlock struct {
+	file string // path relative to the module root
+	line int    // line of the opening fence
+	text string // the commands, indentation of the fence removed
+}
+
+// runnableBlocks returns the runnable blocks of a Markdown text.
+func runnableBlocks(file, text string) ([]docBlock, error) {
+	var (
+		blocks []docBlock
+		cur    *docBlock
+		indent string
+		fence  string // the open fence's backticks, "" outside a fenced block
+	)
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		trimmed := strings.TrimSpace(line)
+		if !strings.HasPrefix(trimmed, "```") {
+			if cur != nil {
+				cur.text += strings.TrimPrefix(line, indent) + "\n"
+			}
+			continue
+		}
+		ticks := trimmed[:len(trimmed)-len(strings.TrimLeft(trimmed, "`"))]
+		if fence != "" {
+			if ticks == trimmed && len(ticks) >= len(fence) {
+				if cur != nil {
+					blocks = append(blocks, *cur)
+					cur = nil
+				}
+				fence = ""
+			} else if cur != nil {
+				cur.text += strings.TrimPrefix(line, indent) + "\n"
+			}
+			continue
+		}
+		fence = ticks
+		if strings.TrimSpace(strings.TrimPrefix(trimmed, ticks)) == runMarker {
+			indent = line[:len(line)-len(strings.TrimLeft(line, " \t"))]
+			cur = &docBlock{file: file, line: n}
+		}
+	}
+	if fence != "" {
+		return nil, fmt.Errorf("%s: a fenced block is never closed", file)
+	}
+	return blocks, sc.Err()
+}
+
+// docsScript joins the blocks into one bash script: each block's commands
+// as written, after a line naming the block, so that the first failing
+// command stops the script and says which block it was in.
+func docsScript(blocks []docBlock) string {
+	var b strings.Builder
+	b.WriteString(`set -eEuo pipefail
+trap 'echo "docs test: $DOCS_BLOCK failed (exit status $?) at: $BASH_COMMAND" >&2' ERR
+# The binary is already built (bin/ticketd); other make targets are not
+# run from the documents.
+make() {
+  if [ "$*" = build ]; then return 0; fi
+  echo "docs test: make $* is not run by the docs test" >&2
+  return 1
+}
+`)
+	for _, bl := range blocks {
+		fmt.Fprintf(&b, "\nDOCS_BLOCK='%s:%d'\necho \"== $DOCS_BLOCK\"\n%s", bl.file, bl.line, bl.text)
+	}
+	b.WriteString("\necho '== docs test: every block ran'\n")
+	return b.String()
+}
+
+// TestDocs runs the shell blocks of the README and the operator's manual
+// marked runnable (a fenced block with the info string "sh run"), as
+// written, against a fresh build: a renamed flag, path or port breaks
+// make test, not a reader. The blocks run in order in one bash, in an
+// empty directory holding bin/ticketd, with ticketd also on PATH; a
+// failing command fails the test, naming its block.
+//
+// The blocks use the documented ports (3306, 3301-3303, ...). The script
+// runs in a network namespace of its own where the kernel allows one
+// (then nothing else on the machine can hold those ports, and whatever
+// the blocks start cannot outlive the test's process group either way).
+func TestDocs(t *testing.T) {
+	for _, tool := range []string{"bash", "curl", "openssl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("the documents' blocks need %s: %v", tool, err)
+		}
+	}
+	if _, err := exec.LookPath("mysql"); err != nil {
+		msg := "the documents' blocks need the mysql command-line client (apt-get install mariadb-client)"
+		if harness.MariaDBRequired() {
+			t.Fatalf("%s and TICKETD_REQUIRE_MARIADB=1", msg)
+		}
+		t.Skipf("%s; set TICKETD_REQUIRE_MARIADB=1 to make this a failure", msg)
+	}
+	root, err := harness.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []docBlock
+	for _, doc := range runnableDocs {
+		text, err := os.ReadFile(filepath.Join(root, doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bs, err := runnableBlocks(doc, string(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(bs) == 0 {
+			t.Fatalf("%s has no runnable block (a fenced block with the info string %q)", doc, runMarker)
+		}
+		t.Logf("%s: %d runnable blocks", doc, len(bs))
+		blocks = append(blocks, bs...)
+	}
+
+	work, err := os.MkdirTemp("", "ticketd-docs-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(work) })
+	if err := os.Mkdir(filepath.Join(work, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(harness.Binary(t), filepath.Join(work, "bin", "ticketd")); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(work, ".docs.sh")
+	if err := os.WriteFile(script, []byte(docsScript(blocks)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outPath := filepath.Join(work, ".docs.out")
+	out, err := os.Create(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+
+	mode, err := runDocsScript(t, work, script, out)
+	output, _ := os.ReadFile(outPath)
+	if err != nil {
+		where := "no block named"
+		for line := range strings.Lines(string(output)) {
+			if strings.HasPrefix(line, "docs test: ") {
+				where = strings.TrimSpace(line)
+			}
+		}
+		t.Errorf("the documents' blocks (%s) failed: %v\n%s\noutput:\n%s", mode, err, where, tail(string(output), 60))
+		logs, _ := filepath.Glob(filepath.Join(work, "*.log"))
+		for _, l := range logs {
+			b, _ := os.ReadFile(l)
+			t.Logf("%s:\n%s", filepath.Base(l), tail(string(b), 20))
+		}
+		return
+	}
+	if !strings.Contains(string(output), "== docs test: every block ran") {
+		t.Fatalf("the script ended before its last block:\n%s", tail(string(output), 40))
+	}
+	t.Logf("%d blocks ran (%s)", len(blocks), mode)
+}
+
+// docsNetnsEnv tells the re-executed test binary to bring up the loopback
+// interface of its new network namespace and become bash.
+const docsNetnsEnv = "TICKETD_DOCS_NETNS_SCRIPT"
+
+func init() {
+	if script := os.Getenv(docsNetnsEnv); script != "" {
+		os.Unsetenv(docsNetnsEnv)
+		if err := loopbackUp(); err != nil {
+			fmt.Fprintln(os.Stderr, "docs test: bringing up lo:", err)
+			os.Exit(2)
+		}
+		bash, err := exec.LookPath("bash")
+		if err == nil {
+			err = syscall.Exec(bash, []string{"bash", script}, os.Environ())
+		}
+		fmt.Fprintln(os.Stderr, "docs test: exec bash:", err)
+		os.Exit(2)
+	}
+}
+
+// loopbackUp sets IFF_UP on lo, which a new network namespace has down.
+func loopbackUp() error {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM, 0)
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(fd)
+	var ifr [40]byte // struct ifreq: the name, then ifr_flags
+	copy(ifr[:], "lo")
+	ioctl := func(req uintptr) error {
+		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), req, uintptr(unsafe.Pointer(&ifr[0]))); e != 0 {
+			return e
+		}
+		return nil
+	}
+	if err := ioctl(syscall.SIOCGIFFLAGS); err != nil {
+		return err
+	}
+	*(*uint16)(unsafe.Pointer(&ifr[syscall.IFNAMSIZ])) |= syscall.IFF_UP
+	return ioctl(syscall.SIOCSIFFLAGS)
+}
+
+// runDocsScript runs the script in its own process group, in a new user
+// and network namespace if the kernel allows it, else in a new network
+// namespace (root), else on the host's network; it says which. When the
+// script ends (or after 5 minutes) the whole group is killed: the nodes
+// the blocks started in the background with it.
+func runDocsScript(t *testing.T, dir, script string, out *os.File) (string, error) {
+	env := []string{"HOME=" + dir, "PATH=" + filepath.Join(dir, "bin") + ":" + os.Getenv("PATH")}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "HOME" || k == "PATH" || strings.HasPrefix(k, "TICKETD_") || strings.HasPrefix(k, "MYSQL_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		return "", err
+	}
+	ids := func(id int) []syscall.SysProcIDMap {
+		return []syscall.SysProcIDMap{{ContainerID: 0, HostID: id, Size: 1}}
+	}
+	modes := []struct {
+		name string
+		attr *syscall.SysProcAttr
+	}{
+		{"user and network namespace", &syscall.SysProcAttr{Setpgid: true, Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+			UidMappings: ids(os.Getuid()), GidMappings: ids(os.Getgid())}},
+		{"network namespace", &syscall.SysProcAttr{Setpgid: true, Cloneflags: syscall.CLONE_NEWNET}},
+		{"host network", &syscall.SysProcAttr{Setpgid: true}},
+	}
+	for _, m := range modes {
+		var cmd *exec.Cmd
+		if m.attr.Cloneflags != 0 {
+			cmd = exec.Command(self, "-test.run=^$")
+			cmd.Env = append(env, docsNetnsEnv+"="+script)
+		} else {
+			cmd = exec.Command(bash, script)
+			cmd.Env = env
+		}
+		cmd.Dir, cmd.Stdout, cmd.Stderr, cmd.SysProcAttr = dir, out, out, m.attr
+		if err := cmd.Start(); err != nil {
+			if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) {
+				t.Logf("docs test: no %s here (%v)", m.name, err)
+				continue
+			}
+			return m.name, err
+		}
+		pgid := cmd.Process.Pid
+		timer := time.AfterFunc(5*time.Minute, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+		err := cmd.Wait()
+		timer.Stop()
+		killGroup(pgid)
+		return m.name, err
+	}
+	return "", errors.New("cannot start bash")
+}
+
+// killGroup ends what the blocks left running: SIGTERM (the nodes shut
+// down in order), SIGKILL after 10 s.
+func killGroup(pgid int) {
+	if syscall.Kill(-pgid, syscall.SIGTERM) != nil {
+		return
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if syscall.Kill(-pgid, 0) != nil {
+			return
+		}
+	}
+	syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestRunnableBlocks checks the extraction: only "sh run" blocks, their
+// lines, indentation inside a list item removed, other blocks (and fences
+// inside them) ignored.
+func TestRunnableBlocks(t *testing.T) {
+	doc := "# t\n```sh\nnot run\n```\n\n```sh run\necho a\n```\n" +
+		"1. step\n   ```sh run\n   echo b\n     echo c\n   ```\n````\n```sh run\n````\n"
+	got, err := runnableBlocks("d.md", doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []docBlock{{"d.md", 6, "echo a\n"}, {"d.md", 10, "echo b\n  echo c\n"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("blocks %+v, want %+v", got, want)
+	}
+	if _, err := runnableBlocks("d.md", "```sh run\necho\n"); err == nil {
+		t.Error("an unclosed block is not an error")
+	}
+}
+
+// TestDocLinks checks the documents' relative links: the file exists and,
+// for a link with #anchor, it has a heading of that anchor (GitHub's
+// rule: lower case, punctuation dropped, spaces to dashes). A section
+// renamed or moved breaks it, not a reader's click.
+func TestDocLinks(t *testing.T) {
+	root, err := harness.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	anchors := map[string]map[string]bool{}
+	headings := func(path string) map[string]bool {
+		if a, ok := anchors[path]; ok {
+			return a
+		}
+		a := map[string]bool{}
+		text, _ := os.ReadFile(path)
+		for line := range strings.Lines(string(text)) {
+			if h, ok := strings.CutPrefix(line, "#"); ok {
+				a[anchor(strings.TrimLeft(h, "#"))] = true
+			}
+		}
+		anchors[path] = a
+		return a
+	}
+	checked := 0
+	for _, doc := range append(runnableDocs, "integration/BENCHMARKS.md") {
+		text, err := os.ReadFile(filepath.Join(root, doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(text), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") {
+				continue
+			}
+			file, frag, _ := strings.Cut(target, "#")
+			path := filepath.Join(root, doc)
+			if file != "" {
+				path = filepath.Join(filepath.Dir(path), file)
+			}
+			if _, err := os.Stat(path); err != nil {
+				t.Errorf("%s links to %s: %v", doc, target, err)
+				continue
+			}
+			if frag != "" && !headings(path)[frag] {
+				t.Errorf("%s links to %s: no heading with anchor #%s in %s", doc, target, frag, file)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no relative link found: is the pattern right?")
+	}
+}
+
+// anchor is the anchor GitHub gives a heading.
+func anchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
