@@ -79,7 +79,11 @@ type FSM struct {
 	cmds []ticket.Command
 
 	applied atomic.Uint64
-	failed  atomic.Pointer[error]
+	// schema counts the applied commands that change tables other than
+	// by allocation (ticket.ChangesSchema) and the states installed: the
+	// ticket.SchemaClock that burns node-scoped blocks.
+	schema atomic.Uint64
+	failed atomic.Pointer[error]
 	// reportFatal tells the log and onFatal of the failure once.
 	reportFatal sync.Once
 	// onFatal is told once when the state stops taking entries.
@@ -154,7 +158,11 @@ func (f *FSM) install(fs fileState) {
 	f.lastIndex, f.lastTerm = fs.index, fs.term
 	f.checkpointed = fs.index
 	f.applied.Store(fs.index)
+	f.schema.Add(1)
 }
+
+// SchemaEpoch implements ticket.SchemaClock.
+func (f *FSM) SchemaEpoch() uint64 { return f.schema.Load() }
 
 // AppliedIndex is the index of the last entry the state holds.
 func (f *FSM) AppliedIndex() uint64 { return f.applied.Load() }
@@ -336,6 +344,9 @@ func (f *FSM) applyBatch(logs []*raft.Log, resps []any) error {
 					return f.failLocked(fmt.Errorf("entry %d command %d: %w", l.Index, j, err))
 				}
 				results[j] = r
+				if ticket.ChangesSchema(cmds[j].Op) {
+					f.schema.Add(1)
+				}
 			}
 			resps[i] = results
 		}

@@ -372,3 +372,32 @@ func TestFSMReplaysAfterLaggingCheckpoint(t *testing.T) {
 		t.Errorf("auto_increment %d after replay, %d originally (want 19: 18 ids)", b, a)
 	}
 }
+
+// TestFSMSchemaEpoch: the SchemaClock that burns node-scoped blocks moves
+// with every applied schema change and installed snapshot, and not with
+// allocations (which would burn every block on every REPLACE).
+func TestFSMSchemaEpoch(t *testing.T) {
+	f := openTestFSM(t, "")
+	setupTickets(t, f)
+	e0 := f.SchemaEpoch()
+	applyOK(t, f, entry(2, replaceCmd("flickr", "Tickets64", "a"),
+		ticket.Command{Op: ticket.OpReserve, DB: "flickr", Table: "Tickets64", Count: 10}))
+	if e := f.SchemaEpoch(); e != e0 {
+		t.Fatalf("allocations moved the schema epoch %d -> %d", e0, e)
+	}
+	applyOK(t, f, entry(3, ticket.Command{Op: ticket.OpAlterTable, DB: "flickr", Table: "Tickets64",
+		HasComment: true, Comment: "ticketd:cache=10"}))
+	e1 := f.SchemaEpoch()
+	if e1 <= e0 {
+		t.Fatalf("ALTER TABLE left the schema epoch at %d", e1)
+	}
+	snap, err := f.Snapshot()
+	must(t, err)
+	var sink bufSink
+	must(t, snap.Persist(&sink))
+	snap.Release()
+	must(t, f.Restore(readCloser{bytes.NewReader(sink.Bytes())}))
+	if e := f.SchemaEpoch(); e <= e1 {
+		t.Fatalf("installed snapshot left the schema epoch at %d", e)
+	}
+}

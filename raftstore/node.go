@@ -409,6 +409,10 @@ func (n *Node) Addr() string { return n.addr }
 // follower it may lag the leader by a commit interval.
 func (n *Node) View(fn func(ticket.Store) error) error { return n.fsm.View(fn) }
 
+// SchemaEpoch implements ticket.SchemaClock: it grows whenever this
+// node's state applies a schema change, a restore or a snapshot.
+func (n *Node) SchemaEpoch() uint64 { return n.fsm.SchemaEpoch() }
+
 func (n *Node) isClosed() bool {
 	select {
 	case <-n.closed:

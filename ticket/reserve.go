@@ -158,7 +158,7 @@ func (rs *reservations) assign(ctx context.Context, c *Command) (ids []uint64, t
 				e.mu.Unlock()
 				return nil, 0, false, nil
 			}
-			if ids = take(e, n, c.Increment, c.Offset); ids != nil {
+			if ids = take(&e.next, &e.last, n, c.Increment, c.Offset); ids != nil {
 				e.mu.Unlock()
 				return ids, term, true, nil
 			}
@@ -172,7 +172,7 @@ func (rs *reservations) assign(ctx context.Context, c *Command) (ids []uint64, t
 				return nil, 0, true, ctx.Err()
 			}
 		}
-		if err := rs.refill(ctx, e, c, term, max(rs.cacheSize(&e.def), 2*n)); err != nil {
+		if err := rs.refill(ctx, e, c, term, refillSize(rs.cacheSize(&e.def), n, c.Increment)); err != nil {
 			return nil, 0, true, err
 		}
 	}
@@ -236,44 +236,64 @@ func served(ids []uint64) Result {
 	return Result{InsertID: ids[0], SetLastID: true, LastID: ids[0], Affected: 2 * uint64(len(ids))}
 }
 
-// take assigns n ids from e's range under the session's increment and
-// offset, or returns nil (range left as it was) when they do not fit.
-func take(e *reservation, n, inc, off uint64) []uint64 {
+// take assigns n ids from the range next..last under the session's
+// increment and offset, moving next past them, or returns nil (range left
+// as it was) when they do not fit. Global ranges and node blocks share it.
+func take(next, last *uint64, n, inc, off uint64) []uint64 {
 	ids := make([]uint64, 0, n)
-	pos := e.next
+	pos := *next
 	for range n {
 		v, ok := NextID(pos, inc, off)
-		if !ok || v > e.last || len(ids) > 0 && v <= ids[len(ids)-1] {
+		if !ok || v > *last || len(ids) > 0 && v <= ids[len(ids)-1] {
 			return nil
 		}
 		ids = append(ids, v)
 		pos = v + 1
 	}
-	if last := ids[len(ids)-1]; last == ^uint64(0) {
+	if l := ids[len(ids)-1]; l == ^uint64(0) {
 		// pos wrapped to 0: leave the range empty instead, so that the
 		// next request refills and meets the exhausted counter (167).
-		e.next, e.last = last, last-1
+		*next, *last = l, l-1
 		return ids
 	}
-	e.next = pos
+	*next = pos
 	return ids
+}
+
+// refillSize is the ids a refill reserves for a request of n ids: the
+// cache, or enough for n ids at the session's increment wherever the
+// range starts (a smaller range could never hold them, and the request
+// would refill forever).
+func refillSize(cache, n, inc uint64) uint64 {
+	inc = max(inc, 1)
+	need := (n + 1) * inc
+	if need/inc != n+1 {
+		need = ^uint64(0)
+	}
+	return max(cache, 2*n, need)
 }
 
 // fits checks c against the table as loaded: a REPLACE naming only the
 // stub column, of stubs that already have rows (the answer, affected 2
 // per row, depends on it) and fit the column.
 func (rs *reservations) fits(e *reservation, c *Command) bool {
-	if e.def.StubCol == "" || !strings.EqualFold(c.Columns[0], e.def.StubCol) || rs.cacheSize(&e.def) <= 1 {
+	return rs.cacheSize(&e.def) > 1 && fitsStubs(&e.def, e.stubs, c)
+}
+
+// fitsStubs is fits without the cache: c names only def's stub column,
+// and every stub has a row in stubs and fits the column.
+func fitsStubs(def *TableDef, stubs map[string]bool, c *Command) bool {
+	if def.StubCol == "" || !strings.EqualFold(c.Columns[0], def.StubCol) {
 		return false
 	}
 	for _, row := range c.Values {
 		if len(row) != 1 || row[0].Kind != ValString {
 			return false
 		}
-		if e.def.StubLen > 0 && len([]rune(row[0].Str)) > e.def.StubLen {
+		if def.StubLen > 0 && len([]rune(row[0].Str)) > def.StubLen {
 			return false
 		}
-		if !e.stubs[foldStub(row[0].Str)] {
+		if !stubs[foldStub(row[0].Str)] {
 			return false
 		}
 	}
@@ -301,7 +321,9 @@ func (rs *reservations) load(e *reservation, c *Command, term, gen uint64) {
 		return
 	}
 	e.term = term
-	if err != nil || t == nil || rs.cacheSize(&t.Def) <= 1 || !t.Def.AutoInc || t.Def.Rows != nil {
+	if err != nil || t == nil || rs.cacheSize(&t.Def) <= 1 || !t.Def.AutoInc || t.Def.Rows != nil || NodeScope(t.Def.Comment) {
+		// Node-scoped tables are served by every node's own blocks
+		// (nodescope.go), never from the leader's global range.
 		e.noCache = true
 		return
 	}

@@ -315,3 +315,25 @@ func TestReservationAtTypeMax(t *testing.T) {
 		t.Fatalf("ids %v, want %v and then 167", got, want)
 	}
 }
+
+// TestReservationLargeIncrement: a multi-row REPLACE whose ids, at the
+// session's increment, span more than the cache gets a range that holds
+// them (a range of only max(cache, 2n) never did, and the request
+// reserved range after range until its context ended).
+func TestReservationLargeIncrement(t *testing.T) {
+	svc, _, _ := cachedService(t, 100)
+	if _, err := next(t, svc, "a"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c := replace("a", "a", "a")
+	c.Increment, c.Offset = 1000, 7
+	r, err := svc.Exec(ctx, &c)
+	if err != nil || r.Err != nil {
+		t.Fatal(err, r.Err)
+	}
+	if r.InsertID%1000 != 7 || r.Affected != 6 {
+		t.Fatalf("%+v", r)
+	}
+}

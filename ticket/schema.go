@@ -230,6 +230,26 @@ func CacheOption(comment string) (n uint64, ok bool) {
 	return 0, false
 }
 
+// NodeScope reports whether a table comment asks for node-scoped
+// reservation (DESIGN §4c): 'ticketd:cache=1000,scope=node', or
+// 'ticketd:scope=node' with the server's --cache. The option belongs to
+// ticketd's part of the comment: "scope=node" counts after a "ticketd:"
+// option or written as "ticketd:scope=node". Anything else, such as
+// "scope=global", is the default global scope.
+func NodeScope(comment string) bool {
+	ours := false
+	for _, f := range strings.Fields(strings.ReplaceAll(comment, ",", " ")) {
+		f = strings.ToLower(f)
+		if v, ok := strings.CutPrefix(f, "ticketd:"); ok {
+			ours, f = true, v
+		}
+		if ours && f == "scope=node" {
+			return true
+		}
+	}
+	return false
+}
+
 // quoteIdent quotes a name as SHOW CREATE statements do.
 func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
 

@@ -36,6 +36,7 @@ type Service struct {
 	read Reader
 	b    *batcher
 	res  *reservations // nil without Leadership
+	node *nodeBlocks   // node-scoped tables' blocks
 	seq  *seqCaches    // nil without Leadership
 	log  *slog.Logger
 	obs  Observer
@@ -87,6 +88,7 @@ func NewService(repl Replicator, read Reader, cfg Config, log *slog.Logger) *Ser
 		leading = func() bool { _, l := cfg.Leadership.LeaderTerm(); return l }
 	}
 	s := &Service{read: read, b: newBatcher(repl, cfg.Workers, cfg.Proposals, cfg.MaxBatch, leading, obs), log: log, obs: obs}
+	s.node = newNodeBlocks(read, cfg.Cache, obs, s.b.exec)
 	if cfg.Leadership != nil {
 		s.res = newReservations(cfg.Leadership, read, cfg.Cache, s.b.exec)
 		s.res.obs = obs
@@ -106,6 +108,15 @@ func (s *Service) Exec(ctx context.Context, c *Command) (Result, error) {
 	if allocating(c) {
 		start = time.Now()
 	}
+	if eligible(c) {
+		if ids, ok, err := s.node.assign(ctx, c); ok {
+			if err != nil {
+				return Result{}, err
+			}
+			s.obs.Allocated(c.DB, c.Table, uint64(len(ids)), time.Since(start), true)
+			return served(ids), nil
+		}
+	}
 	if s.res != nil && eligible(c) {
 		ids, term, ok, err := s.res.assign(ctx, c)
 		if ok {
@@ -120,8 +131,10 @@ func (s *Service) Exec(ctx context.Context, c *Command) (Result, error) {
 		}
 	}
 	s.dropRanges(c)
+	s.dropBlocks(c)
 	r, err := s.b.exec(ctx, c)
 	s.dropRanges(c)
+	s.dropBlocks(c)
 	if err == nil && r.Err == nil && allocating(c) {
 		s.obs.Allocated(c.DB, c.Table, allocatedIDs(c, &r), time.Since(start), false)
 	}
@@ -145,6 +158,22 @@ func (s *Service) dropRanges(c *Command) {
 		// DDL, and OpRestore, which replaces every counter: a range
 		// reserved before must never be served after.
 		s.res.reset()
+	}
+}
+
+// dropBlocks drops this node's blocks that a command through Raft from
+// this node could overtake, before the proposal and after it (as
+// dropRanges). Only the node's own statements drop its blocks: the
+// commands of a forwarded batch are another node's, whose order this
+// node's answers need not follow, and a schema change reaches every node
+// through its SchemaClock.
+func (s *Service) dropBlocks(c *Command) {
+	switch c.Op {
+	case OpInsert, OpUpdate:
+		s.node.drop(c.DB, c.Table)
+	case OpReserve, OpSetGlobal, OpSeqNext:
+	default:
+		s.node.reset()
 	}
 }
 

@@ -1,0 +1,246 @@
+package ticket
+
+import (
+	"context"
+	"sync"
+)
+
+// SchemaClock is what node-scoped reservation needs from the local
+// replica besides its state: a number that grows whenever this replica
+// applies a command that may change a table other than by allocating
+// from it (ChangesSchema), restores a backup or installs a snapshot.
+// raftstore's Node implements it; a Reader without it gives every block
+// an epoch of 0, which is only right when nothing else changes the
+// schema (tests).
+type SchemaClock interface {
+	SchemaEpoch() uint64
+}
+
+// ChangesSchema reports whether applying a command of kind op moves a
+// SchemaClock: every kind but the allocating ones, whose effect on a
+// node's blocks the node sees itself (the counter only grows).
+func ChangesSchema(op Op) bool {
+	switch op {
+	case OpInsert, OpUpdate, OpReserve, OpSeqNext:
+		return false
+	}
+	return true
+}
+
+// nodeBlocks serve REPLACE on node-scoped tables ('ticketd:cache=N,
+// scope=node', DESIGN §4c). Every node, leader or follower, takes blocks
+// of N ids with an OpReserve through Raft (a follower forwards it like
+// any batch) and hands them to its own clients from memory, with no
+// forwarding and no leader round per statement. The rules:
+//
+//   - a block is this node's and this process's: it lives in memory only,
+//     and the replicated counter has moved past it, so no other node and
+//     no later run of this one can be given its ids (unique cluster-wide);
+//   - ids are taken from a block in order, and a new block comes from
+//     the counter above every earlier one (strictly increasing within
+//     this node's answers, so within each of its sessions);
+//   - an allocation of the table through Raft from this node drops the
+//     block before and after it (as for global ranges): its ids are above
+//     the block, and later ids from the block would go backwards;
+//   - a schema change applied on this node (SchemaClock) drops the block,
+//     so ALTER TABLE ... COMMENT, DROP, restore take effect on each node
+//     when it applies them.
+//
+// Nothing is confirmed with a quorum before answering: the block was
+// committed to this node, which is what makes its ids this node's alone.
+// A node cut off from the quorum therefore finishes its block (at most N
+// ids) and then refuses, as its refill cannot commit.
+type nodeBlocks struct {
+	read     Reader
+	clock    SchemaClock // nil: epoch 0
+	propose  func(ctx context.Context, c *Command) (Result, error)
+	defCache uint64
+	obs      Observer
+	tables   sync.Map // tableKey → *block
+}
+
+// block is one table's block on this node.
+type block struct {
+	mu sync.Mutex
+	// loaded says node, def and stubs hold the table as of epoch.
+	loaded bool
+	epoch  uint64
+	node   bool // the table is node-scoped with a cache above 1
+	cache  uint64
+	def    TableDef
+	stubs  map[string]bool // folded stubs with a row: REPLACE of them affects 2
+	// next..last are the ids not handed out yet; next > last means empty.
+	next, last uint64
+	// gen counts drops: a refill or load begun before a drop must not
+	// install its result.
+	gen       uint64
+	refilling chan struct{} // closed when the refill in flight ends
+}
+
+func newNodeBlocks(read Reader, defCache uint64, obs Observer,
+	propose func(context.Context, *Command) (Result, error)) *nodeBlocks {
+	nb := &nodeBlocks{read: read, propose: propose, defCache: defCache, obs: obs}
+	if c, ok := read.(SchemaClock); ok {
+		nb.clock = c
+	}
+	return nb
+}
+
+func (nb *nodeBlocks) epoch() uint64 {
+	if nb.clock == nil {
+		return 0
+	}
+	return nb.clock.SchemaEpoch()
+}
+
+func (nb *nodeBlocks) entry(key tableKey) *block {
+	if e, ok := nb.tables.Load(key); ok {
+		return e.(*block)
+	}
+	e, _ := nb.tables.LoadOrStore(key, &block{})
+	return e.(*block)
+}
+
+// assign takes ids for c, an eligible REPLACE, from this node's block of
+// its table. ok is false when c must go the way of other tables'
+// statements instead: the table is not node-scoped, or c does not fit a
+// block (a stub without a row, a value too long), or the counter
+// refused a block (its statement error comes from Raft then). With ok,
+// a non-nil error is the refill's replication failure; the ids are the
+// client's as they are.
+func (nb *nodeBlocks) assign(ctx context.Context, c *Command) (ids []uint64, ok bool, err error) {
+	e := nb.entry(tableKey{c.DB, c.Table})
+	n := uint64(len(c.Values))
+	for {
+		ep := nb.epoch()
+		e.mu.Lock()
+		if !e.loaded || e.epoch < ep {
+			// Dropped, never loaded, or the schema changed since: the
+			// block (if any) is burnt, the definition read again.
+			// Concurrent requests load under the same gen, and the
+			// first to finish installs (a gen per loader would let them
+			// burn each other's loads for ever).
+			if e.loaded {
+				e.loaded = false
+				e.gen++
+			}
+			e.node, e.next, e.last = false, 1, 0
+			gen := e.gen
+			e.mu.Unlock()
+			nb.load(e, c, ep, gen)
+			continue
+		}
+		if !e.node || !fitsStubs(&e.def, e.stubs, c) {
+			e.mu.Unlock()
+			return nil, false, nil
+		}
+		if ids = take(&e.next, &e.last, n, c.Increment, c.Offset); ids != nil {
+			e.mu.Unlock()
+			return ids, true, nil
+		}
+		if wait := e.refilling; wait != nil {
+			e.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, true, ctx.Err()
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			e.mu.Unlock()
+			return nil, true, err
+		}
+		done := make(chan struct{})
+		e.refilling = done
+		gen := e.gen
+		size := refillSize(e.cache, n, c.Increment)
+		e.mu.Unlock()
+		// Not under the lock: concurrent requests wait on done.
+		r, err := nb.propose(ctx, &Command{Op: OpReserve, DB: c.DB, Table: c.Table, Count: size})
+		if err == nil && r.Err != nil {
+			nb.obs.ReservationRefilled(size, r.Err)
+		} else {
+			nb.obs.ReservationRefilled(size, err)
+		}
+		e.mu.Lock()
+		e.refilling = nil
+		close(done)
+		switch {
+		case err != nil:
+			e.mu.Unlock()
+			return nil, true, err
+		case r.Err != nil:
+			e.mu.Unlock()
+			return nil, false, nil
+		case e.gen == gen:
+			e.next, e.last = r.First, r.Last
+		}
+		// Otherwise an allocation through Raft from this node, or a
+		// schema change, came meanwhile: the block is burnt (its ids may
+		// be below ones this node has returned since).
+		e.mu.Unlock()
+	}
+}
+
+// load reads the table's definition and stubs into e, as of epoch ep or
+// later.
+func (nb *nodeBlocks) load(e *block, c *Command, ep, gen uint64) {
+	var t *Table
+	err := nb.read.View(func(s Store) (err error) {
+		t, err = s.Table(c.DB, c.Table)
+		return err
+	})
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.gen != gen || e.loaded {
+		return
+	}
+	e.loaded, e.epoch, e.node, e.stubs = true, ep, false, nil
+	if err != nil || t == nil || !t.Def.AutoInc || t.Def.Rows != nil || t.Def.Seq != nil || !NodeScope(t.Def.Comment) {
+		return
+	}
+	cache := t.Def.Cache
+	if cache == 0 {
+		cache = nb.defCache
+	}
+	if cache <= 1 {
+		return
+	}
+	stubs := make(map[string]bool, len(t.Rows))
+	for _, r := range t.Rows {
+		stubs[foldStub(r.Stub)] = true
+	}
+	e.node, e.cache, e.def, e.stubs = true, cache, t.Def, stubs
+}
+
+// drop burns a node-scoped table's block around an allocation of the
+// table through Raft from this node. Other tables keep what they loaded:
+// an allocation cannot make them node-scoped.
+func (nb *nodeBlocks) drop(db, table string) {
+	v, ok := nb.tables.Load(tableKey{db, table})
+	if !ok {
+		return
+	}
+	e := v.(*block)
+	e.mu.Lock()
+	if e.node {
+		e.loaded = false
+		e.gen++
+	}
+	e.mu.Unlock()
+}
+
+// reset burns every block and forgets every definition, after DDL from
+// this node (the SchemaClock covers DDL from the others, and this
+// node's own once applied; reset covers Readers without a clock).
+func (nb *nodeBlocks) reset() {
+	nb.tables.Range(func(_, v any) bool {
+		e := v.(*block)
+		e.mu.Lock()
+		e.loaded = false
+		e.gen++
+		e.mu.Unlock()
+		return true
+	})
+}
