@@ -1,0 +1,95 @@
+package wire
+
+import (
+	"context"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// reserveCounter is memRepl counting the block reservations (OpReserve)
+// and the REPLACEs that go through replication.
+type reserveCounter struct {
+	memRepl
+	reserves, inserts atomic.Int64
+}
+
+func (r *reserveCounter) Propose(ctx context.Context, cmds []ticket.Command) ([]ticket.Result, error) {
+	for i := range cmds {
+		switch cmds[i].Op {
+		case ticket.OpReserve:
+			r.reserves.Add(1)
+		case ticket.OpInsert:
+			r.inserts.Add(1)
+		}
+	}
+	return r.memRepl.Propose(ctx, cmds)
+}
+
+// TestNodeScopeTableOption: the table comment 'ticketd:cache=N,scope=node'
+// shows in SHOW CREATE TABLE and information_schema, makes REPLACE take
+// its ids from the node's blocks (one reservation per N ids, LAST_INSERT_ID
+// per session), and ALTER TABLE ... COMMENT switches it off.
+func TestNodeScopeTableOption(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repl := &reserveCounter{memRepl: memRepl{st: ticket.NewMemStore()}}
+	addr, _ := serveRepl(t, Config{}, ln, repl)
+	db := open(t, "root@tcp("+addr+")/")
+	mustExec(t, db, "CREATE DATABASE flickr")
+	mustExec(t, db, "USE flickr")
+	mustExec(t, db, strings.TrimSuffix(flickrDDL, " ENGINE=MyISAM")+" ENGINE=MyISAM COMMENT='ticketd:cache=10,scope=node'")
+	var name, create, comment string
+	if err := db.QueryRow("SHOW CREATE TABLE Tickets64").Scan(&name, &create); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(create, " COMMENT='ticketd:cache=10,scope=node'") {
+		t.Fatalf("SHOW CREATE TABLE: %s", create)
+	}
+	if err := db.QueryRow("SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'flickr' AND TABLE_NAME = 'Tickets64'").Scan(&comment); err != nil {
+		t.Fatal(err)
+	}
+	if comment != "ticketd:cache=10,scope=node" {
+		t.Fatalf("information_schema TABLE_COMMENT %q", comment)
+	}
+	var last int64
+	for i := range 35 {
+		r := mustExec(t, db, "REPLACE INTO Tickets64 (stub) VALUES ('a')")
+		id, _ := r.LastInsertId()
+		var lii int64
+		if err := db.QueryRow("SELECT LAST_INSERT_ID()").Scan(&lii); err != nil || lii != id {
+			t.Fatalf("LAST_INSERT_ID() %d (%v), OK packet %d", lii, err, id)
+		}
+		if n, _ := r.RowsAffected(); i > 0 && n != 2 {
+			t.Fatalf("REPLACE of an existing stub: affected %d", n)
+		}
+		if id <= last {
+			t.Fatalf("id %d after %d", id, last)
+		}
+		last = id
+	}
+	// The first REPLACE created the row through replication; the other
+	// 34 came from blocks of 10.
+	if ins, res := repl.inserts.Load(), repl.reserves.Load(); ins != 1 || res != 4 {
+		t.Fatalf("%d REPLACEs and %d reservations replicated for 35 REPLACEs, want 1 and 4", ins, res)
+	}
+	mustExec(t, db, "ALTER TABLE Tickets64 COMMENT 'ticketd:cache=10'")
+	if err := db.QueryRow("SHOW CREATE TABLE Tickets64").Scan(&name, &create); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(create, " COMMENT='ticketd:cache=10'") {
+		t.Fatalf("SHOW CREATE TABLE after ALTER: %s", create)
+	}
+	// Global scope without a Leadership (this test server's Service has
+	// none): every REPLACE through replication, above the old block.
+	r := mustExec(t, db, "REPLACE INTO Tickets64 (stub) VALUES ('a')")
+	id, _ := r.LastInsertId()
+	if id <= last+5 || repl.inserts.Load() != 2 {
+		t.Fatalf("after ALTER to global: id %d (last %d), %d REPLACEs replicated", id, last, repl.inserts.Load())
+	}
+}
