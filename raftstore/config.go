@@ -127,6 +127,11 @@ type Config struct {
 	// built but before it accepts any connection. Without it, forwarded
 	// batches go straight into the log as the follower encoded them.
 	Forward func(*Node) ForwardHandler
+	// Describe, if set, returns the document node n gives a member that
+	// asks for its status (ClusterStatus): the command's /status JSON,
+	// with what only the command knows (its other addresses, its build).
+	// Default: n.Status() as JSON. It must not block.
+	Describe func(n *Node) []byte
 
 	// TLS, if set, secures the Raft port: every connection, accepted or
 	// dialled, for Raft or forwarding, is mutual TLS with this

@@ -44,6 +44,11 @@ const (
 	// and heartbeats do not carry it; a session that wrote through a
 	// follower and reads next waits for it (WaitApplied).
 	fwdNudge byte = 5
+	// fwdStatus asks any member, leader or not, for its status document
+	// (Config.Describe; no payload). A build from before it answers
+	// stNotLeader or stRejected. 9 leaves room for the kinds other
+	// branches add meanwhile.
+	fwdStatus byte = 9
 
 	stOK        byte = 0
 	stNotLeader byte = 1 // not the leader: nothing was done
@@ -133,6 +138,9 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 		timeout = n.cfg.ApplyTimeout
 	}
 	deadline := time.Now().Add(timeout)
+	if kind == fwdStatus {
+		return stOK, n.Describe()
+	}
 	if n.raft.State() != raft.Leader {
 		return stNotLeader, []byte("not the leader")
 	}

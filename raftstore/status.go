@@ -1,6 +1,14 @@
 package raftstore
 
-import "github.com/hashicorp/raft"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
 
 // Member is one server of the Raft configuration.
 type Member struct {
@@ -60,4 +68,72 @@ func (n *Node) Status() Status {
 		st.Error = err.Error()
 	}
 	return st
+}
+
+// Describe returns this node's status document (Config.Describe), as
+// members get it from ClusterStatus.
+func (n *Node) Describe() []byte {
+	if n.cfg.Describe != nil {
+		return n.cfg.Describe(n)
+	}
+	b, err := json.Marshal(n.Status())
+	if err != nil {
+		// A Status always marshals; say so rather than send nothing.
+		b, _ = json.Marshal(map[string]string{"error": err.Error()})
+	}
+	return b
+}
+
+// MemberReport is one member's answer to ClusterStatus: its status
+// document, or why there is none.
+type MemberReport struct {
+	ID   string `json:"id"`
+	Addr string `json:"raft_addr"`
+	// Status is the member's Config.Describe document.
+	Status json.RawMessage `json:"status,omitempty"`
+	Error  string          `json:"error,omitempty"`
+}
+
+// ClusterStatus asks every member of this node's configuration for its
+// status document over the Raft port (the connections forwarding uses,
+// with their TLS), all at once, and returns the answers in configuration
+// order; this node answers for itself. A member that has not answered
+// when ctx ends is reported with the error. Without a readable
+// configuration it reports this node alone.
+func (n *Node) ClusterStatus(ctx context.Context) []MemberReport {
+	var servers []raft.Server
+	if cf := n.raft.GetConfiguration(); cf.Error() == nil {
+		servers = cf.Configuration().Servers
+	}
+	if len(servers) == 0 {
+		servers = []raft.Server{{ID: n.id, Address: raft.ServerAddress(n.addr)}}
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(n.cfg.ApplyTimeout)
+	}
+	out := make([]MemberReport, len(servers))
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		out[i] = MemberReport{ID: string(s.ID), Addr: string(s.Address)}
+		if s.ID == n.id {
+			out[i].Status = n.Describe()
+			continue
+		}
+		wg.Go(func() {
+			status, body, err := n.fwd.call(ctx, string(s.Address), deadline, fwdStatus, nil, nil)
+			switch {
+			case err != nil:
+				out[i].Error = err.Error()
+			case status != stOK:
+				out[i].Error = fmt.Sprintf("no status (a build without it?): %s", body)
+			case !json.Valid(body):
+				out[i].Error = "status answer is not JSON"
+			default:
+				out[i].Status = body
+			}
+		})
+	}
+	wg.Wait()
+	return out
 }

@@ -23,7 +23,16 @@ func adminHandler(node *raftstore.Node, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(node.Status())
+		if !r.URL.Query().Has("members") {
+			w.Write(append(node.Describe(), '\n'))
+			return
+		}
+		// Every member's own document, asked over the Raft port: what
+		// `ticketd status` prints. A member that does not answer within
+		// the deadline is reported with the error.
+		ctx, cancel := context.WithTimeout(r.Context(), memberStatusTimeout)
+		defer cancel()
+		_ = json.NewEncoder(w).Encode(clusterStatus{Members: node.ClusterStatus(ctx)})
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "ok")

@@ -2,7 +2,7 @@
 // whose counters are replicated with Raft. See README.md and OPERATIONS.md.
 //
 // Without a subcommand it runs a node; the operator's tools (backup,
-// restore, import, version) are subcommands of the same binary, so that a
+// restore, import, status, version) are subcommands of the same binary, so that a
 // deployment has one file to install.
 package main
 
@@ -26,6 +26,7 @@ var commands = map[string]command{
 	"import":  importCmd,
 	"backup":  backupCmd,
 	"restore": restoreCmd,
+	"status":  statusCmd,
 }
 
 func main() {

@@ -218,6 +218,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		TLS:      nodeTLS,
 		Logger:   log,
 		Observer: met.Store,
+		// GET /status, on this node and for `ticketd status` through any
+		// member.
+		Describe: describer(mysqlLn.Addr().String(), httpLn.Addr().String()),
 	})
 	if err != nil {
 		if svc != nil {

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/ticketd/ticketd/raftstore"
+)
+
+// TestMemberRows checks the lag (the highest commit index reported minus
+// each member's applied index), a member that did not answer, and a failed
+// state machine shown as not ready.
+func TestMemberRows(t *testing.T) {
+	doc := func(st nodeStatus) json.RawMessage {
+		b, err := json.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	leader := nodeStatus{Status: raftstore.Status{NodeID: "n1", State: "Leader", Term: 4, AppliedIndex: 10, CommitIndex: 10}, Ready: true, Version: "v1"}
+	behind := nodeStatus{Status: raftstore.Status{NodeID: "n2", State: "Follower", Term: 4, AppliedIndex: 7, CommitIndex: 8, Error: "state machine stopped"}, Ready: true}
+	rows := memberRows([]raftstore.MemberReport{
+		{ID: "n1", Addr: "a1", Status: doc(leader)},
+		{ID: "n2", Addr: "a2", Status: doc(behind)},
+		{ID: "n3", Addr: "a3", Error: "dial a3: connection refused"},
+	})
+	if r := rows[0]; r.Lag != 0 || !r.Ready || r.Role != "Leader" || r.Version != "v1" {
+		t.Errorf("leader row %+v", r)
+	}
+	if r := rows[1]; r.Lag != 3 || r.Ready || r.NotReady != "state machine stopped" {
+		t.Errorf("lagging follower with a failed state machine: %+v", r)
+	}
+	if r := rows[2]; r.Role != "unreachable" || r.Error == "" || r.Ready {
+		t.Errorf("member that did not answer: %+v", r)
+	}
+	var b bytes.Buffer
+	if err := writeStatusTable(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 4 || !strings.Contains(lines[3], "no: dial a3: connection refused") || !strings.Contains(lines[2], "no: state machine stopped") {
+		t.Errorf("table:\n%s", b.String())
+	}
+}
