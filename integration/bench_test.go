@@ -33,7 +33,7 @@ import (
 // measures, it does not test. TICKETD_BENCH_DURATION sets the length of
 // each run (default 5s). The load comes from
 // sysbench with ../shared/bench/ticket.lua when sysbench is installed,
-// else from the project's own cmd/ticketload.
+// else from the project's own integration/ticketload.
 func TestBench(t *testing.T) {
 	durText := os.Getenv("TICKETD_BENCH_DURATION")
 	if durText == "" {
@@ -147,7 +147,7 @@ func newLoader(t *testing.T, root, benchDir string) *loader {
 		}
 	}
 	bin := filepath.Join(t.TempDir(), "ticketload")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/ticketload")
+	cmd := exec.Command("go", "build", "-o", bin, "./integration/ticketload")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build ticketload: %v\n%s", err, out)

@@ -10,6 +10,11 @@
 // nextval-nocache, ticket), reports fetches per second and Tinyid's lost
 // compare-and-sets, and checks the whole history (no id twice, strictly
 // increasing in real time); -setup creates the scheme's tables first.
+//
+// It lives in integration/, next to the benchmarks that run it (make bench
+// without sysbench), because it uses the test tree's history checker and
+// scheme clients: it is a test tool, not shipped, and the commands under
+// cmd/ import nothing from integration/ (cmd/ticketd TestNoTestTreeImports).
 package main
 
 import (
