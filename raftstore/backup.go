@@ -272,8 +272,8 @@ func readImage(path string, wantApplied uint64) (*ticket.Dump, error) {
 		if meta == nil {
 			return errors.New("no meta bucket")
 		}
-		if v := meta.Get(keyFormat); len(v) != 8 || binary.BigEndian.Uint64(v) != stateFormat {
-			return fmt.Errorf("state format %x, want %d", v, stateFormat)
+		if err := checkFormat(meta.Get(keyFormat)); err != nil {
+			return err
 		}
 		if applied, _ := readApplied(tx); applied != wantApplied {
 			return fmt.Errorf("image applied index %d, header says %d", applied, wantApplied)
@@ -289,7 +289,7 @@ func readImage(path string, wantApplied uint64) (*ticket.Dump, error) {
 				if v == nil {
 					return fmt.Errorf("database %q: unexpected bucket %q", db, k)
 				}
-				t, err := decodeTable(v)
+				t, legacy, err := decodeTableRows(v)
 				if err != nil {
 					return fmt.Errorf("table %s.%s: %w", db, k, err)
 				}
@@ -297,6 +297,27 @@ func readImage(path string, wantApplied uint64) (*ticket.Dump, error) {
 					return fmt.Errorf("table %s.%s is named %s", db, k, t.Def.Key())
 				}
 				dump.Tables = append(dump.Tables, *t)
+				if t.Def.Rows == nil {
+					return nil
+				}
+				rt, err := loadRows(tx.Bucket(bucketRows), tableKey{db, string(k)}, t, legacy)
+				if err != nil {
+					return fmt.Errorf("table %s.%s: %w", db, k, err)
+				}
+				if rt.Len() > 0 {
+					rows := make([][]ticket.Datum, 0, rt.Len())
+					err = rt.Scan(ticket.ClusterIndex, "", "", func(_ string, r []ticket.Datum) bool {
+						rows = append(rows, r)
+						return true
+					})
+					if err != nil {
+						return fmt.Errorf("table %s.%s: %w", db, k, err)
+					}
+					if dump.Rows == nil {
+						dump.Rows = map[string][][]ticket.Datum{}
+					}
+					dump.Rows[t.Def.Key()] = rows
+				}
 				return nil
 			})
 		})

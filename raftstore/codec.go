@@ -451,8 +451,15 @@ func appendResult(b []byte, r *ticket.Result) []byte {
 	return b
 }
 
-// encodeTable appends the state-file encoding of t.
+// encodeTable appends the state-file encoding of t. A row table's rows
+// are not in it: the state file stores them per row (memstate.go).
 func encodeTable(b []byte, t *ticket.Table) []byte {
+	return encodeTableRows(b, t, nil)
+}
+
+// encodeTableRows appends t with a row table's rows, as a restore's dump
+// carries them (and as state files before per-row storage held them).
+func encodeTableRows(b []byte, t *ticket.Table, rows [][]ticket.Datum) []byte {
 	b = append(b, tableVersion)
 	b = appendDef(b, &t.Def)
 	b = binary.AppendUvarint(b, t.AutoInc)
@@ -460,7 +467,7 @@ func encodeTable(b []byte, t *ticket.Table) []byte {
 	if t.Exhausted {
 		f |= tblExhausted
 	}
-	if t.Data != nil {
+	if rows != nil {
 		f |= tblData
 	}
 	b = binary.AppendUvarint(b, f)
@@ -470,7 +477,7 @@ func encodeTable(b []byte, t *ticket.Table) []byte {
 		b = appendString(b, r.Stub)
 	}
 	if f&tblData != 0 {
-		b = appendRows(b, t.Data)
+		b = appendRows(b, rows)
 	}
 	return b
 }
@@ -1022,16 +1029,23 @@ func (d *decoder) code() uint16 {
 
 // decodeTable decodes what encodeTable wrote.
 func decodeTable(data []byte) (*ticket.Table, error) {
+	t, _, err := decodeTableRows(data)
+	return t, err
+}
+
+// decodeTableRows decodes what encodeTableRows wrote; rows is nil when
+// the encoding has none.
+func decodeTableRows(data []byte) (t *ticket.Table, rows [][]ticket.Datum, err error) {
 	d := decoder{b: data}
 	d.version(tableVersion, "table")
-	t := new(ticket.Table)
+	t = new(ticket.Table)
 	d.def(&t.Def)
 	t.AutoInc = d.uvarint()
 	f := d.mask(tblKnown)
 	t.Exhausted = f&tblExhausted != 0
 	n := d.count(2)
 	if d.err != nil {
-		return nil, d.err
+		return nil, nil, d.err
 	}
 	if n > 0 {
 		t.Rows = make([]ticket.Row, n)
@@ -1041,9 +1055,9 @@ func decodeTable(data []byte) (*ticket.Table, error) {
 		}
 	}
 	if f&tblData != 0 {
-		t.Data = d.tableRows()
+		rows = d.tableRows()
 		if d.err == nil && t.Def.Rows != nil {
-			for _, r := range t.Data {
+			for _, r := range rows {
 				if len(r) != len(t.Def.Rows.Cols) {
 					d.fail("row of %d values in a table of %d columns", len(r), len(t.Def.Rows.Cols))
 					break
@@ -1052,9 +1066,9 @@ func decodeTable(data []byte) (*ticket.Table, error) {
 		}
 	}
 	if err := d.done(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return t, nil
+	return t, rows, nil
 }
 
 // appendDump writes a restore's state: the databases, each table in its
@@ -1067,7 +1081,12 @@ func appendDump(b []byte, dump *ticket.Dump) []byte {
 	b = binary.AppendUvarint(b, uint64(len(dump.Tables)))
 	var buf []byte
 	for i := range dump.Tables {
-		buf = encodeTable(buf[:0], &dump.Tables[i])
+		t := &dump.Tables[i]
+		var rows [][]ticket.Datum
+		if t.Def.Rows != nil {
+			rows = dump.Rows[t.Def.Key()]
+		}
+		buf = encodeTableRows(buf[:0], t, rows)
 		b = binary.AppendUvarint(b, uint64(len(buf)))
 		b = append(b, buf...)
 	}
@@ -1094,12 +1113,18 @@ func (d *decoder) dump() *ticket.Dump {
 			if d.err != nil {
 				return nil
 			}
-			t, err := decodeTable(raw)
+			t, rows, err := decodeTableRows(raw)
 			if err != nil {
 				d.fail("dump table %d: %v", i, err)
 				return nil
 			}
 			dump.Tables[i] = *t
+			if t.Def.Rows != nil && len(rows) > 0 {
+				if dump.Rows == nil {
+					dump.Rows = map[string][][]ticket.Datum{}
+				}
+				dump.Rows[t.Def.Key()] = rows
+			}
 		}
 	}
 	if n := d.count(2); n > 0 {

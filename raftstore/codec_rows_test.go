@@ -1,7 +1,6 @@
 package raftstore
 
 import (
-	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -49,23 +48,23 @@ func TestRowsCommandsRoundTrip(t *testing.T) {
 // encoding, and the FSM applies the commands with the entry's time.
 func TestRowTableStateAndSnapshot(t *testing.T) {
 	cmds := rowsSeedCommands()
-	tb := ticket.Table{Def: *cmds[0].Def, AutoInc: 1, Data: [][]ticket.Datum{
+	tb := ticket.Table{Def: *cmds[0].Def, AutoInc: 1}
+	data := [][]ticket.Datum{
 		{{S: "a"}, {S: "101"}, {S: "100"}, {S: "2026-11-22 10:00:00"}},
 		{{S: "b"}, {S: "1"}, {S: "5"}, {S: "2026-11-22 10:00:01"}},
-	}}
-	got, err := decodeTable(encodeTable(nil, &tb))
+	}
+	// A dump's (and a format-1 state file's) table with its rows.
+	got, rows, err := decodeTableRows(encodeTableRows(nil, &tb, data))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(*got, tb) {
-		t.Fatalf("table round trip\n got %+v\nwant %+v", *got, tb)
+	if !reflect.DeepEqual(*got, tb) || !reflect.DeepEqual(rows, data) {
+		t.Fatalf("table round trip\n got %+v %v\nwant %+v %v", *got, rows, tb, data)
 	}
-	bad := tb
-	bad.Data = [][]ticket.Datum{{{S: "only one value"}}}
-	if _, err := decodeTable(encodeTable(nil, &bad)); err == nil {
+	if _, _, err := decodeTableRows(encodeTableRows(nil, &tb, [][]ticket.Datum{{{S: "only one value"}}})); err == nil {
 		t.Fatal("a row with the wrong number of values decoded")
 	}
-	rs := []ticket.Result{{Affected: 1, Images: tb.Data}}
+	rs := []ticket.Result{{Affected: 1, Images: data}}
 	back, err := DecodeResults(EncodeResults(nil, rs))
 	if err != nil || !reflect.DeepEqual(back, rs) {
 		t.Fatalf("results round trip: %+v, %v", back, err)
@@ -86,9 +85,10 @@ func TestRowTableStateAndSnapshot(t *testing.T) {
 	}
 	var row []ticket.Datum
 	if err := f.View(func(s ticket.Store) error {
-		t, err := s.Table("d", "leaf_alloc")
-		if err == nil && t != nil && len(t.Data) == 1 {
-			row = t.Data[0]
+		rows, err := s.Rows("d", "leaf_alloc")
+		if err == nil && rows != nil && rows.Len() == 1 {
+			k, _ := cmds[0].Def.Rows.IndexKey(0, []ticket.Datum{{S: "A"}, {}, {}, {}})
+			row, _ = rows.Get(k) // the primary key, case-insensitive
 		}
 		return err
 	}); err != nil {
@@ -96,33 +96,5 @@ func TestRowTableStateAndSnapshot(t *testing.T) {
 	}
 	if row == nil || row[1].S != "101" || row[3].S != "2026-11-22 12:34:56" {
 		t.Fatalf("row after insert and update: %v", row)
-	}
-}
-
-// BenchmarkRowTableEncode is what the state machine pays per Raft entry
-// that changes a row table of n rows (ticket.MaxRows at most): the table
-// is encoded whole at the transaction's flush, and decoded whole the
-// first time an entry touches it.
-func BenchmarkRowTableEncode(b *testing.B) {
-	def := rowsSeedCommands()[0].Def
-	for _, n := range []int{100, 10000, ticket.MaxRows} {
-		tb := ticket.Table{Def: *def, AutoInc: 1}
-		for i := range n {
-			tb.Data = append(tb.Data, []ticket.Datum{{S: fmt.Sprintf("tag%07d", i)}, {S: "1"}, {S: "1000"}, {S: "2026-01-01 00:00:00"}})
-		}
-		var buf []byte
-		b.Run(fmt.Sprint("encode/", n), func(b *testing.B) {
-			for range b.N {
-				buf = encodeTable(buf[:0], &tb)
-			}
-			b.SetBytes(int64(len(buf)))
-		})
-		b.Run(fmt.Sprint("decode/", n), func(b *testing.B) {
-			for range b.N {
-				if _, err := decodeTable(buf); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
 	}
 }

@@ -20,7 +20,7 @@ import (
 // and the codec does not carry it.
 func fill(v reflect.Value, r *rand.Rand) {
 	switch v.Type() {
-	case reflect.TypeFor[*ticket.RowsDef](), reflect.TypeFor[*ticket.RowsCommand](), reflect.TypeFor[[][]ticket.Datum]():
+	case reflect.TypeFor[*ticket.RowsDef](), reflect.TypeFor[*ticket.RowsCommand](), reflect.TypeFor[[][]ticket.Datum](), reflect.TypeFor[map[string][][]ticket.Datum]():
 		// Row-table parts are JSON, which keeps only valid UTF-8 and
 		// checks their shape; codec_rows_test.go covers them.
 		return

@@ -24,6 +24,9 @@ type memState struct {
 	dbs     map[string]struct{}
 	tables  map[tableKey]*ticket.Table
 	globals map[string]uint64
+	// rows are the row tables' rows, tracking the keys written since the
+	// last checkpoint (which writes only those rows).
+	rows map[tableKey]*ticket.RowTree
 
 	// What changed since the last checkpoint. A dropped database's tables
 	// are marked too, so that a database dropped and created again before
@@ -31,6 +34,12 @@ type memState struct {
 	dirtyDBs     map[string]struct{}
 	dirtyTables  map[tableKey]struct{}
 	dirtyGlobals map[string]struct{}
+	// rewrite names row tables whose row bucket the next checkpoint
+	// replaces whole: created, dropped or restored since the last one.
+	rewrite map[tableKey]struct{}
+	// upgrade is set when the file is of an older format, which the next
+	// checkpoint rewrites.
+	upgrade bool
 }
 
 func newMemState() *memState {
@@ -38,6 +47,8 @@ func newMemState() *memState {
 		dbs:          map[string]struct{}{},
 		tables:       map[tableKey]*ticket.Table{},
 		globals:      map[string]uint64{},
+		rows:         map[tableKey]*ticket.RowTree{},
+		rewrite:      map[tableKey]struct{}{},
 		dirtyDBs:     map[string]struct{}{},
 		dirtyTables:  map[tableKey]struct{}{},
 		dirtyGlobals: map[string]struct{}{},
@@ -51,17 +62,34 @@ func loadMemState(tx *bolt.Tx) (*memState, error) {
 	if dbs == nil {
 		return nil, fmt.Errorf("%w: state has no %q bucket", ErrCorrupt, bucketDBs)
 	}
+	m.upgrade = readFormat(tx) < stateFormat
+	allRows := tx.Bucket(bucketRows)
 	err := dbs.ForEachBucket(func(db []byte) error {
 		m.dbs[string(db)] = struct{}{}
 		return dbs.Bucket(db).ForEach(func(name, v []byte) error {
 			if v == nil {
 				return nil
 			}
-			t, err := decodeTable(v)
+			t, legacy, err := decodeTableRows(v)
 			if err != nil {
 				return fmt.Errorf("raftstore: table %s.%s: %w", db, name, err)
 			}
-			m.tables[tableKey{string(db), string(name)}] = t
+			k := tableKey{string(db), string(name)}
+			m.tables[k] = t
+			if t.Def.Rows == nil {
+				return nil
+			}
+			rt, err := loadRows(allRows, k, t, legacy)
+			if err != nil {
+				return fmt.Errorf("raftstore: table %s.%s: %w", db, name, err)
+			}
+			m.rows[k] = rt
+			if legacy != nil {
+				// A state file from before per-row storage: the table's
+				// value loses its rows and the rows get their bucket.
+				m.rewrite[k] = struct{}{}
+				m.dirtyTables[k] = struct{}{}
+			}
 			return nil
 		})
 	})
@@ -80,9 +108,94 @@ func loadMemState(tx *bolt.Tx) (*memState, error) {
 	return m, err
 }
 
+// rowsBucketName names a row table's bucket within bucketRows.
+func rowsBucketName(k tableKey) []byte { return []byte(k.db + "\x00" + k.name) }
+
+// loadRows reads a row table's rows: from its bucket, or from the rows
+// a state file of format 1 kept in the table's value (legacy).
+func loadRows(all *bolt.Bucket, k tableKey, t *ticket.Table, legacy [][]ticket.Datum) (*ticket.RowTree, error) {
+	rt := ticket.NewRowTree(t.Def.Rows)
+	for _, r := range legacy {
+		if _, err := rt.Put("", r); err != nil {
+			return nil, err
+		}
+	}
+	if all != nil {
+		if b := all.Bucket(rowsBucketName(k)); b != nil {
+			err := b.ForEach(func(pk, v []byte) error {
+				return rt.LoadStored(string(pk), string(v))
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	rt.TrackChanges()
+	rt.ClearChanged()
+	return rt, nil
+}
+
 // dirty reports whether anything changed since the last checkpoint.
 func (m *memState) dirty() bool {
-	return len(m.dirtyDBs)+len(m.dirtyTables)+len(m.dirtyGlobals) > 0
+	if m.upgrade || len(m.dirtyDBs)+len(m.dirtyTables)+len(m.dirtyGlobals)+len(m.rewrite) > 0 {
+		return true
+	}
+	for _, rt := range m.rows {
+		if rt.ChangedLen() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// writeRows writes the row tables' changes: whole buckets for the tables
+// in rewrite, the changed rows of the others.
+func (m *memState) writeRows(tx *bolt.Tx) error {
+	all, err := tx.CreateBucketIfNotExists(bucketRows)
+	if err != nil {
+		return fmt.Errorf("raftstore: checkpoint: rows bucket: %w", err)
+	}
+	for k := range m.rewrite {
+		name := rowsBucketName(k)
+		if err := all.DeleteBucket(name); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+			return fmt.Errorf("raftstore: checkpoint: rows of %s.%s: %w", k.db, k.name, err)
+		}
+		rt := m.rows[k]
+		if rt == nil {
+			continue
+		}
+		b, err := all.CreateBucket(name)
+		if err != nil {
+			return fmt.Errorf("raftstore: checkpoint: rows of %s.%s: %w", k.db, k.name, err)
+		}
+		// Keys come in order: fill pages as a bulk load does.
+		b.FillPercent = 0.9
+		err = rt.ScanStored(func(pk, stored string) error {
+			return b.Put([]byte(pk), []byte(stored))
+		})
+		if err != nil {
+			return fmt.Errorf("raftstore: checkpoint: rows of %s.%s: %w", k.db, k.name, err)
+		}
+	}
+	for k, rt := range m.rows {
+		if _, done := m.rewrite[k]; done || rt.ChangedLen() == 0 {
+			continue
+		}
+		b, err := all.CreateBucketIfNotExists(rowsBucketName(k))
+		if err != nil {
+			return fmt.Errorf("raftstore: checkpoint: rows of %s.%s: %w", k.db, k.name, err)
+		}
+		err = rt.Changed(func(pk, stored string, ok bool) error {
+			if !ok {
+				return b.Delete([]byte(pk))
+			}
+			return b.Put([]byte(pk), []byte(stored))
+		})
+		if err != nil {
+			return fmt.Errorf("raftstore: checkpoint: rows of %s.%s: %w", k.db, k.name, err)
+		}
+	}
+	return nil
 }
 
 // writeTo writes what changed since the last checkpoint into tx:
@@ -133,6 +246,12 @@ func (m *memState) writeTo(tx *bolt.Tx) error {
 			return fmt.Errorf("raftstore: checkpoint: global %q: %w", name, err)
 		}
 	}
+	if err := m.writeRows(tx); err != nil {
+		return err
+	}
+	if m.upgrade {
+		return writeFormat(tx)
+	}
 	return nil
 }
 
@@ -141,6 +260,11 @@ func (m *memState) clean() {
 	clear(m.dirtyDBs)
 	clear(m.dirtyTables)
 	clear(m.dirtyGlobals)
+	clear(m.rewrite)
+	for _, rt := range m.rows {
+		rt.ClearChanged()
+	}
+	m.upgrade = false
 }
 
 // memStore is the ticket.Store over a memState: read-only for View,
@@ -188,6 +312,7 @@ func (s memStore) DeleteDatabase(name string) error {
 		if k.db == name {
 			delete(s.m.tables, k)
 			s.m.dirtyTables[k] = struct{}{}
+			s.dropRows(k)
 		}
 	}
 	if _, ok := s.m.dbs[name]; ok {
@@ -199,11 +324,7 @@ func (s memStore) DeleteDatabase(name string) error {
 
 // Table returns a copy: Apply may change it and then give up (a statement
 // error), and a reader may keep it after View returns. A ticket table's
-// rows are copied. A row table's Data is shared: ticket's row statements
-// build a new slice before they change it (copy on write) and never
-// change a row in place, and copying it for every command made a
-// 17,000-row table's replay quadratic (a restarted node of the schemes
-// soak took over 30 s to catch up).
+// rows are copied. A row table's rows are not in the Table (Rows).
 func (s memStore) Table(db, name string) (*ticket.Table, error) {
 	t := s.m.tables[tableKey{db, name}]
 	if t == nil {
@@ -231,7 +352,8 @@ func (s memStore) Tables(db string) ([]string, error) {
 // PutTable stores a copy of t, reusing the ticket-row array of the table
 // it replaces: nothing outside memState holds it (Table hands out
 // copies), and a batch of REPLACEs on one table then allocates nothing
-// here. A row table's Data is taken as it is (see Table).
+// here. A row table's rows are created empty with it, and re-indexed
+// when its keys change (ticket.PutRowTree).
 func (s memStore) PutTable(t *ticket.Table) error {
 	if s.readOnly {
 		return ErrReadOnly
@@ -249,8 +371,50 @@ func (s memStore) PutTable(t *ticket.Table) error {
 	*cur = *t
 	cur.Rows = append(rows, t.Rows...)
 	s.m.dirtyTables[k] = struct{}{}
+	old := s.m.rows[k]
+	rt, err := ticket.PutRowTree(old, t.Def.Rows)
+	if err != nil {
+		return fmt.Errorf("raftstore: put table %s.%s: %w", k.db, k.name, err)
+	}
+	switch {
+	case rt == nil && old != nil:
+		s.dropRows(k)
+	case rt != nil && old == nil:
+		rt.TrackChanges()
+		s.m.rows[k] = rt
+		s.m.rewrite[k] = struct{}{}
+	case rt != old:
+		// Re-indexed: the new tree lists every key to rewrite.
+		s.m.rows[k] = rt
+	}
 	return nil
 }
+
+// dropRows forgets a row table's rows; the checkpoint drops its bucket.
+func (s memStore) dropRows(k tableKey) {
+	if _, ok := s.m.rows[k]; ok {
+		delete(s.m.rows, k)
+		s.m.rewrite[k] = struct{}{}
+	}
+}
+
+// Rows returns a row table's rows; read-only in a View.
+func (s memStore) Rows(db, name string) (ticket.TableRows, error) {
+	rt := s.m.rows[tableKey{db, name}]
+	if rt == nil {
+		return nil, nil
+	}
+	if s.readOnly {
+		return readOnlyRows{rt}, nil
+	}
+	return rt, nil
+}
+
+// readOnlyRows refuses writes, for View.
+type readOnlyRows struct{ *ticket.RowTree }
+
+func (readOnlyRows) Put(string, []ticket.Datum) (string, error) { return "", ErrReadOnly }
+func (readOnlyRows) Delete(string) error                        { return ErrReadOnly }
 
 func (s memStore) DeleteTable(db, name string) error {
 	if s.readOnly {
@@ -259,6 +423,7 @@ func (s memStore) DeleteTable(db, name string) error {
 	k := tableKey{db, name}
 	delete(s.m.tables, k)
 	s.m.dirtyTables[k] = struct{}{}
+	s.dropRows(k)
 	return nil
 }
 

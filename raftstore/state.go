@@ -16,17 +16,30 @@ import (
 //	meta/format   uint64 BE, stateFormat
 //	meta/applied  uint64 BE index, uint64 BE term of the last applied entry
 //	dbs/<db>/     one nested bucket per database
-//	dbs/<db>/<t>  encodeTable of the table
+//	dbs/<db>/<t>  encodeTable of the table (a row table's rows are not in it)
 //	globals/<n>   uint64 BE
+//	rows/<db>\x00<t>/<pk>  a row table's row: ticket.AppendRow, under its
+//	              clustering key (ticket.RowsDef.IndexKey); secondary keys
+//	              are rebuilt from the rows when the state is loaded
+//
+// Format 1 (before per-row storage) kept a row table's rows in its table
+// value; such a file is read and rewritten as format 2 by the first
+// checkpoint.
 var (
 	bucketMeta    = []byte("meta")
 	bucketDBs     = []byte("dbs")
 	bucketGlobals = []byte("globals")
+	bucketRows    = []byte("rows")
 	keyFormat     = []byte("format")
 	keyApplied    = []byte("applied")
 )
 
-const stateFormat = 1
+// stateFormat is the format written; formats from minStateFormat up are
+// read.
+const (
+	stateFormat    = 2
+	minStateFormat = 1
+)
 
 // Errors from the state store.
 var (
@@ -52,8 +65,8 @@ func openState(path string, noSync bool) (*bolt.DB, error) {
 			return err
 		}
 		if v := meta.Get(keyFormat); v != nil {
-			if len(v) != 8 || binary.BigEndian.Uint64(v) != stateFormat {
-				return fmt.Errorf("%w: state format %x, want %d", ErrCorrupt, v, stateFormat)
+			if err := checkFormat(v); err != nil {
+				return err
 			}
 		} else if err := meta.Put(keyFormat, binary.BigEndian.AppendUint64(nil, stateFormat)); err != nil {
 			return err
@@ -69,6 +82,28 @@ func openState(path string, noSync bool) (*bolt.DB, error) {
 		return nil, fmt.Errorf("raftstore: init state %s: %w", path, err)
 	}
 	return db, nil
+}
+
+// checkFormat checks a stored format number.
+func checkFormat(v []byte) error {
+	if len(v) != 8 || binary.BigEndian.Uint64(v) < minStateFormat || binary.BigEndian.Uint64(v) > stateFormat {
+		return fmt.Errorf("%w: state format %x, want %d to %d", ErrCorrupt, v, minStateFormat, stateFormat)
+	}
+	return nil
+}
+
+// readFormat is the format of the state in tx (0 if unreadable).
+func readFormat(tx *bolt.Tx) uint64 {
+	if b := tx.Bucket(bucketMeta); b != nil {
+		if v := b.Get(keyFormat); len(v) == 8 {
+			return binary.BigEndian.Uint64(v)
+		}
+	}
+	return 0
+}
+
+func writeFormat(tx *bolt.Tx) error {
+	return tx.Bucket(bucketMeta).Put(keyFormat, binary.BigEndian.AppendUint64(nil, stateFormat))
 }
 
 // readApplied returns the last applied raft index and term stored in tx.

@@ -199,8 +199,15 @@ type Store interface {
 	// Table returns nil, nil when there is no such table.
 	Table(db, name string) (*Table, error)
 	Tables(db string) ([]string, error)
+	// PutTable stores t. For a row table it also creates the table's
+	// rows (empty) or, when t's keys differ from those the rows are
+	// indexed by, re-indexes them (CREATE/DROP INDEX).
 	PutTable(t *Table) error
 	DeleteTable(db, name string) error
+	// Rows returns a row table's rows (rowstore.go), nil when db.name is
+	// not a row table. Through the Store that View passes, they are
+	// read-only and valid until fn returns.
+	Rows(db, name string) (TableRows, error)
 	// Global returns a replicated global variable; ok is false if never set.
 	Global(name string) (v uint64, ok bool, err error)
 	PutGlobal(name string, v uint64) error

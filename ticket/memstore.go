@@ -10,12 +10,13 @@ import (
 type MemStore struct {
 	dbs     map[string]bool
 	tables  map[string]*Table
+	rows    map[string]*RowTree
 	globals map[string]uint64
 }
 
 // NewMemStore returns an empty store.
 func NewMemStore() *MemStore {
-	return &MemStore{dbs: map[string]bool{}, tables: map[string]*Table{}, globals: map[string]uint64{}}
+	return &MemStore{dbs: map[string]bool{}, tables: map[string]*Table{}, rows: map[string]*RowTree{}, globals: map[string]uint64{}}
 }
 
 // Database reports whether the database exists.
@@ -40,6 +41,7 @@ func (m *MemStore) DeleteDatabase(name string) error {
 	for k, t := range m.tables {
 		if t.Def.DB == name {
 			delete(m.tables, k)
+			delete(m.rows, k)
 		}
 	}
 	return nil
@@ -53,7 +55,6 @@ func (m *MemStore) Table(db, name string) (*Table, error) {
 	}
 	cp := *t
 	cp.Rows = slices.Clone(t.Rows)
-	cp.Data = slices.Clone(t.Data) // rows themselves are never changed in place
 	return &cp, nil
 }
 
@@ -73,14 +74,32 @@ func (m *MemStore) Tables(db string) ([]string, error) {
 func (m *MemStore) PutTable(t *Table) error {
 	cp := *t
 	cp.Rows = slices.Clone(t.Rows)
-	cp.Data = slices.Clone(t.Data)
-	m.tables[t.Def.Key()] = &cp
+	k := t.Def.Key()
+	m.tables[k] = &cp
+	rt, err := PutRowTree(m.rows[k], t.Def.Rows)
+	if err != nil {
+		return err
+	}
+	if rt == nil {
+		delete(m.rows, k)
+	} else {
+		m.rows[k] = rt
+	}
 	return nil
+}
+
+// Rows returns a row table's rows.
+func (m *MemStore) Rows(db, name string) (TableRows, error) {
+	if rt := m.rows[db+"."+name]; rt != nil {
+		return rt, nil
+	}
+	return nil, nil
 }
 
 // DeleteTable removes a table.
 func (m *MemStore) DeleteTable(db, name string) error {
 	delete(m.tables, db+"."+name)
+	delete(m.rows, db+"."+name)
 	return nil
 }
 

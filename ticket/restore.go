@@ -30,6 +30,9 @@ type Dump struct {
 	Tables []Table
 	// Globals are the replicated global variables, sorted by name.
 	Globals []Global
+	// Rows holds row tables' rows by TableDef.Key (rowstore.go), in
+	// clustering order; a row table without an entry is empty.
+	Rows map[string][][]Datum
 }
 
 // Global is one replicated global variable (SET GLOBAL).
@@ -60,6 +63,24 @@ func (d *Dump) Validate() error {
 			return fmt.Errorf("%w: table %s twice", ErrBadDump, def.Key())
 		}
 		seen[def.Key()] = true
+	}
+	for key, rows := range d.Rows {
+		var t *Table
+		for i := range d.Tables {
+			if d.Tables[i].Def.Key() == key {
+				t = &d.Tables[i]
+			}
+		}
+		if t == nil || t.Def.Rows == nil {
+			return fmt.Errorf("%w: rows for %s, which is not a row table of the dump", ErrBadDump, key)
+		}
+		// The rows must be storable: right width, no unique key twice.
+		rt := NewRowTree(t.Def.Rows)
+		for _, r := range rows {
+			if _, err := rt.Put("", r); err != nil {
+				return fmt.Errorf("%w: %s: %w", ErrBadDump, key, err)
+			}
+		}
 	}
 	names := make(map[string]bool, len(d.Globals))
 	for _, g := range d.Globals {
@@ -224,6 +245,23 @@ func applyRestore(s Store, c *Command) (Result, error) {
 	for _, g := range c.Dump.Globals {
 		if err := s.PutGlobal(g.Name, g.Value); err != nil {
 			return Result{}, err
+		}
+	}
+	for i := range c.Dump.Tables {
+		def := &c.Dump.Tables[i].Def
+		data := c.Dump.Rows[def.Key()]
+		if def.Rows == nil || len(data) == 0 {
+			continue
+		}
+		rows, err := s.Rows(def.DB, def.Name)
+		if err != nil || rows == nil {
+			return Result{}, rowsMissing(&c.Dump.Tables[i], err)
+		}
+		for _, r := range data {
+			// Validate stored them once already: Put cannot refuse here.
+			if _, err := rows.Put("", append([]Datum(nil), r...)); err != nil {
+				return Result{}, err
+			}
 		}
 	}
 	return Result{Affected: uint64(len(c.Dump.Tables))}, nil

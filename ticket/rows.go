@@ -11,21 +11,17 @@ import (
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 )
 
-// Row tables are the small tables of the ID schemes around Flickr's:
-// Meituan Leaf-segment's leaf_alloc, Didi Tinyid's tiny_id_info, Baidu
-// UidGenerator's WORKER_NODE. Any table that is not a ticket table (one
-// integer id and at most one stub) but has only integer, CHAR/VARCHAR and
-// DATE/DATETIME/TIMESTAMP columns is one. A row table is kept whole in the
-// replicated state (Table.Data), like a ticket table's rows: these tables
-// hold a row per business tag or per launch, so MaxRows bounds them, and
-// every statement on one is a single replicated command that applies
-// entirely or not at all (InnoDB's statement atomicity, which is what the
-// schemes were written against).
-
-// MaxRows is the most rows a row table holds. The table is re-encoded
-// whole by every write, so the bound keeps a write's cost (measured in
-// BenchmarkRowsUpdate) small; beyond it an INSERT fails with MySQL's 1114.
-const MaxRows = 100000
+// Row tables are the tables of the ID schemes around Flickr's: Meituan
+// Leaf-segment's leaf_alloc, Didi Tinyid's tiny_id_info, Baidu
+// UidGenerator's WORKER_NODE, and any user table of the same column
+// kinds. Any table that is not a ticket table (one integer id and at most
+// one stub) but has only integer, CHAR/VARCHAR and DATE/DATETIME/TIMESTAMP
+// columns is one. Its rows are stored per row by clustering key, with an
+// index per other key (rowstore.go); every statement on one is a single
+// replicated command that applies entirely or not at all (InnoDB's
+// statement atomicity, which is what the schemes were written against).
+// There is no row cap: a row costs memory on every replica (about 200
+// bytes for a WORKER_NODE row, see the README), which is the bound.
 
 // ColKind is the kind of a row-table column.
 type ColKind uint8
@@ -284,14 +280,15 @@ func (rd *RowsDef) colIndex(name string) int {
 	return -1
 }
 
-// PrimaryKeyOf is r's primary key value, folded as the key compares;
-// ok is false for a table without a primary key.
+// PrimaryKeyOf is r's clustering key (rowstore.go), which compares as
+// the key does; ok is false for a table clustered by hidden row id.
 func (rd *RowsDef) PrimaryKeyOf(r []Datum) (string, bool) {
-	pk := rd.primary()
-	if pk == nil || len(r) != len(rd.Cols) {
+	c := rd.ClusterKey()
+	if c < 0 || len(r) != len(rd.Cols) {
 		return "", false
 	}
-	return keyOf(rd, pk, r)
+	k, _ := rd.IndexKey(c, r)
+	return k, true
 }
 
 // primary is the table's primary key, or nil.
@@ -484,26 +481,6 @@ func timeDatum(col *RowCol, s string, row int, db, table string) (Datum, *Error)
 	return Datum{S: parsed.Format(dateTimeFormat)}, nil
 }
 
-// keyOf is a row's value for key k, folded as utf8mb4_general_ci compares
-// strings; ok is false when a column is NULL (a NULL never collides).
-func keyOf(rd *RowsDef, k *RowKey, r []Datum) (string, bool) {
-	var b strings.Builder
-	for i, c := range k.Cols {
-		if r[c].Null {
-			return "", false
-		}
-		if i > 0 {
-			b.WriteByte(0)
-		}
-		if rd.Cols[c].Kind == ColString {
-			b.WriteString(foldStub(r[c].S))
-		} else {
-			b.WriteString(r[c].S)
-		}
-	}
-	return b.String(), true
-}
-
 // keyText is a key's value as MariaDB quotes it in "Duplicate entry".
 func keyText(k *RowKey, r []Datum) string {
 	parts := make([]string, len(k.Cols))
@@ -511,45 +488,6 @@ func keyText(k *RowKey, r []Datum) string {
 		parts[i] = r[c].S
 	}
 	return strings.Join(parts, "-")
-}
-
-// conflict finds a row other than skip that collides with r on a unique
-// key, and returns the Duplicate entry error.
-// Only keys over a column in changed are checked (nil: every key): an
-// UPDATE of other columns cannot make a duplicate. The primary key is
-// found by binary search, data being in its order.
-func conflict(rd *RowsDef, data [][]Datum, r []Datum, skip int, changed []bool) *Error {
-	for ki := range rd.Keys {
-		k := &rd.Keys[ki]
-		if !k.Unique || !touches(k, changed) {
-			continue
-		}
-		want, ok := keyOf(rd, k, r)
-		if !ok {
-			continue
-		}
-		if k.Primary {
-			for i := place(rd, data, r); i < len(data); i++ {
-				got, _ := keyOf(rd, k, data[i])
-				if got != want {
-					break
-				}
-				if i != skip {
-					return dupEntry(keyText(k, r), k.Name)
-				}
-			}
-			continue
-		}
-		for i, o := range data {
-			if i == skip {
-				continue
-			}
-			if got, ok := keyOf(rd, k, o); ok && got == want {
-				return dupEntry(keyText(k, r), k.Name)
-			}
-		}
-	}
-	return nil
 }
 
 func touches(k *RowKey, changed []bool) bool {
@@ -596,38 +534,6 @@ func compareDatum(col *RowCol, a, b Datum) int {
 		return strings.Compare(foldStub(a.S), foldStub(b.S))
 	}
 	return strings.Compare(a.S, b.S)
-}
-
-// place is where r goes to keep data in primary key order (InnoDB's
-// order, which a SELECT without ORDER BY shows); the end without one.
-func place(rd *RowsDef, data [][]Datum, r []Datum) int {
-	pk := rd.primary()
-	if pk == nil {
-		return len(data)
-	}
-	lo, hi := 0, len(data)
-	for lo < hi {
-		mid := (lo + hi) / 2
-		c := 0
-		for _, ci := range pk.Cols {
-			if c = compareDatum(&rd.Cols[ci], data[mid][ci], r[ci]); c != 0 {
-				break
-			}
-		}
-		if c < 0 {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	return lo
-}
-
-func insertAt(data [][]Datum, i int, r []Datum) [][]Datum {
-	data = append(data, nil)
-	copy(data[i+1:], data[i:])
-	data[i] = r
-	return data
 }
 
 // rowsCreateStatement renders a row table the way MariaDB's SHOW CREATE

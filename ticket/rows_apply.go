@@ -1,9 +1,9 @@
 package ticket
 
 import (
+	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
@@ -37,7 +37,11 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 			cols = append(cols, j)
 		}
 	}
-	data := append([][]Datum(nil), t.Data...)
+	rows, err := s.Rows(t.Def.DB, t.Def.Name)
+	if err != nil || rows == nil {
+		return Result{}, rowsMissing(t, err)
+	}
+	tx := newRowsTx(rd, rows)
 	var res Result
 	var firstGen, explicit uint64
 	autoCol := -1
@@ -47,6 +51,9 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 	fail := func(e *Error) (Result, error) {
 		// Nothing is written; generated values stay used, as InnoDB's
 		// auto-increment counter is not rolled back either.
+		if err := tx.rollback(); err != nil {
+			return Result{}, err
+		}
 		if firstGen != 0 {
 			if err := s.PutTable(t); err != nil {
 				return Result{}, err
@@ -120,28 +127,38 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 		}
 		if c.Replace {
 			for {
-				i := collide(rd, data, r)
-				if i < 0 {
+				pk, _, found, err := tx.conflict(r, "", nil)
+				if err != nil {
+					return Result{}, err
+				}
+				if !found {
 					break
 				}
-				data = append(data[:i], data[i+1:]...)
+				if err := tx.del(pk); err != nil {
+					return Result{}, err
+				}
 				res.Affected++
 			}
-		} else if e := conflict(rd, data, r, -1, nil); e != nil {
-			if c.Ignore {
-				res.Warnings = append(res.Warnings, Warning{Level: "Warning", Code: e.Code, Message: e.Message})
-				continue
+		} else {
+			_, k, found, err := tx.conflict(r, "", nil)
+			if err != nil {
+				return Result{}, err
 			}
-			return fail(e)
+			if found {
+				e := dupEntry(keyText(&rd.Keys[k], r), rd.Keys[k].Name)
+				if c.Ignore {
+					res.Warnings = append(res.Warnings, Warning{Level: "Warning", Code: e.Code, Message: e.Message})
+					continue
+				}
+				return fail(e)
+			}
 		}
-		if len(data) >= MaxRows {
-			return fail(mysqlerr.New(mysqlerr.CodeRecordFileFull, "The table '%s' is full", t.Def.Name))
+		if _, err := tx.put("", r); err != nil {
+			return Result{}, err
 		}
-		data = insertAt(data, place(rd, data, r), r)
 		res.Affected++
 		res.Images = append(res.Images, r)
 	}
-	t.Data = data
 	if firstGen != 0 {
 		res.SetLastID, res.LastID, res.InsertID = true, firstGen, firstGen
 	} else {
@@ -150,90 +167,142 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 	return res, s.PutTable(t)
 }
 
-// collide is the index of a row colliding with r on a unique key, or -1.
-func collide(rd *RowsDef, data [][]Datum, r []Datum) int {
-	for ki := range rd.Keys {
-		k := &rd.Keys[ki]
-		if !k.Unique {
-			continue
+// rowsMissing is the storage error of a row table whose rows the store
+// does not have (a bug: PutTable creates them).
+func rowsMissing(t *Table, err error) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("ticket: row table %s has no rows in the store", t.Def.Key())
+}
+
+// rowsTx writes a statement's rows through TableRows and can undo them
+// all, so that a failing statement leaves the table as it was.
+type rowsTx struct {
+	rd      *RowsDef
+	rows    TableRows
+	cluster int
+	undo    []undoRow
+}
+
+// undoRow is what a write replaced: the row under pk before it (had
+// false: none).
+type undoRow struct {
+	pk  string
+	old []Datum
+	had bool
+}
+
+func newRowsTx(rd *RowsDef, rows TableRows) *rowsTx {
+	return &rowsTx{rd: rd, rows: rows, cluster: rd.ClusterKey()}
+}
+
+// put stores r (pk: its hidden row id, "" for a new row) and returns its
+// clustering key.
+func (tx *rowsTx) put(pk string, r []Datum) (string, error) {
+	key := pk
+	if tx.cluster >= 0 {
+		key, _ = tx.rd.IndexKey(tx.cluster, r)
+	}
+	var old []Datum
+	had := false
+	if key != "" {
+		old, had = tx.rows.Get(key)
+	}
+	got, err := tx.rows.Put(pk, r)
+	if err != nil {
+		return "", err
+	}
+	tx.undo = append(tx.undo, undoRow{pk: got, old: old, had: had})
+	return got, nil
+}
+
+func (tx *rowsTx) del(pk string) error {
+	old, had := tx.rows.Get(pk)
+	if !had {
+		return nil
+	}
+	if err := tx.rows.Delete(pk); err != nil {
+		return err
+	}
+	tx.undo = append(tx.undo, undoRow{pk: pk, old: old, had: true})
+	return nil
+}
+
+// rollback undoes every write, last first.
+func (tx *rowsTx) rollback() error {
+	for i := len(tx.undo) - 1; i >= 0; i-- {
+		u := tx.undo[i]
+		var err error
+		if u.had {
+			_, err = tx.rows.Put(u.pk, u.old)
+		} else {
+			err = tx.rows.Delete(u.pk)
 		}
-		want, ok := keyOf(rd, k, r)
-		if !ok {
-			continue
-		}
-		for i, o := range data {
-			if got, ok := keyOf(rd, k, o); ok && got == want {
-				return i
-			}
+		if err != nil {
+			return fmt.Errorf("ticket: undo a failed statement's rows: %w", err)
 		}
 	}
-	return -1
+	tx.undo = tx.undo[:0]
+	return nil
 }
 
-// where is a WHERE conjunction on a row table; probe holds the primary
-// key's values when the conjunction binds all of them, so matching rows
-// are found by binary search instead of a scan.
-type where struct {
-	match func([]Datum) bool
-	probe []Datum
+// conflict finds a row other than the one stored under skip that
+// collides with r on a unique key, by key lookups. Only keys over a
+// column in changed are checked (nil: every key): an UPDATE of other
+// columns cannot make a duplicate. k is the key that collided.
+func (tx *rowsTx) conflict(r []Datum, skip string, changed []bool) (pk string, k int, found bool, err error) {
+	for k := range tx.rd.Keys {
+		key := &tx.rd.Keys[k]
+		if !key.Unique || !touches(key, changed) {
+			continue
+		}
+		want, null := tx.rd.IndexKey(k, r)
+		if null {
+			continue
+		}
+		if k == tx.cluster {
+			if want != skip {
+				if _, ok := tx.rows.Get(want); ok {
+					return want, k, true, nil
+				}
+			}
+			continue
+		}
+		err = tx.rows.Scan(k, want, PrefixEnd(want), func(p string, _ []Datum) bool {
+			if p != skip {
+				pk, found = p, true
+			}
+			return !found
+		})
+		if err != nil || found {
+			return pk, k, found, err
+		}
+	}
+	return "", 0, false, nil
 }
 
-func newWhere(t *Table, conds []RowCond) (*where, *Error) {
-	m, e := rowsMatch(t, conds)
+// matched is a row a WHERE selected, with its clustering key.
+type matched struct {
+	pk  string
+	row []Datum
+}
+
+// whereRows are the rows of a row table the WHERE conjunction matches,
+// in the order of the access path ChooseAccess picks.
+func whereRows(t *Table, rows TableRows, conds []RowCond) ([]matched, *Error, error) {
+	match, e := rowsMatch(t, conds)
 	if e != nil {
-		return nil, e
+		return nil, e, nil
 	}
-	w := &where{match: m}
-	rd := t.Def.Rows
-	if pk := rd.primary(); pk != nil {
-		probe := make([]Datum, len(rd.Cols))
-		bound := 0
-		for _, c := range pk.Cols {
-			for _, cd := range conds {
-				if strings.EqualFold(cd.Col, rd.Cols[c].Name) {
-					d, e := convert(&rd.Cols[c], cd.Val, time.Time{}, 1, t.Def.DB, t.Def.Name)
-					if e == nil && !d.Null {
-						probe[c] = d
-						bound++
-					}
-					break
-				}
-			}
+	var out []matched
+	err := ScanAccess(rows, ChooseAccess(t, conds), func(pk string, r []Datum) bool {
+		if match(r) {
+			out = append(out, matched{pk, r})
 		}
-		if bound == len(pk.Cols) {
-			w.probe = probe
-		}
-	}
-	return w, nil
-}
-
-// rows are the rows of data the WHERE matches, in order.
-func (w *where) rows(rd *RowsDef, data [][]Datum) [][]Datum {
-	var out [][]Datum
-	if w.probe != nil {
-		pk := rd.primary()
-		for i := place(rd, data, w.probe); i < len(data); i++ {
-			same := true
-			for _, c := range pk.Cols {
-				if compareDatum(&rd.Cols[c], data[i][c], w.probe[c]) != 0 {
-					same = false
-				}
-			}
-			if !same {
-				break
-			}
-			if w.match(data[i]) {
-				out = append(out, data[i])
-			}
-		}
-		return out
-	}
-	for _, r := range data {
-		if w.match(r) {
-			out = append(out, r)
-		}
-	}
-	return out
+		return true
+	})
+	return out, nil, err
 }
 
 // rowsMatch resolves a WHERE conjunction into a row predicate. A value
@@ -297,8 +366,22 @@ func applyRowsUpdate(s Store, t *Table, c *Command) (Result, error) {
 	if rc == nil {
 		rc = setsFromTicket(c)
 	}
-	w, e := newWhere(t, rc.Where)
+	rows, err := s.Rows(t.Def.DB, t.Def.Name)
+	if err != nil || rows == nil {
+		return Result{}, rowsMissing(t, err)
+	}
+	found, e, err := whereRows(t, rows, rc.Where)
+	if err != nil {
+		return Result{}, err
+	}
 	if e != nil {
+		return Result{Err: e}, nil
+	}
+	tx := newRowsTx(rd, rows)
+	fail := func(e *Error) (Result, error) {
+		if err := tx.rollback(); err != nil {
+			return Result{}, err
+		}
 		return Result{Err: e}, nil
 	}
 	sets := make([]int, len(rc.Sets))
@@ -312,10 +395,9 @@ func applyRowsUpdate(s Store, t *Table, c *Command) (Result, error) {
 			}
 		}
 	}
-	data := t.Data
-	copied := false
 	var res Result
-	for _, old := range w.rows(rd, t.Data) {
+	for _, m := range found {
+		old := m.row
 		res.Matched++
 		r := append([]Datum(nil), old...)
 		explicit := make([]bool, len(rd.Cols))
@@ -324,11 +406,11 @@ func applyRowsUpdate(s Store, t *Table, c *Command) (Result, error) {
 			col := &rd.Cols[j]
 			d, e := evalSet(rd, col, &st, r, c.Now, int(res.Matched), t)
 			if e != nil {
-				return Result{Err: e}, nil
+				return fail(e)
 			}
 			if d.Null && col.NotNull {
 				if col.Kind != ColTimestamp {
-					return Result{Err: mysqlerr.New(mysqlerr.CodeBadNull, "Column '%s' cannot be null", col.Name)}, nil
+					return fail(mysqlerr.New(mysqlerr.CodeBadNull, "Column '%s' cannot be null", col.Name))
 				}
 				d = Datum{S: c.Now.UTC().Format(dateTimeFormat)}
 			}
@@ -355,17 +437,19 @@ func applyRowsUpdate(s Store, t *Table, c *Command) (Result, error) {
 				r[j] = Datum{S: c.Now.UTC().Format(dateTimeFormat)}
 			}
 		}
-		if !copied {
-			// Copy before the first change: a failing statement leaves
-			// the table as it was.
-			data, copied = append([][]Datum(nil), data...), true
+		_, k, dup, err := tx.conflict(r, m.pk, cols)
+		if err != nil {
+			return Result{}, err
 		}
-		at := indexOfRow(data, old)
-		if e := conflict(rd, data, r, at, cols); e != nil {
-			return Result{Err: e}, nil
+		if dup {
+			return fail(dupEntry(keyText(&rd.Keys[k], r), rd.Keys[k].Name))
 		}
-		data = append(data[:at], data[at+1:]...)
-		data = insertAt(data, place(rd, data, r), r)
+		if err := tx.del(m.pk); err != nil {
+			return Result{}, err
+		}
+		if _, err := tx.put(m.pk, r); err != nil {
+			return Result{}, err
+		}
 		res.Affected++
 		res.Images = append(res.Images, r)
 		if t.Def.AutoInc {
@@ -381,18 +465,7 @@ func applyRowsUpdate(s Store, t *Table, c *Command) (Result, error) {
 	if res.Affected == 0 {
 		return res, nil
 	}
-	t.Data = data
 	return res, s.PutTable(t)
-}
-
-// indexOfRow finds the row (by identity of its backing array) in data.
-func indexOfRow(data [][]Datum, r []Datum) int {
-	for i, o := range data {
-		if len(o) > 0 && len(r) > 0 && &o[0] == &r[0] {
-			return i
-		}
-	}
-	return -1
 }
 
 // evalSet computes one assignment against the row as updated so far
@@ -470,22 +543,23 @@ func applyRowsDelete(s Store, c *Command) (Result, error) {
 	if c.Rows != nil {
 		where = c.Rows.Where
 	}
-	match, e := rowsMatch(t, where)
+	rows, err := s.Rows(t.Def.DB, t.Def.Name)
+	if err != nil || rows == nil {
+		return Result{}, rowsMissing(t, err)
+	}
+	found, e, err := whereRows(t, rows, where)
+	if err != nil {
+		return Result{}, err
+	}
 	if e != nil {
 		return Result{Err: e}, nil
 	}
-	kept := make([][]Datum, 0, len(t.Data))
 	var res Result
-	for _, r := range t.Data {
-		if match(r) {
-			res.Affected++
-			continue
+	for _, m := range found {
+		if err := rows.Delete(m.pk); err != nil {
+			return Result{}, err
 		}
-		kept = append(kept, r)
+		res.Affected++
 	}
-	if res.Affected == 0 {
-		return res, nil
-	}
-	t.Data = kept
-	return res, s.PutTable(t)
+	return res, nil
 }

@@ -110,8 +110,8 @@ type Table struct {
 	// out: AutoInc cannot represent "one past 2^64-1", and without the flag
 	// the last id would be generated again.
 	Exhausted bool
-	// Data are a row table's rows, in primary key order (rows.go).
-	Data [][]Datum
+	// A row table's rows are not here: they are stored per row, behind
+	// Store.Rows (rowstore.go).
 }
 
 // Error is a statement error with its MySQL code, SQLSTATE and message

@@ -7,6 +7,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/ticketd/ticketd/sql"
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
 )
 
@@ -43,35 +44,69 @@ func (s *session) remember(db, table string, images [][]ticket.Datum) {
 // endTxn forgets the transaction's writes.
 func (s *session) endTxn() { s.own = nil }
 
-// rowsSource materialises a row table, with the session's own writes of
-// the open transaction over the stored rows.
-func (s *session) rowsSource(tb *ticket.Table) *source {
-	rd := tb.Def.Rows
-	src := &source{}
-	src.cols = rowsColumns(&tb.Def)
-	for i := range src.cols {
-		src.cols[i].table, src.cols[i].db = tb.Def.Name, tb.Def.DB
-	}
-	own := s.own[strings.ToLower(tb.Def.DB+"."+tb.Def.Name)]
-	mine := map[string][]ticket.Datum{}
-	for _, img := range own {
-		if k, ok := rd.PrimaryKeyOf(img); ok {
-			mine[k] = img // the latest write of the row wins
+// rowsSource materialises the rows of a row table that a WHERE of
+// conds can match (the access path ticket.ChooseAccess picks; the caller
+// still filters them), with the session's own writes of the open
+// transaction over the stored rows. The table is read again in the same
+// view as its rows.
+func (s *session) rowsSource(db, name string, conds []ticket.RowCond) (*source, error) {
+	own := s.own[strings.ToLower(db+"."+name)]
+	var src *source
+	err := s.view(func(st ticket.Store) error {
+		tb, err := st.Table(db, name)
+		if err != nil {
+			return err
 		}
-	}
-	for _, r := range tb.Data {
-		if k, ok := rd.PrimaryKeyOf(r); ok {
-			if img, ok := mine[k]; ok {
-				r = img
+		rows, err := st.Rows(db, name)
+		if err != nil {
+			return err
+		}
+		if tb == nil || tb.Def.Rows == nil || rows == nil {
+			return mysqlerr.NoSuchTable(db, name)
+		}
+		rd := tb.Def.Rows
+		src = &source{}
+		src.cols = rowsColumns(&tb.Def)
+		for i := range src.cols {
+			src.cols[i].table, src.cols[i].db = tb.Def.Name, tb.Def.DB
+		}
+		mine := map[string][]ticket.Datum{}
+		for _, img := range own {
+			if k, ok := rd.PrimaryKeyOf(img); ok {
+				mine[k] = img // the latest write of the row wins
 			}
 		}
-		row := make([]any, len(r))
-		for i, d := range r {
-			row[i] = datumValue(&rd.Cols[i], d)
+		access := ticket.RowsAccess{Index: ticket.ClusterIndex}
+		if len(mine) == 0 {
+			// An own write may match where the stored row does not:
+			// then every row is a candidate.
+			access = ticket.ChooseAccess(tb, conds)
 		}
-		src.rows = append(src.rows, row)
+		return ticket.ScanAccess(rows, access, func(pk string, r []ticket.Datum) bool {
+			if img, ok := mine[pk]; ok {
+				r = img
+			}
+			row := make([]any, len(r))
+			for i, d := range r {
+				row[i] = datumValue(&rd.Cols[i], d)
+			}
+			src.rows = append(src.rows, row)
+			return true
+		})
+	})
+	return src, err
+}
+
+// tableRowCount is how many rows a table holds.
+func tableRowCount(st ticket.Store, t *ticket.Table) (uint64, error) {
+	if t.Def.Rows == nil {
+		return uint64(len(t.Rows)), nil
 	}
-	return src
+	rows, err := st.Rows(t.Def.DB, t.Def.Name)
+	if err != nil || rows == nil {
+		return 0, err
+	}
+	return uint64(rows.Len()), nil
 }
 
 // rowsColumns are a row table's result columns.
@@ -239,8 +274,8 @@ func showRowsColumns(p *sql.Show, t *ticket.Table, rs *rowset) {
 	}
 }
 
-// showRowsIndex is SHOW INDEX of a row table.
-func showRowsIndex(t *ticket.Table, rs *rowset) {
+// showRowsIndex is SHOW INDEX of a row table of n rows.
+func showRowsIndex(t *ticket.Table, n uint64, rs *rowset) {
 	rd := t.Def.Rows
 	for _, k := range rd.Keys {
 		nonUnique := int64(1)
@@ -252,7 +287,7 @@ func showRowsIndex(t *ticket.Table, rs *rowset) {
 			if !rd.Cols[c].NotNull {
 				null = "YES"
 			}
-			rs.add(t.Def.Name, nonUnique, k.Name, int64(n+1), rd.Cols[c].Name, "A", uint64(len(t.Data)), nil, nil, null, "BTREE", "", "")
+			rs.add(t.Def.Name, nonUnique, k.Name, int64(n+1), rd.Cols[c].Name, "A", n, nil, nil, null, "BTREE", "", "")
 		}
 	}
 }

@@ -287,7 +287,7 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 		}
 		return rs.result(bin, &s.srv.fields), nil
 	}
-	src, err := s.source(p.From)
+	src, err := s.source(p.From, p.Where, args)
 	if err != nil {
 		return nil, err
 	}
@@ -469,8 +469,10 @@ func compare(a, b any) int {
 }
 
 // source materialises a FROM table: a ticket table or
-// information_schema.TABLES.
-func (s *session) source(t *sql.TableName) (*source, error) {
+// information_schema.TABLES. Of a row table it reads the rows the WHERE
+// conjunction where can match by key (all of them when it binds no
+// key); the caller filters them.
+func (s *session) source(t *sql.TableName, where []sql.Cond, args []any) (*source, error) {
 	db, err := s.dbFor(*t)
 	if err != nil {
 		return nil, err
@@ -489,7 +491,11 @@ func (s *session) source(t *sql.TableName) (*source, error) {
 		return sequenceSource(tb), nil
 	}
 	if tb.Def.Rows != nil {
-		return s.rowsSource(tb), nil
+		conds, err := rowConds(where, args)
+		if err != nil {
+			return nil, err
+		}
+		return s.rowsSource(db, tb.Def.Name, conds)
 	}
 	src := &source{}
 	src.cols = tableColumns(&tb.Def)
@@ -553,8 +559,12 @@ func (s *session) infoSchemaTables() (*source, error) {
 				if err != nil || t == nil {
 					return err
 				}
-				src.add("def", db, n, tableType(t), t.Def.Engine, int64(10), "Fixed",
-					uint64(len(t.Rows)), autoIncValue(t), "utf8mb4_general_ci", t.Def.Comment)
+				n, err := tableRowCount(st, t)
+				if err != nil {
+					return err
+				}
+				src.add("def", db, t.Def.Name, tableType(t), t.Def.Engine, int64(10), "Fixed",
+					n, autoIncValue(t), "utf8mb4_general_ci", t.Def.Comment)
 			}
 		}
 		return nil

@@ -220,7 +220,10 @@ func (s *session) showTableStatus(p *sql.Show, rs *rowset) error {
 			if err != nil || t == nil {
 				return err
 			}
-			rows := uint64(len(t.Rows))
+			rows, err := tableRowCount(st, t)
+			if err != nil {
+				return err
+			}
 			rs.add(n, t.Def.Engine, int64(10), "Fixed", rows, int64(9), int64(9*rows), int64(0), int64(0), int64(0),
 				autoIncValue(t), nil, nil, nil, "utf8mb4_general_ci", nil, "", t.Def.Comment)
 		}
@@ -296,7 +299,15 @@ func (s *session) showIndex(p *sql.Show, rs *rowset) error {
 		{name: "Cardinality", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Sub_part"}, {name: "Packed"}, {name: "Null"},
 		{name: "Index_type"}, {name: "Comment"}, {name: "Index_comment"}}
 	if d.Rows != nil {
-		showRowsIndex(t, rs)
+		var n uint64
+		err := s.view(func(st ticket.Store) (err error) {
+			n, err = tableRowCount(st, t)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		showRowsIndex(t, n, rs)
 		return nil
 	}
 	add := func(key, col string) {

@@ -1,0 +1,242 @@
+package raftstore
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// workerDef is UidGenerator's WORKER_NODE.
+func workerDef(db string) *ticket.TableDef {
+	def, err := ticket.NewTableDef(&ticket.TableSpec{DB: db, Name: "WORKER_NODE", Columns: []ticket.ColumnSpec{
+		{Name: "ID", Type: "bigint", NotNull: true, AutoInc: true},
+		{Name: "HOST_NAME", Type: "varchar", Width: 64, NotNull: true},
+		{Name: "PORT", Type: "varchar", Width: 64, NotNull: true},
+		{Name: "TYPE", Type: "int", NotNull: true},
+		{Name: "LAUNCH_DATE", Type: "date", NotNull: true},
+		{Name: "MODIFIED", Type: "timestamp", NotNull: true},
+		{Name: "CREATED", Type: "timestamp", NotNull: true},
+	}, Keys: []ticket.KeySpec{{Primary: true, Columns: []string{"ID"}}}})
+	if err != nil {
+		panic(err)
+	}
+	return def
+}
+
+// workerInsert is UidGenerator's INSERT of n rows.
+func workerInsert(db string, n, from int) ticket.Command {
+	c := ticket.Command{Op: ticket.OpInsert, DB: db, Table: "WORKER_NODE",
+		Columns: []string{"HOST_NAME", "PORT", "TYPE", "LAUNCH_DATE", "MODIFIED", "CREATED"}}
+	for i := range n {
+		c.Values = append(c.Values, []ticket.Value{
+			{Kind: ticket.ValString, Str: fmt.Sprintf("10.0.%d.%d", (from+i)/250, (from+i)%250)},
+			{Kind: ticket.ValString, Str: strconv.Itoa(from+i) + "-1732000000000"},
+			{Kind: ticket.ValInt, Int: 1}, {Kind: ticket.ValString, Str: "2026-11-24"}, {Kind: ticket.ValNow}, {Kind: ticket.ValNow}})
+	}
+	return c
+}
+
+// fillWorkers applies a WORKER_NODE table of n rows to f, 1,000 rows per
+// entry, from index 1; it returns the next index.
+func fillWorkers(t testing.TB, f *FSM, n int) uint64 {
+	t.Helper()
+	idx := uint64(1)
+	l := entry(idx, createDB("ids"), ticket.Command{Op: ticket.OpCreateTable, DB: "ids", Table: "WORKER_NODE", Def: workerDef("ids")})
+	for _, r := range applyOK(t, f, l) {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	for done := 0; done < n; done += 1000 {
+		idx++
+		l := entry(idx, workerInsert("ids", min(1000, n-done), done))
+		l.AppendedAt = time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+		for _, r := range applyOK(t, f, l) {
+			if r.Err != nil {
+				t.Fatal(r.Err)
+			}
+		}
+	}
+	return idx + 1
+}
+
+func rowCount(t testing.TB, f *FSM, db, name string) (n int) {
+	t.Helper()
+	must(t, f.View(func(s ticket.Store) error {
+		rows, err := s.Rows(db, name)
+		if rows != nil {
+			n = rows.Len()
+		}
+		return err
+	}))
+	return n
+}
+
+// TestCheckpointWritesChangedRows: after a table of 20,000 rows is
+// checkpointed, a checkpoint of one UPDATE writes a handful of pages, not
+// the table (which is hundreds of pages), and the file reloads with the
+// change.
+func TestCheckpointWritesChangedRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	f := openTestFSM(t, path)
+	idx := fillWorkers(t, f, 20000)
+	must(t, f.checkpoint())
+	before := f.db.Stats().TxStats
+	upd := ticket.Command{Op: ticket.OpUpdate, DB: "ids", Table: "WORKER_NODE", Rows: &ticket.RowsCommand{
+		Sets:  []ticket.RowSet{{Col: "PORT", A: ticket.RowOperand{Val: ticket.Value{Kind: ticket.ValString, Str: "changed"}}}},
+		Where: []ticket.RowCond{{Col: "ID", Val: ticket.Value{Kind: ticket.ValInt, Int: 12345}}}}}
+	if r := applyOK(t, f, entry(idx, upd)); r[0].Affected != 1 {
+		t.Fatalf("update: %+v", r[0])
+	}
+	must(t, f.checkpoint())
+	after := f.db.Stats().TxStats
+	written := after.GetWrite() - before.GetWrite()
+	var pages int
+	must(t, f.db.View(func(tx *bolt.Tx) error {
+		pages = tx.Bucket(bucketRows).Bucket(rowsBucketName(tableKey{"ids", "WORKER_NODE"})).Stats().LeafPageN
+		return nil
+	}))
+	t.Logf("table: %d leaf pages; checkpoint of one UPDATE wrote %d pages", pages, written)
+	if pages < 200 || written > 12 {
+		t.Fatalf("checkpoint of one changed row wrote %d pages of a %d-page table", written, pages)
+	}
+	must(t, f.Close())
+	g := openTestFSM(t, path)
+	if n := rowCount(t, g, "ids", "WORKER_NODE"); n != 20000 {
+		t.Fatalf("reloaded %d rows", n)
+	}
+	must(t, g.View(func(s ticket.Store) error {
+		rows, _ := s.Rows("ids", "WORKER_NODE")
+		k, _ := workerDef("ids").Rows.IndexKey(0, []ticket.Datum{{S: "12345"}, {}, {}, {}, {}, {}, {}})
+		r, ok := rows.Get(k)
+		if !ok || r[2].S != "changed" {
+			t.Errorf("row 12345 after reload: %v %v", r, ok)
+		}
+		return nil
+	}))
+}
+
+// TestStateFormat1Upgrade: a state file written before per-row storage
+// (format 1, a row table's rows inside its table value) loads, and the
+// first checkpoint rewrites it as format 2 with the rows in their bucket.
+func TestStateFormat1Upgrade(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	db, err := openState(path, true)
+	must(t, err)
+	def := workerDef("ids")
+	tb := &ticket.Table{Def: *def, AutoInc: 3}
+	legacy := [][]ticket.Datum{
+		{{S: "1"}, {S: "h1"}, {S: "p1"}, {S: "1"}, {S: "2026-01-01"}, {S: "2026-01-01 00:00:00"}, {S: "2026-01-01 00:00:00"}},
+		{{S: "2"}, {S: "h2"}, {S: "p2"}, {S: "1"}, {S: "2026-01-02"}, {S: "2026-01-02 00:00:00"}, {S: "2026-01-02 00:00:00"}},
+	}
+	must(t, db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketMeta).Put(keyFormat, []byte{0, 0, 0, 0, 0, 0, 0, 1}); err != nil {
+			return err
+		}
+		b, err := tx.Bucket(bucketDBs).CreateBucket([]byte("ids"))
+		if err != nil {
+			return err
+		}
+		if err := b.Put([]byte("WORKER_NODE"), encodeTableRows(nil, tb, legacy)); err != nil {
+			return err
+		}
+		return writeApplied(tx, 7, 1)
+	}))
+	must(t, db.Close())
+
+	f := openTestFSM(t, path)
+	if n := rowCount(t, f, "ids", "WORKER_NODE"); n != 2 {
+		t.Fatalf("format 1 file: %d rows", n)
+	}
+	// A new row, then the checkpoint that rewrites the file.
+	applyOK(t, f, &raft.Log{Index: 8, Term: 1, Type: raft.LogCommand, Data: EncodeBatch(nil, []ticket.Command{workerInsert("ids", 1, 3)})})
+	must(t, f.Close())
+	db, err = bolt.Open(path, 0o600, nil)
+	must(t, err)
+	must(t, db.View(func(tx *bolt.Tx) error {
+		if v := readFormat(tx); v != stateFormat {
+			t.Errorf("format %d after a checkpoint", v)
+		}
+		_, rows, err := decodeTableRows(tx.Bucket(bucketDBs).Bucket([]byte("ids")).Get([]byte("WORKER_NODE")))
+		if err != nil || rows != nil {
+			t.Errorf("table value still holds rows: %v %v", rows, err)
+		}
+		if n := tx.Bucket(bucketRows).Bucket(rowsBucketName(tableKey{"ids", "WORKER_NODE"})).Stats().KeyN; n != 3 {
+			t.Errorf("rows bucket holds %d rows", n)
+		}
+		return nil
+	}))
+	must(t, db.Close())
+	g := openTestFSM(t, path)
+	if n := rowCount(t, g, "ids", "WORKER_NODE"); n != 3 {
+		t.Fatalf("after the upgrade: %d rows", n)
+	}
+}
+
+// TestReloadAtScale: 200,000 rows checkpointed load back, with their
+// count and order; the time to load is logged (make bench-rows measures
+// restarts of real nodes).
+func TestReloadAtScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills 200,000 rows")
+	}
+	path := filepath.Join(t.TempDir(), "state.db")
+	f := openTestFSM(t, path)
+	fillWorkers(t, f, 200000)
+	start := time.Now()
+	must(t, f.Close())
+	t.Logf("checkpoint of 200,000 new rows at close: %v", time.Since(start))
+	start = time.Now()
+	g := openTestFSM(t, path)
+	t.Logf("load of 200,000 rows: %v", time.Since(start))
+	if n := rowCount(t, g, "ids", "WORKER_NODE"); n != 200000 {
+		t.Fatalf("reloaded %d rows", n)
+	}
+	prev := int64(0)
+	must(t, g.View(func(s ticket.Store) error {
+		rows, _ := s.Rows("ids", "WORKER_NODE")
+		return rows.Scan(ticket.ClusterIndex, "", "", func(_ string, r []ticket.Datum) bool {
+			id, _ := strconv.ParseInt(r[0].S, 10, 64)
+			if id != prev+1 {
+				t.Fatalf("row %d after %d", id, prev)
+			}
+			prev = id
+			return true
+		})
+	}))
+}
+
+// TestBackupRestoreRowTable: a backup of a row table reads back with its
+// rows, and a restore command carrying them (the log entry a restore
+// commits) installs them on another state machine.
+func TestBackupRestoreRowTable(t *testing.T) {
+	f := openTestFSM(t, "")
+	fillWorkers(t, f, 2500)
+	data, _ := backupBytes(t, f)
+	b, err := ReadBackup(bytes.NewReader(data), t.TempDir())
+	must(t, err)
+	if rows := b.Dump.Rows["ids.WORKER_NODE"]; len(rows) != 2500 || rows[0][0].S != "1" || rows[2499][0].S != "2500" {
+		t.Fatalf("backup holds %d rows", len(rows))
+	}
+	g := openTestFSM(t, "")
+	r := applyOK(t, g, entry(1, ticket.Command{Op: ticket.OpRestore, Dump: &b.Dump}))
+	if r[0].Err != nil {
+		t.Fatal(r[0].Err)
+	}
+	if n := rowCount(t, g, "ids", "WORKER_NODE"); n != 2500 {
+		t.Fatalf("restored %d rows", n)
+	}
+	// The restored table goes on: the next generated id follows.
+	r = applyOK(t, g, entry(2, workerInsert("ids", 1, 9999)))
+	if r[0].Err != nil || r[0].LastID != 2501 {
+		t.Fatalf("insert after restore: %+v", r[0])
+	}
+}

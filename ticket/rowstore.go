@@ -1,0 +1,682 @@
+package ticket
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/btree"
+)
+
+// Row tables are stored per row (DESIGN §4a): the engine reads and writes
+// them only through TableRows, by key and by ordered scan, so that a
+// statement costs O(log rows) plus the rows it touches, and a replica's
+// checkpoint writes the rows that changed, not the table.
+//
+// Keys are byte strings whose byte order is the SQL order of the key
+// columns (a memcomparable encoding, as TiDB's and MyRocks' are), made by
+// one function per column kind (keyBytes). Two rows collide on a unique
+// key exactly when their encoded keys are equal, so keyBytes is the single
+// source of "duplicate key" and of index order.
+//
+// Every row table has a clustering key, the one its rows are stored and
+// shown in, chosen as InnoDB chooses its clustered index: the primary key,
+// else the first UNIQUE key whose columns are all NOT NULL, else a hidden
+// row id in insertion order.
+
+// ErrRowsDuplicate is returned by TableRows.Put for a row whose unique key
+// another row holds. The engine checks unique keys first and answers 1062,
+// so it means a bug; the storage refuses rather than lose a row.
+var ErrRowsDuplicate = errors.New("ticket: row store: unique key held by another row")
+
+// ErrRowsCorrupt is returned when a stored row does not decode.
+var ErrRowsCorrupt = errors.New("ticket: row store: corrupt row")
+
+// ClusterIndex names the clustering key in TableRows.Scan.
+const ClusterIndex = -1
+
+// TableRows is a row table's rows, as the engine uses them.
+// Implementations are not safe for concurrent use: the Store's owner
+// serialises writers, and readers read under its View.
+type TableRows interface {
+	// Len is the number of rows.
+	Len() int
+	// Get returns the row stored under clustering key pk.
+	Get(pk string) ([]Datum, bool)
+	// Scan calls fn with the clustering key and row of every row whose
+	// key in index (ClusterIndex, or a position in RowsDef.Keys) is >= lo
+	// and < hi, in ascending key order; hi "" means no upper bound. It
+	// stops when fn returns false. fn must not change the rows.
+	Scan(index int, lo, hi string, fn func(pk string, row []Datum) bool) error
+	// Put stores row and returns its clustering key. pk is the row's key
+	// in a table clustered by hidden row id ("" for a new row); otherwise
+	// the key comes from the row and pk is ignored. A row with the same
+	// clustering key is replaced.
+	Put(pk string, row []Datum) (string, error)
+	// Delete removes the row stored under pk, if any.
+	Delete(pk string) error
+}
+
+// keyBytes appends d's key encoding as a value of col: NULL as 0x00 (NULL
+// sorts first, as in MySQL); any other value as 0x01 and then integers as
+// 8 big-endian bytes (signed ones with the sign bit flipped), strings
+// folded as the default collation compares them (utf8mb4_general_ci, PAD
+// SPACE: case folded, trailing blanks ignored) and dates as their
+// canonical text, both with 0x00 escaped as 0x00 0xFF and ended by 0x00
+// 0x01 so that a key of several columns orders column by column.
+func keyBytes(b []byte, col *RowCol, d Datum) []byte {
+	if d.Null {
+		return append(b, 0)
+	}
+	b = append(b, 1)
+	switch col.Kind {
+	case ColInt:
+		var n big
+		n.parse(d.S)
+		var u uint64
+		switch {
+		case col.Int.Unsigned:
+			u = n.abs
+		case n.neg:
+			u = uint64(-int64(n.abs-1)-1) ^ 1<<63
+		default:
+			u = n.abs ^ 1<<63
+		}
+		return binary.BigEndian.AppendUint64(b, u)
+	case ColString:
+		return appendEscaped(b, foldStub(d.S))
+	}
+	return appendEscaped(b, d.S)
+}
+
+func appendEscaped(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		b = append(b, s[i])
+		if s[i] == 0 {
+			b = append(b, 0xff)
+		}
+	}
+	return append(b, 0, 1)
+}
+
+// IndexKey is row's encoded key for rd.Keys[k]; null reports a NULL in
+// one of its columns (such a key never collides).
+func (rd *RowsDef) IndexKey(k int, row []Datum) (key string, null bool) {
+	var buf [64]byte
+	b := buf[:0]
+	for _, c := range rd.Keys[k].Cols {
+		null = null || row[c].Null
+		b = keyBytes(b, &rd.Cols[c], row[c])
+	}
+	return string(b), null
+}
+
+// ValueKey encodes values of the first len(vals) columns of key k, for
+// Scan bounds: every row whose key starts with these values has an index
+// key >= the result and < PrefixEnd of it.
+func (rd *RowsDef) ValueKey(k int, vals []Datum) string {
+	var b []byte
+	for i, d := range vals {
+		c := rd.Keys[k].Cols[i]
+		b = keyBytes(b, &rd.Cols[c], d)
+	}
+	return string(b)
+}
+
+// PrefixEnd is the least key above every key starting with p ("" if none,
+// which Scan reads as no bound).
+func PrefixEnd(p string) string {
+	b := []byte(p)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] != 0xff {
+			b[i]++
+			return string(b[:i+1])
+		}
+	}
+	return ""
+}
+
+// ClusterKey is the position in Keys of the key rows are stored by, or
+// -1 when rows are clustered by a hidden row id (InnoDB's rule: the
+// primary key, else the first UNIQUE key of NOT NULL columns).
+func (rd *RowsDef) ClusterKey() int {
+	for i, k := range rd.Keys {
+		if k.Primary {
+			return i
+		}
+	}
+	for i, k := range rd.Keys {
+		if !k.Unique {
+			continue
+		}
+		all := true
+		for _, c := range k.Cols {
+			all = all && rd.Cols[c].NotNull
+		}
+		if all {
+			return i
+		}
+	}
+	return -1
+}
+
+// AppendRow appends the stored form of a row: per value a byte (0 text,
+// 1 NULL) and, for text, its length as a uvarint and its bytes. It is the
+// value of a row in memory and in the state file.
+func AppendRow(b []byte, r []Datum) []byte {
+	for _, v := range r {
+		if v.Null {
+			b = append(b, 1)
+			continue
+		}
+		b = append(b, 0)
+		b = binary.AppendUvarint(b, uint64(len(v.S)))
+		b = append(b, v.S...)
+	}
+	return b
+}
+
+// DecodeRow decodes a row of ncols values that AppendRow wrote. The
+// values share s's memory.
+func DecodeRow(s string, ncols int) ([]Datum, error) {
+	r := make([]Datum, ncols)
+	for i := range r {
+		if len(s) == 0 {
+			return nil, fmt.Errorf("%w: %d of %d values", ErrRowsCorrupt, i, ncols)
+		}
+		flag := s[0]
+		s = s[1:]
+		switch flag {
+		case 1:
+			r[i].Null = true
+			continue
+		case 0:
+		default:
+			return nil, fmt.Errorf("%w: value flag %d", ErrRowsCorrupt, flag)
+		}
+		n, w := uvarintString(s)
+		if w <= 0 || uint64(len(s)-w) < n {
+			return nil, fmt.Errorf("%w: value length", ErrRowsCorrupt)
+		}
+		r[i].S = s[w : w+int(n)]
+		s = s[w+int(n):]
+	}
+	if len(s) != 0 {
+		return nil, fmt.Errorf("%w: %d bytes after %d values", ErrRowsCorrupt, len(s), ncols)
+	}
+	return r, nil
+}
+
+func uvarintString(s string) (uint64, int) {
+	var x uint64
+	var sh uint
+	for i := 0; i < len(s) && i < binary.MaxVarintLen64; i++ {
+		c := s[i]
+		if c < 0x80 {
+			return x | uint64(c)<<sh, i + 1
+		}
+		x |= uint64(c&0x7f) << sh
+		sh += 7
+	}
+	return 0, -1
+}
+
+// rowItem is one entry of a RowTree's trees: b[:klen] is the key the
+// tree orders by. In the clustering tree b[klen:] is the stored row; in
+// an index tree b[pko:] is the row's clustering key (for a unique key
+// without NULLs klen == pko; otherwise the clustering key is part of the
+// ordering key, so that equal index values stay distinct entries).
+type rowItem struct {
+	b         string
+	klen, pko uint32
+}
+
+func (it rowItem) key() string { return it.b[:it.klen] }
+
+func lessItem(a, b rowItem) bool { return a.b[:a.klen] < b.b[:b.klen] }
+
+func probe(k string) rowItem { return rowItem{b: k, klen: uint32(len(k))} }
+
+// treeDegree is the B-tree's degree: nodes of up to 63 entries of 24
+// bytes, about a cache-friendly 1.5 KB, as the package suggests.
+const treeDegree = 32
+
+// RowTree is the in-memory TableRows: a B-tree of rows by clustering key
+// and one of clustering keys per other key of the table. MemStore and
+// raftstore's memory state both keep row tables in one. Clone is cheap
+// (copy on write), for consistent views of a table being written.
+type RowTree struct {
+	def     *RowsDef
+	cluster int
+	rows    *btree.BTreeG[rowItem]
+	// index[k] is the tree of rd.Keys[k], nil for the clustering key.
+	index []*btree.BTreeG[rowItem]
+	// hidden is the last hidden row id given (tables without a
+	// clustering key).
+	hidden uint64
+	// changed collects the clustering keys written since ClearChanged,
+	// when tracking (raftstore's checkpoints write only those).
+	changed map[string]struct{}
+}
+
+var _ TableRows = (*RowTree)(nil)
+
+// NewRowTree returns an empty tree for a table of definition rd.
+func NewRowTree(rd *RowsDef) *RowTree {
+	t := &RowTree{rows: btree.NewG(treeDegree, lessItem)}
+	t.setDef(rd)
+	return t
+}
+
+func (t *RowTree) setDef(rd *RowsDef) {
+	t.def = rd
+	t.cluster = rd.ClusterKey()
+	t.index = make([]*btree.BTreeG[rowItem], len(rd.Keys))
+	for k := range rd.Keys {
+		if k != t.cluster {
+			t.index[k] = btree.NewG(treeDegree, lessItem)
+		}
+	}
+}
+
+// TrackChanges starts collecting the clustering keys written.
+func (t *RowTree) TrackChanges() {
+	if t.changed == nil {
+		t.changed = map[string]struct{}{}
+	}
+}
+
+// Changed calls fn with every clustering key written since the last
+// ClearChanged, in key order (a B+tree file takes sorted writes fastest),
+// and the row's stored form ("" with ok false if the row is gone).
+func (t *RowTree) Changed(fn func(pk, stored string, ok bool) error) error {
+	keys := make([]string, 0, len(t.changed))
+	for pk := range t.changed {
+		keys = append(keys, pk)
+	}
+	slices.Sort(keys)
+	for _, pk := range keys {
+		it, ok := t.rows.Get(probe(pk))
+		if err := fn(pk, it.b[min(int(it.klen), len(it.b)):], ok); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ChangedLen is how many keys Changed would visit.
+func (t *RowTree) ChangedLen() int { return len(t.changed) }
+
+// ClearChanged forgets the keys written.
+func (t *RowTree) ClearChanged() { clear(t.changed) }
+
+// Def is the definition the tree indexes.
+func (t *RowTree) Def() *RowsDef { return t.def }
+
+// Len is the number of rows.
+func (t *RowTree) Len() int { return t.rows.Len() }
+
+// Get returns the row stored under pk.
+func (t *RowTree) Get(pk string) ([]Datum, bool) {
+	it, ok := t.rows.Get(probe(pk))
+	if !ok {
+		return nil, false
+	}
+	r, err := DecodeRow(it.b[it.klen:], len(t.def.Cols))
+	if err != nil {
+		// Rows are only stored by Put and LoadStored, which check them.
+		panic(err)
+	}
+	return r, true
+}
+
+// Scan visits the rows whose index key lies in [lo, hi), in order.
+func (t *RowTree) Scan(index int, lo, hi string, fn func(pk string, row []Datum) bool) error {
+	if index < ClusterIndex || index >= len(t.index) {
+		return fmt.Errorf("ticket: scan of index %d of %d", index, len(t.index))
+	}
+	ncols := len(t.def.Cols)
+	var err error
+	visit := func(it rowItem) bool {
+		var r []Datum
+		if r, err = DecodeRow(it.b[it.klen:], ncols); err != nil {
+			return false
+		}
+		return fn(it.b[:it.klen], r)
+	}
+	tree := t.rows
+	if index != ClusterIndex && index != t.cluster {
+		tree = t.index[index]
+		inner := visit
+		visit = func(it rowItem) bool {
+			row, ok := t.rows.Get(probe(it.b[it.pko:]))
+			if !ok {
+				err = fmt.Errorf("%w: index %s names a missing row", ErrRowsCorrupt, t.def.Keys[index].Name)
+				return false
+			}
+			return inner(row)
+		}
+	}
+	switch {
+	case hi != "":
+		tree.AscendRange(probe(lo), probe(hi), visit)
+	case lo != "":
+		tree.AscendGreaterOrEqual(probe(lo), visit)
+	default:
+		tree.Ascend(visit)
+	}
+	return err
+}
+
+// clusterKeyOf is the clustering key row is stored under; pk is used
+// (or a new hidden id taken when "") for a table without a key.
+func (t *RowTree) clusterKeyOf(pk string, row []Datum) string {
+	if t.cluster >= 0 {
+		k, _ := t.def.IndexKey(t.cluster, row)
+		return k
+	}
+	if pk == "" {
+		t.hidden++
+		return string(binary.BigEndian.AppendUint64(nil, t.hidden))
+	}
+	return pk
+}
+
+// indexItem is row's entry in index k, for a row stored under pk.
+func (t *RowTree) indexItem(k int, pk string, row []Datum) rowItem {
+	key, null := t.def.IndexKey(k, row)
+	it := rowItem{b: key + pk, klen: uint32(len(key)), pko: uint32(len(key))}
+	if null || !t.def.Keys[k].Unique {
+		it.klen = uint32(len(it.b))
+	}
+	return it
+}
+
+// Put stores row.
+func (t *RowTree) Put(pk string, row []Datum) (string, error) {
+	if len(row) != len(t.def.Cols) {
+		return "", fmt.Errorf("%w: %d values in a table of %d columns", ErrRowsCorrupt, len(row), len(t.def.Cols))
+	}
+	pk = t.clusterKeyOf(pk, row)
+	old, had := t.rows.Get(probe(pk))
+	items := make([]rowItem, len(t.index))
+	for k, tree := range t.index {
+		if tree == nil {
+			continue
+		}
+		items[k] = t.indexItem(k, pk, row)
+		if it := items[k]; it.klen == it.pko {
+			if o, ok := tree.Get(it); ok && o.b[o.pko:] != pk {
+				return "", fmt.Errorf("%w: key %s", ErrRowsDuplicate, t.def.Keys[k].Name)
+			}
+		}
+	}
+	if had {
+		t.unindex(old)
+	}
+	t.rows.ReplaceOrInsert(rowItem{b: string(AppendRow([]byte(pk), row)), klen: uint32(len(pk))})
+	for k, tree := range t.index {
+		if tree != nil {
+			tree.ReplaceOrInsert(items[k])
+		}
+	}
+	if t.changed != nil {
+		t.changed[pk] = struct{}{}
+	}
+	return pk, nil
+}
+
+// unindex removes a stored row's index entries.
+func (t *RowTree) unindex(it rowItem) {
+	row, err := DecodeRow(it.b[it.klen:], len(t.def.Cols))
+	if err != nil {
+		panic(err)
+	}
+	for k, tree := range t.index {
+		if tree != nil {
+			tree.Delete(t.indexItem(k, it.key(), row))
+		}
+	}
+}
+
+// Delete removes the row stored under pk.
+func (t *RowTree) Delete(pk string) error {
+	old, ok := t.rows.Delete(probe(pk))
+	if !ok {
+		return nil
+	}
+	t.unindex(old)
+	if t.changed != nil {
+		t.changed[pk] = struct{}{}
+	}
+	return nil
+}
+
+// LoadStored adds a row in its stored form (AppendRow) under pk, as read
+// back from a checkpoint; it is not recorded as changed.
+func (t *RowTree) LoadStored(pk, stored string) error {
+	row, err := DecodeRow(stored, len(t.def.Cols))
+	if err != nil {
+		return err
+	}
+	if t.cluster >= 0 {
+		if k, _ := t.def.IndexKey(t.cluster, row); k != pk {
+			return fmt.Errorf("%w: row stored under another key", ErrRowsCorrupt)
+		}
+	} else if len(pk) == 8 {
+		t.hidden = max(t.hidden, binary.BigEndian.Uint64([]byte(pk)))
+	} else {
+		return fmt.Errorf("%w: hidden row id of %d bytes", ErrRowsCorrupt, len(pk))
+	}
+	t.rows.ReplaceOrInsert(rowItem{b: pk + stored, klen: uint32(len(pk))})
+	for k, tree := range t.index {
+		if tree != nil {
+			tree.ReplaceOrInsert(t.indexItem(k, pk, row))
+		}
+	}
+	return nil
+}
+
+// ScanStored calls fn with every row's clustering key and stored form,
+// in order.
+func (t *RowTree) ScanStored(fn func(pk, stored string) error) error {
+	var err error
+	t.rows.Ascend(func(it rowItem) bool {
+		err = fn(it.b[:it.klen], it.b[it.klen:])
+		return err == nil
+	})
+	return err
+}
+
+// Clone returns a copy that shares the tree's nodes until either is
+// written (copy on write): a consistent view costs O(1).
+func (t *RowTree) Clone() *RowTree {
+	c := *t
+	c.rows = t.rows.Clone()
+	c.index = make([]*btree.BTreeG[rowItem], len(t.index))
+	for k, tree := range t.index {
+		if tree != nil {
+			c.index[k] = tree.Clone()
+		}
+	}
+	c.changed = nil
+	return &c
+}
+
+// Rebuild returns a tree of the same rows indexed by definition rd (a
+// key added or dropped; the columns are unchanged). The engine checks
+// the rows against a new unique key first (checkUnique): a duplicate
+// here is ErrRowsDuplicate.
+func (t *RowTree) Rebuild(rd *RowsDef) (*RowTree, error) {
+	n := NewRowTree(rd)
+	if t.changed != nil {
+		n.TrackChanges()
+	}
+	n.hidden = t.hidden
+	var err error
+	scanErr := t.Scan(ClusterIndex, "", "", func(pk string, row []Datum) bool {
+		if n.cluster >= 0 || t.cluster >= 0 {
+			pk = "" // a key from the row, or a new hidden id
+		}
+		if n.cluster >= 0 {
+			k, _ := rd.IndexKey(n.cluster, row)
+			if _, dup := n.rows.Get(probe(k)); dup {
+				err = fmt.Errorf("%w: key %s", ErrRowsDuplicate, rd.Keys[n.cluster].Name)
+				return false
+			}
+		}
+		_, err = n.Put(pk, row)
+		return err == nil
+	})
+	if err = errors.Join(scanErr, err); err != nil {
+		return nil, err
+	}
+	if t.changed != nil {
+		// Every key of the old layout must leave the checkpoint too, and
+		// the writes not yet checkpointed stay listed.
+		t.rows.Ascend(func(it rowItem) bool { n.changed[it.key()] = struct{}{}; return true })
+		for pk := range t.changed {
+			n.changed[pk] = struct{}{}
+		}
+	}
+	return n, nil
+}
+
+// sameKeys reports whether two definitions index the same keys.
+func sameKeys(a, b *RowsDef) bool {
+	if len(a.Keys) != len(b.Keys) || len(a.Cols) != len(b.Cols) {
+		return false
+	}
+	for i := range a.Keys {
+		x, y := a.Keys[i], b.Keys[i]
+		if !strings.EqualFold(x.Name, y.Name) || x.Primary != y.Primary || x.Unique != y.Unique || len(x.Cols) != len(y.Cols) {
+			return false
+		}
+		for j := range x.Cols {
+			if x.Cols[j] != y.Cols[j] {
+				return false
+			}
+		}
+	}
+	for i := range a.Cols {
+		if a.Cols[i].Kind != b.Cols[i].Kind || a.Cols[i].NotNull != b.Cols[i].NotNull || a.Cols[i].Int != b.Cols[i].Int {
+			return false
+		}
+	}
+	return true
+}
+
+// SameIndexing reports whether a tree of definition a indexes rows as
+// one of definition b does (stores call Rebuild when not).
+func SameIndexing(a, b *RowsDef) bool { return sameKeys(a, b) }
+
+// PutRowTree is what a Store's PutTable does to a table's rows: cur
+// (nil if none yet) for a table now of definition rd (nil: not a row
+// table) becomes the returned tree, new, unchanged or re-indexed.
+func PutRowTree(cur *RowTree, rd *RowsDef) (*RowTree, error) {
+	switch {
+	case rd == nil:
+		return nil, nil
+	case cur == nil:
+		return NewRowTree(rd), nil
+	case cur.def == rd || SameIndexing(cur.def, rd):
+		cur.def = rd
+		return cur, nil
+	}
+	return cur.Rebuild(rd)
+}
+
+// RowsAccess is how a statement reaches the rows its WHERE can match:
+// one index and a key range of it. The rows found are candidates; the
+// whole WHERE is still evaluated on each.
+type RowsAccess struct {
+	// Index is ClusterIndex or a position in RowsDef.Keys.
+	Index int
+	// Lo and Hi bound the index keys (Hi "" none).
+	Lo, Hi string
+	// Point: Lo is a whole clustering key, found with one Get.
+	Point bool
+}
+
+// ChooseAccess picks the narrowest access the WHERE's equalities allow:
+// the whole clustering key (a point lookup), else a whole unique key,
+// else the longest run of leading columns of any key bound by equalities
+// (a range of that index), else a scan of the whole table in clustering
+// order. A condition whose value does not convert to its column's type
+// binds nothing (the WHERE then decides, row by row).
+func ChooseAccess(t *Table, conds []RowCond) RowsAccess {
+	rd := t.Def.Rows
+	full := RowsAccess{Index: ClusterIndex}
+	if rd == nil || len(conds) == 0 {
+		return full
+	}
+	eq := make(map[int]Datum, len(conds))
+	for _, cd := range conds {
+		j := rd.colIndex(cd.Col)
+		if j < 0 {
+			return full
+		}
+		if _, dup := eq[j]; dup {
+			continue
+		}
+		d, e := convert(&rd.Cols[j], cd.Val, time.Time{}, 1, t.Def.DB, t.Def.Name)
+		if e != nil || d.Null {
+			continue
+		}
+		eq[j] = d
+	}
+	cluster := rd.ClusterKey()
+	best, bestN, bestScore := -1, 0, 0
+	for k, key := range rd.Keys {
+		n := 0
+		for _, c := range key.Cols {
+			if _, ok := eq[c]; !ok {
+				break
+			}
+			n++
+		}
+		if n == 0 {
+			continue
+		}
+		// A whole clustering key, then a whole unique key, then the
+		// most bound columns.
+		score := n
+		if n == len(key.Cols) && key.Unique {
+			score = 1 << 20
+			if k == cluster {
+				score++
+			}
+		}
+		if score > bestScore {
+			best, bestN, bestScore = k, n, score
+		}
+	}
+	if best < 0 {
+		return full
+	}
+	vals := make([]Datum, bestN)
+	for i := range vals {
+		vals[i] = eq[rd.Keys[best].Cols[i]]
+	}
+	lo := rd.ValueKey(best, vals)
+	a := RowsAccess{Index: best, Lo: lo, Hi: PrefixEnd(lo)}
+	if best == cluster {
+		a.Index = ClusterIndex
+		a.Point = bestN == len(rd.Keys[best].Cols)
+	}
+	return a
+}
+
+// ScanAccess visits the candidate rows of an access, in index order.
+func ScanAccess(rows TableRows, a RowsAccess, fn func(pk string, row []Datum) bool) error {
+	if a.Point {
+		if r, ok := rows.Get(a.Lo); ok {
+			fn(a.Lo, r)
+		}
+		return nil
+	}
+	return rows.Scan(a.Index, a.Lo, a.Hi, fn)
+}
