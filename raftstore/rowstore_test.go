@@ -38,7 +38,7 @@ func workerInsert(db string, n, from int) ticket.Command {
 	for i := range n {
 		c.Values = append(c.Values, []ticket.Value{
 			{Kind: ticket.ValString, Str: fmt.Sprintf("10.0.%d.%d", (from+i)/250, (from+i)%250)},
-			{Kind: ticket.ValString, Str: strconv.Itoa(from+i) + "-1732000000000"},
+			{Kind: ticket.ValString, Str: strconv.Itoa(from+i) + "-173500000000"},
 			{Kind: ticket.ValInt, Int: 1}, {Kind: ticket.ValString, Str: "2026-11-24"}, {Kind: ticket.ValNow}, {Kind: ticket.ValNow}})
 	}
 	return c
@@ -181,23 +181,23 @@ func TestStateFormat1Upgrade(t *testing.T) {
 	}
 }
 
-// TestReloadAtScale: 200,000 rows checkpointed load back, with their
+// TestReloadAtScale: 50,000 rows checkpointed load back, with their
 // count and order; the time to load is logged (make bench-rows measures
 // restarts of real nodes).
 func TestReloadAtScale(t *testing.T) {
 	if testing.Short() {
-		t.Skip("fills 200,000 rows")
+		t.Skip("fills 50,000 rows")
 	}
 	path := filepath.Join(t.TempDir(), "state.db")
 	f := openTestFSM(t, path)
-	fillWorkers(t, f, 200000)
+	fillWorkers(t, f, 50000)
 	start := time.Now()
 	must(t, f.Close())
-	t.Logf("checkpoint of 200,000 new rows at close: %v", time.Since(start))
+	t.Logf("checkpoint of 50,000 new rows at close: %v", time.Since(start))
 	start = time.Now()
 	g := openTestFSM(t, path)
-	t.Logf("load of 200,000 rows: %v", time.Since(start))
-	if n := rowCount(t, g, "ids", "WORKER_NODE"); n != 200000 {
+	t.Logf("load of 50,000 rows: %v", time.Since(start))
+	if n := rowCount(t, g, "ids", "WORKER_NODE"); n != 50000 {
 		t.Fatalf("reloaded %d rows", n)
 	}
 	prev := int64(0)
