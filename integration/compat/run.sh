@@ -6,7 +6,8 @@
 # Starts one ticketd (free ports, temporary data directory, a users file,
 # a self-signed TLS certificate), runs one small script per client and
 # prints one line per client: PASS, FAIL (with the script's output) or
-# SKIP (an optional client whose runtime is not installed). Exits non-zero
+# SKIP (an optional client whose runtime or driver is not installed, with
+# what to install: node-mysql2 before npm ci). Exits non-zero
 # if any client failed. Installs nothing: .ci/run installs the Debian
 # packages and the npm modules (npm ci --prefix integration/compat/node).
 #
