@@ -49,6 +49,10 @@ const (
 	// stNotLeader or stRejected. 9 leaves room for the kinds other
 	// branches add meanwhile.
 	fwdStatus byte = 9
+	// fwdTransfer asks the leader to hand leadership over (payload: the
+	// target's id, empty for the most up-to-date voter; the answer is the
+	// new leader's id).
+	fwdTransfer byte = 6
 
 	stOK        byte = 0
 	stNotLeader byte = 1 // not the leader: nothing was done
@@ -58,6 +62,8 @@ const (
 	// Membership changes refused by the leader: nothing was changed.
 	stUnknownMember  byte = 5
 	stMemberConflict byte = 6
+	// A leadership transfer with no voter to go to: nothing was done.
+	stNoTarget byte = 7
 
 	reqHeader  = 1 + 8 + 4
 	respHeader = 1 + 8
@@ -68,6 +74,11 @@ const (
 	// deadline but may need a little longer to learn its fate, and a
 	// definite answer is worth more than an early ErrUncertain.
 	forwardGrace = 2 * time.Second
+
+	// changedGrace is how long a follower still waits for a forwarded
+	// request's answer once it has learnt of a new leader (see
+	// fconn.call).
+	changedGrace = 100 * time.Millisecond
 )
 
 // errNotSent marks a forwarded request that certainly never reached the
@@ -180,6 +191,17 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 			return errStatus(applyError(err)), []byte(err.Error())
 		}
 		return stOK, nil
+	case fwdTransfer:
+		d := decoder{b: payload}
+		to := d.string()
+		if err := d.done(); err != nil {
+			return stRejected, []byte(err.Error())
+		}
+		leader, err := n.transferLocal(context.Background(), to, deadline)
+		if err != nil {
+			return errStatus(err), []byte(err.Error())
+		}
+		return stOK, []byte(leader)
 	case fwdJoin, fwdRemove:
 		d := decoder{b: payload}
 		id := d.string()
@@ -229,6 +251,8 @@ func errStatus(err error) byte {
 		return stUnknownMember
 	case errors.Is(err, ErrMemberConflict):
 		return stMemberConflict
+	case errors.Is(err, ErrNoTransferTarget):
+		return stNoTarget
 	case errors.Is(err, errNotLeader):
 		return stNotLeader
 	case errors.Is(err, ticket.ErrNoQuorum):
@@ -420,6 +444,36 @@ func (f *forwarder) membership(ctx context.Context, addr string, deadline time.T
 	}
 }
 
+// transfer asks the leader at addr to hand leadership to the voter to
+// (empty: the most up-to-date one), and returns the new leader's id.
+func (f *forwarder) transfer(ctx context.Context, addr string, deadline time.Time, to string) (string, error) {
+	status, out, err := f.call(ctx, addr, deadline, fwdTransfer, appendString(nil, to), nil)
+	if err != nil {
+		if errors.Is(err, errNotSent) {
+			return "", fmt.Errorf("raftstore: forward to %s: %w", addr, err)
+		}
+		return "", fmt.Errorf("raftstore: forward to %s: %w: %w", addr, ticket.ErrUncertain, err)
+	}
+	switch status {
+	case stOK:
+		return string(out), nil
+	case stNotLeader:
+		return "", fmt.Errorf("raftstore: forward to %s: %w", addr, errNotLeader)
+	case stUnknownMember:
+		return "", fmt.Errorf("%w (leader %s: %s)", ErrUnknownMember, addr, out)
+	case stMemberConflict:
+		return "", fmt.Errorf("%w (leader %s: %s)", ErrMemberConflict, addr, out)
+	case stNoTarget:
+		return "", fmt.Errorf("%w (leader %s)", ErrNoTransferTarget, addr)
+	case stNoQuorum:
+		return "", fmt.Errorf("raftstore: leader %s: %w: %s", addr, ticket.ErrNoQuorum, out)
+	case stRejected:
+		return "", fmt.Errorf("raftstore: leader %s refused the transfer: %s", addr, out)
+	default:
+		return "", fmt.Errorf("raftstore: leader %s: %w: %s", addr, ticket.ErrUncertain, out)
+	}
+}
+
 // fconn is one forwarding connection. Writers take wmu for a whole frame;
 // readLoop hands each response to the request waiting on its id.
 type fconn struct {
@@ -551,6 +605,19 @@ func (c *fconn) call(ctx context.Context, deadline time.Time, kind byte, payload
 		unregister()
 		return 0, nil, ctx.Err()
 	case <-changed:
+		// A leader that handed leadership over (or was asked after it
+		// had) is alive and answers at once, most often "not the
+		// leader", which is certain and retried: give it a moment before
+		// settling for "unknown". A dead one costs this much more.
+		g := time.NewTimer(changedGrace)
+		defer g.Stop()
+		select {
+		case r := <-ch:
+			return r.status, r.payload, nil
+		case <-c.done:
+		case <-ctx.Done():
+		case <-g.C:
+		}
 		unregister()
 		return 0, nil, errors.New("the leader changed while waiting for its answer")
 	case <-t.C:

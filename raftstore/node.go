@@ -75,6 +75,11 @@ type Node struct {
 	leaderTerm atomic.Uint64
 	// nudging is set while a nudge of the leader is under way (WaitApplied).
 	nudging atomic.Bool
+	// handingOver is set while this leader hands leadership over: it
+	// starts no entry of its own then (see handover.go); applying counts
+	// the entries it started and awaits.
+	handingOver atomic.Bool
+	applying    atomic.Int64
 }
 
 var (

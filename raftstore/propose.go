@@ -203,6 +203,13 @@ func (n *Node) proposeLocal(ctx context.Context, deadline time.Time, data []byte
 	if timeout <= 0 {
 		return nil, 0, fmt.Errorf("raftstore: propose: %w: deadline passed", ticket.ErrNoQuorum)
 	}
+	// Counted before the check, so that a handover that sets the flag and
+	// then sees no entry counted cannot miss this one.
+	n.applying.Add(1)
+	defer n.applying.Add(-1)
+	if n.handingOver.Load() {
+		return nil, 0, fmt.Errorf("raftstore: propose: %w: handing leadership over", errNotLeader)
+	}
 	f := n.raft.Apply(data, timeout)
 	err := n.await(ctx, f, deadline)
 	if errors.Is(err, errGaveUp) {

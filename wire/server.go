@@ -172,6 +172,11 @@ type Server struct {
 	conns  map[net.Conn]struct{}
 	closed bool
 	wg     sync.WaitGroup
+	// draining is set by Shutdown (drain.go); lns are the listeners
+	// Serve accepts on, which Shutdown closes.
+	draining   atomic.Bool
+	drainQuiet time.Duration
+	lns        []net.Listener
 }
 
 // New builds a Server from a configuration that passed Validate.
@@ -248,6 +253,8 @@ func New(svc Service, cfg Config) *Server {
 		ctx:      ctx,
 		cancel:   cancel,
 		conns:    map[net.Conn]struct{}{},
+
+		drainQuiet: drainQuiet,
 	}
 }
 
@@ -258,11 +265,19 @@ var ErrServerClosed = errors.New("wire: server closed")
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
+	s.mu.Lock()
+	s.lns = append(s.lns, ln)
+	draining := s.draining.Load() || s.closed
+	s.mu.Unlock()
+	if draining {
+		ln.Close()
+		return ErrServerClosed
+	}
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
 			s.mu.Lock()
-			closed := s.closed
+			closed := s.closed || s.draining.Load()
 			s.mu.Unlock()
 			if closed || ctx.Err() != nil {
 				return ErrServerClosed
@@ -298,7 +313,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 func (s *Server) track(nc net.Conn) (tracked, full bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if s.closed || s.draining.Load() {
 		return false, false
 	}
 	if s.cfg.MaxConnections > 0 && len(s.conns) >= s.cfg.MaxConnections {
@@ -354,7 +369,17 @@ func (s *Server) serveConn(nc net.Conn) {
 				_ = nc.SetReadDeadline(now.Add(s.cfg.IdleTimeout))
 			}
 		}
+		if s.draining.Load() {
+			s.drainDeadline(nc)
+		}
 		err, panicked := s.handleCommand(c)
+		if err != nil && !panicked && s.draining.Load() && !h.quit {
+			// Quiet for drainQuiet during a drain (or the client left).
+			if e := cc.ShutdownNotice(); e != nil {
+				s.log.Debug("closing quiet connection for shutdown", "remote", nc.RemoteAddr().String())
+			}
+			return
+		}
 		if err != nil || panicked {
 			// go-mysql formats the read error into its own, so an idle
 			// timeout is recognised by the clock.
@@ -394,6 +419,9 @@ func (s *Server) Close() {
 	s.cancel()
 	s.mu.Lock()
 	s.closed = true
+	for _, ln := range s.lns {
+		ln.Close()
+	}
 	for nc := range s.conns {
 		nc.Close()
 	}

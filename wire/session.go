@@ -72,6 +72,9 @@ func (s *session) close() { s.stmt.close() }
 // returns is the client's answer instead.
 func (s *session) connected(l mysqlconn.Login) error {
 	s.user, s.login = l.User, l
+	if err := s.refuseDraining(); err != nil {
+		return err
+	}
 	// The session's defaults come from replicated global variables: read
 	// them only once the local state may answer.
 	if err := s.awaitLogin(); err != nil {
@@ -207,6 +210,9 @@ func packet(e *mysqlerr.Error) *mysql.MyError {
 
 // UseDB handles COM_INIT_DB.
 func (s *session) UseDB(db string) error {
+	if err := s.refuseDraining(); err != nil {
+		return err
+	}
 	if err := s.use(db); err != nil {
 		return s.countErr(myErr(err))
 	}
@@ -233,6 +239,9 @@ func (s *session) use(db string) error {
 // the last goes out with SERVER_MORE_RESULTS_EXISTS, and an error ends the
 // sequence, as in MySQL.
 func (s *session) HandleQuery(query string) (*mysql.Result, error) {
+	if err := s.refuseDraining(); err != nil {
+		return nil, err
+	}
 	s.srv.questions.Add(1)
 	plans, err := s.srv.plans.Parse(query)
 	if err != nil {
@@ -269,6 +278,9 @@ type prepared struct {
 // that label rows from them, as Ruby's mysql2, get "" for every column);
 // its ID is the key of the statement in s.stmts.
 func (s *session) HandleStmtPrepare(query string) (int, int, any, error) {
+	if err := s.refuseDraining(); err != nil {
+		return 0, 0, nil, err
+	}
 	// go-mysql numbers this statement s.prepares, failed or not.
 	s.prepares++
 	plans, err := s.srv.plans.Parse(query)
@@ -337,8 +349,10 @@ func (s *session) HandleStmtExecute(ctx any, query string, args []any) (*mysql.R
 		ps = s.stmts[st.ID]
 	}
 	var r *mysql.Result
-	var err error
-	if ps != nil {
+	err := s.refuseDraining()
+	if err != nil {
+		// Answered below, like any error of an execute.
+	} else if ps != nil {
 		r, err = s.run(ps.plan, args, true)
 	} else {
 		err = s.countErr(packet(mysqlerr.New(mysqlerr.CodeUnknownStmtHandler, "Unknown prepared statement handler given to mysqld_stmt_execute")))
@@ -372,6 +386,9 @@ func (s *session) HandleStmtClose(ctx any) error {
 
 // HandleFieldList handles COM_FIELD_LIST (the column list of a table).
 func (s *session) HandleFieldList(table string, wildcard string) ([]*mysql.Field, error) {
+	if err := s.refuseDraining(); err != nil {
+		return nil, err
+	}
 	if s.db == "" {
 		return nil, errNoDB()
 	}
@@ -400,6 +417,9 @@ func (s *session) HandleFieldList(table string, wildcard string) ([]*mysql.Field
 const refreshHosts = 0x08
 
 func (s *session) HandleOtherCommand(cmd byte, data []byte) error {
+	if err := s.refuseDraining(); err != nil {
+		return err
+	}
 	switch cmd {
 	case mysql.COM_RESET_CONNECTION:
 		s.reset()

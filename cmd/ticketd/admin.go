@@ -17,9 +17,10 @@ import (
 )
 
 // adminHandler serves the admin HTTP API: /status, /healthz, /readyz,
-// and membership changes (/join, /remove) that the node forwards to the
-// leader.
-func adminHandler(node *raftstore.Node, log *slog.Logger) http.Handler {
+// membership changes (/join, /remove) and leadership transfers
+// (/leader/transfer) that the node forwards to the leader. notReady, if
+// set, overrides /readyz (a stopping node).
+func adminHandler(node *raftstore.Node, notReady func() error, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -38,7 +39,14 @@ func adminHandler(node *raftstore.Node, log *slog.Logger) http.Handler {
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		if err := node.Ready(); err != nil {
+		err := error(nil)
+		if notReady != nil {
+			err = notReady()
+		}
+		if err == nil {
+			err = node.Ready()
+		}
+		if err != nil {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
@@ -75,6 +83,18 @@ func adminHandler(node *raftstore.Node, log *slog.Logger) http.Handler {
 			return
 		}
 		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("POST /leader/transfer", func(w http.ResponseWriter, r *http.Request) {
+		to := r.URL.Query().Get("to")
+		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+		defer cancel()
+		leader, err := node.TransferLeadership(ctx, to)
+		logAdminAction(log, r, "leader-transfer", err, "to", to, "leader", leader)
+		if err != nil {
+			http.Error(w, err.Error(), transferStatus(err))
+			return
+		}
+		fmt.Fprintln(w, leader)
 	})
 	// Profiles of a running node, for the performance work (go tool pprof
 	// http://ADMIN/debug/pprof/profile). The admin address is loopback by

@@ -47,7 +47,7 @@ func (f *adminFlags) register(fs *flag.FlagSet, server bool) {
 		fs.StringVar(&f.cert, "http-cert", "", "PEM certificate for the admin HTTP API: it then speaks HTTPS only (with --http-key)")
 		fs.StringVar(&f.key, "http-key", "", "PEM private key of --http-cert")
 		fs.StringVar(&f.ca, "http-ca", "", "PEM CA bundle: admin clients must present a certificate it signed (needs --http-cert); --join uses it to verify the member it calls")
-		fs.StringVar(&f.tokenFile, "admin-token-file", "", "file holding the bearer token the admin API requires for /join, /remove, /backup, /restore and /debug/pprof/ (else $"+adminTokenEnv+"; neither: no token, the API is open); --join sends it")
+		fs.StringVar(&f.tokenFile, "admin-token-file", "", "file holding the bearer token the admin API requires for /join, /remove, /leader/transfer, /backup, /restore and /debug/pprof/ (else $"+adminTokenEnv+"; neither: no token, the API is open); --join sends it")
 		fs.BoolVar(&f.authMetrics, "admin-auth-metrics", false, "require the admin token for /metrics and /status too (default: open, like /healthz and /readyz)")
 		return
 	}

@@ -42,7 +42,7 @@ func (s *syncBuffer) String() string {
 // a token.
 func securedAdmin(t *testing.T, n *testNode, f adminFlags, logs io.Writer) http.Handler {
 	log := slog.New(slog.NewTextHandler(logs, nil))
-	h := withMetrics(backupRoutes(adminHandler(n.node, log), n.node, n.svc, n.dir, log), prometheus.NewRegistry(), log)
+	h := withMetrics(backupRoutes(adminHandler(n.node, nil, log), n.node, n.svc, n.dir, log), prometheus.NewRegistry(), log)
 	return secureAdmin(h, &f, testToken, "127.0.0.1:0", log)
 }
 

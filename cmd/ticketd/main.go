@@ -2,8 +2,8 @@
 // whose counters are replicated with Raft. See README.md and OPERATIONS.md.
 //
 // Without a subcommand it runs a node; the operator's tools (backup,
-// restore, import, status, version) are subcommands of the same binary, so that a
-// deployment has one file to install.
+// restore, import, status, leader-transfer, version) are subcommands of the
+// same binary, so that a deployment has one file to install.
 package main
 
 import (
@@ -27,6 +27,8 @@ var commands = map[string]command{
 	"backup":  backupCmd,
 	"restore": restoreCmd,
 	"status":  statusCmd,
+	// Planned operations: move leadership off a node before maintenance.
+	"leader-transfer": leaderTransferCmd,
 }
 
 func main() {

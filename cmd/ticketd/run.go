@@ -37,6 +37,8 @@ type options struct {
 	snapshotInterval  time.Duration
 	trailingLogs      uint64
 	stmtTimeout       time.Duration
+	shutdownTimeout   time.Duration
+	drainTime         time.Duration
 	electionTimeout   time.Duration
 	leaderLease       time.Duration
 	cache             uint64
@@ -66,6 +68,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.DurationVar(&o.snapshotInterval, "snapshot-interval", 2*time.Minute, "how often Raft checks whether --snapshot-threshold entries have accumulated")
 	fs.Uint64Var(&o.trailingLogs, "trailing-logs", 10240, "log entries kept after a snapshot, so that a briefly lagging follower catches up without one")
 	fs.DurationVar(&o.stmtTimeout, "statement-timeout", 10*time.Second, "how long a statement waits for a leader with a quorum")
+	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 20*time.Second, "bound on a stop (SIGTERM): draining clients, handing leadership over and --drain-time; what is still open then is closed")
+	fs.DurationVar(&o.drainTime, "drain-time", 2*time.Second, "how long a stopping node stays up answering /readyz with 503 (no MySQL connections) so that load balancers mark it down: at least their check interval times their fall count")
 	fs.DurationVar(&o.electionTimeout, "election-timeout", time.Second, "Raft's election timeout: a follower that has not heard from the leader for half of it (at least --leader-lease) stands for election, and a candidate that got no majority tries again after one to two of it")
 	fs.DurationVar(&o.leaderLease, "leader-lease", 500*time.Millisecond, "how long a leader goes without a quorum's answer before it steps down; at most --election-timeout")
 	fs.StringVar(&o.raftLog, "raft-log", "", "Raft log store for a new data directory: bolt (raft-boltdb) or wal (raft-wal); empty keeps the directory's, or wal")
@@ -245,11 +249,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	srv := wire.New(svc, wcfg)
 	defer srv.Close()
 
-	adminH := secureAdmin(withMetrics(backupRoutes(adminHandler(node, log), node, svc, o.dataDir, log), met.reg, log),
+	stop := &stopper{drainTime: o.drainTime, timeout: o.shutdownTimeout, log: log}
+	notReady := func() error {
+		if stop.draining.Load() {
+			return errDraining
+		}
+		return nil
+	}
+	adminH := secureAdmin(withMetrics(backupRoutes(adminHandler(node, notReady, log), node, svc, o.dataDir, log), met.reg, log),
 		&o.admin, token, o.httpAddr, log)
 	admin := &http.Server{Handler: adminH, TLSConfig: adminTLS, ReadHeaderTimeout: 5 * time.Second}
 	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(ctx, mysqlLn) }()
+	// The MySQL listener is closed by the planned stop (srv.Shutdown), not
+	// by the signal itself.
+	serveCtx, serveCancel := context.WithCancel(context.Background())
+	defer serveCancel()
+	go func() { errc <- srv.Serve(serveCtx, mysqlLn) }()
 	go func() {
 		if adminTLS != nil {
 			errc <- admin.ServeTLS(httpLn, "", "")
@@ -271,6 +286,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")
+		stop.stop(srv, node)
 	case err := <-errc:
 		if !errors.Is(err, wire.ErrServerClosed) && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("listener failed", "err", err)

@@ -172,8 +172,13 @@ func (n *Node) args() []string {
 
 // env is the parent's environment minus TICKETD_* (a developer's
 // TICKETD_PEERS must not leak into a test node), plus opts.Env.
+//
+// A stopping node stays up for --drain-time so that load balancers mark
+// it down; no test but those with a load balancer needs that, and every
+// Stop would take it longer, so it is 0 unless opts.Env or Args say
+// otherwise (later entries and flags win).
 func (n *Node) env() []string {
-	var e []string
+	e := []string{"TICKETD_DRAIN_TIME=0s"}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "TICKETD_") {
 			e = append(e, kv)
