@@ -31,14 +31,22 @@ test-integration:
 
 test: fmt-check vet test-unit test-integration
 
-# One soak per Raft log store (issue 13), each for SOAK_DURATION; extra
-# server flags in SOAK_ARGS (e.g. SOAK_ARGS="--cache 100").
+# One soak per Raft log store (issue 13), each for SOAK_DURATION, then
+# one per table scope in SOAK_SCOPES (node: a node-scoped table, DESIGN
+# §4c; SOAK_SCOPES= skips it); extra server flags in SOAK_ARGS (e.g.
+# SOAK_ARGS="--cache 100").
 SOAK_LOG_STORES ?= wal bolt
+SOAK_SCOPES     ?= node
 SOAK_ARGS       ?=
 soak:
 	set -e; for store in $(SOAK_LOG_STORES); do \
 	  echo "== soak, --raft-log $$store $(SOAK_ARGS)"; \
 	  TICKETD_SOAK_DURATION=$(SOAK_DURATION) TICKETD_SOAK_ARGS="--raft-log $$store $(SOAK_ARGS)" \
+	    $(GO) test -tags soak -count=1 -timeout 0 -run '^TestSoak$$' -v ./integration/faults/; \
+	done; \
+	for scope in $(SOAK_SCOPES); do \
+	  echo "== soak, $$scope-scoped table $(SOAK_ARGS)"; \
+	  TICKETD_SOAK_DURATION=$(SOAK_DURATION) TICKETD_SOAK_SCOPE=$$scope TICKETD_SOAK_ARGS="$(SOAK_ARGS)" \
 	    $(GO) test -tags soak -count=1 -timeout 0 -run '^TestSoak$$' -v ./integration/faults/; \
 	done
 

@@ -74,7 +74,16 @@ type block struct {
 	// gen counts drops: a refill or load begun before a drop must not
 	// install its result.
 	gen       uint64
-	refilling chan struct{} // closed when the refill in flight ends
+	refilling *refill // the refill in flight, if any
+}
+
+// refill is a block reservation in flight. Requests that find the block
+// empty wait for it and share its replication failure: each taking its
+// own turn after a failed one would add up the waits past the statement
+// timeout (a cut-off node's clients must hear 1290 within it).
+type refill struct {
+	done chan struct{} // closed when it ends
+	err  error         // set before done is closed
 }
 
 func newNodeBlocks(read Reader, defCache uint64, obs Observer,
@@ -141,7 +150,10 @@ func (nb *nodeBlocks) assign(ctx context.Context, c *Command) (ids []uint64, ok 
 		if wait := e.refilling; wait != nil {
 			e.mu.Unlock()
 			select {
-			case <-wait:
+			case <-wait.done:
+				if wait.err != nil {
+					return nil, true, wait.err
+				}
 				continue
 			case <-ctx.Done():
 				return nil, true, ctx.Err()
@@ -151,8 +163,8 @@ func (nb *nodeBlocks) assign(ctx context.Context, c *Command) (ids []uint64, ok 
 			e.mu.Unlock()
 			return nil, true, err
 		}
-		done := make(chan struct{})
-		e.refilling = done
+		rf := &refill{done: make(chan struct{})}
+		e.refilling = rf
 		gen := e.gen
 		size := refillSize(e.cache, n, c.Increment)
 		e.mu.Unlock()
@@ -165,7 +177,8 @@ func (nb *nodeBlocks) assign(ctx context.Context, c *Command) (ids []uint64, ok 
 		}
 		e.mu.Lock()
 		e.refilling = nil
-		close(done)
+		rf.err = err
+		close(rf.done)
 		switch {
 		case err != nil:
 			e.mu.Unlock()

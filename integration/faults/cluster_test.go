@@ -253,6 +253,17 @@ func settle(ctx context.Context, hc *harness.Cluster) (*harness.Node, error) {
 // applied state.
 func createTicketTable(ctx context.Context, t testing.TB, hc *harness.Cluster, n *harness.Node, db string) {
 	t.Helper()
+	createTicketTableWith(ctx, t, hc, n, db, "")
+}
+
+// createTicketTableWith is createTicketTable with a table comment, such
+// as nodeScope's.
+func createTicketTableWith(ctx context.Context, t testing.TB, hc *harness.Cluster, n *harness.Node, db, comment string) {
+	t.Helper()
+	ddl := harness.FlickrDDL(db + ".Tickets64")
+	if comment != "" {
+		ddl += " COMMENT='" + comment + "'"
+	}
 	conn, err := sql.Open("mysql", n.DSN(""))
 	if err != nil {
 		t.Fatal(err)
@@ -260,7 +271,7 @@ func createTicketTable(ctx context.Context, t testing.TB, hc *harness.Cluster, n
 	defer conn.Close()
 	for _, q := range []string{
 		"CREATE DATABASE " + db,
-		harness.FlickrDDL(db + ".Tickets64"),
+		ddl,
 	} {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)

@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -41,6 +42,9 @@ type measurement struct {
 	// cutWait, for a partition: the longest the cut-off node's clients
 	// waited for their refusal (calls made after the cut).
 	cutWait time.Duration
+	// cutServed, for a partition of a node-scoped table: the ids the
+	// cut-off node served from its block before refusing.
+	cutServed int
 }
 
 func (m measurement) String() string {
@@ -49,6 +53,9 @@ func (m measurement) String() string {
 		m.heal.Round(time.Millisecond), m.worst.Round(time.Millisecond), m.worstOn, m.refused)
 	if m.cutWait > 0 {
 		s += fmt.Sprintf(", slowest refusal %v", m.cutWait.Round(time.Millisecond))
+	}
+	if m.cutServed > 0 {
+		s += fmt.Sprintf(", ids served from its block while cut off %d", m.cutServed)
 	}
 	return s
 }
@@ -86,24 +93,41 @@ func (e *faultEnv) addPause(p pauseWindow) {
 // it checks the whole history so far, the minority's refusals and the
 // recovery bounds, and logs the measured times. One cluster for all
 // faults keeps the test within `make test`'s budget on a 2-core machine,
-// and checks the invariants across faults too. It runs three times: every
-// id through Raft, with range reservation (--cache), and every id through
-// Raft with mutual TLS between the nodes (cmd/ticketd/OPERATIONS.md "Securing a cluster").
+// and checks the invariants across faults too. It runs four times: every
+// id through Raft, with range reservation (--cache), every id through
+// Raft with mutual TLS between the nodes (cmd/ticketd/OPERATIONS.md
+// "Securing a cluster"), and on a node-scoped table (DESIGN §4c), the
+// last with three of the faults only (kill -9 of the leader, the leader
+// partitioned, kill -9 of all) to keep make test short; make soak
+// (SOAK_SCOPES) runs node scope under every kind.
 func TestFaults(t *testing.T) {
 	// Both ways of handing out ids: every id through Raft, and range
 	// reservation (--cache), where the leader serves ids from memory and
-	// a stale leader keeping its range would hand out duplicates.
-	for _, mode := range []struct {
-		name   string
-		args   func(t *testing.T) []string
-		cached bool
-	}{
-		{"raft", func(*testing.T) []string { return nil }, false},
-		{"cache", func(*testing.T) []string { return []string{"--cache", "100"} }, true},
-		{"tls", nodeTLS, false},
+	// a stale leader keeping its range would hand out duplicates. Node
+	// scope: every node serves its own blocks, which a node cut off or
+	// killed must never let another node or its next run hand out again.
+	for _, mode := range []faultMode{
+		{name: "raft", args: func(*testing.T) []string { return nil }},
+		{name: "cache", args: func(*testing.T) []string { return []string{"--cache", "100"} }, cached: true},
+		{name: "tls", args: nodeTLS},
+		{name: "node", args: func(*testing.T) []string { return nil }, cached: true, nodeScoped: true,
+			only: []string{"kill-leader", "partition-leader", "kill-all"}},
 	} {
-		t.Run(mode.name, func(t *testing.T) { runFaults(t, mode.args(t), mode.cached) })
+		t.Run(mode.name, func(t *testing.T) { runFaults(t, mode) })
 	}
+}
+
+// faultMode is one run of TestFaults.
+type faultMode struct {
+	name string
+	args func(t *testing.T) []string // ticketd flags beyond clusterArgs'
+	// cached: ids come from reserved ranges or blocks, so the table's
+	// row holds the last id written through Raft, not the last handed out.
+	cached bool
+	// nodeScoped: the table is node-scoped (loadSpec.nodeScoped).
+	nodeScoped bool
+	// only, if set, names the faults to run.
+	only []string
 }
 
 // nodeTLS is the flags of mutual TLS on the Raft port: one certificate
@@ -116,12 +140,11 @@ func nodeTLS(t *testing.T) []string {
 	return []string{"--node-cert", f.Cert, "--node-key", f.Key, "--node-ca", f.CA}
 }
 
-// runFaults runs the fault sequence on a new cluster started with args
-// (beyond clusterArgs'); cached says ids come from reserved ranges.
-func runFaults(t *testing.T, args []string, cached bool) {
+// runFaults runs the fault sequence of mode on a new cluster.
+func runFaults(t *testing.T, mode faultMode) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	l := startLoaded(ctx, t, loadSpec{db: "faults", args: args, proxied: true, clients: 3})
+	l := startLoaded(ctx, t, loadSpec{db: "faults", args: mode.args(t), proxied: true, clients: 3, nodeScoped: mode.nodeScoped})
 	c, w := l.c, l.w
 	env := &faultEnv{ctx: ctx, c: c, w: w, pauseFor: 3 * electionTimeout, holdFor: hold, downFor: time.Second}
 
@@ -141,6 +164,9 @@ func runFaults(t *testing.T, args []string, cached bool) {
 	}
 	var results []measurement
 	for _, f := range faults {
+		if mode.only != nil && !slices.Contains(mode.only, f.name) {
+			continue
+		}
 		// Each fault starts from a healthy cluster with an agreed leader.
 		lead, err := settle(ctx, c.hc)
 		if err != nil {
@@ -178,7 +204,7 @@ func runFaults(t *testing.T, args []string, cached bool) {
 	// With a cache the row holds the last id written through Raft, not
 	// the last handed out (ticket/reserve.go), so only agreement counts.
 	rowMin := w.h.MaxID()
-	if cached {
+	if mode.cached {
 		rowMin = 0
 	}
 	checkReplicasAgree(ctx, t, c.hc, lead, "faults", rowMin)
@@ -350,7 +376,11 @@ func partition(t *testing.T, e *faultEnv, victim *harness.Node, mode netproxy.Mo
 	e.c.proxy.HealAll()
 	ops := e.w.h.Ops()
 	m.gap = longestGap(ops, rest, tCut, tHeal)
-	m.refused = refusals(t, ops, []*harness.Node{victim}, tCut, tHeal)
+	blockIDs := 0
+	if e.w.nodeScoped {
+		blockIDs = 2 * nodeScopeBlock
+	}
+	m.refused, m.cutServed = refusals(t, ops, []*harness.Node{victim}, tCut, tHeal, blockIDs)
 	if m.refused == 0 {
 		t.Errorf("cut-off node %s refused no allocation in %v: its clients saw neither ids nor errors", victim.ID(), e.holdFor)
 	}

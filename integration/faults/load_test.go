@@ -69,6 +69,9 @@ type workload struct {
 	stop    chan struct{}
 	wg      sync.WaitGroup
 	clients atomic.Int32
+	// nodeScoped: the table is node-scoped, so ids are unique
+	// cluster-wide but increasing only within each node's answers.
+	nodeScoped bool
 
 	mu        sync.Mutex
 	classes   map[string]int // error class -> count
@@ -228,9 +231,18 @@ func (w *workload) checkClean(t testing.TB) {
 	for _, m := range mismatch {
 		t.Errorf("LAST_INSERT_ID() disagrees with the OK packet: %s", m)
 	}
-	if vs := w.h.Check(); len(vs) > 0 {
+	if vs := w.check(); len(vs) > 0 {
 		t.Errorf("history: %s", history.Report(vs, 20))
 	}
+}
+
+// check checks the history against the table's guarantee: global order,
+// or per-node order for a node-scoped table.
+func (w *workload) check() []history.Violation {
+	if w.nodeScoped {
+		return w.h.CheckNodeScoped()
+	}
+	return w.h.Check()
 }
 
 // errorClasses returns "1290:12 1105:3 conn:40".
@@ -333,10 +345,38 @@ func worstWait(ops []history.Op, from, to time.Time, skip string, only ...string
 // refusals checks the minority's answers: every allocation a node of ns
 // started after cut and finished before heal must have failed, with a
 // server error (1290 or 1105) since the node itself is up. It returns
-// how many there were.
-func refusals(t testing.TB, ops []history.Op, ns []*harness.Node, cut, heal time.Time) int {
+// how many there were. With a node-scoped table (blockIDs > 0) a node
+// may first finish the blocks committed to it: at most blockIDs ids
+// (the rest of its block, and one more whose refill committed at the
+// cut), all returned before its first refusal; served counts them.
+func refusals(t testing.TB, ops []history.Op, ns []*harness.Node, cut, heal time.Time, blockIDs int) (count, served int) {
 	t.Helper()
-	count := 0
+	if blockIDs > 0 {
+		for _, n := range ns {
+			var firstRefusal time.Time
+			for _, o := range ops {
+				if o.Node == n.ID() && !o.Call.Before(cut) && o.Return.Before(heal) && !o.OK() &&
+					(firstRefusal.IsZero() || o.Return.Before(firstRefusal)) {
+					firstRefusal = o.Return
+				}
+			}
+			var kept []history.Op
+			nodeServed := 0
+			for _, o := range ops {
+				if o.Node == n.ID() && o.OK() && !o.Call.Before(cut) && o.Return.Before(heal) &&
+					(firstRefusal.IsZero() || !o.Call.After(firstRefusal)) {
+					nodeServed++
+					continue
+				}
+				kept = append(kept, o)
+			}
+			if nodeServed > blockIDs {
+				t.Errorf("cut-off node %s served %d ids of a node-scoped table, more than its blocks can hold (%d)", n.ID(), nodeServed, blockIDs)
+			}
+			served += nodeServed
+			ops = kept
+		}
+	}
 	for _, n := range ns {
 		for _, o := range ops {
 			if o.Node != n.ID() || o.Call.Before(cut) || !o.Return.Before(heal) {
@@ -354,7 +394,7 @@ func refusals(t testing.TB, ops []history.Op, ns []*harness.Node, cut, heal time
 			}
 		}
 	}
-	return count
+	return count, served
 }
 
 // pauseWindow is a time a node was SIGSTOPped: its clients' operations

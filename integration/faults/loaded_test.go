@@ -22,7 +22,17 @@ type loadSpec struct {
 	loadOn func(lead *harness.Node, all []*harness.Node) []*harness.Node
 	// serving bounds the wait for every loaded node's first id; 0 is 20s.
 	serving time.Duration
+	// nodeScoped makes the table node-scoped (nodeScope): the history is
+	// checked with history.CheckNodeScoped.
+	nodeScoped bool
 }
+
+// nodeScope is the table comment of the node-scoped fault runs: blocks of
+// 100, so that a cut-off node's block runs out within a partition.
+const (
+	nodeScope      = "ticketd:cache=100,scope=node"
+	nodeScopeBlock = 100
+)
 
 // loaded is a three-node cluster serving a workload, before any fault.
 type loaded struct {
@@ -48,12 +58,17 @@ func startLoaded(ctx context.Context, t *testing.T, s loadSpec) *loaded {
 	if l.lead, err = settle(ctx, l.hc); err != nil {
 		t.Fatal(err)
 	}
-	createTicketTable(ctx, t, l.hc, l.lead, s.db)
+	comment := ""
+	if s.nodeScoped {
+		comment = nodeScope
+	}
+	createTicketTableWith(ctx, t, l.hc, l.lead, s.db, comment)
 	on := l.hc.Nodes
 	if s.loadOn != nil {
 		on = s.loadOn(l.lead, l.hc.Nodes)
 	}
 	l.w = newWorkload(t, s.db)
+	l.w.nodeScoped = s.nodeScoped
 	for _, n := range on {
 		l.w.run(n, s.clients)
 	}

@@ -33,7 +33,9 @@ import (
 //
 // Environment: TICKETD_SOAK_SEED (default: time-based, always printed,
 // so a run can be repeated), TICKETD_SOAK_ARGS (extra server flags, e.g.
-// "--cache 100").
+// "--cache 100"), TICKETD_SOAK_SCOPE=node (the table is node-scoped,
+// 'ticketd:cache=100,scope=node', and the history is checked for
+// cluster-wide uniqueness and per-node order, DESIGN §4c).
 func TestSoak(t *testing.T) {
 	spec := os.Getenv("TICKETD_SOAK_DURATION")
 	if spec == "" {
@@ -59,11 +61,19 @@ func TestSoak(t *testing.T) {
 		extra = append(extra, "--snapshot-interval", "5s", "--trailing-logs", "256")
 	}
 	extra = append(extra, strings.Fields(os.Getenv("TICKETD_SOAK_ARGS"))...)
-	t.Logf("soak: duration %v, seed %d (TICKETD_SOAK_SEED to repeat), server flags %v", dur, seed, clusterArgs(extra...))
+	nodeScoped := false
+	switch scope := os.Getenv("TICKETD_SOAK_SCOPE"); scope {
+	case "", "global":
+	case "node":
+		nodeScoped = true
+	default:
+		t.Fatalf("TICKETD_SOAK_SCOPE=%q: want global or node", scope)
+	}
+	t.Logf("soak: duration %v, seed %d (TICKETD_SOAK_SEED to repeat), server flags %v, node-scoped table %v", dur, seed, clusterArgs(extra...), nodeScoped)
 
 	ctx, cancel := context.WithTimeout(context.Background(), dur+10*time.Minute)
 	defer cancel()
-	l := startLoaded(ctx, t, loadSpec{db: "soak", args: extra, proxied: true, clients: 3, serving: 30 * time.Second})
+	l := startLoaded(ctx, t, loadSpec{db: "soak", args: extra, proxied: true, clients: 3, serving: 30 * time.Second, nodeScoped: nodeScoped})
 	c, w := l.c, l.w
 	env := &faultEnv{ctx: ctx, c: c, w: w}
 	between := func(lo, hi time.Duration) time.Duration {
@@ -139,7 +149,7 @@ func TestSoak(t *testing.T) {
 		t.Logf("fault %d: %s", n, m)
 		if n%10 == 0 {
 			okN, failed := w.h.Counts()
-			t.Logf("after %d faults: %d ok, %d failed, %d violations so far", n, okN, failed, len(w.h.Check()))
+			t.Logf("after %d faults: %d ok, %d failed, %d violations so far", n, okN, failed, len(w.check()))
 		}
 		w.sleep(between(time.Second, 5*time.Second))
 	}
@@ -187,7 +197,7 @@ type kindStats struct {
 	n                    int
 	majority, gap, heal  time.Duration // maxima
 	sumMajority, sumHeal time.Duration
-	refused              int
+	refused, cutServed   int
 	cluster              []time.Duration // cluster-wide gaps, one per fault
 	wait                 []time.Duration // worst client waits, one per fault
 }
@@ -200,6 +210,7 @@ func (k *kindStats) add(m measurement) {
 	k.sumMajority += m.majority
 	k.sumHeal += m.heal
 	k.refused += m.refused
+	k.cutServed += m.cutServed
 	k.cluster = append(k.cluster, m.cluster)
 	k.wait = append(k.wait, m.worst)
 }
@@ -217,7 +228,7 @@ func p50Max(ds []time.Duration) (p50, most time.Duration) {
 func soakSummary(w *workload, c *cluster, stats map[string]*kindStats) string {
 	var b strings.Builder
 	okN, failed := w.h.Counts()
-	vs := w.h.Check()
+	vs := w.check()
 	byKind := map[history.Kind]int{}
 	for _, v := range vs {
 		byKind[v.Kind]++
@@ -231,8 +242,8 @@ func soakSummary(w *workload, c *cluster, stats map[string]*kindStats) string {
 	fmt.Fprintf(&b, "  duplicates: %d, ids not above an earlier returned id: %d, LAST_INSERT_ID mismatches: %d, unexpected errors: %d\n",
 		byKind[history.Duplicate], byKind[history.NotIncreasing], mismatches, unexpected)
 	fmt.Fprintf(&b, "  proxy: %+v\n", c.proxy.Stats())
-	fmt.Fprintf(&b, "  %-22s %5s %14s %14s %14s %14s %14s %14s %14s %14s %14s %9s\n", "fault", "count",
-		"cluster p50", "cluster max", "client wait p50", "client wait max", "majority max", "majority mean", "longest gap", "heal max", "heal mean", "refusals")
+	fmt.Fprintf(&b, "  %-22s %5s %14s %14s %14s %14s %14s %14s %14s %14s %14s %9s %10s\n", "fault", "count",
+		"cluster p50", "cluster max", "client wait p50", "client wait max", "majority max", "majority mean", "longest gap", "heal max", "heal mean", "refusals", "cut served")
 	var kinds []string
 	for k := range stats {
 		kinds = append(kinds, k)
@@ -243,8 +254,8 @@ func soakSummary(w *workload, c *cluster, stats map[string]*kindStats) string {
 		s := stats[k]
 		p50, most := p50Max(s.cluster)
 		w50, wmax := p50Max(s.wait)
-		fmt.Fprintf(&b, "  %-22s %5d %14s %14s %14s %14s %14s %14s %14s %14s %14s %9d\n", k, s.n, ms(p50), ms(most), ms(w50), ms(wmax), ms(s.majority),
-			ms(s.sumMajority/time.Duration(s.n)), ms(s.gap), ms(s.heal), ms(s.sumHeal/time.Duration(s.n)), s.refused)
+		fmt.Fprintf(&b, "  %-22s %5d %14s %14s %14s %14s %14s %14s %14s %14s %14s %9d %10d\n", k, s.n, ms(p50), ms(most), ms(w50), ms(wmax), ms(s.majority),
+			ms(s.sumMajority/time.Duration(s.n)), ms(s.gap), ms(s.heal), ms(s.sumHeal/time.Duration(s.n)), s.refused, s.cutServed)
 	}
 	if len(vs) > 0 {
 		fmt.Fprintf(&b, "  %s\n", history.Report(vs, 10))

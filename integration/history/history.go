@@ -21,7 +21,9 @@
 //	lo, hi, err := fetchSegment()
 //	h.EndRange(op, lo, hi, err)
 //
-// and the test calls Check (or h.Check) once the load has stopped.
+// and the test calls Check (or h.Check) once the load has stopped, or
+// CheckNodeScoped (h.CheckNodeScoped) for a node-scoped table, whose ids
+// are unique cluster-wide but increasing only within each node's answers.
 package history
 
 import (
@@ -167,6 +169,12 @@ func (h *History) Check() []Violation {
 	return Check(h.Ops())
 }
 
+// CheckNodeScoped checks the recorded history as a node-scoped table's;
+// see CheckNodeScoped.
+func (h *History) CheckNodeScoped() []Violation {
+	return CheckNodeScoped(h.Ops())
+}
+
 // Format renders an operation relative to start (the zero time prints
 // absolute times).
 func (h *History) Format(o Op) string { return format(o, h.start) }
@@ -240,8 +248,33 @@ func format(o Op, start time.Time) string {
 // increasing (DESIGN §5.2), ranges being allocations of several ids at
 // once.
 func Check(ops []Op) []Violation {
-	var good []Op
-	var out []Violation
+	good, out := unique(ops)
+	out = append(out, increasing(good)...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Op.Call.Before(out[j].Op.Call) })
+	return out
+}
+
+// CheckNodeScoped checks the guarantee of a node-scoped table (DESIGN
+// §4c): ids unique across all operations, as Check, but real-time order
+// only among the operations of one node (Op.Node, the node that
+// answered): each node serves its own blocks, in no order with the
+// others'.
+func CheckNodeScoped(ops []Op) []Violation {
+	good, out := unique(ops)
+	byNode := map[string][]Op{}
+	for _, o := range good {
+		byNode[o.Node] = append(byNode[o.Node], o)
+	}
+	for _, node := range byNode {
+		out = append(out, increasing(node)...)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Op.Call.Before(out[j].Op.Call) })
+	return out
+}
+
+// unique returns the successful operations and the violations of
+// uniqueness among them (overlaps, duplicates, empty ranges).
+func unique(ops []Op) (good []Op, out []Violation) {
 	for _, o := range ops {
 		if !o.OK() {
 			continue
@@ -284,6 +317,12 @@ func Check(ops []Op) []Violation {
 			reach = i
 		}
 	}
+	return good, out
+}
+
+// increasing returns the violations of real-time order among good, all
+// successful operations.
+func increasing(good []Op) (out []Violation) {
 
 	// byReturn sorted by return time, with prefix maxima: best[i] is the
 	// operation with the largest last id among byReturn[0..i].
@@ -309,7 +348,6 @@ func Check(ops []Op) []Violation {
 			out = append(out, Violation{Kind: NotIncreasing, Op: o, Prior: prior})
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Op.Call.Before(out[j].Op.Call) })
 	return out
 }
 
