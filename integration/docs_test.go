@@ -26,14 +26,18 @@ import (
 var runnableDocs = []string{"README.md", "cmd/ticketd/OPERATIONS.md"}
 
 // runMarker opens a runnable block: a fenced block whose info string is
-// "sh run". Renderers highlight it as sh; TestDocs runs it as written.
+// "sh run", optionally followed by needs=TOOL for a block that needs a
+// program make test does not otherwise need (haproxy): without it the
+// block is left out, unless TICKETD_REQUIRE_<TOOL>=1 (CI). Renderers
+// highlight it as sh; TestDocs runs it as written.
 const runMarker = "sh run"
 
 // docBlock is one runnable shell block of a document.
 type docBlock struct {
-	file string // path relative to the module root
-	line int    // line of the opening fence
-	text string // the commands, indentation of the fence removed
+	file  string // path relative to the module root
+	line  int    // line of the opening fence
+	text  string // the commands, indentation of the fence removed
+	needs string // a program the block needs (needs=TOOL), or ""
 }
 
 // runnableBlocks returns the runnable blocks of a Markdown text.
@@ -68,9 +72,17 @@ func runnableBlocks(file, text string) ([]docBlock, error) {
 			continue
 		}
 		fence = ticks
-		if strings.TrimSpace(strings.TrimPrefix(trimmed, ticks)) == runMarker {
+		info := strings.TrimSpace(strings.TrimPrefix(trimmed, ticks))
+		if rest, ok := strings.CutPrefix(info, runMarker); ok && (rest == "" || rest[0] == ' ') {
 			indent = line[:len(line)-len(strings.TrimLeft(line, " \t"))]
 			cur = &docBlock{file: file, line: n}
+			for _, opt := range strings.Fields(rest) {
+				tool, ok := strings.CutPrefix(opt, "needs=")
+				if !ok || tool == "" {
+					return nil, fmt.Errorf("%s:%d: %q after %q: want needs=TOOL", file, n, opt, runMarker)
+				}
+				cur.needs = tool
+			}
 		}
 	}
 	if fence != "" {
@@ -143,7 +155,19 @@ func TestDocs(t *testing.T) {
 			t.Fatalf("%s has no runnable block (a fenced block with the info string %q)", doc, runMarker)
 		}
 		t.Logf("%s: %d runnable blocks", doc, len(bs))
-		blocks = append(blocks, bs...)
+		for _, b := range bs {
+			if b.needs != "" {
+				if _, err := exec.LookPath(b.needs); err != nil {
+					env := "TICKETD_REQUIRE_" + strings.ToUpper(b.needs)
+					if os.Getenv(env) == "1" {
+						t.Fatalf("%s:%d needs %s, which is not installed, and %s=1", b.file, b.line, b.needs, env)
+					}
+					t.Logf("%s:%d left out: it needs %s, which is not installed (set %s=1 to make this a failure)", b.file, b.line, b.needs, env)
+					continue
+				}
+			}
+			blocks = append(blocks, b)
+		}
 	}
 
 	work, err := os.MkdirTemp("", "ticketd-docs-")
@@ -155,6 +179,11 @@ func TestDocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(harness.Binary(t), filepath.Join(work, "bin", "ticketd")); err != nil {
+		t.Fatal(err)
+	}
+	// The recipes the blocks install or edit (cmd/ticketd/deploy/...),
+	// read-only: a block writes its own copies in the directory.
+	if err := os.Symlink(filepath.Join(root, "cmd"), filepath.Join(work, "cmd")); err != nil {
 		t.Fatal(err)
 	}
 	script := filepath.Join(work, ".docs.sh")
@@ -327,12 +356,19 @@ func TestRunnableBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []docBlock{{"d.md", 6, "echo a\n"}, {"d.md", 10, "echo b\n  echo c\n"}}
+	want := []docBlock{{"d.md", 6, "echo a\n", ""}, {"d.md", 10, "echo b\n  echo c\n", ""}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("blocks %+v, want %+v", got, want)
 	}
 	if _, err := runnableBlocks("d.md", "```sh run\necho\n"); err == nil {
 		t.Error("an unclosed block is not an error")
+	}
+	got, err = runnableBlocks("d.md", "```sh run needs=haproxy\nhaproxy -v\n```\n```sh runner\n```\n")
+	if err != nil || len(got) != 1 || got[0].needs != "haproxy" {
+		t.Errorf("needs=haproxy: %+v, %v", got, err)
+	}
+	if _, err := runnableBlocks("d.md", "```sh run haproxy\n```\n"); err == nil {
+		t.Error("an unknown word after sh run is not an error")
 	}
 }
 
