@@ -298,7 +298,7 @@ type Empty struct{}
 type Failed struct{ Err *Error }
 
 // FlushHosts is FLUSH HOSTS: it unblocks the hosts blocked for too many
-// refused logins.
+// connection errors.
 type FlushHosts struct{}
 
 // Account is a statement that manages accounts or privileges (GRANT,

@@ -9,33 +9,113 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/ticketd/ticketd/wire/mysqlconn"
 )
 
-// TestMaxConnections: a connection beyond MaxConnections gets MySQL's
-// 1040 in place of the greeting; once one closes, a new one gets in.
+// limitUsers has an admin (root) and an allocating account (app).
+func limitUsers(t *testing.T) *Users {
+	t.Helper()
+	users := NewUsers()
+	if err := users.Add("root", "rootpw"); err != nil {
+		t.Fatal(err)
+	}
+	if err := users.AddRole("app", "apppw", mysqlconn.RoleAlloc); err != nil {
+		t.Fatal(err)
+	}
+	return users
+}
+
+// TestMaxConnections: a login beyond MaxConnections gets MySQL's 1040;
+// the admin role has one connection more (MariaDB's extra connection for
+// SUPER), then it is refused too; once one closes, a new one gets in.
 func TestMaxConnections(t *testing.T) {
-	addr, _ := startServerWith(t, Config{MaxConnections: 2})
-	dsn := fmt.Sprintf("root@tcp(%s)/", addr)
-	a, b := open(t, dsn), open(t, dsn)
+	addr, _ := startServerWith(t, Config{Users: limitUsers(t), MaxConnections: 2})
+	app := fmt.Sprintf("app:apppw@tcp(%s)/", addr)
+	root := fmt.Sprintf("root:rootpw@tcp(%s)/", addr)
+	a, b := open(t, app), open(t, app)
 	for _, db := range []interface{ Ping() error }{a, b} {
 		if err := db.Ping(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	c := open(t, dsn)
+	c := open(t, app)
 	err := c.Ping()
 	var me *mysql.MySQLError
 	if !errors.As(err, &me) || me.Number != 1040 || me.Message != "Too many connections" {
 		t.Fatalf("third connection: %v, want 1040 Too many connections", err)
 	}
-	if got := scalar(t, a, "SELECT @@max_connections"); got != "2" {
+	admin := open(t, root)
+	if err := admin.Ping(); err != nil {
+		t.Fatalf("admin beyond max_connections: %v, want its reserved connection", err)
+	}
+	if got := scalar(t, admin, "SELECT @@max_connections"); got != "2" {
 		t.Errorf("@@max_connections = %s", got)
 	}
+	if err := open(t, root).Ping(); errCode(err) != 1040 {
+		t.Fatalf("second admin beyond max_connections: %v, want 1040", err)
+	}
+	// The admin's extra connection counts: with b closed, a and the admin
+	// are max_connections logged in; with the admin's closed too, c gets
+	// in. The server notices a close when its read returns; until then a
+	// new login may still be refused.
 	b.Close()
-	// The server notices b's close when its read returns; until then a
-	// new connection may still be refused.
-	for c.Ping() != nil {
-		time.Sleep(10 * time.Millisecond)
+	if err := c.Ping(); errCode(err) != 1040 {
+		t.Fatalf("with a and the admin logged in: %v, want 1040", err)
+	}
+	admin.Close()
+	for deadline := time.Now().Add(5 * time.Second); c.Ping() != nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no login 5 s after closing two of three connections")
+		}
+	}
+}
+
+// silentSockets opens n connections that read the greeting and never
+// answer it, closed at the end of the test.
+func silentSockets(t *testing.T, addr string, n int) []net.Conn {
+	t.Helper()
+	var out []net.Conn
+	for range n {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nc.Close() })
+		out = append(out, nc)
+	}
+	return out
+}
+
+// TestSilentSocketsDoNotLockOut: sockets that never answer the greeting
+// do not count against MaxConnections (it used to: 3x max_connections of
+// them made every login fail with 1040 until the connect timeout), and
+// beyond MaxPendingLogins the oldest of them is closed, so a login gets
+// in however many there are; the allocating account too.
+func TestSilentSocketsDoNotLockOut(t *testing.T) {
+	for _, pending := range []int{0, 4} {
+		t.Run(fmt.Sprintf("pending=%d", pending), func(t *testing.T) {
+			addr, _ := startServerWith(t, Config{Users: limitUsers(t), MaxConnections: 10, MaxPendingLogins: pending,
+				ConnectTimeout: time.Minute})
+			socks := silentSockets(t, addr, 30)
+			for _, dsn := range []string{"app:apppw@tcp(%s)/", "root:rootpw@tcp(%s)/"} {
+				db := open(t, fmt.Sprintf(dsn, addr))
+				if err := db.Ping(); err != nil {
+					t.Fatalf("login after 30 silent sockets, max_connections 10: %v", err)
+				}
+			}
+			if pending == 0 {
+				return
+			}
+			// With 4 pending at most, every silent socket but the newest 4
+			// was closed to make room.
+			for i, nc := range socks[:len(socks)-pending] {
+				_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+				if _, err := io.ReadAll(nc); err != nil {
+					t.Fatalf("silent socket %d of %d, pending logins %d: %v, want closed by the server", i+1, len(socks), pending, err)
+				}
+			}
+		})
 	}
 }
 

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"container/list"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -87,12 +88,21 @@ type Config struct {
 	// ConnectTimeout bounds the connection phase (connect_timeout, 10s):
 	// a client that has not logged in by then is disconnected.
 	ConnectTimeout time.Duration
-	// MaxConnections bounds the open client connections (MySQL's
-	// max_connections); one more is answered with error 1040 and closed.
-	// 0 means the default, 10000 (what @@max_connections always said;
-	// MySQL's is 151, too few for a ticket server every application
-	// server connects to); negative, no bound.
+	// MaxConnections bounds the logged-in client connections (MySQL's
+	// max_connections); one more login is answered with error 1040 and
+	// closed, except one beyond the bound for the admin role (MariaDB's
+	// extra connection for SUPER). Connections that have not logged in
+	// yet do not count: MaxPendingLogins bounds them. 0 means the default,
+	// 10000 (what @@max_connections always said; MySQL's is 151, too few
+	// for a ticket server every application server connects to);
+	// negative, no bound on either.
 	MaxConnections int
+	// MaxPendingLogins bounds the connections still in the connection
+	// phase; one more closes the oldest of them. Sockets that never
+	// answer the greeting so cannot keep anyone out: a client that logs in
+	// within the time the server takes to accept this many others gets
+	// in. 0 means 1024.
+	MaxPendingLogins int
 	// MaxConnectErrors blocks a host after this many consecutive
 	// connection phases that broke the protocol (max_connect_errors, 100;
 	// refused logins are not counted, loopback is never blocked) with
@@ -168,15 +178,26 @@ type Server struct {
 	// fields caches encoded result column definitions.
 	fields fieldCache
 
-	mu     sync.Mutex
-	conns  map[net.Conn]struct{}
-	closed bool
-	wg     sync.WaitGroup
+	mu    sync.Mutex
+	conns map[net.Conn]*connState
+	// pending are the connections in the connection phase, oldest first;
+	// authed counts the logged-in ones (MaxConnections).
+	pending list.List
+	authed  int
+	closed  bool
+	wg      sync.WaitGroup
 	// draining is set by Shutdown (drain.go); lns are the listeners
 	// Serve accepts on, which Shutdown closes.
 	draining   atomic.Bool
 	drainQuiet time.Duration
 	lns        []net.Listener
+}
+
+// connState is where a connection stands against the server's limits.
+type connState struct {
+	pending *list.Element // in Server.pending until it logs in
+	authed  bool          // counted in Server.authed
+	evicted bool          // closed to make room for a newer connection
 }
 
 // New builds a Server from a configuration that passed Validate.
@@ -213,6 +234,9 @@ func New(svc Service, cfg Config) *Server {
 	}
 	if cfg.MaxConnections == 0 {
 		cfg.MaxConnections = 10000
+	}
+	if cfg.MaxPendingLogins <= 0 {
+		cfg.MaxPendingLogins = 1024
 	}
 	if cfg.MaxConnectErrors == 0 {
 		cfg.MaxConnectErrors = 100
@@ -252,7 +276,7 @@ func New(svc Service, cfg Config) *Server {
 		vars:     vars,
 		ctx:      ctx,
 		cancel:   cancel,
-		conns:    map[net.Conn]struct{}{},
+		conns:    map[net.Conn]*connState{},
 
 		drainQuiet: drainQuiet,
 	}
@@ -289,17 +313,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			}
 			return fmt.Errorf("wire: accept: %w", err)
 		}
-		tracked, full := s.track(nc)
-		if full {
-			// A short write deadline: a client that does not read must
-			// not hold up the accept loop.
-			_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
-			_ = mysqlconn.Refuse(nc, mysqlerr.CodeConCount, "Too many connections")
-			s.log.Debug("connection refused: max_connections reached", "remote", nc.RemoteAddr().String(), "max_connections", s.cfg.MaxConnections)
-			nc.Close()
-			continue
-		}
-		if !tracked {
+		if !s.track(nc) {
 			nc.Close()
 			return ErrServerClosed
 		}
@@ -308,19 +322,77 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 }
 
-// track adds a connection to the open ones, unless the server is closed
-// or has MaxConnections open (full).
-func (s *Server) track(nc net.Conn) (tracked, full bool) {
+// track adds a connection to the open ones, as pending, unless the
+// server is closed. With MaxPendingLogins pending already, it closes the
+// oldest of them: max_connections is checked at login (admit), so
+// sockets that never log in cannot fill it, and they cannot fill the
+// pending ones either.
+func (s *Server) track(nc net.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || s.draining.Load() {
-		return false, false
+		return false
 	}
-	if s.cfg.MaxConnections > 0 && len(s.conns) >= s.cfg.MaxConnections {
-		return false, true
+	if s.cfg.MaxConnections > 0 && s.pending.Len() >= s.cfg.MaxPendingLogins {
+		old := s.pending.Remove(s.pending.Front()).(net.Conn)
+		st := s.conns[old]
+		st.pending, st.evicted = nil, true
+		old.Close()
+		s.log.Debug("connection closed before its login to make room for a newer one", "remote", old.RemoteAddr().String(),
+			"pending_logins", s.cfg.MaxPendingLogins)
 	}
-	s.conns[nc] = struct{}{}
-	return true, false
+	s.conns[nc] = &connState{pending: s.pending.PushBack(nc)}
+	return true
+}
+
+// errConCount is MySQL's answer to a login beyond max_connections.
+var errConCount = packet(&mysqlerr.Error{Code: mysqlerr.CodeConCount, State: "08004", Message: "Too many connections"})
+
+// admit counts a connection that has just logged in against
+// MaxConnections, or refuses it with 1040: the admin role has one more
+// (MariaDB keeps one connection beyond max_connections for SUPER), so an
+// operator can always get in to see what holds the others.
+func (s *Server) admit(nc net.Conn, role mysqlconn.Role) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.conns[nc]
+	if st == nil || st.evicted {
+		return errors.New("connection closed before its login completed")
+	}
+	if limit := s.cfg.MaxConnections; limit > 0 {
+		if role == mysqlconn.RoleAdmin {
+			limit++
+		}
+		if s.authed >= limit {
+			s.log.Debug("login refused: max_connections reached", "remote", nc.RemoteAddr().String(),
+				"max_connections", s.cfg.MaxConnections, "role", role.String())
+			return errConCount
+		}
+	}
+	if st.pending != nil {
+		s.pending.Remove(st.pending)
+		st.pending = nil
+	}
+	st.authed = true
+	s.authed++
+	return nil
+}
+
+// untrack forgets a closed connection.
+func (s *Server) untrack(nc net.Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.conns[nc]
+	if st == nil {
+		return
+	}
+	if st.pending != nil {
+		s.pending.Remove(st.pending)
+	}
+	if st.authed {
+		s.authed--
+	}
+	delete(s.conns, nc)
 }
 
 func (s *Server) serveConn(nc net.Conn) {
@@ -328,9 +400,7 @@ func (s *Server) serveConn(nc net.Conn) {
 	s.obs.ConnOpened()
 	defer s.obs.ConnClosed()
 	defer func() {
-		s.mu.Lock()
-		delete(s.conns, nc)
-		s.mu.Unlock()
+		s.untrack(nc)
 		nc.Close()
 	}()
 	// A bug reachable from one client's input must cost that client its
@@ -351,7 +421,12 @@ func (s *Server) serveConn(nc net.Conn) {
 	deadline := time.Now().Add(s.cfg.ConnectTimeout)
 	_ = nc.SetDeadline(deadline)
 	h.loginBy = deadline.Add(-loginReserve(s.cfg.ConnectTimeout))
-	c, cc, err := s.acceptor.Connect(nc, h.id, h, h.connected)
+	c, cc, err := s.acceptor.Connect(nc, h.id, h, func(l mysqlconn.Login) error {
+		if err := s.admit(nc, l.Role); err != nil {
+			return err
+		}
+		return h.connected(l)
+	})
 	if err != nil {
 		s.log.Debug("connection phase failed", "remote", nc.RemoteAddr().String(), "err", err)
 		return

@@ -42,7 +42,7 @@ func (c *clientOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.maxAllowedPacket, "max-allowed-packet", 64<<20, "largest client packet in bytes; a client sending more is disconnected with error 1153")
 	fs.DurationVar(&c.waitTimeout, "wait-timeout", 8*time.Hour, "close client connections idle this long (MySQL's wait_timeout)")
 	fs.DurationVar(&c.connectTimeout, "connect-timeout", 10*time.Second, "close client connections that have not logged in this long after connecting (MySQL's connect_timeout)")
-	fs.IntVar(&c.maxConnections, "max-connections", 10000, "open client connections at most; one more gets error 1040 'Too many connections' (MySQL's max_connections); 0 for no limit")
+	fs.IntVar(&c.maxConnections, "max-connections", 10000, "logged-in client connections at most, plus one for an admin account; one more login gets error 1040 'Too many connections' (MySQL's max_connections). Connections not logged in yet do not count: beyond 1024 of them the oldest is closed. 0 for no limit")
 	fs.IntVar(&c.maxConnectErrors, "max-connect-errors", 100, "block a host after this many consecutive connection errors (malformed handshakes, not refused logins; never loopback) with error 1129 until FLUSH HOSTS (MySQL's max_connect_errors); 0 never blocks")
 }
 
