@@ -93,7 +93,10 @@ func runnableBlocks(file, text string) ([]docBlock, error) {
 
 // docsScript joins the blocks into one bash script: each block's commands
 // as written, after a line naming the block, so that the first failing
-// command stops the script and says which block it was in.
+// command stops the script and says which block it was in. A command the
+// documents expect to fail is written "! command"; bash's set -e ignores
+// an inverted status, so such a command gets "|| false" after it (after
+// its last continued line): one that succeeds stops the script too.
 func docsScript(blocks []docBlock) string {
 	var b strings.Builder
 	b.WriteString(`set -eEuo pipefail
@@ -107,10 +110,28 @@ make() {
 }
 `)
 	for _, bl := range blocks {
-		fmt.Fprintf(&b, "\nDOCS_BLOCK='%s:%d'\necho \"== $DOCS_BLOCK\"\n%s", bl.file, bl.line, bl.text)
+		fmt.Fprintf(&b, "\nDOCS_BLOCK='%s:%d'\necho \"== $DOCS_BLOCK\"\n%s", bl.file, bl.line, mustFail(bl.text))
 	}
 	b.WriteString("\necho '== docs test: every block ran'\n")
 	return b.String()
+}
+
+// mustFail appends "|| false" to each command of text that starts with
+// "! " (see docsScript).
+func mustFail(text string) string {
+	lines := strings.SplitAfter(text, "\n")
+	inverted := false
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "! ") {
+			inverted = true
+		}
+		body := strings.TrimRight(l, "\n")
+		if inverted && !strings.HasSuffix(body, "\\") {
+			lines[i] = body + " || false" + l[len(body):]
+			inverted = false
+		}
+	}
+	return strings.Join(lines, "")
 }
 
 // TestDocs runs the shell blocks of the README and the operator's manual
@@ -366,6 +387,9 @@ func TestRunnableBlocks(t *testing.T) {
 	got, err = runnableBlocks("d.md", "```sh run needs=haproxy\nhaproxy -v\n```\n```sh runner\n```\n")
 	if err != nil || len(got) != 1 || got[0].needs != "haproxy" {
 		t.Errorf("needs=haproxy: %+v, %v", got, err)
+	}
+	if got := mustFail("a\n! b \\\n  c\n  ! d\n"); got != "a\n! b \\\n  c || false\n  ! d || false\n" {
+		t.Errorf("mustFail: %q", got)
 	}
 	if _, err := runnableBlocks("d.md", "```sh run haproxy\n```\n"); err == nil {
 		t.Error("an unknown word after sh run is not an error")
