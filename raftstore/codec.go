@@ -54,7 +54,8 @@ const (
 	cmdForce
 	cmdSeq   // sequence commands (codec_seq.go); older entries never set it
 	cmdRows  // row-table UPDATE/DELETE parts (codec_rows.go)
-	cmdKnown = cmdRows<<1 - 1
+	cmdKeys  // key changes of ALTER TABLE / CREATE and DROP INDEX (codec_rows.go)
+	cmdKnown = cmdKeys<<1 - 1
 )
 
 // Update flag bits.
@@ -170,6 +171,7 @@ func appendCommand(b []byte, c *ticket.Command) []byte {
 	set(cmdForce, c.Force)
 	set(cmdSeq, c.Seq != nil)
 	set(cmdRows, c.Rows != nil)
+	set(cmdKeys, len(c.DropKeys)+len(c.AddKeys) > 0)
 
 	b = append(b, byte(c.Op))
 	b = binary.AppendUvarint(b, m)
@@ -246,6 +248,9 @@ func appendCommand(b []byte, c *ticket.Command) []byte {
 	}
 	if m&cmdRows != 0 {
 		b = appendJSON(b, c.Rows)
+	}
+	if m&cmdKeys != 0 {
+		b = appendKeyChanges(b, c)
 	}
 	return b
 }
@@ -733,6 +738,9 @@ func (d *decoder) command(c *ticket.Command, left int) {
 	}
 	if m&cmdRows != 0 {
 		c.Rows = d.rowsCommand()
+	}
+	if m&cmdKeys != 0 {
+		d.keyChanges(c)
 	}
 	d.check(c)
 }

@@ -112,3 +112,64 @@ func (d *decoder) rowsDef() *ticket.RowsDef {
 	}
 	return rd
 }
+
+// Key change flags.
+const (
+	keyPrimary = 1 << iota
+	keyUnique
+	keyKnown = keyUnique<<1 - 1
+)
+
+// appendKeyChanges writes the keys an ALTER drops (names) and adds
+// (name, flags, columns), numbered fields in a fixed order: no JSON of
+// Go structs, so that renaming a field cannot change old entries.
+func appendKeyChanges(b []byte, c *ticket.Command) []byte {
+	b = binary.AppendUvarint(b, uint64(len(c.DropKeys)))
+	for _, name := range c.DropKeys {
+		b = appendString(b, name)
+	}
+	b = binary.AppendUvarint(b, uint64(len(c.AddKeys)))
+	for _, k := range c.AddKeys {
+		b = appendString(b, k.Name)
+		var f byte
+		if k.Primary {
+			f |= keyPrimary
+		}
+		if k.Unique {
+			f |= keyUnique
+		}
+		b = append(b, f)
+		b = binary.AppendUvarint(b, uint64(len(k.Columns)))
+		for _, col := range k.Columns {
+			b = appendString(b, col)
+		}
+	}
+	return b
+}
+
+func (d *decoder) keyChanges(c *ticket.Command) {
+	if n := d.count(1); n > 0 {
+		c.DropKeys = make([]string, n)
+		for i := range c.DropKeys {
+			c.DropKeys[i] = d.string()
+		}
+	}
+	if n := d.count(3); n > 0 {
+		c.AddKeys = make([]ticket.KeySpec, n)
+		for i := range c.AddKeys {
+			k := &c.AddKeys[i]
+			k.Name = d.string()
+			f := d.byte()
+			if f&^keyKnown != 0 && d.err == nil {
+				d.fail("key flags %#x", f)
+			}
+			k.Primary, k.Unique = f&keyPrimary != 0, f&keyUnique != 0
+			if m := d.count(1); m > 0 {
+				k.Columns = make([]string, m)
+				for j := range k.Columns {
+					k.Columns[j] = d.string()
+				}
+			}
+		}
+	}
+}

@@ -346,6 +346,11 @@ func keyDef(c *ast.Constraint) (KeyDef, error) {
 		if part.Expr != nil || part.Column == nil {
 			return KeyDef{}, unsupported("functional key part")
 		}
+		if part.Length > 0 && (k.Unique || k.Primary) {
+			// A prefix of a plain key changes no answer; of a unique
+			// key it changes what is a duplicate.
+			return KeyDef{}, unsupported("key prefix lengths on unique keys")
+		}
 		k.Columns = append(k.Columns, part.Column.Name.O)
 	}
 	return k, nil
@@ -367,23 +372,76 @@ func dropTable(s *ast.DropTableStmt) (Plan, error) {
 
 func alterTable(s *ast.AlterTableStmt) (Plan, error) {
 	plan := &AlterTable{Table: *tableName(s.Table)}
+	const what = "ALTER TABLE other than AUTO_INCREMENT, COMMENT and ADD/DROP of keys"
 	for _, spec := range s.Specs {
-		if spec.Tp != ast.AlterTableOption {
-			return nil, unsupported("ALTER TABLE other than AUTO_INCREMENT and COMMENT")
-		}
-		for _, o := range spec.Options {
-			switch o.Tp {
-			case ast.TableOptionAutoIncrement:
-				plan.HasAutoInc, plan.AutoInc = true, o.UintValue
-			case ast.TableOptionComment:
-				plan.HasComment, plan.Comment = true, o.StrValue
-			default:
-				return nil, unsupported("ALTER TABLE other than AUTO_INCREMENT and COMMENT")
+		switch spec.Tp {
+		case ast.AlterTableOption:
+			for _, o := range spec.Options {
+				switch o.Tp {
+				case ast.TableOptionAutoIncrement:
+					plan.HasAutoInc, plan.AutoInc = true, o.UintValue
+				case ast.TableOptionComment:
+					plan.HasComment, plan.Comment = true, o.StrValue
+				default:
+					return nil, unsupported(what)
+				}
 			}
+		case ast.AlterTableAddConstraint:
+			if spec.Constraint == nil {
+				return nil, unsupported(what)
+			}
+			k, err := keyDef(spec.Constraint)
+			if err != nil {
+				return nil, err
+			}
+			if spec.IfNotExists {
+				return nil, unsupported("ADD INDEX IF NOT EXISTS")
+			}
+			plan.AddKeys = append(plan.AddKeys, k)
+		case ast.AlterTableDropIndex:
+			if spec.IfExists {
+				return nil, unsupported("DROP INDEX IF EXISTS in ALTER TABLE")
+			}
+			plan.DropKeys = append(plan.DropKeys, spec.Name)
+		case ast.AlterTableDropPrimaryKey:
+			plan.DropKeys = append(plan.DropKeys, "PRIMARY")
+		default:
+			return nil, unsupported(what)
 		}
 	}
-	if !plan.HasAutoInc && !plan.HasComment {
-		return nil, unsupported("ALTER TABLE other than AUTO_INCREMENT and COMMENT")
+	if !plan.HasAutoInc && !plan.HasComment && len(plan.AddKeys)+len(plan.DropKeys) == 0 {
+		return nil, unsupported(what)
 	}
 	return plan, nil
+}
+
+// createIndex is CREATE [UNIQUE] INDEX name ON t (cols): ALTER TABLE t
+// ADD [UNIQUE] INDEX name (cols).
+func createIndex(s *ast.CreateIndexStmt) (Plan, error) {
+	k := KeyDef{Name: s.IndexName}
+	switch s.KeyType {
+	case ast.IndexKeyTypeNone:
+	case ast.IndexKeyTypeUnique:
+		k.Unique = true
+	default:
+		return nil, unsupported("FULLTEXT and SPATIAL indexes")
+	}
+	for _, part := range s.IndexPartSpecifications {
+		if part.Expr != nil || part.Column == nil {
+			return nil, unsupported("functional key part")
+		}
+		if part.Length > 0 && k.Unique {
+			return nil, unsupported("key prefix lengths on unique keys")
+		}
+		k.Columns = append(k.Columns, part.Column.Name.O)
+	}
+	return &AlterTable{Table: *tableName(s.Table), AddKeys: []KeyDef{k}, IfNotExists: s.IfNotExists}, nil
+}
+
+// dropIndex is DROP INDEX name ON t.
+func dropIndex(s *ast.DropIndexStmt) (Plan, error) {
+	if s.IsHypo {
+		return nil, unsupported("hypothetical indexes")
+	}
+	return &AlterTable{Table: *tableName(s.Table), DropKeys: []string{s.IndexName}, IfExists: s.IfExists}, nil
 }

@@ -20,8 +20,9 @@
 //     CHARACTER SET become the variables they set.
 //   - Show: the SHOW statements in ShowKind (DESCRIBE t is SHOW COLUMNS).
 //   - CreateTable, DropTable, AlterTable (AUTO_INCREMENT and COMMENT
-//     options), CreateDatabase, DropDatabase, Use: the DDL ticket tables
-//     need. CreateTable describes the table as written; whether it is a
+//     options, ADD/DROP of keys; CREATE INDEX and DROP INDEX are
+//     AlterTable too), CreateDatabase, DropDatabase, Use: the DDL ticket
+//     and row tables need. CreateTable describes the table as written; whether it is a
 //     ticket table is ticket's decision (ticket.NewTableDef).
 //   - CreateSequence, AlterSequence, DropSequence: MariaDB's sequence DDL
 //     (sequence.go); NEXTVAL(s) / NEXT VALUE FOR s, LASTVAL(s) and

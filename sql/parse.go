@@ -158,6 +158,10 @@ func statement(stmt ast.StmtNode, src string) (Plan, error) {
 		return dropTable(s)
 	case *ast.AlterTableStmt:
 		return alterTable(s)
+	case *ast.CreateIndexStmt:
+		return createIndex(s)
+	case *ast.DropIndexStmt:
+		return dropIndex(s)
 	case *ast.CreateDatabaseStmt:
 		return &CreateDatabase{Name: s.Name.O, IfNotExists: s.IfNotExists}, nil
 	case *ast.DropDatabaseStmt:

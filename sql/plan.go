@@ -251,13 +251,22 @@ type DropTable struct {
 	IfExists bool
 }
 
-// AlterTable is ALTER TABLE t with the table options ticketd supports.
+// AlterTable is ALTER TABLE t with the table options ticketd supports,
+// and the key changes of a row table: ADD/DROP INDEX, KEY, UNIQUE,
+// PRIMARY KEY, and CREATE INDEX / DROP INDEX, which are the same
+// change. Keys are dropped before they are added, as MariaDB does.
 type AlterTable struct {
 	Table      TableName
 	HasAutoInc bool
 	AutoInc    uint64
 	HasComment bool
 	Comment    string
+	AddKeys    []KeyDef
+	// DropKeys names keys to drop; the primary key is "PRIMARY".
+	DropKeys []string
+	// IfExists / IfNotExists of DROP INDEX / CREATE INDEX (MariaDB):
+	// a missing or existing key is then a note, not an error.
+	IfExists, IfNotExists bool
 }
 
 // CreateDatabase is CREATE DATABASE / SCHEMA.

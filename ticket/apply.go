@@ -531,6 +531,15 @@ func applyAlterTable(s Store, c *Command) (Result, error) {
 	if t == nil {
 		return Result{Err: noTable(c.DB, c.Table)}, nil
 	}
+	var res Result
+	if len(c.DropKeys)+len(c.AddKeys) > 0 {
+		// Keys first: a refused key change leaves the options alone too.
+		var e *Error
+		var err error
+		if res, e, err = alterKeys(s, t, c); err != nil || e != nil {
+			return Result{Err: e}, err
+		}
+	}
 	if c.HasAutoInc && c.AutoInc > t.AutoInc && !t.Exhausted {
 		t.AutoInc = c.AutoInc
 	}
@@ -540,7 +549,10 @@ func applyAlterTable(s Store, c *Command) (Result, error) {
 	if c.HasComment {
 		t.Def.Comment = c.Comment
 	}
-	return Result{Affected: uint64(len(t.Rows))}, s.PutTable(t)
+	if t.Def.Rows == nil {
+		res.Affected = uint64(len(t.Rows))
+	}
+	return res, s.PutTable(t)
 }
 
 // applyReserve takes up to Count counter positions for a leader's cache:

@@ -110,6 +110,12 @@ type Command struct {
 	Cache      uint64
 	HasComment bool
 	Comment    string
+	// Key changes of a row table (ADD/DROP INDEX, CREATE/DROP INDEX):
+	// DropKeys first, by name ("PRIMARY" for the primary key), then
+	// AddKeys; IfExists makes a missing (DROP) or existing (CREATE) key
+	// a note.
+	DropKeys []string
+	AddKeys  []KeySpec
 
 	// OpSetGlobal.
 	Name  string

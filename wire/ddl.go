@@ -84,7 +84,11 @@ func (s *session) alterTable(p *sql.AlterTable) (*mysql.Result, error) {
 		return nil, err
 	}
 	c := &ticket.Command{Op: ticket.OpAlterTable, DB: db, Table: p.Table.Name,
-		HasAutoInc: p.HasAutoInc, AutoInc: p.AutoInc, HasComment: p.HasComment, Comment: p.Comment}
+		HasAutoInc: p.HasAutoInc, AutoInc: p.AutoInc, HasComment: p.HasComment, Comment: p.Comment,
+		DropKeys: p.DropKeys, IfExists: p.IfExists || p.IfNotExists}
+	for _, k := range p.AddKeys {
+		c.AddKeys = append(c.AddKeys, ticket.KeySpec{Name: k.Name, Primary: k.Primary, Unique: k.Unique, Columns: k.Columns})
+	}
 	if p.HasComment {
 		c.Cache, c.HasCache = ticket.CacheOption(p.Comment)
 		if !c.HasCache {

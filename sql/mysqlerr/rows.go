@@ -8,6 +8,9 @@ const (
 	CodeInvalidDefault       uint16 = mysql.ER_INVALID_DEFAULT
 	CodeMultiplePK           uint16 = mysql.ER_MULTIPLE_PRI_KEY
 	CodeTableMustHaveColumns uint16 = mysql.ER_TABLE_MUST_HAVE_COLUMNS
-	CodeRecordFileFull       uint16 = mysql.ER_RECORD_FILE_FULL  // a row table at ticket.MaxRows
 	CodeValueOutOfRange      uint16 = mysql.ER_DATA_OUT_OF_RANGE // BIGINT arithmetic overflow
+	CodeDupKeyName           uint16 = mysql.ER_DUP_KEYNAME       // ADD of a key whose name is taken
+	CodeCantDropKey          uint16 = mysql.ER_CANT_DROP_FIELD_OR_KEY
+	CodeInvalidUseOfNull     uint16 = mysql.ER_INVALID_USE_OF_NULL // PRIMARY KEY over a column holding NULL
+	CodeWrongNameForIndex    uint16 = mysql.ER_WRONG_NAME_FOR_INDEX
 )
