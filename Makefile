@@ -5,7 +5,7 @@ PKGS_UNIT := ./ticket/... ./sql/... ./raftstore/... ./wire/... ./cmd/...
 SOAK_DURATION  ?= 10m
 BENCH_DURATION ?= 5s
 
-.PHONY: all build run test test-unit test-integration vet fmt-check soak soak-schemes bench bench-readme bench-schemes clean
+.PHONY: all build run test test-unit test-integration vet fmt-check soak soak-schemes bench bench-readme bench-schemes bench-rows clean
 
 all: build
 
@@ -70,6 +70,12 @@ bench-readme:
 	@grep -q '<!-- bench:start -->' $(BENCH_DOC) || { echo "$(BENCH_DOC) has no <!-- bench:start --> marker"; exit 1; }
 	awk -v f=$(BENCH_OUT) '/<!-- bench:start -->/ { print; while ((getline l < f) > 0) print l; skip = 1; next } /<!-- bench:end -->/ { skip = 0 } !skip' $(BENCH_DOC) > $(BENCH_DOC).tmp
 	mv $(BENCH_DOC).tmp $(BENCH_DOC)
+
+# Row tables at scale (issue 22): WORKER_NODE filled through the MySQL
+# protocol to BENCH_ROWS rows on one node and on MariaDB InnoDB, same run.
+BENCH_ROWS ?= 1000000
+bench-rows:
+	TICKETD_BENCH_ROWS=$(BENCH_ROWS) TICKETD_BENCH_OUT=$(CURDIR)/$(BENCH_OUT) $(GO) test -tags bench -count=1 -timeout 60m -run '^TestBenchRows$$' -v ./integration/ | grep -v '^=== \|^--- '
 
 # The ID schemes alone (Leaf, Tinyid, NEXTVAL; also part of make bench).
 bench-schemes:
