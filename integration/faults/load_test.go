@@ -347,8 +347,8 @@ func worstWait(ops []history.Op, from, to time.Time, skip string, only ...string
 // server error (1290 or 1105) since the node itself is up. It returns
 // how many there were. With a node-scoped table (blockIDs > 0) a node
 // may first finish the blocks committed to it: at most blockIDs ids
-// (the rest of its block, and one more whose refill committed at the
-// cut), all returned before its first refusal; served counts them.
+// (the rest of its block and the one it took ahead), all returned
+// before its first refusal; served counts them.
 func refusals(t testing.TB, ops []history.Op, ns []*harness.Node, cut, heal time.Time, blockIDs int) (count, served int) {
 	t.Helper()
 	if blockIDs > 0 {
