@@ -215,6 +215,9 @@ func (s *session) insert(p *sql.Insert, args []any) (*mysql.Result, error) {
 	if len(p.Rows) > MaxRowsPerStatement {
 		return nil, unsupported("more than " + strconv.Itoa(MaxRowsPerStatement) + " rows in one statement")
 	}
+	if err := s.authorizeCounter(db, p, nil, args); err != nil {
+		return nil, err
+	}
 	c := &ticket.Command{
 		Op: ticket.OpInsert, DB: db, Table: p.Table.Name,
 		Replace: p.Replace, Ignore: p.Ignore, Columns: p.Columns,
@@ -286,6 +289,9 @@ func assignment(a *sql.Assign, args []any) (ticket.Update, error) {
 func (s *session) update(p *sql.Update, args []any) (*mysql.Result, error) {
 	db, err := s.dbFor(p.Table)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.authorizeCounter(db, nil, p, args); err != nil {
 		return nil, err
 	}
 	var r ticket.Result

@@ -2,9 +2,12 @@ package wire
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/ticketd/ticketd/sql"
 	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/wire/mysqlconn"
 )
 
@@ -57,6 +60,134 @@ func (s *session) authorize(p sql.Plan) error {
 		}
 	}
 	return nil
+}
+
+// authorizeCounter refuses, to the alloc role, a write that sets a
+// counter by hand: the alloc role takes ids, it does not choose them. A
+// counter is a ticket table's id column, or a row table's AUTO_INCREMENT
+// column; a sequence is one too (its rows are SETVAL's, which MariaDB
+// guards with INSERT). Refused, with MySQL's 1142 for the command:
+//   - INSERT or REPLACE with an explicit id (a value other than NULL,
+//     DEFAULT or 0, which generate one; any value for a ticket table
+//     whose id is not AUTO_INCREMENT, the MySQL manual's sequence table):
+//     one row with id 2^63 would exhaust the counter for everyone;
+//   - UPDATE or ON DUPLICATE KEY UPDATE of the counter to anything but
+//     [LAST_INSERT_ID](id + k): a constant, LAST_INSERT_ID(constant)
+//     included, moves it by hand.
+//
+// Allowed: everything that generates the next id (REPLACE/INSERT without
+// an id, id = LAST_INSERT_ID(id + k), NEXTVAL) and a row table's other
+// columns (Leaf's max_id = max_id + step, Tinyid's max_id = ?, a
+// UidGenerator WORKER_NODE row without ID): those tables are the
+// application's data, and their schemes run as alloc. This needs the
+// table's definition, so it runs with the statement's arguments bound,
+// after authorize.
+func (s *session) authorizeCounter(db string, ins *sql.Insert, upd *sql.Update, args []any) error {
+	if s.login.Role == mysqlconn.RoleAdmin {
+		return nil
+	}
+	name := ""
+	if ins != nil {
+		name = ins.Table.Name
+	} else {
+		name = upd.Table.Name
+	}
+	var t *ticket.Table
+	if err := s.view(func(st ticket.Store) (err error) {
+		t, err = st.Table(db, name)
+		return err
+	}); err != nil || t == nil {
+		return err // an unknown table gets its 1146 from the statement
+	}
+	d := &t.Def
+	cmd := "UPDATE"
+	if ins != nil {
+		cmd = "INSERT"
+	}
+	denied := mysqlerr.TableAccessDenied(cmd, s.user, s.login.Host, name)
+	if d.Seq != nil {
+		return denied
+	}
+	if d.IDCol == "" || (d.Rows != nil && !d.AutoInc) {
+		return nil // no counter
+	}
+	isID := func(col string) bool { return strings.EqualFold(col, d.IDCol) }
+	constant := func(a *sql.Assign) bool { return a.Absolute && isID(a.Column) }
+	if upd != nil {
+		if upd.Sets == nil {
+			if constant(&upd.Set) {
+				return denied
+			}
+			return nil
+		}
+		for _, c := range upd.Sets {
+			// id = [LAST_INSERT_ID](id + k) only.
+			if isID(c.Column) && !(isID(c.A.Column) && c.Op != 0 && c.B.Column == "") {
+				return denied
+			}
+		}
+		return nil
+	}
+	if ins.OnDup != nil && constant(ins.OnDup) {
+		return denied
+	}
+	i := idIndex(d, ins.Columns)
+	for _, row := range ins.Rows {
+		if i < 0 || i >= len(row) {
+			break
+		}
+		v, err := bind(row[i], args)
+		if err != nil {
+			return err
+		}
+		if !d.AutoInc || !generates(v) {
+			return denied
+		}
+	}
+	return nil
+}
+
+// idIndex is the position of d's id column in an INSERT's values: in
+// cols when given, else in the table's column order; -1 if absent.
+func idIndex(d *ticket.TableDef, cols []string) int {
+	if cols != nil {
+		for i, c := range cols {
+			if strings.EqualFold(c, d.IDCol) {
+				return i
+			}
+		}
+		return -1
+	}
+	if d.Rows != nil {
+		for i, c := range d.Rows.Cols {
+			if strings.EqualFold(c.Name, d.IDCol) {
+				return i
+			}
+		}
+		return -1
+	}
+	if d.StubCol != "" && d.StubFirst {
+		return 1
+	}
+	return 0
+}
+
+// generates reports whether v, given to an AUTO_INCREMENT column, makes
+// MySQL generate the next id: NULL, DEFAULT or 0 (without
+// NO_AUTO_VALUE_ON_ZERO).
+func generates(v ticket.Value) bool {
+	switch v.Kind {
+	case ticket.ValNull, ticket.ValDefault:
+		return true
+	case ticket.ValInt:
+		return v.Int == 0
+	case ticket.ValUint:
+		return v.Uint == 0
+	case ticket.ValString, ticket.ValDecimal:
+		f, err := strconv.ParseFloat(strings.TrimSpace(v.Str), 64)
+		return err == nil && f == 0
+	}
+	return false
 }
 
 // errNeedReload is FLUSH's privilege error.

@@ -94,3 +94,104 @@ func TestDefaultRootIsAdmin(t *testing.T) {
 	mustExec(t, db, "CREATE DATABASE d")
 	mustExec(t, db, "DROP DATABASE d")
 }
+
+// TestAllocTakesIDsOnly: the alloc role takes ids (REPLACE and INSERT
+// with generated ids, the LAST_INSERT_ID(id + 1) idioms, NEXTVAL) and
+// runs the ID schemes' row-table statements (Leaf, Tinyid, UidGenerator),
+// but an explicit id or a counter set to a constant is admin's: 1142, as
+// MySQL answers an account without the privilege. Before, alloc could
+// exhaust a counter with one INSERT of id 2^64-1.
+func TestAllocTakesIDsOnly(t *testing.T) {
+	users := NewUsers()
+	if err := users.AddRole("app", "apppw", mysqlconn.RoleAlloc); err != nil {
+		t.Fatal(err)
+	}
+	if err := users.Add("ops", "opspw"); err != nil {
+		t.Fatal(err)
+	}
+	addr, _ := startServerWith(t, Config{Users: users})
+	admin := open(t, fmt.Sprintf("ops:opspw@tcp(%s)/", addr))
+	for _, q := range []string{
+		"CREATE DATABASE d", "USE d", flickrDDL,
+		"CREATE TABLE seq (id BIGINT NOT NULL)", "INSERT INTO seq VALUES (0)",
+		"CREATE TABLE t (id BIGINT NOT NULL AUTO_INCREMENT, stub CHAR(1) NOT NULL, PRIMARY KEY (id), UNIQUE KEY stub (stub))",
+		"CREATE SEQUENCE s",
+		// The schemes' tables and seed rows (integration/schemes/ddl.go).
+		"CREATE TABLE leaf_alloc (biz_tag varchar(128) NOT NULL DEFAULT '', max_id bigint(20) NOT NULL DEFAULT '1', " +
+			"step int(11) NOT NULL, description varchar(256) DEFAULT NULL, update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP " +
+			"ON UPDATE CURRENT_TIMESTAMP, PRIMARY KEY (biz_tag)) ENGINE=InnoDB",
+		"INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES ('leaf-segment-test', 1, 2000, 'Test')",
+		"CREATE TABLE tiny_id_info (id bigint(20) unsigned NOT NULL AUTO_INCREMENT, biz_type varchar(63) NOT NULL DEFAULT '', " +
+			"begin_id bigint(20) NOT NULL DEFAULT '0', max_id bigint(20) NOT NULL DEFAULT '0', step int(11) DEFAULT '0', " +
+			"version bigint(20) NOT NULL DEFAULT '0', update_time timestamp NOT NULL DEFAULT '2010-01-01 00:00:00', " +
+			"PRIMARY KEY (id), UNIQUE KEY uniq_biz_type (biz_type)) ENGINE=InnoDB",
+		"INSERT INTO tiny_id_info (id, biz_type, begin_id, max_id, step, version) VALUES (1, 'test', 1, 1, 100000, 1)",
+		"CREATE TABLE WORKER_NODE (ID BIGINT NOT NULL AUTO_INCREMENT, HOST_NAME VARCHAR(64) NOT NULL, PORT VARCHAR(64) NOT NULL, " +
+			"TYPE INT NOT NULL, LAUNCH_DATE DATE NOT NULL, MODIFIED TIMESTAMP NOT NULL, CREATED TIMESTAMP NOT NULL, PRIMARY KEY(ID))",
+	} {
+		mustExec(t, admin, q)
+	}
+	app := open(t, fmt.Sprintf("app:apppw@tcp(%s)/d", addr))
+	for _, q := range []struct {
+		q    string
+		args []any
+	}{
+		{q: "REPLACE INTO Tickets64 (stub) VALUES ('a')"},
+		{q: "REPLACE INTO Tickets64 (stub) VALUES ('a'), ('a')"},
+		{q: "INSERT INTO Tickets64 (stub) VALUES ('b')"},
+		{q: "INSERT INTO Tickets64 (id, stub) VALUES (NULL, 'c')"},
+		{q: "INSERT INTO Tickets64 (id, stub) VALUES (0, 'd')"},
+		{q: "INSERT INTO Tickets64 VALUES (DEFAULT, 'e')"},
+		{q: "INSERT INTO Tickets64 (id, stub) VALUES (?, 'f')", args: []any{0}},
+		{q: "INSERT INTO Tickets64 (stub) VALUES ('g') ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id + 1)"},
+		{q: "INSERT INTO Tickets64 (stub) VALUES ('g') ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id + 1)"},
+		{q: "UPDATE seq SET id = LAST_INSERT_ID(id + 1)"},
+		{q: "UPDATE t SET id = LAST_INSERT_ID(id + 1) WHERE stub = 'x'"},
+		{q: "SELECT NEXTVAL(s)"},
+		{q: "SELECT id FROM Tickets64"},
+		{q: "UPDATE leaf_alloc SET max_id = max_id + step WHERE biz_tag = ?", args: []any{"leaf-segment-test"}},
+		{q: "UPDATE leaf_alloc SET max_id = max_id + ? WHERE biz_tag = ?", args: []any{2000, "leaf-segment-test"}},
+		{q: "SELECT biz_tag, max_id, step FROM leaf_alloc WHERE biz_tag = ?", args: []any{"leaf-segment-test"}},
+		{q: "update tiny_id_info set max_id= ?, update_time=now(), version=version+1 where id=? and max_id=? and version=? and biz_type=?",
+			args: []any{100001, 1, 1, 1, "test"}},
+		{q: "INSERT INTO WORKER_NODE (HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CREATED) VALUES (?, ?, ?, ?, NOW(), NOW())",
+			args: []any{"10.0.0.1", "1-1", 1, "2026-11-24"}},
+	} {
+		if _, err := app.Exec(q.q, q.args...); err != nil {
+			t.Errorf("alloc %s: %v", q.q, err)
+		}
+	}
+	before := scalar(t, admin, "SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'd' AND TABLE_NAME = 'Tickets64'")
+	for _, c := range []struct {
+		q, cmd, table string
+		args          []any
+	}{
+		{q: "INSERT INTO Tickets64 (id, stub) VALUES (18446744073709551615, 'z')", cmd: "INSERT", table: "Tickets64"},
+		{q: "REPLACE INTO Tickets64 (id, stub) VALUES (1000, 'a')", cmd: "INSERT", table: "Tickets64"},
+		{q: "REPLACE INTO Tickets64 VALUES (1000, 'a')", cmd: "INSERT", table: "Tickets64"},
+		{q: "REPLACE INTO Tickets64 (stub, id) VALUES ('a', 0), ('b', 7)", cmd: "INSERT", table: "Tickets64"},
+		{q: "INSERT INTO Tickets64 (id, stub) VALUES (?, 'z')", cmd: "INSERT", table: "Tickets64", args: []any{5000}},
+		{q: "INSERT INTO Tickets64 (stub) VALUES ('a') ON DUPLICATE KEY UPDATE id = 5000", cmd: "INSERT", table: "Tickets64"},
+		{q: "UPDATE Tickets64 SET id = 5000 WHERE stub = 'a'", cmd: "UPDATE", table: "Tickets64"},
+		{q: "UPDATE seq SET id = 5000", cmd: "UPDATE", table: "seq"},
+		{q: "UPDATE seq SET id = LAST_INSERT_ID(5000)", cmd: "UPDATE", table: "seq"},
+		{q: "INSERT INTO seq VALUES (0)", cmd: "INSERT", table: "seq"},
+		{q: "INSERT INTO s VALUES (1, 1, 100, 1, 1, 1000, 0, 0)", cmd: "INSERT", table: "s"},
+		{q: "INSERT INTO WORKER_NODE (ID, HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CREATED) VALUES (9000000000000000000, 'h', 'p', 1, '2026-11-24', NOW(), NOW())",
+			cmd: "INSERT", table: "WORKER_NODE"},
+		{q: "UPDATE tiny_id_info SET id = 7, version = version + 1 WHERE biz_type = 'test'", cmd: "UPDATE", table: "tiny_id_info"},
+	} {
+		_, err := app.Exec(c.q, c.args...)
+		want := fmt.Sprintf("%s command denied to user 'app'@'127.0.0.1' for table '%s'", c.cmd, c.table)
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != 1142 || me.Message != want {
+			t.Errorf("alloc %s: %v, want 1142 %s", c.q, err, want)
+		}
+	}
+	if after := scalar(t, admin, "SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'd' AND TABLE_NAME = 'Tickets64'"); after != before {
+		t.Errorf("the refused statements moved Tickets64's counter from %s to %s", before, after)
+	}
+	// The admin may.
+	mustExec(t, admin, "INSERT INTO Tickets64 (id, stub) VALUES (5000, 'z')")
+	mustExec(t, admin, "UPDATE seq SET id = 5000")
+}
