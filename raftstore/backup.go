@@ -329,6 +329,10 @@ func readImage(path string, wantApplied uint64) (*ticket.Dump, error) {
 				if len(v) != 8 {
 					return fmt.Errorf("global %q has %d bytes", k, len(v))
 				}
+				if isVersionGlobal(string(k)) {
+					// The source cluster's members, not its data.
+					return nil
+				}
 				dump.Globals = append(dump.Globals, ticket.Global{Name: string(k), Value: binary.BigEndian.Uint64(v)})
 				return nil
 			})

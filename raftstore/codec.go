@@ -125,17 +125,8 @@ const (
 	tblKnown     = tblData<<1 - 1
 )
 
-// EncodeBatch appends the log encoding of cmds to dst.
-func EncodeBatch(dst []byte, cmds []ticket.Command) []byte {
-	dst = append(dst, batchVersion)
-	dst = binary.AppendUvarint(dst, uint64(len(cmds)))
-	for i := range cmds {
-		dst = appendCommand(dst, &cmds[i])
-	}
-	return dst
-}
-
-func appendCommand(b []byte, c *ticket.Command) []byte {
+// commandMask is the presence mask of c's encoding.
+func commandMask(c *ticket.Command) uint64 {
 	var m uint64
 	set := func(bit uint64, on bool) {
 		if on {
@@ -172,7 +163,21 @@ func appendCommand(b []byte, c *ticket.Command) []byte {
 	set(cmdSeq, c.Seq != nil)
 	set(cmdRows, c.Rows != nil)
 	set(cmdKeys, len(c.DropKeys)+len(c.AddKeys) > 0)
+	return m
+}
 
+// EncodeBatch appends the log encoding of cmds to dst.
+func EncodeBatch(dst []byte, cmds []ticket.Command) []byte {
+	dst = append(dst, batchVersion)
+	dst = binary.AppendUvarint(dst, uint64(len(cmds)))
+	for i := range cmds {
+		dst = appendCommand(dst, &cmds[i])
+	}
+	return dst
+}
+
+func appendCommand(b []byte, c *ticket.Command) []byte {
+	m := commandMask(c)
 	b = append(b, byte(c.Op))
 	b = binary.AppendUvarint(b, m)
 	if m&cmdDB != 0 {
@@ -309,7 +314,8 @@ func appendUpdate(b []byte, u *ticket.Update) []byte {
 	return b
 }
 
-func appendDef(b []byte, d *ticket.TableDef) []byte {
+// defMask is the presence mask of d's encoding.
+func defMask(d *ticket.TableDef) uint64 {
 	var m uint64
 	set := func(bit uint64, on bool) {
 		if on {
@@ -337,7 +343,11 @@ func appendDef(b []byte, d *ticket.TableDef) []byte {
 	set(defCache, d.Cache != 0)
 	set(defSeq, d.Seq != nil)
 	set(defRows, d.Rows != nil)
+	return m
+}
 
+func appendDef(b []byte, d *ticket.TableDef) []byte {
+	m := defMask(d)
 	b = binary.AppendUvarint(b, m)
 	if m&defDB != 0 {
 		b = appendString(b, d.DB)

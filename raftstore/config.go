@@ -147,6 +147,11 @@ type Config struct {
 	// RaftLogLevel is the least level of Raft's own messages passed on
 	// (Info: elections, membership, snapshots). Default Info.
 	RaftLogLevel slog.Level
+
+	// commandVersion is the command version the node announces and
+	// applies up to: CommandVersion, lower only in tests that play an
+	// older build.
+	commandVersion uint32
 }
 
 // ApplyTimeoutFor is the ApplyTimeout that fits a statement timeout (the
@@ -163,6 +168,9 @@ func (c *Config) setDefaults() {
 		if *d <= 0 {
 			*d = v
 		}
+	}
+	if c.commandVersion == 0 {
+		c.commandVersion = CommandVersion
 	}
 	def(&c.ElectionTimeout, time.Second)
 	def(&c.HeartbeatTimeout, max(c.ElectionTimeout/2, c.LeaderLeaseTimeout))

@@ -53,6 +53,10 @@ const (
 	// target's id, empty for the most up-to-date voter; the answer is the
 	// new leader's id).
 	fwdTransfer byte = 6
+	// fwdVersion asks any node, leader or not, for the command version of
+	// its build (no payload; the answer is a u32). A build from before
+	// versions answers stNotLeader or stRejected (version.go).
+	fwdVersion byte = 7
 
 	stOK        byte = 0
 	stNotLeader byte = 1 // not the leader: nothing was done
@@ -63,7 +67,8 @@ const (
 	stUnknownMember  byte = 5
 	stMemberConflict byte = 6
 	// A leadership transfer with no voter to go to: nothing was done.
-	stNoTarget byte = 7
+	stNoTarget      byte = 7
+	stMemberVersion byte = 8 // the joining node's build is too old
 
 	reqHeader  = 1 + 8 + 4
 	respHeader = 1 + 8
@@ -151,6 +156,9 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 	deadline := time.Now().Add(timeout)
 	if kind == fwdStatus {
 		return stOK, n.Describe()
+	}
+	if kind == fwdVersion {
+		return stOK, n.versionAnswer()
 	}
 	if n.raft.State() != raft.Leader {
 		return stNotLeader, []byte("not the leader")
@@ -253,6 +261,8 @@ func errStatus(err error) byte {
 		return stMemberConflict
 	case errors.Is(err, ErrNoTransferTarget):
 		return stNoTarget
+	case errors.Is(err, ErrMemberVersion):
+		return stMemberVersion
 	case errors.Is(err, errNotLeader):
 		return stNotLeader
 	case errors.Is(err, ticket.ErrNoQuorum):
@@ -439,6 +449,8 @@ func (f *forwarder) membership(ctx context.Context, addr string, deadline time.T
 		return fmt.Errorf("%w (leader %s: %s)", ErrUnknownMember, addr, out)
 	case stMemberConflict:
 		return fmt.Errorf("%w (leader %s: %s)", ErrMemberConflict, addr, out)
+	case stMemberVersion:
+		return fmt.Errorf("%w (leader %s: %s)", ErrMemberVersion, addr, out)
 	default:
 		return fmt.Errorf("raftstore: leader %s: %s", addr, out)
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -93,6 +94,14 @@ type FSM struct {
 	onConfiguration func(raft.Configuration)
 	// obs is told about snapshots; set before Raft starts.
 	obs Observer
+	// version is the highest command version this state machine applies
+	// (CommandVersion); an entry raising the cluster's version above it
+	// stops it (ErrVersionTooOld).
+	version uint32
+	// clusterVersion and memberVersions mirror the versions in mem
+	// (version.go), for readers that must not wait for the state's lock.
+	clusterVersion atomic.Uint32
+	memberVersions atomic.Pointer[map[string]uint32]
 }
 
 var (
@@ -116,7 +125,7 @@ func OpenFSM(path string, noSync bool, log *slog.Logger) (*FSM, error) {
 		return nil, err
 	}
 	f := &FSM{path: path, noSync: noSync, apply: ticket.Apply, log: log, db: db, obs: nopObserver{},
-		stop: make(chan struct{}), loopDone: make(chan struct{})}
+		version: CommandVersion, stop: make(chan struct{}), loopDone: make(chan struct{})}
 	if err := f.load(); err != nil {
 		db.Close()
 		return nil, err
@@ -159,7 +168,34 @@ func (f *FSM) install(fs fileState) {
 	f.checkpointed = fs.index
 	f.applied.Store(fs.index)
 	f.schema.Add(1)
+	f.refreshVersions(fs.mem)
 }
+
+// refreshVersions copies the versions in m to the mirrors; the caller
+// holds mu or owns f.
+func (f *FSM) refreshVersions(m *memState) {
+	f.clusterVersion.Store(clusterVersionIn(memStore{m: m, readOnly: true}))
+	vs := map[string]uint32{}
+	for name, v := range m.globals {
+		if id, ok := strings.CutPrefix(name, memberVersionPrefix); ok {
+			vs[id] = uint32(min(v, 1<<32-1))
+		}
+	}
+	f.memberVersions.Store(&vs)
+}
+
+// MemberVersions are the command versions the members announced, by id
+// (version.go). The map is not to be changed.
+func (f *FSM) MemberVersions() map[string]uint32 {
+	if p := f.memberVersions.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// ClusterVersion is the cluster's command version in the applied state
+// (version.go).
+func (f *FSM) ClusterVersion() uint32 { return f.clusterVersion.Load() }
 
 // SchemaEpoch implements ticket.SchemaClock.
 func (f *FSM) SchemaEpoch() uint64 { return f.schema.Load() }
@@ -338,14 +374,24 @@ func (f *FSM) applyBatch(logs []*raft.Log, resps []any) error {
 			f.cmds = cmds
 			results := make([]ticket.Result, len(cmds))
 			for j := range cmds {
-				cmds[j].Now = l.AppendedAt
-				r, err := f.apply(st, &cmds[j])
+				c := &cmds[j]
+				if c.Op == ticket.OpSetGlobal && c.Name == clusterVersionGlobal && c.Value > uint64(f.version) {
+					f.log.Error("CLUSTER COMMAND VERSION ABOVE THIS BUILD'S: this node stops applying the log; run a newer ticketd",
+						"index", l.Index, "cluster_version", c.Value, "build_version", f.version)
+					return f.failLocked(fmt.Errorf("%w: log entry %d raises it to %d, this build applies up to %d",
+						ErrVersionTooOld, l.Index, c.Value, f.version))
+				}
+				c.Now = l.AppendedAt
+				r, err := f.apply(st, c)
 				if err != nil {
 					return f.failLocked(fmt.Errorf("entry %d command %d: %w", l.Index, j, err))
 				}
 				results[j] = r
 				if ticket.ChangesSchema(cmds[j].Op) {
 					f.schema.Add(1)
+				}
+				if (c.Op == ticket.OpSetGlobal && isVersionGlobal(c.Name)) || c.Op == ticket.OpRestore {
+					f.refreshVersions(f.mem)
 				}
 			}
 			resps[i] = results
@@ -453,6 +499,11 @@ func (f *FSM) restore(rc io.ReadCloser) error {
 	}
 	f.db = db
 	f.install(fs)
+	if cv := f.ClusterVersion(); cv > f.version {
+		err := fmt.Errorf("raftstore: restore: %w: the snapshot's cluster runs %d, this build applies up to %d", ErrVersionTooOld, cv, f.version)
+		f.failed.Store(&err)
+		return err
+	}
 	f.log.Info("state restored from snapshot", "applied_index", f.lastIndex)
 	return nil
 }

@@ -79,7 +79,7 @@ func (n *Node) membership(ctx context.Context, kind byte, id, addr string) error
 		if err == nil {
 			return nil
 		}
-		if errors.Is(err, ErrMemberConflict) || errors.Is(err, ErrUnknownMember) {
+		if errors.Is(err, ErrMemberConflict) || errors.Is(err, ErrUnknownMember) || errors.Is(err, ErrMemberVersion) {
 			if kind == fwdRemove && errors.Is(err, ErrUnknownMember) && maybeDone {
 				// An earlier attempt's outcome was unknown: it did it.
 				return nil
@@ -129,6 +129,10 @@ func (n *Node) membershipLocal(kind byte, id, addr string, deadline time.Time) e
 			if s.Address == raft.ServerAddress(addr) && s.ID != raft.ServerID(id) {
 				return fmt.Errorf("%w: %s is already the address of member %q", ErrMemberConflict, addr, s.ID)
 			}
+		}
+		if err := n.checkJoinVersion(id, addr, deadline); err != nil {
+			n.log.Warn("join refused", "id", id, "addr", addr, "err", err)
+			return err
 		}
 		n.log.Info("adding voter", "id", id, "addr", addr)
 		f = n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, timeout)

@@ -80,6 +80,9 @@ type Node struct {
 	// the entries it started and awaits.
 	handingOver atomic.Bool
 	applying    atomic.Int64
+	// probed holds the members' command versions as they last answered
+	// (version.go), nil while the cluster runs this build's version.
+	probed atomic.Pointer[map[string]uint32]
 }
 
 var (
@@ -134,6 +137,10 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 		return nil, err
 	}
 	undo = append(undo, func() { fsm.Close() })
+	if cv := fsm.ClusterVersion(); cv > cfg.commandVersion {
+		return nil, fmt.Errorf("%w: the cluster in %s runs command version %d and this build applies up to %d; start a build of version %d or later",
+			ErrDowngrade, cfg.DataDir, cv, cfg.commandVersion, cv)
+	}
 
 	rs, err := openRaftStorage(raftDir, &cfg, hl)
 	if err != nil {
@@ -271,6 +278,7 @@ func openFSM(cfg *Config, apply applyFunc, log *slog.Logger) (*FSM, error) {
 	}
 	fsm.apply = apply
 	fsm.obs = cfg.Observer
+	fsm.version = cfg.commandVersion
 	return fsm, nil
 }
 
@@ -397,6 +405,7 @@ func (n *Node) startBackground() {
 	n.kickLoneVoter()
 	go n.catchUp()
 	go n.watchMembership(250 * time.Millisecond)
+	go n.keepVersions()
 }
 
 // Restarted reports whether the node resumed from existing Raft state

@@ -53,7 +53,7 @@ func (n *Node) Propose(ctx context.Context, cmds []ticket.Command) ([]ticket.Res
 	if len(cmds) == 0 {
 		return nil, nil
 	}
-	if refused := n.refusals(cmds); refused != nil {
+	if refused := n.refusals(ctx, cmds); refused != nil {
 		return n.proposeSome(ctx, cmds, refused)
 	}
 	data := EncodeBatch(make([]byte, 0, 8+24*len(cmds)), cmds)
@@ -79,10 +79,10 @@ func (n *Node) Propose(ctx context.Context, cmds []ticket.Command) ([]ticket.Res
 // write into the log, each command's refusal (nil for the others); nil
 // when every command may go. A refused command is answered with a
 // statement error and nothing of it is committed.
-func (n *Node) refusals(cmds []ticket.Command) []*ticket.Error {
+func (n *Node) refusals(ctx context.Context, cmds []ticket.Command) []*ticket.Error {
 	var refused []*ticket.Error
 	for i := range cmds {
-		e := n.refusal(&cmds[i])
+		e := n.refusal(ctx, &cmds[i])
 		if e == nil {
 			continue
 		}
@@ -95,11 +95,18 @@ func (n *Node) refusals(cmds []ticket.Command) []*ticket.Error {
 }
 
 // refusal says why c must not be proposed, or nil.
-func (n *Node) refusal(c *ticket.Command) *ticket.Error {
+func (n *Node) refusal(ctx context.Context, c *ticket.Command) *ticket.Error {
 	if err := checkCommand(c); err != nil {
 		// No statement's encoder writes one; the entry would fail on
 		// every replica.
 		return ticket.NewError(ticket.CodeUnknown, "%v", err)
+	}
+	// Below this build's version the cluster may hold members that
+	// cannot apply c. At it, nothing this build writes is too new.
+	if cluster := n.fsm.ClusterVersion(); cluster < CommandVersion {
+		if need := commandVersion(c); need > cluster {
+			return n.versionGate(ctx, c, need)
+		}
 	}
 	return nil
 }

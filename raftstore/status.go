@@ -16,6 +16,11 @@ type Member struct {
 	Addr   string `json:"addr"`
 	Voter  bool   `json:"voter"`
 	Leader bool   `json:"leader"`
+	// CommandVersion is the version the member announced in the
+	// replicated state (version.go); 1 with VersionAnnounced false for a
+	// build from before versions, or one that has not announced yet.
+	CommandVersion   uint32 `json:"command_version"`
+	VersionAnnounced bool   `json:"command_version_announced"`
 }
 
 // Status is a node's view of the cluster, for /status.
@@ -34,6 +39,10 @@ type Status struct {
 	CommitIndex  uint64   `json:"commit_index"`
 	LastLogIndex uint64   `json:"last_log_index"`
 	Members      []Member `json:"members"`
+	// CommandVersion is this node's build's command version;
+	// ClusterVersion the cluster's, as this replica applied it.
+	CommandVersion uint32 `json:"command_version"`
+	ClusterVersion uint32 `json:"cluster_command_version"`
 	// Error is set when the state machine failed (see ErrFSMFailed).
 	Error string `json:"error,omitempty"`
 }
@@ -42,25 +51,34 @@ type Status struct {
 func (n *Node) Status() Status {
 	laddr, lid := n.raft.LeaderWithID()
 	st := Status{
-		NodeID:       string(n.id),
-		Addr:         n.addr,
-		State:        n.raft.State().String(),
-		LeaderID:     string(lid),
-		LeaderAddr:   string(laddr),
-		Term:         n.raft.CurrentTerm(),
-		AppliedIndex: n.raft.AppliedIndex(),
-		StateIndex:   n.fsm.AppliedIndex(),
-		CommitIndex:  n.raft.CommitIndex(),
-		LastLogIndex: n.raft.LastIndex(),
-		Members:      []Member{},
+		NodeID:         string(n.id),
+		Addr:           n.addr,
+		State:          n.raft.State().String(),
+		LeaderID:       string(lid),
+		LeaderAddr:     string(laddr),
+		Term:           n.raft.CurrentTerm(),
+		AppliedIndex:   n.raft.AppliedIndex(),
+		StateIndex:     n.fsm.AppliedIndex(),
+		CommitIndex:    n.raft.CommitIndex(),
+		LastLogIndex:   n.raft.LastIndex(),
+		Members:        []Member{},
+		CommandVersion: n.cfg.commandVersion,
+		ClusterVersion: n.fsm.ClusterVersion(),
 	}
 	if cf := n.raft.GetConfiguration(); cf.Error() == nil {
-		for _, s := range cf.Configuration().Servers {
+		versions := n.fsm.MemberVersions()
+		for _, srv := range cf.Configuration().Servers {
+			v, ok := versions[string(srv.ID)]
+			if !ok {
+				v = baseVersion
+			}
 			st.Members = append(st.Members, Member{
-				ID:     string(s.ID),
-				Addr:   string(s.Address),
-				Voter:  s.Suffrage == raft.Voter,
-				Leader: s.ID == lid,
+				ID:               string(srv.ID),
+				Addr:             string(srv.Address),
+				Voter:            srv.Suffrage == raft.Voter,
+				Leader:           srv.ID == lid,
+				CommandVersion:   v,
+				VersionAnnounced: ok,
 			})
 		}
 	}

@@ -115,6 +115,9 @@ func membershipStatus(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, raftstore.ErrMemberConflict):
 		return http.StatusConflict
+	case errors.Is(err, raftstore.ErrMemberVersion):
+		// Its build will not change between attempts.
+		return http.StatusConflict
 	case errors.Is(err, raftstore.ErrPeerUnverified):
 		// Its certificate will not change between attempts.
 		return http.StatusForbidden

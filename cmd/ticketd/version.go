@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+
+	"github.com/ticketd/ticketd/raftstore"
 )
 
 // versionCommand is `ticketd version`; `ticketd --version` prints the same.
@@ -55,5 +57,8 @@ func versionText(bi *debug.BuildInfo) string {
 		fmt.Fprintf(&b, "modified: %s\n", m)
 	}
 	fmt.Fprintf(&b, "go: %s %s/%s\n", goVersion, runtime.GOOS, runtime.GOARCH)
+	// What a rolling upgrade compares: a cluster runs the lowest of its
+	// members' command versions (raftstore's version.go).
+	fmt.Fprintf(&b, "command version: %d\n", raftstore.CommandVersion)
 	return b.String()
 }

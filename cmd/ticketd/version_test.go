@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/ticketd/ticketd/raftstore"
 )
 
 func TestVersionText(t *testing.T) {
@@ -26,6 +29,7 @@ func TestVersionText(t *testing.T) {
 		"commit time: 2026-01-02T03:04:05Z\n",
 		"modified: true\n",
 		"go: go1.99.1 ",
+		fmt.Sprintf("command version: %d\n", raftstore.CommandVersion),
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("versionText lacks %q:\n%s", want, got)

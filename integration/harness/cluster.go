@@ -18,7 +18,7 @@ type Cluster struct {
 
 // StartCluster starts n nodes (ids n1..nN) with a shared static --peers
 // list and waits until every node is ready. base supplies common settings
-// (Args, Env, ReadyTimeout); its addresses, NodeID, DataDir, Peers and Join
+// (Args, Env, ReadyTimeout, Binary); its addresses, NodeID, DataDir, Peers and Join
 // are ignored. Failures are fatal to the test.
 func StartCluster(ctx context.Context, t testing.TB, n int, base ...Options) *Cluster {
 	t.Helper()
@@ -35,6 +35,7 @@ func StartCluster(ctx context.Context, t testing.TB, n int, base ...Options) *Cl
 			Env:          b.Env,
 			ReadyTimeout: b.ReadyTimeout,
 			NoWait:       b.NoWait,
+			Binary:       b.Binary,
 		}
 		node := NewNode(t, o)
 		c.Nodes = append(c.Nodes, node)

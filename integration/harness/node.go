@@ -45,6 +45,11 @@ type Options struct {
 
 	ReadyTimeout time.Duration // for WaitReady; default DefaultReadyTimeout
 	NoWait       bool          // Start returns without waiting for /readyz
+
+	// Binary is the ticketd executable to run; default the one the
+	// harness builds from this checkout. SetBinary changes it between
+	// starts (an upgrade).
+	Binary string
 }
 
 // Node is one ticketd process (or, after Stop/Kill, its remains: data dir,
@@ -187,6 +192,14 @@ func (n *Node) env() []string {
 	return append(e, n.opts.Env...)
 }
 
+// SetBinary makes the next Start run the executable at path ("" for the
+// harness's build of this checkout).
+func (n *Node) SetBinary(path string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.opts.Binary = path
+}
+
 // Start launches the process if it is not running. It does not wait for
 // readiness; see WaitReady. ctx is not tied to the process lifetime (a
 // node outlives the call that started it).
@@ -194,12 +207,15 @@ func (n *Node) Start(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	bin, err := binary()
-	if err != nil {
-		return fmt.Errorf("building ticketd: %w", err)
-	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	bin := n.opts.Binary
+	if bin == "" {
+		var err error
+		if bin, err = binary(); err != nil {
+			return fmt.Errorf("building ticketd: %w", err)
+		}
+	}
 	if n.cmd != nil && !isClosed(n.done) {
 		return fmt.Errorf("node %s: already running (pid %d)", n.opts.NodeID, n.cmd.Process.Pid)
 	}

@@ -39,6 +39,9 @@ type nodeCollector struct {
 	ready       *prometheus.Desc
 	fsmFailed   *prometheus.Desc
 	stateBytes  *prometheus.Desc
+	version     *prometheus.Desc
+	clusterVer  *prometheus.Desc
+	memberVer   *prometheus.Desc
 }
 
 // NewNodeCollector returns a collector of node's Raft state, readiness and
@@ -62,12 +65,15 @@ func NewNodeCollector(node Node) prometheus.Collector {
 		ready:       d("ticketd_ready", "1 when the node can serve (what GET /readyz answers 200 for)."),
 		fsmFailed:   d("ticketd_fsm_failed", "1 when the state machine stopped taking entries (see /status error)."),
 		stateBytes:  d("ticketd_state_db_bytes", "Size of the bbolt state file (state.db)."),
+		version:     d("ticketd_command_version", "Highest command version this node's build applies."),
+		clusterVer:  d("ticketd_cluster_command_version", "The cluster's command version, as this node applied it: commands above it are refused."),
+		memberVer:   d("ticketd_member_command_version", "Command version each member announced (1 for a build from before versions).", "member"),
 	}
 }
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.info, c.state, c.hasLeader, c.term, c.applied, c.commit, c.lastLog,
-		c.stateIndex, c.members, c.lastContact, c.ready, c.fsmFailed, c.stateBytes} {
+		c.stateIndex, c.members, c.lastContact, c.ready, c.fsmFailed, c.stateBytes, c.version, c.clusterVer, c.memberVer} {
 		ch <- d
 	}
 }
@@ -94,6 +100,11 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		} else {
 			nonvoters++
 		}
+	}
+	gauge(c.version, float64(st.CommandVersion))
+	gauge(c.clusterVer, float64(st.ClusterVersion))
+	for _, m := range st.Members {
+		gauge(c.memberVer, float64(m.CommandVersion), m.ID)
 	}
 	gauge(c.members, float64(voters), "voter")
 	gauge(c.members, float64(nonvoters), "nonvoter")

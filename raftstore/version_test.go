@@ -1,0 +1,239 @@
+package raftstore
+
+import (
+	"errors"
+	"math/bits"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// TestCommandVersionTables: every op ticket.Apply knows, every presence
+// bit of a command or table definition and every value kind has a
+// version, so that a new one cannot be added without saying which builds
+// can apply it; and the commands of a build from before versions are
+// version 1, the others not.
+func TestCommandVersionTables(t *testing.T) {
+	for m := uint64(cmdKnown); m != 0; m &= m - 1 {
+		if _, ok := cmdBitVersions[uint64(1)<<bits.TrailingZeros64(m)]; !ok {
+			t.Errorf("command presence bit %d has no version in cmdBitVersions", bits.TrailingZeros64(m))
+		}
+	}
+	for m := uint64(defKnown); m != 0; m &= m - 1 {
+		if _, ok := defBitVersions[uint64(1)<<bits.TrailingZeros64(m)]; !ok {
+			t.Errorf("definition presence bit %d has no version in defBitVersions", bits.TrailingZeros64(m))
+		}
+	}
+	for op := range 256 {
+		// On a store holding the sequence d.s, so that the sequences'
+		// range of ops reaches its "unknown command" too.
+		st := ticket.NewMemStore()
+		for _, c := range []ticket.Command{createDB("d"), seqSeedCommands()[0]} {
+			if r, err := ticket.Apply(st, &c); err != nil || r.Err != nil {
+				t.Fatalf("setup: %v %v", err, r.Err)
+			}
+		}
+		c := ticket.Command{Op: ticket.Op(op), DB: "d", Table: "s"}
+		r, err := func() (r ticket.Result, err error) {
+			defer func() {
+				if recover() != nil {
+					r = ticket.Result{} // it knows the op: it looked at the fields
+				}
+			}()
+			return ticket.Apply(st, &c)
+		}()
+		unknown := err == nil && r.Err != nil && strings.HasPrefix(r.Err.Message, "unknown command")
+		if _, ok := opVersions[c.Op]; !ok && !unknown {
+			t.Errorf("op %d is applied but has no version in opVersions", op)
+		}
+	}
+	for k := range 256 {
+		v := ticket.Value{Kind: ticket.ValueKind(k), Str: "x"}
+		if _, ok := kindVersions[v.Kind]; !ok && ticket.ValueKind(k) <= ticket.ValNow && k != 0 && k != 7 {
+			t.Errorf("value kind %d has no version", k)
+		}
+	}
+
+	seq := seqSeedCommands()
+	for _, tc := range []struct {
+		name string
+		c    ticket.Command
+		want uint32
+	}{
+		{"REPLACE", replaceCmd("flickr", "Tickets64", "a"), 1},
+		{"CREATE DATABASE", createDB("flickr"), 1},
+		{"CREATE TABLE (ticket)", createTickets("flickr", "Tickets64"), 1},
+		{"SET GLOBAL", ticket.Command{Op: ticket.OpSetGlobal, Name: "auto_increment_increment", Value: 2}, 1},
+		{"reservation", ticket.Command{Op: ticket.OpReserve, DB: "flickr", Table: "Tickets64", Count: 100}, 1},
+		{"version announce", ticket.Command{Op: ticket.OpSetGlobal, Name: memberVersionGlobal("n1"), Value: 2}, 1},
+		{"DROP TABLE (drop marks)", ticket.Command{Op: ticket.OpDropTable, DB: "flickr", Table: "Tickets64"}, 2},
+		{"DROP DATABASE (drop marks)", ticket.Command{Op: ticket.OpDropDB, DB: "flickr"}, 2},
+		{"CREATE SEQUENCE", seq[0], 2},
+		{"NEXTVAL", seq[1], 2},
+		{"NOW() in VALUES", ticket.Command{Op: ticket.OpInsert, DB: "d", Table: "t", Values: [][]ticket.Value{{{Kind: ticket.ValNow}}}}, 2},
+		{"row-table UPDATE", ticket.Command{Op: ticket.OpUpdate, DB: "d", Table: "t", Rows: &ticket.RowsCommand{}}, 2},
+		{"unknown op", ticket.Command{Op: 200}, CommandVersion},
+	} {
+		if got := commandVersion(&tc.c); got != tc.want {
+			t.Errorf("%s: version %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestFSMStopsAboveItsVersion: an entry raising the cluster's version
+// above the state machine's own stops it there, unapplied.
+func TestFSMStopsAboveItsVersion(t *testing.T) {
+	f := openTestFSM(t, "")
+	f.version = 1
+	setupTickets(t, f)
+	raise := ticket.Command{Op: ticket.OpSetGlobal, Name: clusterVersionGlobal, Value: 2}
+	err, _ := f.Apply(entry(2, raise)).(error)
+	if !errors.Is(err, ErrFSMFailed) || !errors.Is(err, ErrVersionTooOld) {
+		t.Fatalf("raise above the build's version answered %v", err)
+	}
+	if f.AppliedIndex() != 1 || f.ClusterVersion() != 1 {
+		t.Fatalf("applied %d, cluster version %d", f.AppliedIndex(), f.ClusterVersion())
+	}
+	g := openTestFSM(t, "")
+	setupTickets(t, g)
+	applyOK(t, g, entry(2, raise, ticket.Command{Op: ticket.OpSetGlobal, Name: memberVersionGlobal("n1"), Value: 2}))
+	if g.ClusterVersion() != 2 || g.MemberVersions()["n1"] != 2 {
+		t.Fatalf("cluster version %d, members %v", g.ClusterVersion(), g.MemberVersions())
+	}
+}
+
+func statusVersions(n *Node) map[string]uint32 {
+	out := map[string]uint32{}
+	for _, m := range n.Status().Members {
+		if m.VersionAnnounced {
+			out[m.ID] = m.CommandVersion
+		}
+	}
+	return out
+}
+
+// TestClusterVersionRollingUpgrade plays a rolling upgrade in process: n3
+// runs as a build of version 1. A version-2 command is refused with 1235
+// naming n3 and nothing is written; version-1 commands go on. Once n3
+// restarts as version 2 the leader raises the cluster's version and the
+// command commits; n3 restarted as version 1 again is refused at start,
+// and a version-1 node cannot join.
+func TestClusterVersionRollingUpgrade(t *testing.T) {
+	c := startCluster(t, func(cfg *Config) {
+		if cfg.NodeID == "n3" {
+			cfg.commandVersion = 1
+		}
+	})
+	l := c.leader()
+	proposeRetry(t, l, setupCmds()...)
+	waitFor(t, "every member's version announced", 10*time.Second, func() bool {
+		v := statusVersions(c.nodes["n1"])
+		return len(v) == 3 && v["n3"] == 1 && v["n2"] == 2
+	})
+	createSeq := append([]ticket.Command{createDB("d")}, seqSeedCommands()[0])
+	createSeq[0].IfExists = true
+	for _, n := range []*Node{l, c.follower()} {
+		before := n.raft.LastIndex()
+		res := proposeRetry(t, n, append(createSeq, replaceCmd("flickr", "Tickets64", "a"))...)
+		e := res[1].Err
+		if e == nil || e.Code != ticket.CodeNotSupported || !strings.Contains(e.Message, "CREATE SEQUENCE") ||
+			!strings.Contains(e.Message, "n3 (version 1") || strings.Contains(e.Message, "n2") {
+			t.Fatalf("CREATE SEQUENCE in a mixed cluster through %s: %+v", n.ID(), res[1])
+		}
+		t.Logf("refused: %s", e.Message)
+		if res[0].Err != nil || res[2].Err != nil || res[2].InsertID == 0 {
+			t.Fatalf("version-1 commands beside it: %+v %+v", res[0], res[2])
+		}
+		if n.raft.LastIndex() == before {
+			t.Fatal("nothing was committed, not even the version-1 commands")
+		}
+	}
+	c.agree()
+	for id, n := range c.nodes {
+		must(t, n.View(func(s ticket.Store) error {
+			if tb, _ := s.Table("d", "s"); tb != nil {
+				t.Errorf("%s holds the refused sequence", id)
+			}
+			return nil
+		}))
+		if st := n.Status(); st.ClusterVersion != 1 {
+			t.Errorf("%s: cluster version %d in a mixed cluster", id, st.ClusterVersion)
+		}
+	}
+
+	// Upgrade n3.
+	addr3 := c.nodes["n3"].Addr()
+	restart := func(version uint32) (*Node, error) {
+		cfg := c.cfgs["n3"]
+		cfg.Listener = nil
+		cfg.RaftAddr = addr3
+		cfg.commandVersion = version
+		return Open(cfg)
+	}
+	must(t, c.nodes["n3"].Close())
+	n3, err := restart(CommandVersion)
+	must(t, err)
+	t.Cleanup(func() { n3.Close() })
+	c.nodes["n3"] = n3
+	waitFor(t, "the cluster's version to rise", 10*time.Second, func() bool {
+		for _, n := range c.nodes {
+			if n.ClusterVersion() != CommandVersion {
+				return false
+			}
+		}
+		return true
+	})
+	waitFor(t, "n3's new version announced", 10*time.Second, func() bool {
+		return statusVersions(c.nodes["n1"])["n3"] == CommandVersion
+	})
+	res := proposeRetry(t, n3, createSeq...)
+	if res[1].Err != nil {
+		t.Fatalf("CREATE SEQUENCE after the upgrade: %v", res[1].Err)
+	}
+
+	// Downgrade n3: refused at start.
+	must(t, n3.Close())
+	delete(c.nodes, "n3")
+	if n, err := restart(1); !errors.Is(err, ErrDowngrade) {
+		if n != nil {
+			n.Close()
+		}
+		t.Fatalf("start as version 1 after the cluster reached 2: %v", err)
+	}
+
+	// A version-1 node cannot join.
+	cfg := testConfig("n4", t.TempDir(), listen(t))
+	cfg.NoBootstrap = true
+	cfg.commandVersion = 1
+	n4 := openNode(t, cfg)
+	if err := c.follower().Join(ctxT(t, 5*time.Second), "n4", n4.Addr()); !errors.Is(err, ErrMemberVersion) {
+		t.Fatalf("join of a version-1 node: %v", err)
+	}
+	cf := c.leader().raft.GetConfiguration()
+	must(t, cf.Error())
+	for _, s := range cf.Configuration().Servers {
+		if s.ID == "n4" || s.Suffrage != raft.Voter {
+			t.Fatalf("configuration after the refused join: %+v", cf.Configuration().Servers)
+		}
+	}
+}
+
+// TestNewClusterTakesNewCommandsAtOnce: a new node runs at version 1
+// until it raises its cluster's version, within its first second; a
+// version-2 command sent as soon as it is ready waits for that instead of
+// being refused.
+func TestNewClusterTakesNewCommandsAtOnce(t *testing.T) {
+	n := openNode(t, testConfig("n1", t.TempDir(), listen(t)))
+	must(t, n.WaitReady(ctxT(t, 10*time.Second)))
+	res := propose(t, n, append([]ticket.Command{createDB("d")}, seqSeedCommands()[0])...)
+	if res[1].Err != nil {
+		t.Fatalf("CREATE SEQUENCE on a new node: %v", res[1].Err)
+	}
+	if n.ClusterVersion() != CommandVersion {
+		t.Fatalf("cluster version %d", n.ClusterVersion())
+	}
+}
