@@ -3,6 +3,7 @@ package raftstore
 import (
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"sync"
@@ -160,7 +161,7 @@ func (m *mux) dial(addr string, kind byte, timeout time.Duration) (net.Conn, err
 	}
 	c, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", errUnreachable, err)
 	}
 	c.SetDeadline(time.Now().Add(timeout))
 	if c, err = m.clientHandshake(c, addr, timeout); err != nil {

@@ -153,11 +153,30 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 		return nil, err
 	}
 	memberSeen := new(atomic.Bool)
-	r, err := startRaft(rc, fsm, rs, trans, memberSeen)
+	// The node's closed channel, made here for the transport's waits.
+	closed := make(chan struct{})
+	var raftp atomic.Pointer[raft.Raft]
+	patient := newPatientTransport(trans, func(addr string) error {
+		c, err := m.dial(addr, muxProbe, cfg.TransportTimeout)
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	}, func() bool {
+		select {
+		case <-closed:
+			return false
+		default:
+		}
+		r := raftp.Load()
+		return r != nil && r.State() == raft.Leader
+	}, log)
+	r, err := startRaft(rc, fsm, rs, patient, memberSeen)
 	if err != nil {
 		return nil, err
 	}
-	undo = append(undo, func() { r.Shutdown().Error() })
+	raftp.Store(r)
+	undo = append(undo, func() { close(closed); r.Shutdown().Error() })
 
 	n = &Node{
 		cfg:        cfg,
@@ -173,7 +192,7 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 		trans:      trans,
 		mux:        m,
 		fwd:        newForwarder(m, cfg.ForwardConns, cfg.TransportTimeout, log),
-		closed:     make(chan struct{}),
+		closed:     closed,
 		leaderGen:  make(chan struct{}),
 		restarted:  rs.existing,
 	}
