@@ -1,11 +1,15 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -23,6 +27,17 @@ type families map[string]*dto.MetricFamily
 // scrape GETs a node's /metrics and parses it as Prometheus text.
 func scrape(t *testing.T, ctx context.Context, n *harness.Node) families {
 	t.Helper()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(scrapeText(t, ctx, n)))
+	if err != nil {
+		t.Fatalf("scrape %s: parse: %v", n.ID(), err)
+	}
+	return fams
+}
+
+// scrapeText GETs a node's /metrics.
+func scrapeText(t *testing.T, ctx context.Context, n *harness.Node) []byte {
+	t.Helper()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n.HTTPAddr()+"/metrics", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -35,12 +50,31 @@ func scrape(t *testing.T, ctx context.Context, n *harness.Node) families {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("scrape %s: %s", n.ID(), resp.Status)
 	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
+	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatalf("scrape %s: parse: %v", n.ID(), err)
+		t.Fatalf("scrape %s: %v", n.ID(), err)
 	}
-	return fams
+	return b
+}
+
+// promtoolLint runs `promtool check metrics` (Prometheus' naming lint, as
+// a CI that lints scrapes runs it) on a node's /metrics. CI sets
+// TICKETD_REQUIRE_PROMTOOL=1 so that a missing promtool fails there.
+func promtoolLint(t *testing.T, ctx context.Context, n *harness.Node) {
+	t.Helper()
+	pt, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("TICKETD_REQUIRE_PROMTOOL") == "1" {
+			t.Fatalf("promtool not found and TICKETD_REQUIRE_PROMTOOL=1: %v", err)
+		}
+		t.Log("promtool not installed (apt-get install prometheus): /metrics not linted; set TICKETD_REQUIRE_PROMTOOL=1 to fail instead")
+		return
+	}
+	cmd := exec.CommandContext(ctx, pt, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(scrapeText(t, ctx, n))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("promtool check metrics on %s's /metrics: %v\n%s", n.ID(), err, out)
+	}
 }
 
 // value is the sample of name whose labels include want (a counter's,
@@ -173,8 +207,8 @@ func TestMetrics(t *testing.T) {
 	}
 	// hashicorp/raft's own metrics, through go-metrics: a follower stores
 	// the leader's entries.
-	if got, ok := f.value("raft_rpc_appendEntries_storeLogs"); !ok || got == 0 {
-		t.Errorf("follower raft_rpc_appendEntries_storeLogs count = %v (present %v), want > 0", got, ok)
+	if got, ok := f.value("raft_rpc_append_entries_store_logs"); !ok || got == 0 {
+		t.Errorf("follower raft_rpc_append_entries_store_logs count = %v (present %v), want > 0", got, ok)
 	}
 	if _, ok := f.value("go_goroutines"); !ok {
 		t.Error("follower: no Go runtime metrics")
@@ -219,11 +253,15 @@ func TestMetrics(t *testing.T) {
 	if got, _ := l.value("ticketd_batch_size"); got < 1 {
 		t.Errorf("leader ticketd_batch_size count = %v, want > 0", got)
 	}
-	// raft_wal_log_appends: the log store's own counter (raft-wal, the
-	// default store), through the same go-metrics sink as Raft's.
-	for _, name := range []string{"raft_commitTime", "raft_leader_dispatchLog", "raft_fsm_applyBatch", "raft_wal_log_appends"} {
+	// raft_wal_log_appends_total: the log store's own counter (raft-wal,
+	// the default store), through the same go-metrics sink as Raft's.
+	for _, name := range []string{"raft_commit_time", "raft_leader_dispatch_log", "raft_fsm_apply_batch", "raft_wal_log_appends_total"} {
 		if got, ok := l.value(name); !ok || got == 0 {
 			t.Errorf("leader %s count = %v (present %v), want > 0", name, got, ok)
 		}
 	}
+	// Both scrapes, every series raft and ticketd report by now, pass
+	// Prometheus' lint (it exited 3 on raft's camelCase names).
+	promtoolLint(t, ctx, follower)
+	promtoolLint(t, ctx, leader)
 }

@@ -39,18 +39,31 @@ func TestRaftSinkBlocksPerEntryInternals(t *testing.T) {
 	for _, mf := range mfs {
 		got[mf.GetName()] = true
 	}
-	for _, name := range []string{"raft_commitTime", "raft_leader_dispatchLog", "raft_rpc_appendEntries_storeLogs",
-		"raft_rpc_appendEntries", "raft_wal_log_appends"} {
+	for _, name := range []string{"raft_commit_time", "raft_leader_dispatch_log", "raft_rpc_append_entries_store_logs",
+		"raft_rpc_append_entries", "raft_wal_log_appends_total"} {
 		if !got[name] {
 			t.Errorf("%s missing", name)
 		}
 	}
 	for name := range got {
-		for _, blocked := range []string{"raft_net_", "raft_fsm_enqueue", "raft_rpc_appendEntries_processLogs",
-			"raft_wal_log_entries_", "raft_commitNumLogs"} {
+		for _, blocked := range []string{"raft_net_", "raft_fsm_enqueue", "raft_rpc_append_entries_process_logs",
+			"raft_wal_log_entries_", "raft_commit_num_logs"} {
 			if strings.HasPrefix(name, blocked) {
 				t.Errorf("%s reported, but it is blocked", name)
 			}
+		}
+	}
+}
+
+// TestSnakeCase: raft's key parts as Prometheus names them.
+func TestSnakeCase(t *testing.T) {
+	for in, want := range map[string]string{
+		"commitTime": "commit_time", "appendEntries": "append_entries", "storeLogs": "store_logs",
+		"getRPCType": "get_rpc_type", "log_appends": "log_appends", "RPC": "rpc", "installSnapshot": "install_snapshot",
+		"v2Stats": "v2_stats",
+	} {
+		if got := snakeCase(in); got != want {
+			t.Errorf("snakeCase(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
