@@ -92,10 +92,11 @@ func TestStatusCommand(t *testing.T) {
 		t.Fatalf("ticketd status: %v\n%s%s", err, out, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 4 || !strings.HasPrefix(lines[0], "ID ") || !strings.Contains(lines[0], "LAG") {
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "ID ") || !strings.Contains(lines[0], "LAG") ||
+		!strings.HasPrefix(lines[4], "cluster command version: ") {
 		t.Fatalf("table:\n%s", out)
 	}
-	for _, l := range lines[1:] {
+	for _, l := range lines[1:4] {
 		if !strings.HasSuffix(l, "yes") {
 			t.Errorf("member not ready in the table: %q", l)
 		}

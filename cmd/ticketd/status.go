@@ -104,11 +104,17 @@ type memberRow struct {
 	CommitIndex  uint64 `json:"commit_index"`
 	// Lag is the highest commit index any member reported (the leader's)
 	// minus this member's applied index.
-	Lag      uint64 `json:"lag"`
-	Version  string `json:"version,omitempty"`
-	Ready    bool   `json:"ready"`
-	NotReady string `json:"not_ready,omitempty"`
-	Error    string `json:"error,omitempty"`
+	Lag     uint64 `json:"lag"`
+	Version string `json:"version,omitempty"`
+	// CommandVersion is the newest command version the member's build
+	// applies; ClusterVersion the cluster's, as the member applied it
+	// (OPERATIONS.md "Restarting and upgrading a cluster"). 0: a build
+	// from before versions.
+	CommandVersion uint32 `json:"command_version"`
+	ClusterVersion uint32 `json:"cluster_command_version"`
+	Ready          bool   `json:"ready"`
+	NotReady       string `json:"not_ready,omitempty"`
+	Error          string `json:"error,omitempty"`
 }
 
 // memberRows turns the members' reports into rows.
@@ -124,6 +130,7 @@ func memberRows(reports []raftstore.MemberReport) []memberRow {
 			} else {
 				row.MySQLAddr, row.HTTPAddr, row.Role, row.Term = st.MySQLAddr, st.HTTPAddr, st.State, st.Term
 				row.AppliedIndex, row.CommitIndex, row.Version = st.AppliedIndex, st.CommitIndex, st.Version
+				row.CommandVersion, row.ClusterVersion = st.CommandVersion, st.ClusterVersion
 				row.Ready, row.NotReady = st.Ready, st.NotReady
 				if st.Error != "" {
 					row.Ready, row.NotReady = false, st.Error
@@ -145,20 +152,37 @@ func memberRows(reports []raftstore.MemberReport) []memberRow {
 // does: one member a line, aligned columns.
 func writeStatusTable(w io.Writer, rows []memberRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tRAFT ADDRESS\tMYSQL ADDRESS\tADMIN ADDRESS\tROLE\tTERM\tAPPLIED\tCOMMIT\tLAG\tVERSION\tREADY")
+	fmt.Fprintln(tw, "ID\tRAFT ADDRESS\tMYSQL ADDRESS\tADMIN ADDRESS\tROLE\tTERM\tAPPLIED\tCOMMIT\tLAG\tVERSION\tCMD VERSION\tREADY")
+	var cluster uint32
 	for _, r := range rows {
 		if r.Error != "" {
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t%s\t-\t-\t-\t-\t-\tno: %s\n", r.ID, r.RaftAddr, r.Role, oneLine(r.Error))
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t%s\t-\t-\t-\t-\t-\t-\tno: %s\n", r.ID, r.RaftAddr, r.Role, oneLine(r.Error))
 			continue
 		}
 		ready := "yes"
 		if !r.Ready {
 			ready = "no: " + oneLine(r.NotReady)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\n", r.ID, r.RaftAddr, dash(r.MySQLAddr), dash(r.HTTPAddr),
-			r.Role, r.Term, r.AppliedIndex, r.CommitIndex, r.Lag, dash(r.Version), ready)
+		cmd := "-"
+		if r.CommandVersion > 0 {
+			cmd = strconv.FormatUint(uint64(r.CommandVersion), 10)
+		}
+		if r.Role == "Leader" {
+			cluster = r.ClusterVersion
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", r.ID, r.RaftAddr, dash(r.MySQLAddr), dash(r.HTTPAddr),
+			r.Role, r.Term, r.AppliedIndex, r.CommitIndex, r.Lag, dash(r.Version), cmd, ready)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if cluster > 0 {
+		// The version every member must apply before a newer command is
+		// accepted, as the leader has it.
+		_, err := fmt.Fprintf(w, "cluster command version: %d\n", cluster)
+		return err
+	}
+	return nil
 }
 
 func dash(s string) string {

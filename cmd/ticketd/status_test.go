@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -20,14 +21,15 @@ func TestMemberRows(t *testing.T) {
 		}
 		return b
 	}
-	leader := nodeStatus{Status: raftstore.Status{NodeID: "n1", State: "Leader", Term: 4, AppliedIndex: 10, CommitIndex: 10}, Ready: true, Version: "v1"}
+	leader := nodeStatus{Status: raftstore.Status{NodeID: "n1", State: "Leader", Term: 4, AppliedIndex: 10, CommitIndex: 10,
+		CommandVersion: 3, ClusterVersion: 2}, Ready: true, Version: "v1"}
 	behind := nodeStatus{Status: raftstore.Status{NodeID: "n2", State: "Follower", Term: 4, AppliedIndex: 7, CommitIndex: 8, Error: "state machine stopped"}, Ready: true}
 	rows := memberRows([]raftstore.MemberReport{
 		{ID: "n1", Addr: "a1", Status: doc(leader)},
 		{ID: "n2", Addr: "a2", Status: doc(behind)},
 		{ID: "n3", Addr: "a3", Error: "dial a3: connection refused"},
 	})
-	if r := rows[0]; r.Lag != 0 || !r.Ready || r.Role != "Leader" || r.Version != "v1" {
+	if r := rows[0]; r.Lag != 0 || !r.Ready || r.Role != "Leader" || r.Version != "v1" || r.CommandVersion != 3 || r.ClusterVersion != 2 {
 		t.Errorf("leader row %+v", r)
 	}
 	if r := rows[1]; r.Lag != 3 || r.Ready || r.NotReady != "state machine stopped" {
@@ -41,7 +43,7 @@ func TestMemberRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 4 || !strings.Contains(lines[3], "no: dial a3: connection refused") || !strings.Contains(lines[2], "no: state machine stopped") {
+	if len(lines) != 5 || lines[4] != "cluster command version: 2" || !regexp.MustCompile(`\sv1\s+3\s+yes$`).MatchString(lines[1]) || !strings.Contains(lines[3], "no: dial a3: connection refused") || !strings.Contains(lines[2], "no: state machine stopped") {
 		t.Errorf("table:\n%s", b.String())
 	}
 }
