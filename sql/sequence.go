@@ -32,12 +32,14 @@ type SeqOption struct {
 	Value int64
 }
 
-// CreateSequence is MariaDB's CREATE SEQUENCE [IF NOT EXISTS] s [options] [ENGINE=e].
+// CreateSequence is MariaDB's CREATE SEQUENCE [IF NOT EXISTS] s [options]
+// [ENGINE=e] [COMMENT='c'].
 type CreateSequence struct {
 	Table       TableName
 	IfNotExists bool
 	Options     []SeqOption
 	Engine      string
+	Comment     string // ticketd's options: 'ticketd:scope=node'
 }
 
 // AlterSequence is ALTER SEQUENCE [IF EXISTS] s options (RESTART included).
@@ -94,10 +96,13 @@ func sequenceStmt(stmt ast.StmtNode) (Plan, error) {
 		}
 		plan := &CreateSequence{Table: *tableName(s.Name), IfNotExists: s.IfNotExists, Options: opts}
 		for _, o := range s.TblOptions {
-			if o.Tp == ast.TableOptionEngine {
+			switch o.Tp {
+			case ast.TableOptionEngine:
 				plan.Engine = o.StrValue
+			case ast.TableOptionComment:
+				plan.Comment = o.StrValue
 			}
-			// Charset, comment and the like change nothing for a sequence.
+			// Charset and the like change nothing for a sequence.
 		}
 		return plan, nil
 	case *ast.AlterSequenceStmt:

@@ -314,3 +314,155 @@ func (nb *nodeBlocks) reset() {
 		return true
 	})
 }
+
+// nodeSeqs serve NEXTVAL of node-scoped sequences (CREATE SEQUENCE ...
+// CACHE n COMMENT 'ticketd:scope=node'): as nodeBlocks for tables, every
+// node takes ranges of the sequence's CACHE values through Raft (OpSeqNext
+// with Count 0, which a follower forwards) and hands them out itself.
+// Values are unique cluster-wide (until a CYCLE wraps, as in MariaDB) and
+// follow the sequence's direction within each node's answers. SETVAL,
+// ALTER SEQUENCE and DROP from this node drop its range before and after
+// (Service.dropSeq); from other nodes, when this node applies them
+// (SchemaClock). A range is never handed back: SETVAL does not reuse its
+// unserved values, as it does the leader's cache's.
+type nodeSeqs struct {
+	read    Reader
+	clock   SchemaClock
+	propose func(ctx context.Context, c *Command) (Result, error)
+	m       sync.Map // tableKey → *nodeSeq
+}
+
+type nodeSeq struct {
+	mu     sync.Mutex
+	loaded bool
+	epoch  uint64
+	node   bool // node-scoped with CACHE above 1
+	// next..end (exclusive) by inc are this node's values, when valid.
+	valid          bool
+	next, end, inc int64
+	gen            uint64
+	refilling      *refill
+}
+
+func newNodeSeqs(read Reader, propose func(context.Context, *Command) (Result, error)) *nodeSeqs {
+	ns := &nodeSeqs{read: read, propose: propose}
+	if c, ok := read.(SchemaClock); ok {
+		ns.clock = c
+	}
+	return ns
+}
+
+func (ns *nodeSeqs) entry(k tableKey) *nodeSeq {
+	if e, ok := ns.m.Load(k); ok {
+		return e.(*nodeSeq)
+	}
+	e, _ := ns.m.LoadOrStore(k, &nodeSeq{})
+	return e.(*nodeSeq)
+}
+
+// next answers NEXTVAL from this node's range; ok is false when the
+// sequence is not node-scoped.
+func (ns *nodeSeqs) next(ctx context.Context, c *Command) (Result, bool, error) {
+	e := ns.entry(tableKey{c.DB, c.Table})
+	for {
+		var ep uint64
+		if ns.clock != nil {
+			ep = ns.clock.SchemaEpoch()
+		}
+		e.mu.Lock()
+		if !e.loaded || e.epoch < ep {
+			if e.loaded {
+				e.loaded = false
+				e.gen++
+			}
+			e.valid = false
+			gen := e.gen
+			e.mu.Unlock()
+			ns.load(e, c, ep, gen)
+			continue
+		}
+		if !e.node {
+			e.mu.Unlock()
+			return Result{}, false, nil
+		}
+		if e.valid && before(e.next, e.end, e.inc) {
+			v := e.next
+			e.next = stepFrom(v, e.inc, e.end)
+			e.mu.Unlock()
+			return Result{First: uint64(v)}, true, nil
+		}
+		if wait := e.refilling; wait != nil {
+			e.mu.Unlock()
+			select {
+			case <-wait.done:
+				if wait.err != nil {
+					return Result{}, true, wait.err
+				}
+				continue
+			case <-ctx.Done():
+				return Result{}, true, ctx.Err()
+			}
+		}
+		rf := &refill{done: make(chan struct{})}
+		e.refilling = rf
+		gen := e.gen
+		e.mu.Unlock()
+		r, err := ns.propose(ctx, &Command{Op: OpSeqNext, DB: c.DB, Table: c.Table, Seq: &SeqCommand{}})
+		e.mu.Lock()
+		e.refilling = nil
+		rf.err = err
+		close(rf.done)
+		switch {
+		case err != nil:
+			e.mu.Unlock()
+			return Result{}, true, err
+		case r.Err != nil:
+			// The sequence ran out, or is gone: the statement's answer.
+			e.mu.Unlock()
+			return r, true, nil
+		case e.gen == gen:
+			e.next, e.end, e.inc, e.valid = int64(r.First), int64(r.Last), int64(r.Matched), true
+		}
+		e.mu.Unlock()
+	}
+}
+
+func (ns *nodeSeqs) load(e *nodeSeq, c *Command, ep, gen uint64) {
+	var t *Table
+	err := ns.read.View(func(s Store) (err error) {
+		t, err = s.Table(c.DB, c.Table)
+		return err
+	})
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.gen != gen || e.loaded {
+		return
+	}
+	e.loaded, e.epoch, e.valid = true, ep, false
+	e.node = err == nil && t != nil && t.Def.Seq != nil && t.Def.Seq.Cache > 1 && NodeScope(t.Def.Comment)
+}
+
+// drop burns db.name's range on this node.
+func (ns *nodeSeqs) drop(db, name string) {
+	v, ok := ns.m.Load(tableKey{db, name})
+	if !ok {
+		return
+	}
+	e := v.(*nodeSeq)
+	e.mu.Lock()
+	e.loaded, e.valid = false, false
+	e.gen++
+	e.mu.Unlock()
+}
+
+// reset burns every range on this node.
+func (ns *nodeSeqs) reset() {
+	ns.m.Range(func(_, v any) bool {
+		e := v.(*nodeSeq)
+		e.mu.Lock()
+		e.loaded, e.valid = false, false
+		e.gen++
+		e.mu.Unlock()
+		return true
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -380,5 +381,62 @@ func TestNodeScopePrefetchDroppedWithBlock(t *testing.T) {
 			t.Fatalf("id %d (#%d) after %d: a burnt block served", id, i, last)
 		}
 		last = id
+	}
+}
+
+// TestNodeScopeSequence: a sequence with CACHE 100 and COMMENT
+// 'ticketd:scope=node' is served by each node from its own ranges:
+// unique across nodes, increasing within each, one Raft command per
+// range; SETVAL from a node is followed by that node's next NEXTVAL at
+// once, and by another node's once it applies it.
+func TestNodeScopeSequence(t *testing.T) {
+	c, svcs, _, _ := nodeCluster(t, 3)
+	ctx := context.Background()
+	def, _, err := NewSequenceDef("flickr", "s", "", []SeqOption{{Kind: SeqCache, Value: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def.Comment = "ticketd:scope=node"
+	if r, err := svcs[0].Exec(ctx, &Command{Op: OpCreateSeq, DB: "flickr", Table: "s", Def: def}); err != nil || r.Err != nil {
+		t.Fatal(err, r.Err)
+	}
+	if !strings.Contains(def.CreateSequenceStatement(), " COMMENT='ticketd:scope=node'") {
+		t.Fatalf("SHOW CREATE SEQUENCE: %s", def.CreateSequenceStatement())
+	}
+	nextval := func(svc *Service) int64 {
+		t.Helper()
+		r, err := svc.Exec(ctx, &Command{Op: OpSeqNext, DB: "flickr", Table: "s", Seq: &SeqCommand{Count: 1}})
+		if err != nil || r.Err != nil {
+			t.Fatal(err, r.Err)
+		}
+		return int64(r.First)
+	}
+	seen := map[int64]int{}
+	last := make([]int64, len(svcs))
+	for range 150 {
+		for n, svc := range svcs {
+			v := nextval(svc)
+			if m, dup := seen[v]; dup {
+				t.Fatalf("value %d from node %d and node %d", v, m, n)
+			}
+			if v <= last[n] {
+				t.Fatalf("node %d: %d after %d", n, v, last[n])
+			}
+			seen[v], last[n] = n, v
+		}
+	}
+	st, _ := c.st.Table("flickr", "s")
+	// 450 values in ranges of 100: each node took two, so the state's
+	// next value is 601 and the leader proposed no NEXTVAL of its own.
+	if st.Def.Seq.Next != 601 {
+		t.Fatalf("sequence's next value %d after 450 NEXTVALs on 3 nodes in ranges of 100, want 601", st.Def.Seq.Next)
+	}
+	if r, err := svcs[1].Exec(ctx, &Command{Op: OpSetVal, DB: "flickr", Table: "s", Seq: &SeqCommand{Value: 5000}}); err != nil || r.Err != nil {
+		t.Fatal(err, r.Err)
+	}
+	for _, n := range []int{1, 2} {
+		if v := nextval(svcs[n]); v <= 5000 {
+			t.Fatalf("node %d: NEXTVAL %d after SETVAL(s, 5000)", n, v)
+		}
 	}
 }

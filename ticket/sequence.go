@@ -504,6 +504,9 @@ func (d *TableDef) CreateSequenceStatement() string {
 		b.WriteString(" nocycle")
 	}
 	b.WriteString(" ENGINE=" + d.Engine)
+	if d.Comment != "" {
+		b.WriteString(" COMMENT=" + quoteString(d.Comment))
+	}
 	return b.String()
 }
 

@@ -109,7 +109,9 @@ func (sc *seqCaches) load(e *seqCache, c *Command, term, gen uint64) {
 		return
 	}
 	e.term, e.loaded, e.valid = term, true, false
-	e.cached = err == nil && t != nil && t.Def.Seq != nil && t.Def.Seq.Cache > 1
+	// A node-scoped sequence is served by every node's own blocks
+	// (nodeSeqs), never from the leader's cache.
+	e.cached = err == nil && t != nil && t.Def.Seq != nil && t.Def.Seq.Cache > 1 && !NodeScope(t.Def.Comment)
 }
 
 // next answers NEXTVAL(c.DB.c.Table) on the leader: from the cache, or
@@ -199,8 +201,30 @@ func stepFrom(v, inc, end int64) int64 {
 // through Raft; the others through Raft, dropping the cache around them
 // and telling SETVAL where the dropped cache stood.
 func (s *Service) execSeq(ctx context.Context, c *Command) (Result, error) {
+	return s.execSeqFrom(ctx, c, true)
+}
+
+// execSeqFrom is execSeq; own is false for another node's command (a
+// forwarded batch), which this node's node-scoped ranges never serve: its
+// session's values must follow its own node's.
+func (s *Service) execSeqFrom(ctx context.Context, c *Command, own bool) (Result, error) {
+	if c.Op == OpSeqNext {
+		if c.Seq != nil && c.Seq.Count == 0 {
+			// A node's block of a node-scoped sequence, forwarded:
+			// through Raft as it is (sessions' NEXTVAL asks Count 1).
+			return s.b.exec(ctx, c)
+		}
+		if own {
+			if r, ok, err := s.nseq.next(ctx, c); ok {
+				return r, err
+			}
+		}
+	}
 	if s.seq == nil {
-		return s.b.exec(ctx, c)
+		s.dropSeq(c)
+		r, err := s.b.exec(ctx, c)
+		s.dropSeq(c)
+		return r, err
 	}
 	if c.Op == OpSeqNext {
 		if r, ok, err := s.seq.next(ctx, c); ok {
@@ -236,6 +260,16 @@ func (s *Service) execSeq(ctx context.Context, c *Command) (Result, error) {
 
 // dropSeq drops the caches a command through Raft could overtake.
 func (s *Service) dropSeq(c *Command) {
+	switch c.Op {
+	case OpSetVal, OpAlterSeq, OpDropSeq, OpDropTable, OpAlterTable:
+		// Synchronously on this node, so that its sessions' next NEXTVAL
+		// follows their SETVAL (or ALTER TABLE s COMMENT) even before the
+		// node applies it.
+		s.nseq.drop(c.DB, c.Table)
+	case OpSeqNext, OpCreateSeq, OpCreateTable, OpCreateDB, OpInsert, OpUpdate, OpReserve:
+	default:
+		s.nseq.reset()
+	}
 	if s.seq == nil {
 		return
 	}
@@ -263,7 +297,7 @@ func (s *Service) execSeqBatch(ctx context.Context, cmds []Command, idx []int, o
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i], errs[j] = s.execSeq(ctx, &cmds[i])
+			out[i], errs[j] = s.execSeqFrom(ctx, &cmds[i], false)
 		}()
 	}
 	wg.Wait()

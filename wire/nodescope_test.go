@@ -14,7 +14,7 @@ import (
 // and the REPLACEs that go through replication.
 type reserveCounter struct {
 	memRepl
-	reserves, inserts atomic.Int64
+	reserves, inserts, seqNexts atomic.Int64
 }
 
 func (r *reserveCounter) Propose(ctx context.Context, cmds []ticket.Command) ([]ticket.Result, error) {
@@ -24,6 +24,8 @@ func (r *reserveCounter) Propose(ctx context.Context, cmds []ticket.Command) ([]
 			r.reserves.Add(1)
 		case ticket.OpInsert:
 			r.inserts.Add(1)
+		case ticket.OpSeqNext:
+			r.seqNexts.Add(1)
 		}
 	}
 	return r.memRepl.Propose(ctx, cmds)
@@ -74,9 +76,9 @@ func TestNodeScopeTableOption(t *testing.T) {
 		last = id
 	}
 	// The first REPLACE created the row through replication; the other
-	// 34 came from blocks of 10.
-	if ins, res := repl.inserts.Load(), repl.reserves.Load(); ins != 1 || res != 4 {
-		t.Fatalf("%d REPLACEs and %d reservations replicated for 35 REPLACEs, want 1 and 4", ins, res)
+	// 34 came from blocks of 10 (4, and maybe the next, taken ahead).
+	if ins, res := repl.inserts.Load(), repl.reserves.Load(); ins != 1 || res < 4 || res > 5 {
+		t.Fatalf("%d REPLACEs and %d reservations replicated for 35 REPLACEs, want 1 and 4-5", ins, res)
 	}
 	mustExec(t, db, "ALTER TABLE Tickets64 COMMENT 'ticketd:cache=10'")
 	if err := db.QueryRow("SHOW CREATE TABLE Tickets64").Scan(&name, &create); err != nil {
@@ -89,7 +91,57 @@ func TestNodeScopeTableOption(t *testing.T) {
 	// none): every REPLACE through replication, above the old block.
 	r := mustExec(t, db, "REPLACE INTO Tickets64 (stub) VALUES ('a')")
 	id, _ := r.LastInsertId()
-	if id <= last+5 || repl.inserts.Load() != 2 {
+	if id <= last || repl.inserts.Load() != 2 {
 		t.Fatalf("after ALTER to global: id %d (last %d), %d REPLACEs replicated", id, last, repl.inserts.Load())
+	}
+}
+
+// TestNodeScopeSequenceOption: CREATE SEQUENCE ... CACHE n COMMENT
+// 'ticketd:scope=node' is kept and shown by SHOW CREATE SEQUENCE, and
+// NEXTVAL takes its values from the node's ranges (one replicated
+// NEXTVAL per CACHE values).
+func TestNodeScopeSequenceOption(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repl := &reserveCounter{memRepl: memRepl{st: ticket.NewMemStore()}}
+	addr, _ := serveRepl(t, Config{}, ln, repl)
+	db := open(t, "root@tcp("+addr+")/")
+	mustExec(t, db, "CREATE DATABASE d")
+	mustExec(t, db, "USE d")
+	mustExec(t, db, "CREATE SEQUENCE s START WITH 1 INCREMENT BY 1 CACHE 10 ENGINE=InnoDB COMMENT='ticketd:scope=node'")
+	var name, create string
+	if err := db.QueryRow("SHOW CREATE SEQUENCE s").Scan(&name, &create); err != nil {
+		t.Fatal(err)
+	}
+	want := "CREATE SEQUENCE `s` start with 1 minvalue 1 maxvalue 9223372036854775806 increment by 1 cache 10 nocycle ENGINE=InnoDB COMMENT='ticketd:scope=node'"
+	if create != want {
+		t.Fatalf("SHOW CREATE SEQUENCE:\n%s\nwant\n%s", create, want)
+	}
+	for want := int64(1); want <= 25; want++ {
+		var v int64
+		if err := db.QueryRow("SELECT NEXTVAL(s)").Scan(&v); err != nil || v != want {
+			t.Fatalf("NEXTVAL %d (%v), want %d", v, err, want)
+		}
+	}
+	if n := repl.seqNexts.Load(); n != 3 {
+		t.Fatalf("%d NEXTVAL commands replicated for 25 values in ranges of 10, want 3", n)
+	}
+	// ALTER TABLE ... COMMENT switches it back: the leader's cache (none
+	// here, without a Leadership), every NEXTVAL replicated.
+	mustExec(t, db, "ALTER TABLE s COMMENT ''")
+	if err := db.QueryRow("SHOW CREATE SEQUENCE s").Scan(&name, &create); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(create, "COMMENT") {
+		t.Fatalf("SHOW CREATE SEQUENCE after ALTER TABLE s COMMENT '': %s", create)
+	}
+	var v int64
+	if err := db.QueryRow("SELECT NEXTVAL(s)").Scan(&v); err != nil || v <= 25 {
+		t.Fatalf("NEXTVAL %d (%v) after the switch", v, err)
+	}
+	if n := repl.seqNexts.Load(); n != 4 {
+		t.Fatalf("%d NEXTVAL commands replicated, want 4", n)
 	}
 }

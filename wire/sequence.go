@@ -139,6 +139,7 @@ func (s *session) sequenceDDL(p sql.Plan) (*mysql.Result, error) {
 			return nil, err
 		}
 		s.warnings = append(s.warnings, warns...)
+		def.Comment = p.Comment
 		r, err := s.exec(&ticket.Command{Op: ticket.OpCreateSeq, DB: db, Table: def.Name, Def: def, IfExists: p.IfNotExists})
 		return s.ok(r), err
 	case *sql.AlterSequence:
