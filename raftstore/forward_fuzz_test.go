@@ -54,11 +54,12 @@ func FuzzForwardFrames(f *testing.F) {
 	batch := EncodeBatch(nil, []ticket.Command{replaceCmd("flickr", "Tickets64", "a")})
 	f.Add(forwardFrame(fwdPropose, 1, 1000, batch))
 	f.Add(append(forwardFrame(fwdCommit, 2, 1000, nil), forwardFrame(fwdPropose, 3, 0, batch)...))
-	f.Add(forwardFrame(fwdPropose, 4, 1000, batch[:len(batch)/2]))   // damaged batch
-	f.Add(forwardFrame(fwdPropose, 5, 1000, batch)[:20])             // truncated frame
-	f.Add(binary.BigEndian.AppendUint32(nil, maxFrame+1))            // oversized length
-	f.Add(forwardFrame(99, 6, 1000, []byte("unknown kind")))         // unknown kind
-	f.Add(forwardFrame(fwdPropose, 7, 1000, appendString(nil, "x"))) // not a batch
+	f.Add(forwardFrame(fwdPropose, 4, 1000, batch[:len(batch)/2]))     // damaged batch
+	f.Add(forwardFrame(fwdPropose, 5, 1000, batch)[:20])               // truncated frame
+	f.Add(binary.BigEndian.AppendUint32(nil, maxFrame+1))              // oversized length
+	f.Add(forwardFrame(99, 6, 1000, []byte("unknown kind")))           // unknown kind
+	f.Add(forwardFrame(fwdStatus, 7, 1000, []byte("ignored payload"))) // a member's status
+	f.Add(forwardFrame(fwdPropose, 7, 1000, appendString(nil, "x")))   // not a batch
 	f.Add(forwardFrame(fwdPropose, 8, 1000, EncodeBatch(nil, []ticket.Command{
 		{Op: ticket.OpSetGlobal, Name: "auto_increment_increment", Value: 2},
 		{Op: ticket.OpDropTable, DB: "flickr", Table: "nope"},
