@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/pprof"
 	"net/url"
@@ -127,17 +130,22 @@ func membershipStatus(err error) int {
 }
 
 // joinCluster asks a member (by its admin address) to add this node,
-// retrying while the cluster has no leader.
-// It speaks HTTPS when this node serves HTTPS (members are configured
-// alike) and sends the admin token, if any.
-func joinCluster(ctx context.Context, f *adminFlags, token, adminAddr, id, raftAddr string) error {
+// retrying while the cluster has no leader, and logging each failed
+// attempt. It speaks HTTPS when this node serves HTTPS (members are
+// configured alike) and sends the admin token, if any. A refusal (4xx),
+// or a TLS handshake that cannot succeed (an unknown CA, a name the
+// certificate does not hold, a certificate the member refuses, HTTP
+// against HTTPS), ends it at once: asking again would not change the
+// answer.
+func joinCluster(ctx context.Context, f *adminFlags, token, adminAddr, id, raftAddr string, log *slog.Logger) error {
 	client, base, err := f.client(adminAddr, f.cert != "")
 	if err != nil {
 		return err
 	}
+	client.Timeout = joinAttemptTimeout
 	form := url.Values{"id": {id}, "addr": {raftAddr}}.Encode()
 	var last error
-	for attempt := 0; attempt < 30; attempt++ {
+	for attempt := 1; attempt <= joinAttempts; attempt++ {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/join", strings.NewReader(form))
 		if err != nil {
 			return err
@@ -149,16 +157,23 @@ func joinCluster(ctx context.Context, f *adminFlags, token, adminAddr, id, raftA
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
+				log.Info("joined the cluster", "through", base, "attempts", attempt)
 				return nil
 			}
-			err = fmt.Errorf("%s: %s", resp.Status, body)
+			err = fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(body)))
+			if resp.StatusCode == http.StatusUnauthorized {
+				err = fmt.Errorf("%w (give this node the cluster's admin token: --admin-token-file or $%s)", err, adminTokenEnv)
+			}
 			if resp.StatusCode >= 400 && resp.StatusCode < 500 {
 				// Refused (e.g. the id is a member at another address):
 				// asking again will not change the answer.
 				return err
 			}
+		} else if hint := tlsFailure(err); hint != "" {
+			return fmt.Errorf("%w (%s)", err, hint)
 		}
 		last = err
+		log.Warn("join: no answer yet; retrying", "through", base, "attempt", attempt, "of", joinAttempts, "err", err)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -166,4 +181,40 @@ func joinCluster(ctx context.Context, f *adminFlags, token, adminAddr, id, raftA
 		}
 	}
 	return last
+}
+
+// How long --join keeps asking a member that has no leader or cannot be
+// reached, and how long one attempt may take (the member's /join waits
+// 10 s for the change).
+const (
+	joinAttempts       = 30
+	joinAttemptTimeout = 15 * time.Second
+)
+
+// tlsFailure says why a call's TLS handshake cannot succeed, with what
+// to change, or "" for a failure worth retrying.
+func tlsFailure(err error) string {
+	var (
+		unknownCA x509.UnknownAuthorityError
+		hostname  x509.HostnameError
+		invalid   x509.CertificateInvalidError
+		verify    *tls.CertificateVerificationError
+		remote    *net.OpError
+		record    tls.RecordHeaderError
+	)
+	switch {
+	case errors.As(err, &unknownCA):
+		return "the member's admin certificate is not signed by a CA this node trusts: give --node-ca the cluster's CA (it verifies the member's admin certificate too), or --http-ca"
+	case errors.As(err, &hostname):
+		return "the member's admin certificate does not name the address --join gives: use an address in its subjectAltName"
+	case errors.As(err, &invalid), errors.As(err, &verify):
+		return "the member's admin certificate is not valid"
+	case errors.As(err, &remote) && remote.Op == "remote error":
+		// The member's TLS alert (its bad certificate, certificate
+		// required, unknown CA).
+		return "the member refused the TLS handshake: it asks for a client certificate (its --http-ca) this node did not present or it did not accept; give this node --http-cert/--http-key signed by that CA"
+	case errors.As(err, &record), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		return "this node speaks HTTPS (its --http-cert) and the member plain HTTP, or the other way round: members are configured alike"
+	}
+	return ""
 }

@@ -278,7 +278,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if o.join != "" && node.Restarted() {
 		log.Info("resuming from existing state; --join ignored", "join", o.join)
 	} else if o.join != "" {
-		if err := joinCluster(ctx, &o.admin, token, o.join, o.nodeID, node.Addr()); err != nil {
+		jf := o.admin
+		if jf.ca == "" && jf.cert != "" {
+			// --http-ca would also make this node's admin API demand
+			// client certificates: the member's admin certificate is
+			// verified against the cluster's CA instead (OPERATIONS.md
+			// "Securing a cluster" signs both with it).
+			jf.ca = o.node.ca
+		}
+		if err := joinCluster(ctx, &jf, token, o.join, o.nodeID, node.Addr(), log); err != nil {
 			return fmt.Errorf("--join %s: %w", o.join, err)
 		}
 	}
