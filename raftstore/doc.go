@@ -17,6 +17,16 @@
 // there (ErrUndecodable) and says so, and Propose writes only what every
 // replica decodes.
 //
+// Command versions keep a cluster of mixed builds (a rolling upgrade)
+// from writing what one of its members cannot apply: every command has a
+// version (the op, its presence bits and value kinds; version 1 is what
+// builds from before versions apply), the cluster's version is the lowest
+// its members' builds answer, agreed through Raft, and Propose refuses a
+// command above it with a statement error naming the members behind. A
+// new op, field or value kind, or a changed Apply of an existing op,
+// raises CommandVersion and declares the new version in version.go's
+// tables, where the full rule is.
+//
 // Node runs a replica. It implements ticket.Replicator: on the leader a
 // batch becomes one Raft entry; on a follower it is forwarded to the leader
 // over the Raft address itself, which a first byte on each connection
