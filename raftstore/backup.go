@@ -180,13 +180,130 @@ type Backup struct {
 	FileSize int64
 }
 
-// ReadBackup reads and verifies a whole backup file from r: magic,
-// version, length, checksum, then the image itself (bbolt opens it, its
-// format is this binary's, and every table decodes). The image is staged
-// in a temporary file in dir (bbolt needs a file to open), removed before
-// ReadBackup returns. Errors wrap ErrNotBackup, ErrBackupVersion,
-// ErrBackupTruncated or ErrBackupCorrupt.
+// ReadBackup reads and verifies a whole backup file from r (OpenBackup)
+// and returns its whole content, row tables' rows included (Dump.Rows).
+// Restores of large tables use OpenBackup, which streams rows.
 func ReadBackup(r io.Reader, dir string) (*Backup, error) {
+	f, err := OpenBackup(r, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := f.Backup
+	for _, t := range b.Dump.Tables {
+		if t.Def.Rows == nil {
+			continue
+		}
+		var rows [][]ticket.Datum
+		err := f.ScanRows(t.Def.DB, t.Def.Name, 1<<20, func(chunk [][]ticket.Datum) error {
+			rows = append(rows, chunk...)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(rows) > 0 {
+			if b.Dump.Rows == nil {
+				b.Dump.Rows = map[string][][]ticket.Datum{}
+			}
+			b.Dump.Rows[t.Def.Key()] = rows
+		}
+	}
+	return &b, nil
+}
+
+// BackupFile is a verified backup staged on disk: its header and state
+// without row tables' rows (Dump.Rows is nil), which ScanRows streams.
+// Close removes the staged image.
+type BackupFile struct {
+	Backup
+	path string
+	db   *bolt.DB
+	// rowCount is each row table's number of rows, by TableDef.Key.
+	rowCount map[string]int
+}
+
+// RowCount is how many rows a row table of the backup holds.
+func (f *BackupFile) RowCount(db, table string) int { return f.rowCount[db+"."+table] }
+
+// ScanRows calls fn with a row table's rows in clustering order, in
+// chunks of about maxBytes of stored rows (at least one row), reading
+// them from the staged image: memory holds one chunk, whatever the
+// table's size. fn may keep the chunk.
+func (f *BackupFile) ScanRows(db, table string, maxBytes int, fn func([][]ticket.Datum) error) error {
+	var def *ticket.RowsDef
+	for i := range f.Dump.Tables {
+		if d := &f.Dump.Tables[i].Def; d.DB == db && d.Name == table {
+			def = d.Rows
+		}
+	}
+	if def == nil {
+		return fmt.Errorf("raftstore: backup has no row table %s.%s", db, table)
+	}
+	tx, err := f.db.Begin(false)
+	if err != nil {
+		return fmt.Errorf("raftstore: backup rows: %w", err)
+	}
+	defer tx.Rollback()
+	var rows [][]ticket.Datum
+	size := 0
+	add := func(r []ticket.Datum, n int) error {
+		rows, size = append(rows, r), size+n
+		if size < maxBytes {
+			return nil
+		}
+		err := fn(rows)
+		rows, size = nil, 0
+		return err
+	}
+	flush := func() error {
+		if len(rows) == 0 {
+			return nil
+		}
+		return fn(rows)
+	}
+	// A format-1 image keeps the rows in the table's value.
+	if v := tx.Bucket(bucketDBs).Bucket([]byte(db)).Get([]byte(table)); v != nil {
+		_, legacy, err := decodeTableRows(v)
+		if err != nil {
+			return fmt.Errorf("%w: table %s.%s: %w", ErrBackupCorrupt, db, table, err)
+		}
+		for _, r := range legacy {
+			if err := add(r, len(ticket.AppendRow(nil, r))); err != nil {
+				return err
+			}
+		}
+	}
+	if all := tx.Bucket(bucketRows); all != nil {
+		if b := all.Bucket(rowsBucketName(tableKey{db, table})); b != nil {
+			c := b.Cursor()
+			for k, v := c.First(); k != nil; k, v = c.Next() {
+				r, err := ticket.DecodeRow(string(v), len(def.Cols))
+				if err != nil {
+					return fmt.Errorf("%w: table %s.%s: %w", ErrBackupCorrupt, db, table, err)
+				}
+				if err := add(r, len(k)+len(v)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return flush()
+}
+
+// Close closes and removes the staged image.
+func (f *BackupFile) Close() error {
+	err := f.db.Close()
+	return errors.Join(err, os.Remove(f.path))
+}
+
+// OpenBackup reads and verifies a whole backup file from r: magic,
+// version, length, checksum, then the image itself (bbolt opens it, its
+// format is one this binary reads, and every table and row decodes). The
+// image is staged in a temporary file in dir (bbolt needs a file to
+// open), removed by Close. Errors wrap ErrNotBackup, ErrBackupVersion,
+// ErrBackupTruncated or ErrBackupCorrupt.
+func OpenBackup(r io.Reader, dir string) (_ *BackupFile, err error) {
 	h := sha256.New()
 	tr := io.TeeReader(r, h)
 	fixed := make([]byte, backupHeaderLen)
@@ -221,8 +338,12 @@ func ReadBackup(r io.Reader, dir string) (*Backup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("raftstore: read backup: %w", err)
 	}
-	defer os.Remove(tmp.Name())
 	defer tmp.Close()
+	defer func() {
+		if err != nil {
+			os.Remove(tmp.Name())
+		}
+	}()
 	if n, err := io.CopyN(tmp, tr, int64(hdr.ImageSize)); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%w: image has %d of %d bytes", ErrBackupTruncated, n, hdr.ImageSize)
@@ -252,22 +373,24 @@ func ReadBackup(r io.Reader, dir string) (*Backup, error) {
 	if err := tmp.Sync(); err != nil {
 		return nil, fmt.Errorf("raftstore: read backup: %w", err)
 	}
-	dump, err := readImage(tmp.Name(), hdr.AppliedIndex)
-	if err != nil {
-		return nil, err
-	}
-	return &Backup{Header: hdr, Dump: *dump, FileSize: hdr.Size()}, nil
-}
-
-// readImage opens a state image read-only and reads its whole content.
-func readImage(path string, wantApplied uint64) (*ticket.Dump, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	db, err := bolt.Open(tmp.Name(), 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
 	if err != nil {
 		return nil, fmt.Errorf("%w: image does not open as bbolt: %w", ErrBackupCorrupt, err)
 	}
-	defer db.Close()
+	dump, counts, err := readImage(db, hdr.AppliedIndex)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &BackupFile{Backup: Backup{Header: hdr, Dump: *dump, FileSize: hdr.Size()}, path: tmp.Name(), db: db, rowCount: counts}, nil
+}
+
+// readImage reads a state image's content, less row tables' rows, which
+// it checks and counts.
+func readImage(db *bolt.DB, wantApplied uint64) (*ticket.Dump, map[string]int, error) {
 	dump := new(ticket.Dump)
-	err = db.View(func(tx *bolt.Tx) error {
+	counts := map[string]int{}
+	err := db.View(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		if meta == nil {
 			return errors.New("no meta bucket")
@@ -300,24 +423,11 @@ func readImage(path string, wantApplied uint64) (*ticket.Dump, error) {
 				if t.Def.Rows == nil {
 					return nil
 				}
-				rt, err := loadRows(tx.Bucket(bucketRows), tableKey{db, string(k)}, t, legacy)
+				n, err := checkRows(tx.Bucket(bucketRows), tableKey{db, string(k)}, t.Def.Rows)
 				if err != nil {
 					return fmt.Errorf("table %s.%s: %w", db, k, err)
 				}
-				if rt.Len() > 0 {
-					rows := make([][]ticket.Datum, 0, rt.Len())
-					err = rt.Scan(ticket.ClusterIndex, "", "", func(_ string, r []ticket.Datum) bool {
-						rows = append(rows, r)
-						return true
-					})
-					if err != nil {
-						return fmt.Errorf("table %s.%s: %w", db, k, err)
-					}
-					if dump.Rows == nil {
-						dump.Rows = map[string][][]ticket.Datum{}
-					}
-					dump.Rows[t.Def.Key()] = rows
-				}
+				counts[t.Def.Key()] = n + len(legacy)
 				return nil
 			})
 		})
@@ -340,7 +450,7 @@ func readImage(path string, wantApplied uint64) (*ticket.Dump, error) {
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBackupCorrupt, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrBackupCorrupt, err)
 	}
 	// bbolt iterates in key order already; sorting again keeps the
 	// documented order whatever the iteration does.
@@ -350,7 +460,35 @@ func readImage(path string, wantApplied uint64) (*ticket.Dump, error) {
 		return a.DB < b.DB || a.DB == b.DB && a.Name < b.Name
 	})
 	if err := dump.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBackupCorrupt, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrBackupCorrupt, err)
 	}
-	return dump, nil
+	return dump, counts, nil
+}
+
+// checkRows checks that every row of a row table's bucket decodes and
+// sits under its own key, and counts them, holding one row at a time.
+func checkRows(all *bolt.Bucket, k tableKey, rd *ticket.RowsDef) (int, error) {
+	if all == nil {
+		return 0, nil
+	}
+	b := all.Bucket(rowsBucketName(k))
+	if b == nil {
+		return 0, nil
+	}
+	cluster := rd.ClusterKey()
+	n := 0
+	err := b.ForEach(func(pk, v []byte) error {
+		r, err := ticket.DecodeRow(string(v), len(rd.Cols))
+		if err != nil {
+			return err
+		}
+		if cluster >= 0 {
+			if key, _ := rd.IndexKey(cluster, r); key != string(pk) {
+				return fmt.Errorf("%w: row stored under another key", ticket.ErrRowsCorrupt)
+			}
+		}
+		n++
+		return nil
+	})
+	return n, err
 }

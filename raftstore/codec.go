@@ -52,10 +52,11 @@ const (
 	cmdCount
 	cmdDump
 	cmdForce
-	cmdSeq   // sequence commands (codec_seq.go); older entries never set it
-	cmdRows  // row-table UPDATE/DELETE parts (codec_rows.go)
-	cmdKeys  // key changes of ALTER TABLE / CREATE and DROP INDEX (codec_rows.go)
-	cmdKnown = cmdKeys<<1 - 1
+	cmdSeq         // sequence commands (codec_seq.go); older entries never set it
+	cmdRows        // row-table UPDATE/DELETE parts (codec_rows.go)
+	cmdKeys        // key changes of ALTER TABLE / CREATE and DROP INDEX (codec_rows.go)
+	cmdRestoreRows // a chunk of a restored row table's rows (appendRows)
+	cmdKnown       = cmdRestoreRows<<1 - 1
 )
 
 // Update flag bits.
@@ -163,6 +164,7 @@ func commandMask(c *ticket.Command) uint64 {
 	set(cmdSeq, c.Seq != nil)
 	set(cmdRows, c.Rows != nil)
 	set(cmdKeys, len(c.DropKeys)+len(c.AddKeys) > 0)
+	set(cmdRestoreRows, c.RestoreRows != nil)
 	return m
 }
 
@@ -256,6 +258,9 @@ func appendCommand(b []byte, c *ticket.Command) []byte {
 	}
 	if m&cmdKeys != 0 {
 		b = appendKeyChanges(b, c)
+	}
+	if m&cmdRestoreRows != 0 {
+		b = appendRows(b, c.RestoreRows)
 	}
 	return b
 }
@@ -752,6 +757,9 @@ func (d *decoder) command(c *ticket.Command, left int) {
 	if m&cmdKeys != 0 {
 		d.keyChanges(c)
 	}
+	if m&cmdRestoreRows != 0 {
+		c.RestoreRows = d.tableRows()
+	}
 	d.check(c)
 }
 
@@ -790,6 +798,10 @@ func checkCommand(c *ticket.Command) error {
 	case ticket.OpCreateTable:
 		if c.Def == nil || c.Def.DB == "" || c.Def.Name == "" {
 			return fmt.Errorf("%w: create table without a definition", errMalformed)
+		}
+	case ticket.OpRestoreRows:
+		if c.DB == "" || c.Table == "" {
+			return fmt.Errorf("%w: restored rows without a table", errMalformed)
 		}
 	}
 	return nil

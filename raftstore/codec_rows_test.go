@@ -29,6 +29,10 @@ func rowsSeedCommands() []ticket.Command {
 				{Col: "update_time", A: ticket.RowOperand{Val: ticket.Value{Kind: ticket.ValNow}}}},
 			Where: []ticket.RowCond{{Col: "biz_tag", Val: ticket.Value{Kind: ticket.ValString, Str: "a"}}}}},
 		{Op: ticket.OpDelete, DB: "d", Table: "leaf_alloc", Rows: &ticket.RowsCommand{}},
+		{Op: ticket.OpAlterTable, DB: "d", Table: "leaf_alloc", DropKeys: []string{"PRIMARY", "k"},
+			AddKeys: []ticket.KeySpec{{Name: "u", Unique: true, Columns: []string{"biz_tag", "step"}}, {Primary: true, Columns: []string{"biz_tag"}}}},
+		{Op: ticket.OpRestoreRows, DB: "d", Table: "leaf_alloc", RestoreRows: [][]ticket.Datum{
+			{{S: "a"}, {S: "1"}, {S: "100"}, {S: "2026-11-22 10:00:00"}}, {{S: "b"}, {Null: true}, {S: ""}, {S: "x"}}}},
 	}
 }
 

@@ -76,6 +76,9 @@ func randomCommands(r *rand.Rand, n int) []ticket.Command {
 			c.Name += "g"
 		case ticket.OpCreateDB, ticket.OpDropDB:
 			c.DB += "d"
+		case ticket.OpRestoreRows:
+			c.DB += "d"
+			c.Table += "t"
 		case ticket.OpCreateTable:
 			if c.Def == nil {
 				c.Def = tickets64("d", "t")

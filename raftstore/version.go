@@ -78,11 +78,13 @@ var opVersions = map[ticket.Op]uint32{
 	ticket.OpDropTable: 2,
 	ticket.OpRestore:   2,
 	ticket.OpDelete:    2,
-	ticket.OpCreateSeq: 2,
-	ticket.OpSeqNext:   2,
-	ticket.OpSetVal:    2,
-	ticket.OpAlterSeq:  2,
-	ticket.OpDropSeq:   2,
+	// A restore's row tables' rows, in chunks after OpRestore.
+	ticket.OpRestoreRows: 2,
+	ticket.OpCreateSeq:   2,
+	ticket.OpSeqNext:     2,
+	ticket.OpSetVal:      2,
+	ticket.OpAlterSeq:    2,
+	ticket.OpDropSeq:     2,
 }
 
 // cmdBitVersions is the version of each command presence bit.
@@ -93,7 +95,7 @@ var cmdBitVersions = map[uint64]uint32{
 	cmdAutoInc: 1, cmdHasCache: 1, cmdCache: 1, cmdHasComment: 1, cmdComment: 1,
 	cmdName: 1, cmdValue: 1, cmdCount: 1,
 	// Version 2: restore, sequences, row tables (and their key changes).
-	cmdDump: 2, cmdForce: 2, cmdSeq: 2, cmdRows: 2, cmdKeys: 2,
+	cmdDump: 2, cmdForce: 2, cmdSeq: 2, cmdRows: 2, cmdKeys: 2, cmdRestoreRows: 2,
 }
 
 // defBitVersions is the version of each table definition presence bit.

@@ -44,6 +44,8 @@ func Apply(s Store, c *Command) (Result, error) {
 		return applyRestore(s, c)
 	case OpDelete:
 		return applyRowsDelete(s, c)
+	case OpRestoreRows:
+		return applyRestoreRows(s, c)
 	default:
 		return Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "unknown command %d", c.Op)}, nil
 	}

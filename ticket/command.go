@@ -25,6 +25,10 @@ const (
 	// OpDelete is DELETE on a row table (rows.go); OpInsert and OpUpdate
 	// serve row tables too.
 	OpDelete Op = 11
+	// OpRestoreRows adds RestoreRows to a row table that an OpRestore
+	// created: a restore of large tables is one OpRestore and then its
+	// rows in chunks of bounded size, one Raft entry each.
+	OpRestoreRows Op = 12
 )
 
 // Sequence commands (MariaDB's CREATE SEQUENCE; sequence.go). Numbers
@@ -128,6 +132,8 @@ type Command struct {
 	// that already holds databases.
 	Dump  *Dump
 	Force bool
+	// OpRestoreRows: rows in their stored form, for DB.Table.
+	RestoreRows [][]Datum
 
 	// Seq holds the sequence commands' fields (OpCreateSeq..OpDropSeq).
 	Seq *SeqCommand

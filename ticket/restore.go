@@ -266,3 +266,50 @@ func applyRestore(s Store, c *Command) (Result, error) {
 	}
 	return Result{Affected: uint64(len(c.Dump.Tables))}, nil
 }
+
+// applyRestoreRows adds a chunk of a restored row table's rows, all or
+// none: a row of the wrong width or colliding on a unique key (a
+// damaged backup, or a write into the table while it was restored)
+// refuses the chunk.
+func applyRestoreRows(s Store, c *Command) (Result, error) {
+	t, err := s.Table(c.DB, c.Table)
+	if err != nil {
+		return Result{}, err
+	}
+	if t == nil {
+		return Result{Err: noTable(c.DB, c.Table)}, nil
+	}
+	rd := t.Def.Rows
+	if rd == nil {
+		return Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "restore: %s.%s is not a row table", c.DB, c.Table)}, nil
+	}
+	rows, err := s.Rows(c.DB, c.Table)
+	if err != nil || rows == nil {
+		return Result{}, rowsMissing(t, err)
+	}
+	tx := newRowsTx(rd, rows)
+	for i, r := range c.RestoreRows {
+		var e *Error
+		if len(r) != len(rd.Cols) {
+			e = mysqlerr.New(mysqlerr.CodeUnknown, "restore: row %d of %s.%s has %d values for %d columns", i+1, c.DB, c.Table, len(r), len(rd.Cols))
+		} else {
+			_, k, dup, err := tx.conflict(r, "", nil)
+			if err != nil {
+				return Result{}, err
+			}
+			if dup {
+				e = dupEntry(keyText(&rd.Keys[k], r), rd.Keys[k].Name)
+			}
+		}
+		if e != nil {
+			if err := tx.rollback(); err != nil {
+				return Result{}, err
+			}
+			return Result{Err: e}, nil
+		}
+		if _, err := tx.put("", r); err != nil {
+			return Result{}, err
+		}
+	}
+	return Result{Affected: uint64(len(c.RestoreRows))}, nil
+}

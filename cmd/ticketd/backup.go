@@ -25,12 +25,20 @@ import (
 //	POST /restore?advance=N&floor=N[&force=1]        body: a backup file
 //
 // A restore is one Raft command (ticket.OpRestore) carrying the whole
-// state, so every replica switches at the same log index, and snapshots
-// and restarts keep it.
+// state less row tables' rows, so every replica switches at the same log
+// index, and snapshots and restarts keep it; then each row table's rows
+// follow in commands of about restoreChunk bytes (ticket.OpRestoreRows),
+// read from the staged backup as they are sent, so that neither memory
+// nor a Raft entry holds a whole large table. A restore interrupted
+// between the two (the node stopped, the leader lost) leaves the tables
+// partly filled: run it again with --force.
 
 // maxRestoreEntry bounds the restore command, which is one Raft entry and,
 // through a follower, one forwarding frame (64 MiB).
 const maxRestoreEntry = 32 << 20
+
+// restoreChunk is the size of a restore's row commands.
+const restoreChunk = 1 << 20
 
 // errNoAdvance refuses a restore that would put the counters back where
 // they were when the backup was taken.
@@ -98,6 +106,7 @@ type restoreAnswer struct {
 	BackupCreated time.Time     `json:"backup_created"`
 	FileSize      int64         `json:"file_size"`
 	Databases     int           `json:"databases"`
+	Rows          int64         `json:"rows"`
 	Tables        []ticket.Move `json:"tables"`
 }
 
@@ -118,7 +127,10 @@ func serveRestore(w http.ResponseWriter, r *http.Request, dst restoreTarget, sta
 	}
 	who := append(caller(r), "advance", advance, "floor", floor, "force", force)
 	body := http.MaxBytesReader(w, r.Body, 5<<30)
-	b, err := raftstore.ReadBackup(body, stageDir)
+	b, err := raftstore.OpenBackup(body, stageDir)
+	if err == nil {
+		defer b.Close()
+	}
 	if err != nil {
 		log.Warn("restore refused: bad backup file", append(who, "err", err)...)
 		http.Error(w, "restore refused, nothing changed: "+err.Error(), http.StatusBadRequest)
@@ -151,9 +163,12 @@ func serveRestore(w http.ResponseWriter, r *http.Request, dst restoreTarget, sta
 		return
 	}
 	log.Info("restore starting", append(who, "tables", len(b.Dump.Tables))...)
-	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
-	defer cancel()
-	res, err := dst.Exec(ctx, &cmd)
+	exec := func(c *ticket.Command) (ticket.Result, error) {
+		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+		defer cancel()
+		return dst.Exec(ctx, c)
+	}
+	res, err := exec(&cmd)
 	if err != nil {
 		log.Error("restore failed", append(who, "err", err)...)
 		http.Error(w, "restore failed: "+err.Error(), http.StatusServiceUnavailable)
@@ -164,11 +179,41 @@ func serveRestore(w http.ResponseWriter, r *http.Request, dst restoreTarget, sta
 		http.Error(w, "restore refused, nothing changed: "+res.Err.Message, http.StatusConflict)
 		return
 	}
-	log.Info("restore done", append(who, "tables", len(moves))...)
+	var restored int64
+	for _, t := range b.Dump.Tables {
+		total := b.RowCount(t.Def.DB, t.Def.Name)
+		if t.Def.Rows == nil || total == 0 {
+			continue
+		}
+		done, logged := 0, time.Now()
+		err := b.ScanRows(t.Def.DB, t.Def.Name, restoreChunk, func(rows [][]ticket.Datum) error {
+			res, err := exec(&ticket.Command{Op: ticket.OpRestoreRows, DB: t.Def.DB, Table: t.Def.Name, RestoreRows: rows})
+			if err == nil && res.Err != nil {
+				err = res.Err
+			}
+			if err != nil {
+				return err
+			}
+			done += len(rows)
+			if time.Since(logged) > 5*time.Second {
+				log.Info("restore progress", "table", t.Def.Key(), "rows", done, "of", total)
+				logged = time.Now()
+			}
+			return nil
+		})
+		restored += int64(done)
+		if err != nil {
+			log.Error("restore failed part way: run it again with --force", append(who, "table", t.Def.Key(), "rows_done", done, "err", err)...)
+			http.Error(w, fmt.Sprintf("restore failed after %d of %d rows of %s, the cluster holds a partial state: "+
+				"run the restore again with --force: %v", done, total, t.Def.Key(), err), http.StatusServiceUnavailable)
+			return
+		}
+	}
+	log.Info("restore done", append(who, "tables", len(moves), "rows", restored)...)
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(restoreAnswer{
 		BackupNode: b.Header.NodeID, BackupApplied: b.Header.AppliedIndex, BackupCreated: b.Header.Created,
-		FileSize: b.FileSize, Databases: len(b.Dump.Databases), Tables: moves,
+		FileSize: b.FileSize, Databases: len(b.Dump.Databases), Tables: moves, Rows: restored,
 	})
 }
 
@@ -225,10 +270,12 @@ func backupCmd(ctx context.Context, args []string, getenv func(string) string, s
 		return fmt.Errorf("backup: %s: %s", resp.Status, msg)
 	}
 	tmp := *out + ".tmp"
-	if err := writeSynced(tmp, resp.Body); err != nil {
+	prog := newProgress(stderr, "backup", resp.ContentLength)
+	if err := writeSynced(tmp, progressReader{resp.Body, prog}); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("backup: %w", err)
 	}
+	prog.end("Verifying.")
 	b, err := verifyFile(tmp)
 	if err != nil {
 		os.Remove(tmp)
@@ -263,14 +310,83 @@ func writeSynced(path string, r io.Reader) error {
 	return f.Close()
 }
 
-// verifyFile reads and checks a whole backup file.
+// verifyFile reads and checks a whole backup file; row tables' rows are
+// checked one by one, not kept.
 func verifyFile(path string) (*raftstore.Backup, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return raftstore.ReadBackup(f, filepath.Dir(path))
+	b, err := raftstore.OpenBackup(f, filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	return &b.Backup, nil
+}
+
+// progress reports a long transfer on a terminal: bytes so far of the
+// total, at most once a second, on one line rewritten in place. It is
+// silent when w is not a terminal (scripts and logs get the summary).
+type progress struct {
+	w     io.Writer
+	what  string
+	total int64
+	done  int64
+	last  time.Time
+	on    bool
+	// next is printed when done reaches total.
+	next  string
+	ended bool
+}
+
+func newProgress(w io.Writer, what string, total int64) *progress {
+	f, ok := w.(*os.File)
+	on := false
+	if ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			on = true
+		}
+	}
+	return &progress{w: w, what: what, total: total, last: time.Now(), on: on}
+}
+
+func (p *progress) add(n int) {
+	p.done += int64(n)
+	if p.total > 0 && p.done >= p.total && p.next != "" {
+		p.end(p.next)
+		return
+	}
+	if !p.on || time.Since(p.last) < time.Second {
+		return
+	}
+	p.last = time.Now()
+	if p.total > 0 {
+		fmt.Fprintf(p.w, "\r%s: %.1f of %.1f MiB (%d%%)", p.what, float64(p.done)/(1<<20), float64(p.total)/(1<<20), p.done*100/p.total)
+	} else {
+		fmt.Fprintf(p.w, "\r%s: %.1f MiB", p.what, float64(p.done)/(1<<20))
+	}
+}
+
+// end finishes the progress line, with a note of what comes next.
+func (p *progress) end(next string) {
+	if p.on && p.done > 0 && !p.ended {
+		p.ended = true
+		fmt.Fprintf(p.w, "\r%s: %.1f MiB done. %s\n", p.what, float64(p.done)/(1<<20), next)
+	}
+}
+
+// progressReader counts what is read through it.
+type progressReader struct {
+	r io.Reader
+	p *progress
+}
+
+func (r progressReader) Read(b []byte) (int, error) {
+	n, err := r.r.Read(b)
+	r.p.add(n)
+	return n, err
 }
 
 // restoreCmd is `ticketd restore --in FILE --to ADMIN_ADDR --advance N`.
@@ -322,7 +438,8 @@ func restoreCmd(ctx context.Context, args []string, getenv func(string) string, 
 	if *force {
 		q.Set("force", "1")
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/restore?"+q.Encode(), f)
+	prog := newProgress(stderr, "restore: upload", b.FileSize)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/restore?"+q.Encode(), progressReader{f, prog})
 	if err != nil {
 		return err
 	}
@@ -330,7 +447,10 @@ func restoreCmd(ctx context.Context, args []string, getenv func(string) string, 
 	req.Header.Set("Content-Type", "application/octet-stream")
 	setToken(req, token)
 	start := time.Now()
+	// The upload ends before the cluster has applied the rows.
+	prog.next = "Waiting for the cluster to apply the state."
 	resp, err := client.Do(req)
+	prog.end("")
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
