@@ -465,3 +465,143 @@ func anchor(heading string) string {
 	}
 	return b.String()
 }
+
+// TestDocFlags checks every ticketd command line of the documents, the
+// blocks TestDocs cannot run included (three hosts, systemd, TLS with
+// 10.0.0.x addresses, ...): each --flag must be one that ticketd, or the
+// subcommand it names, lists in its -h. Commands are the lines of sh
+// blocks and, in other blocks, the lines shown after a "$ " prompt.
+func TestDocFlags(t *testing.T) {
+	root, err := harness.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := harness.Binary(t)
+	flagLine := regexp.MustCompile(`(?m)^\s+-([a-z0-9][a-z0-9-]*)`)
+	known := map[string]map[string]bool{}
+	flagsOf := func(sub string) map[string]bool {
+		if fs, ok := known[sub]; ok {
+			return fs
+		}
+		args := []string{"-h"}
+		if sub != "" {
+			args = []string{sub, "-h"}
+		}
+		out, _ := exec.Command(bin, args...).CombinedOutput() // -h exits non-zero
+		fs := map[string]bool{}
+		for _, m := range flagLine.FindAllStringSubmatch(string(out), -1) {
+			fs[m[1]] = true
+		}
+		known[sub] = fs
+		return fs
+	}
+	if len(flagsOf("")) < 10 {
+		t.Fatalf("ticketd -h lists %d flags", len(flagsOf("")))
+	}
+	checked := 0
+	for _, doc := range runnableDocs {
+		text, err := os.ReadFile(filepath.Join(root, doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range docCommands(string(text)) {
+			f := strings.Fields(c.text)
+			for i := 0; i < len(f); i++ {
+				if f[i] != "ticketd" && !strings.HasSuffix(f[i], "/ticketd") || !commandPosition(f, i) {
+					continue
+				}
+				sub, j := "", i+1
+				if j < len(f) && regexp.MustCompile(`^[a-z][a-z-]*$`).MatchString(f[j]) && len(flagsOf(f[j])) > 0 {
+					sub, j = f[j], j+1
+				}
+				for ; j < len(f) && !strings.ContainsAny(f[j][:1], "|&;>#<") && !strings.HasPrefix(f[j], "2>"); j++ {
+					name, ok := strings.CutPrefix(f[j], "--")
+					if !ok || name == "" {
+						continue
+					}
+					name, _, _ = strings.Cut(name, "=")
+					checked++
+					if !flagsOf(sub)[name] {
+						t.Errorf("%s:%d: %s has no flag --%s: %s", doc, c.line, strings.TrimSpace("ticketd "+sub), name, c.text)
+					}
+				}
+				i = j - 1
+			}
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("only %d flags found in the documents' commands: is the parsing right?", checked)
+	}
+	t.Logf("%d flags of ticketd command lines checked", checked)
+}
+
+// commandPosition reports whether word i of a command line is a command
+// name: the first word, or the first after an operator, a keyword that
+// starts a command, or environment assignments.
+func commandPosition(words []string, i int) bool {
+	for i > 0 && regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`).MatchString(words[i-1]) {
+		i--
+	}
+	if i == 0 {
+		return true
+	}
+	switch prev := words[i-1]; prev {
+	case "|", "||", "&&", "&", ";", "then", "do", "else", "!", "exec", "time":
+		return true
+	default:
+		return strings.HasSuffix(prev, ";")
+	}
+}
+
+// docCommand is one shell command line of a document, continuation lines
+// joined.
+type docCommand struct {
+	line int
+	text string
+}
+
+// docCommands returns the command lines of a Markdown text: every line of
+// a fenced block whose info string starts with "sh", and in blocks without
+// an info string the lines after a "$ " prompt.
+func docCommands(text string) []docCommand {
+	var (
+		out   []docCommand
+		fence string
+		shell bool
+		cur   *docCommand
+	)
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		ticks := line[:len(line)-len(strings.TrimLeft(line, "`"))]
+		if len(ticks) >= 3 {
+			if fence == "" {
+				fence = ticks
+				info := strings.TrimSpace(line[len(ticks):])
+				shell = info == "sh" || strings.HasPrefix(info, "sh ")
+				continue
+			}
+			if ticks == line && len(ticks) >= len(fence) {
+				fence, cur = "", nil
+				continue
+			}
+		}
+		if fence == "" {
+			continue
+		}
+		if cur == nil {
+			cmd, prompt := strings.CutPrefix(line, "$ ")
+			if !shell && !prompt {
+				continue
+			}
+			out = append(out, docCommand{line: n})
+			cur, line = &out[len(out)-1], cmd
+		}
+		body, cont := strings.CutSuffix(line, "\\")
+		cur.text += body + " "
+		if !cont {
+			cur = nil
+		}
+	}
+	return out
+}
