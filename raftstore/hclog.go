@@ -2,6 +2,7 @@ package raftstore
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log"
 	"log/slog"
@@ -102,6 +103,7 @@ func (a *hclogAdapter) Log(level hclog.Level, msg string, args ...any) {
 	if len(a.implied) > 0 {
 		args = append(append([]any(nil), a.implied...), args...)
 	}
+	args = hcValues(args)
 	if sl >= slog.LevelWarn {
 		ok, dropped := a.limit.allow(msg, time.Now())
 		if !ok {
@@ -112,6 +114,41 @@ func (a *hclogAdapter) Log(level hclog.Level, msg string, args ...any) {
 		}
 	}
 	a.l.Log(context.Background(), sl, msg, args...)
+}
+
+// hcValues formats the values hclog formats itself and slog would print
+// as they are: hclog.Fmt("%+v", servers) is a []any that slog wrote as
+// servers="[%+v [...]]", and hclog.Hex and its kin are plain integers to
+// slog. It copies args only when one needs formatting.
+func hcValues(args []any) []any {
+	copied := false
+	for i := 1; i < len(args); i += 2 {
+		var v any
+		switch x := args[i].(type) {
+		case hclog.Format:
+			if len(x) == 0 {
+				v = ""
+			} else if f, ok := x[0].(string); ok {
+				v = fmt.Sprintf(f, x[1:]...)
+			} else {
+				v = fmt.Sprint(x...)
+			}
+		case hclog.Hex:
+			v = fmt.Sprintf("0x%x", int(x))
+		case hclog.Octal:
+			v = fmt.Sprintf("0%o", int(x))
+		case hclog.Binary:
+			v = fmt.Sprintf("0b%b", int(x))
+		default:
+			continue
+		}
+		if !copied {
+			args = append([]any(nil), args...)
+			copied = true
+		}
+		args[i] = v
+	}
+	return args
 }
 
 func (a *hclogAdapter) Trace(msg string, args ...any) { a.Log(hclog.Trace, msg, args...) }

@@ -2,6 +2,7 @@ package raftstore
 
 import (
 	"bytes"
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"testing"
@@ -38,5 +39,24 @@ func TestHCLogAdapter(t *testing.T) {
 	l.Error("silenced")
 	if strings.Contains(buf.String(), "silenced") {
 		t.Error("Off did not silence")
+	}
+}
+
+// TestHCLogFormats: raft's printf-style values reach the log formatted,
+// not as slices ("initial configuration" servers="[%+v [...]]" before).
+func TestHCLogFormats(t *testing.T) {
+	var buf bytes.Buffer
+	l := newHCLog(slog.New(slog.NewJSONHandler(&buf, nil)), slog.LevelInfo)
+	type server struct{ ID, Address string }
+	l.With("cfg", hclog.Fmt("%d servers", 1)).Info("initial configuration", "index", 0,
+		"servers", hclog.Fmt("%+v", []server{{"n1", "127.0.0.1:7306"}}), "mask", hclog.Hex(255))
+	var rec map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
+		t.Fatalf("%q: %v", buf.String(), err)
+	}
+	for k, want := range map[string]any{"servers": "[{ID:n1 Address:127.0.0.1:7306}]", "mask": "0xff", "cfg": "1 servers"} {
+		if rec[k] != want {
+			t.Errorf("%s = %#v, want %q (line %s)", k, rec[k], want, buf.String())
+		}
 	}
 }

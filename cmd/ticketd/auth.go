@@ -107,7 +107,8 @@ func (c *clientOptions) apply(cfg *wire.Config, log *slog.Logger) error {
 // gives the accounts after it that role; accounts before any such line
 // are admin, so a file written before roles existed keeps its meaning
 // (and such a line, having no colon, was an error then: no older file
-// reads differently). Errors name the line, never its content.
+// reads differently). An account listed twice is refused. Errors name the
+// line, never a password.
 func readUsersFile(path string, users *wire.Users, log *slog.Logger) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -118,6 +119,7 @@ func readUsersFile(path string, users *wire.Users, log *slog.Logger) error {
 		log.Warn("users file is readable by other users; chmod 600 it", "path", path)
 	}
 	role := mysqlconn.RoleAdmin
+	seen := map[string]int{} // account -> its line
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimRight(sc.Text(), "\r")
@@ -135,7 +137,14 @@ func readUsersFile(path string, users *wire.Users, log *slog.Logger) error {
 		if !ok {
 			return fmt.Errorf("--users-file %s line %d: want user:password or [role]", path, n)
 		}
-		if err := users.AddRole(strings.TrimSpace(user), password, role); err != nil {
+		user = strings.TrimSpace(user)
+		if first, dup := seen[user]; dup {
+			// Which of the two passwords or roles was meant is a guess
+			// the file must not leave to the reader.
+			return fmt.Errorf("--users-file %s lines %d and %d: account %q listed twice", path, first, n, user)
+		}
+		seen[user] = n
+		if err := users.AddRole(user, password, role); err != nil {
 			return fmt.Errorf("--users-file %s line %d: %w", path, n, err)
 		}
 	}

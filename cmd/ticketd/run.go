@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/ticketd/ticketd/cmd/ticketd/internal/metrics"
@@ -23,6 +22,8 @@ import (
 // options are ticketd's command-line settings; every flag can also come
 // from TICKETD_<FLAG> in the environment (flags win).
 type options struct {
+	// envKeys are the TICKETD_* variables of the flags (unknownEnv).
+	envKeys   map[string]bool
 	dataDir   string
 	mysqlAddr string
 	httpAddr  string
@@ -55,6 +56,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	o := &options{}
 	fs := flag.NewFlagSet("ticketd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() { usage(fs) }
 	fs.StringVar(&o.dataDir, "data-dir", "./ticketd-data", "directory for the Raft log, snapshots and bbolt state")
 	fs.StringVar(&o.mysqlAddr, "mysql-addr", "127.0.0.1:3306", "MySQL protocol listen address")
 	fs.StringVar(&o.httpAddr, "http-addr", "127.0.0.1:8306", "admin HTTP listen address (/status, /healthz, /readyz, /metrics)")
@@ -80,6 +82,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.BoolVar(&o.version, "version", false, "print the version, VCS revision and Go version, and exit")
 	fs.Uint64Var(&o.cache, "cache", 0, "default range reservation: ids the leader reserves per Raft round trip for tables without their own 'ticketd:cache=N' comment (0: every id through Raft)")
 	// Environment first, so that flags given on the command line win.
+	o.envKeys = map[string]bool{}
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		// TICKETD_VERSION is too likely to hold a deployment's version
@@ -87,7 +90,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		if f.Name == "version" {
 			return
 		}
-		key := "TICKETD_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		key := envKey(f.Name)
+		o.envKeys[key] = true
 		if v := getenv(key); v != "" {
 			if err := f.Value.Set(v); err != nil && envErr == nil {
 				envErr = fmt.Errorf("%s=%q: %w", key, v, err)
@@ -114,6 +118,18 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		return nil, fmt.Errorf("--leader-lease %v is longer than --election-timeout %v", o.leaderLease, o.electionTimeout)
 	}
 	return o, nil
+}
+
+// usage is --help: how to run a node, the subcommands (from the one
+// table main dispatches through) and the node's flags.
+func usage(fs *flag.FlagSet) {
+	w := fs.Output()
+	fmt.Fprintf(w, "Usage:\n  ticketd [flags]            run a node (flags below)\n  ticketd COMMAND [flags]    run a command; ticketd COMMAND --help for its flags\n\nCommands:\n")
+	for _, c := range subcommands() {
+		fmt.Fprintf(w, "  %-16s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nFlags (each also from the environment as TICKETD_<FLAG>, e.g. TICKETD_MYSQL_ADDR; a flag wins):\n")
+	fs.PrintDefaults()
 }
 
 func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
@@ -150,6 +166,28 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
+	names, closest := unknownEnv(os.Environ(), o.envKeys)
+	for i, k := range names {
+		args := []any{"var", k}
+		if closest[i] != "" {
+			args = append(args, "did_you_mean", closest[i])
+		}
+		log.Warn("environment variable ignored: no flag has this name", args...)
+	}
+	if err := runNode(ctx, o, log, getenv); err != nil {
+		// In the log's format, so that --log-format json writes only
+		// JSON lines; main prints nothing more.
+		log.Error("ticketd stopped", "err", err.Error())
+		return fmt.Errorf("%w: %w", errLogged, err)
+	}
+	return nil
+}
+
+// errLogged marks an error run has already written to the log.
+var errLogged = errors.New("logged")
+
+// runNode is run once the options are parsed and the log is set up.
+func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(string) string) error {
 	met, err := newNodeMetrics()
 	if err != nil {
 		return err
@@ -258,7 +296,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	adminH := secureAdmin(withMetrics(backupRoutes(adminHandler(node, notReady, log), node, svc, o.dataDir, log), met.reg, log),
 		&o.admin, token, o.httpAddr, log)
-	admin := &http.Server{Handler: adminH, TLSConfig: adminTLS, ReadHeaderTimeout: 5 * time.Second}
+	// ErrorLog: net/http's own complaints (a failed TLS handshake) went
+	// to the standard logger, the one line --log-format json left plain.
+	admin := &http.Server{Handler: adminH, TLSConfig: adminTLS, ReadHeaderTimeout: 5 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	errc := make(chan error, 2)
 	// The MySQL listener is closed by the planned stop (srv.Shutdown), not
 	// by the signal itself.

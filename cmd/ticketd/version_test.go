@@ -64,17 +64,17 @@ func TestVersionOption(t *testing.T) {
 }
 
 func TestVersionCommand(t *testing.T) {
-	if commands["version"] == nil {
+	if lookupCommand("version") == nil {
 		t.Fatal(`"version" is not a registered subcommand`)
 	}
 	var out bytes.Buffer
-	if err := commands["version"](context.Background(), nil, nil, &out, io.Discard); err != nil {
+	if err := lookupCommand("version")(context.Background(), nil, nil, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(out.String(), "ticketd ") || !strings.Contains(out.String(), "\ngo: go") {
 		t.Errorf("ticketd version printed:\n%s", out.String())
 	}
-	if err := commands["version"](context.Background(), []string{"--json"}, nil, &out, io.Discard); err == nil {
+	if err := lookupCommand("version")(context.Background(), []string{"--json"}, nil, &out, io.Discard); err == nil {
 		t.Error("ticketd version --json: no error for an unknown argument")
 	}
 }

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ticketd/ticketd/wire"
+)
+
+// TestHelpListsSubcommands: --help lists every subcommand of the table
+// main dispatches through, and the flags.
+func TestHelpListsSubcommands(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"--help"}, func(string) string { return "" }, &out); err != nil {
+		t.Fatal(err)
+	}
+	help := out.String()
+	names := []string{"backup", "restore", "import", "version"} // the issue's, at least
+	for _, c := range subcommands() {
+		names = append(names, c.name)
+	}
+	for _, name := range names {
+		if !strings.Contains(help, "\n  "+name+" ") {
+			t.Errorf("--help does not list the %s subcommand:\n%s", name, help)
+		}
+		if lookupCommand(name) == nil {
+			t.Errorf("%s listed but not dispatched", name)
+		}
+	}
+	if !strings.Contains(help, "-mysql-addr") || !strings.Contains(help, "TICKETD_") {
+		t.Errorf("--help lacks the flags or their environment:\n%s", help)
+	}
+}
+
+// TestUnknownEnvWarns: a TICKETD_* variable that names no flag is
+// reported with the closest flag's; the flags' own, the other variables
+// ticketd reads and the test suites' are not.
+func TestUnknownEnvWarns(t *testing.T) {
+	o, err := parseOptions(nil, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, closest := unknownEnv([]string{
+		"TICKETD_MYSQL_ADRR=127.0.0.1:3307", "TICKETD_MYSQL_ADDR=x", "TICKETD_ADMIN_TOKEN=t", "TICKETD_IMPORT_FROM=a",
+		"TICKETD_REQUIRE_PROMTOOL=1", "TICKETD_WHATEVER=1", "PATH=/bin", "TICKETD_NODEID=n2",
+	}, o.envKeys)
+	want := map[string]string{"TICKETD_MYSQL_ADRR": "TICKETD_MYSQL_ADDR", "TICKETD_NODEID": "TICKETD_NODE_ID", "TICKETD_WHATEVER": ""}
+	if len(names) != len(want) {
+		t.Fatalf("unknown %v, want the keys of %v", names, want)
+	}
+	for i, k := range names {
+		if c, ok := want[k]; !ok || closest[i] != c {
+			t.Errorf("%s: closest %q, want %q (known %v)", k, closest[i], c, ok)
+		}
+	}
+}
+
+// TestJSONLogOnly: with --log-format json everything the node writes is
+// JSON lines, the warning about a misspelt variable and a fatal error
+// included (main printed the error as a plain "ticketd: ..." line).
+func TestJSONLogOnly(t *testing.T) {
+	t.Setenv("TICKETD_MYSQL_ADRR", "127.0.0.1:1")
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	var out bytes.Buffer
+	err = run(context.Background(), []string{"--log-format", "json", "--data-dir", t.TempDir(),
+		"--mysql-addr", taken.Addr().String(), "--http-addr", "127.0.0.1:0", "--raft-addr", "127.0.0.1:0"},
+		func(string) string { return "" }, &out)
+	if !errors.Is(err, errLogged) {
+		t.Fatalf("run on a taken port: %v, want an error it logged", err)
+	}
+	var warned, stopped bool
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("not a JSON line: %q", line)
+		}
+		warned = warned || (rec["var"] == "TICKETD_MYSQL_ADRR" && rec["did_you_mean"] == "TICKETD_MYSQL_ADDR" && rec["level"] == "WARN")
+		stopped = stopped || (rec["level"] == "ERROR" && strings.Contains(rec["err"].(string), "mysql listener"))
+	}
+	if !warned || !stopped {
+		t.Errorf("warned about TICKETD_MYSQL_ADRR %v, logged the error %v:\n%s", warned, stopped, out.String())
+	}
+}
+
+// TestUsersFileDuplicate: an account listed twice is refused, naming both
+// lines and neither password.
+func TestUsersFileDuplicate(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	path := filepath.Join(t.TempDir(), "users")
+	if err := os.WriteFile(path, []byte("ops:first-secret\n[alloc]\napp:x\n ops :second-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, err := parseOptions([]string{"--users-file", path}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = o.client.apply(&wire.Config{}, log)
+	if err == nil || !strings.Contains(err.Error(), "lines 1 and 4") || !strings.Contains(err.Error(), `"ops"`) || strings.Contains(err.Error(), "secret") {
+		t.Fatalf("duplicate account: %v, want a refusal naming lines 1 and 4 and no password", err)
+	}
+}
