@@ -3,7 +3,11 @@ package wire
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/ticketd/ticketd/wire/mysqlconn"
 )
 
 // BenchmarkTicket is one Flickr ticket (REPLACE + SELECT LAST_INSERT_ID()
@@ -13,6 +17,20 @@ import (
 // included).
 func BenchmarkTicket(b *testing.B) {
 	benchConns(b, func(ctx context.Context, conn *sql.Conn) error {
+		if _, err := conn.ExecContext(ctx, "REPLACE INTO Tickets64 (stub) VALUES ('a')"); err != nil {
+			return err
+		}
+		var id uint64
+		return conn.QueryRowContext(ctx, "SELECT LAST_INSERT_ID()").Scan(&id)
+	})
+}
+
+// BenchmarkTicketAlloc is BenchmarkTicket as an account of the alloc
+// role, whose REPLACE is checked against the table's counter column
+// (authorizeCounter).
+func BenchmarkTicketAlloc(b *testing.B) {
+	db := benchDBAs(b, "app:apppw")
+	benchOn(b, db, func(ctx context.Context, conn *sql.Conn) error {
 		if _, err := conn.ExecContext(ctx, "REPLACE INTO Tickets64 (stub) VALUES ('a')"); err != nil {
 			return err
 		}
@@ -32,7 +50,11 @@ func BenchmarkSelect1(b *testing.B) {
 
 // benchConns runs op in parallel, each goroutine on its own connection.
 func benchConns(b *testing.B, op func(context.Context, *sql.Conn) error) {
-	db := benchDB(b)
+	benchOn(b, benchDB(b), op)
+}
+
+// benchOn runs op in parallel on db, each goroutine on its own connection.
+func benchOn(b *testing.B, db *sql.DB, op func(context.Context, *sql.Conn) error) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		ctx := context.Background()
@@ -51,8 +73,28 @@ func benchConns(b *testing.B, op func(context.Context, *sql.Conn) error) {
 	})
 }
 
-func benchDB(b *testing.B) *sql.DB {
-	base := startServer(b)
+func benchDB(b *testing.B) *sql.DB { return benchDBAs(b, "") }
+
+// benchDBAs is benchDB for a client logging in as account ("user:pw",
+// of the alloc role; "" for the default root).
+func benchDBAs(b *testing.B, account string) *sql.DB {
+	var base, login string
+	if account == "" {
+		base = startServer(b)
+		login = base
+	} else {
+		users := NewUsers()
+		user, pw, _ := strings.Cut(account, ":")
+		if err := users.Add("root", ""); err != nil {
+			b.Fatal(err)
+		}
+		if err := users.AddRole(user, pw, mysqlconn.RoleAlloc); err != nil {
+			b.Fatal(err)
+		}
+		addr, _ := startServerWith(b, Config{Users: users})
+		base = fmt.Sprintf("root@tcp(%s)/", addr)
+		login = fmt.Sprintf("%s@tcp(%s)/", account, addr)
+	}
 	setup, err := sql.Open("mysql", base)
 	if err != nil {
 		b.Fatal(err)
@@ -64,7 +106,7 @@ func benchDB(b *testing.B) *sql.DB {
 			b.Fatal(err)
 		}
 	}
-	db, err := sql.Open("mysql", base+"flickr")
+	db, err := sql.Open("mysql", login+"flickr")
 	if err != nil {
 		b.Fatal(err)
 	}
