@@ -211,6 +211,28 @@ func (nb *nodeBlocks) assign(ctx context.Context, c *Command) (ids []uint64, ok 
 	}
 }
 
+// tryTake is assign without waiting: the ids of c from the block as it
+// is, or nil when that would need a load or a refill (or c belongs
+// elsewhere); assign then decides.
+func (nb *nodeBlocks) tryTake(c *Command) []uint64 {
+	v, ok := nb.tables.Load(tableKey{c.DB, c.Table})
+	if !ok {
+		return nil
+	}
+	e := v.(*block)
+	ep := nb.epoch()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.loaded || e.epoch < ep || !e.node || !fitsStubs(&e.def, e.stubs, c) {
+		return nil
+	}
+	ids := take(&e.next, &e.last, uint64(len(c.Values)), c.Increment, c.Offset)
+	if ids != nil && e.refilling == nil && !e.hasSpare && (e.next > e.last || e.last-e.next < e.cache-e.cache/10) {
+		nb.prefetch(e, c)
+	}
+	return ids
+}
+
 // prefetch takes the next block in the background once a tenth of the
 // block is handed out (Leaf's double buffer), so that requests seldom
 // wait for a Raft round at the block's end: without it every connection

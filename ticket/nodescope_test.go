@@ -440,3 +440,36 @@ func TestNodeScopeSequence(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeScopeTryExec: TryExec answers from a loaded block without
+// waiting, in the same order as Exec, and declines what needs a wait or
+// another path (no block yet, a new stub, a global table).
+func TestNodeScopeTryExec(t *testing.T) {
+	_, svcs, _, _ := nodeCluster(t, 2)
+	c := replace("a")
+	if _, ok := svcs[1].TryExec(&c); ok {
+		t.Fatal("TryExec answered before the node had a block")
+	}
+	first, err := next(t, svcs[1], "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := svcs[1].TryExec(&c)
+	if !ok || r.InsertID != first+1 || r.LastID != first+1 || r.Affected != 2 {
+		t.Fatalf("TryExec after %d: %+v %v", first, r, ok)
+	}
+	if id, _ := next(t, svcs[1], "a"); id != first+2 {
+		t.Fatalf("Exec after TryExec: %d, want %d", id, first+2)
+	}
+	b := replace("b")
+	if _, ok := svcs[1].TryExec(&b); ok {
+		t.Fatal("TryExec answered a REPLACE of a stub without a row")
+	}
+	global, _, _ := cachedService(t, 100)
+	if _, err := next(t, global, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := global.TryExec(&c); ok {
+		t.Fatal("TryExec answered for a global table")
+	}
+}

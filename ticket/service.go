@@ -163,6 +163,24 @@ func (s *Service) dropRanges(c *Command) {
 	}
 }
 
+// TryExec answers c at once if that needs no wait at all: a REPLACE of a
+// node-scoped table whose block on this node holds its ids. ok is false
+// otherwise, and the caller runs Exec. It saves the caller arming a
+// statement deadline for the commonest statement of node-scoped tables
+// (the wire layer's timer was 3.6% of a node's CPU under sysbench).
+func (s *Service) TryExec(c *Command) (r Result, ok bool) {
+	if !eligible(c) {
+		return Result{}, false
+	}
+	start := time.Now()
+	ids := s.node.tryTake(c)
+	if ids == nil {
+		return Result{}, false
+	}
+	s.obs.Allocated(c.DB, c.Table, uint64(len(ids)), time.Since(start), true)
+	return served(ids), true
+}
+
 // dropBlocks drops this node's blocks that a command through Raft from
 // this node could overtake, before the proposal and after it (as
 // dropRanges). Only the node's own statements drop its blocks: the

@@ -25,6 +25,10 @@ import (
 type Service interface {
 	// Exec commits one command; statement errors are in Result.Err.
 	Exec(ctx context.Context, c *ticket.Command) (ticket.Result, error)
+	// TryExec answers a command at once when it needs no wait (a
+	// node-scoped table's block holds its ids), or reports !ok, and the
+	// session calls Exec with a statement deadline.
+	TryExec(c *ticket.Command) (ticket.Result, bool)
 	// View reads the local replica's state.
 	View(fn func(ticket.Store) error) error
 	// Global returns a replicated global variable or def.

@@ -511,11 +511,15 @@ func (s *session) table(db, name string) (*ticket.Table, error) {
 // exec commits a command, bounded by the statement timeout, and applies
 // its effect on the session.
 func (s *session) exec(c *ticket.Command) (ticket.Result, error) {
-	ctx := s.stmt.begin()
-	r, err := s.srv.svc.Exec(ctx, c)
-	s.stmt.end()
-	if err != nil {
-		return r, err
+	r, ok := s.srv.svc.TryExec(c)
+	if !ok {
+		ctx := s.stmt.begin()
+		var err error
+		r, err = s.srv.svc.Exec(ctx, c)
+		s.stmt.end()
+		if err != nil {
+			return r, err
+		}
 	}
 	s.wrote = max(s.wrote, r.Index)
 	s.ts.Observe(&r)
