@@ -18,10 +18,12 @@ type SchemaClock interface {
 
 // ChangesSchema reports whether applying a command of kind op moves a
 // SchemaClock: every kind but the allocating ones, whose effect on a
-// node's blocks the node sees itself (the counter only grows).
+// node's blocks the node sees itself (the counter only grows), and
+// DELETE, which only row tables take (a busy row table must not burn
+// every node's blocks).
 func ChangesSchema(op Op) bool {
 	switch op {
-	case OpInsert, OpUpdate, OpReserve, OpSeqNext:
+	case OpInsert, OpUpdate, OpReserve, OpSeqNext, OpDelete:
 		return false
 	}
 	return true
@@ -442,6 +444,12 @@ func (ns *nodeSeqs) next(ctx context.Context, c *Command) (Result, bool, error) 
 			// The sequence ran out, or is gone: the statement's answer.
 			e.mu.Unlock()
 			return r, true, nil
+		case r.Matched == 0:
+			// One value, not a range (no range has step 0): a leader of
+			// an older build answered the request as a NEXTVAL. The value
+			// is this statement's; taking it for a range would repeat it.
+			e.mu.Unlock()
+			return Result{First: r.First}, true, nil
 		case e.gen == gen:
 			e.next, e.end, e.inc, e.valid = int64(r.First), int64(r.Last), int64(r.Matched), true
 		}

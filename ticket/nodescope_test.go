@@ -473,3 +473,46 @@ func TestNodeScopeTryExec(t *testing.T) {
 		t.Fatal("TryExec answered for a global table")
 	}
 }
+
+// oldLeader answers a node's range request for a sequence as a leader of
+// an earlier build did: one value from its cache, no range (Matched 0).
+type oldLeader struct{ *nodeView }
+
+func (o oldLeader) Propose(ctx context.Context, cmds []Command) ([]Result, error) {
+	out, err := o.nodeView.Propose(ctx, cmds)
+	for i := range cmds {
+		if err == nil && cmds[i].Op == OpSeqNext && out[i].Err == nil {
+			out[i] = Result{First: out[i].First}
+		}
+	}
+	return out, err
+}
+
+// TestNodeScopeSequenceOldLeader: a range request answered with one
+// value is that NEXTVAL's answer, never a range to serve again.
+func TestNodeScopeSequenceOldLeader(t *testing.T) {
+	_, svcs, views, _ := nodeCluster(t, 2)
+	ctx := context.Background()
+	def, _, err := NewSequenceDef("flickr", "s", "", []SeqOption{{Kind: SeqCache, Value: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def.Comment = "ticketd:scope=node"
+	if r, err := svcs[0].Exec(ctx, &Command{Op: OpCreateSeq, DB: "flickr", Table: "s", Def: def}); err != nil || r.Err != nil {
+		t.Fatal(err, r.Err)
+	}
+	old := oldLeader{views[1]}
+	svc := NewService(old, old, Config{Leadership: &fakeLead{term: 1}}, nil)
+	t.Cleanup(svc.Close)
+	seen := map[uint64]bool{}
+	for range 5 {
+		r, err := svc.Exec(ctx, &Command{Op: OpSeqNext, DB: "flickr", Table: "s", Seq: &SeqCommand{Count: 1}})
+		if err != nil || r.Err != nil {
+			t.Fatal(err, r.Err)
+		}
+		if seen[r.First] {
+			t.Fatalf("value %d twice", r.First)
+		}
+		seen[r.First] = true
+	}
+}

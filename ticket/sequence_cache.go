@@ -266,7 +266,7 @@ func (s *Service) dropSeq(c *Command) {
 		// follows their SETVAL (or ALTER TABLE s COMMENT) even before the
 		// node applies it.
 		s.nseq.drop(c.DB, c.Table)
-	case OpSeqNext, OpCreateSeq, OpCreateTable, OpCreateDB, OpInsert, OpUpdate, OpReserve:
+	case OpSeqNext, OpCreateSeq, OpCreateTable, OpCreateDB, OpInsert, OpUpdate, OpReserve, OpDelete:
 	default:
 		s.nseq.reset()
 	}

@@ -191,7 +191,7 @@ func (s *Service) dropBlocks(c *Command) {
 	switch c.Op {
 	case OpInsert, OpUpdate:
 		s.node.drop(c.DB, c.Table)
-	case OpReserve, OpSetGlobal, OpSeqNext:
+	case OpReserve, OpSetGlobal, OpSeqNext, OpDelete:
 	default:
 		s.node.reset()
 	}
