@@ -15,7 +15,16 @@
 // after the last checkpoint are applied again from the log. A committed
 // entry the FSM cannot decode is never skipped: the state machine stops
 // there (ErrUndecodable) and says so, and Propose writes only what every
-// replica decodes.
+// replica decodes. A checkpoint that fails (disk full) is retried, never
+// fatal (ErrCheckpoint); a failed write of the Raft log fails its
+// statement with ticket.ErrStorage and heals with the next write that
+// succeeds (storage.go).
+//
+// Planned operations: a leader hands leadership over before it stops
+// (HandOver, TransferLeadership; handover.go), and the leader's
+// replication to an unreachable member waits for it instead of letting
+// Raft's retry backoff grow, so that a member back from an outage serves
+// at once (rejoin.go).
 //
 // Command versions keep a cluster of mixed builds (a rolling upgrade)
 // from writing what one of its members cannot apply: every command has a

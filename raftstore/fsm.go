@@ -25,11 +25,16 @@ var (
 	// entry's effects are already in the state (the checkpoint it started
 	// from, or memory).
 	ErrAlreadyApplied = errors.New("raftstore: entry already applied")
-	// ErrFSMFailed is returned for every entry after one failed to apply,
-	// or the state file failed to take a checkpoint (disk full, I/O
-	// error). The node must be restarted: the entries after the last
-	// checkpoint are still in the Raft log and are applied again then.
+	// ErrFSMFailed is returned for every entry after one failed to apply.
+	// The node must be restarted: the entries after the last checkpoint
+	// are still in the Raft log and are applied again then.
 	ErrFSMFailed = errors.New("raftstore: state machine failed")
+	// ErrCheckpoint: the state file could not take a checkpoint (disk
+	// full, I/O error). It is not fatal: the state in memory is whole,
+	// the Raft log holds every entry after the last checkpoint, and the
+	// checkpoint is tried again every second. Snapshots and backups,
+	// which need one, fail meanwhile.
+	ErrCheckpoint = errors.New("raftstore: state checkpoint failed")
 	// ErrUndecodable is wrapped (with ErrFSMFailed and ErrCorrupt) by the
 	// failure of a state machine that met a committed entry it cannot
 	// decode: it stops rather than skip the entry, which the other
@@ -85,6 +90,8 @@ type FSM struct {
 	// ticket.SchemaClock that burns node-scoped blocks.
 	schema atomic.Uint64
 	failed atomic.Pointer[error]
+	// ckptFailing is set while checkpoints fail (logged once per streak).
+	ckptFailing atomic.Bool
 	// reportFatal tells the log and onFatal of the failure once.
 	reportFatal sync.Once
 	// onFatal is told once when the state stops taking entries.
@@ -267,9 +274,7 @@ func (f *FSM) checkpoints(interval time.Duration) {
 		}
 		f.mu.Lock()
 		if f.db != nil && f.Err() == nil {
-			if err := f.checkpointLocked(); err != nil {
-				f.log.Error("state checkpoint failed; restart the node", "err", err)
-			}
+			_ = f.checkpointLocked() // logged there; tried again next tick
 		}
 		f.mu.Unlock()
 	}
@@ -292,12 +297,25 @@ func (f *FSM) checkpointLocked() error {
 		return writeApplied(tx, f.lastIndex, f.lastTerm)
 	})
 	if err != nil {
-		return f.failLocked(fmt.Errorf("raftstore: checkpoint at index %d: %w", f.lastIndex, err))
+		// bbolt rolled the transaction back: the file still holds the
+		// last checkpoint, and memory is unchanged (still dirty), so
+		// the next attempt writes everything since.
+		err = fmt.Errorf("%w at index %d (the file holds %d; the Raft log has the rest): %w", ErrCheckpoint, f.lastIndex, f.checkpointed, err)
+		if !f.ckptFailing.Swap(true) {
+			f.log.Error("state checkpoint failed; trying again every second", "err", err)
+		}
+		return err
+	}
+	if f.ckptFailing.Swap(false) {
+		f.log.Info("state checkpoint written again", "index", f.lastIndex)
 	}
 	f.mem.clean()
 	f.checkpointed = f.lastIndex
 	return nil
 }
+
+// CheckpointFailing reports whether the last checkpoint attempt failed.
+func (f *FSM) CheckpointFailing() bool { return f.ckptFailing.Load() }
 
 // Apply applies one log entry.
 func (f *FSM) Apply(l *raft.Log) any {

@@ -49,7 +49,9 @@ type Node struct {
 
 	closed    chan struct{}
 	closeOnce sync.Once
-	closeErr  error
+	// fatal is closed when the state machine fails (Failed).
+	fatal    chan struct{}
+	closeErr error
 
 	// handler, if not nil, runs batches forwarded by followers on the
 	// leader (Config.Forward). Set before the node accepts connections.
@@ -142,7 +144,7 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 			ErrDowngrade, cfg.DataDir, cv, cfg.commandVersion, cv)
 	}
 
-	rs, err := openRaftStorage(raftDir, &cfg, hl)
+	rs, err := openRaftStorage(raftDir, &cfg, hl, log)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +173,8 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 		r := raftp.Load()
 		return r != nil && r.State() == raft.Leader
 	}, log)
-	r, err := startRaft(rc, fsm, rs, patient, memberSeen)
+	fatal := make(chan struct{})
+	r, err := startRaft(rc, fsm, rs, patient, memberSeen, fatal)
 	if err != nil {
 		return nil, err
 	}
@@ -193,6 +196,7 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 		mux:        m,
 		fwd:        newForwarder(m, cfg.ForwardConns, cfg.TransportTimeout, log),
 		closed:     closed,
+		fatal:      fatal,
 		leaderGen:  make(chan struct{}),
 		restarted:  rs.existing,
 	}
@@ -311,10 +315,12 @@ type raftStorage struct {
 
 // openRaftStorage opens the log store the directory has or cfg asks for,
 // and the snapshot store.
-func openRaftStorage(raftDir string, cfg *Config, hl hclog.Logger) (rs raftStorage, err error) {
-	if rs.store, err = openLogStore(raftDir, cfg.LogStore); err != nil {
+func openRaftStorage(raftDir string, cfg *Config, hl hclog.Logger, log *slog.Logger) (rs raftStorage, err error) {
+	store, err := openLogStore(raftDir, cfg.LogStore)
+	if err != nil {
 		return rs, err
 	}
+	rs.store = &watchedStore{logStore: store, log: log}
 	defer func() {
 		if err != nil {
 			rs.store.Close()
@@ -372,7 +378,7 @@ func stateAheadOfSnapshots(snaps raft.SnapshotStore, fsm *FSM, log *slog.Logger)
 
 // startRaft starts Raft over the FSM and storage. memberSeen is set when
 // the FSM is handed a configuration that lists this node.
-func startRaft(rc *raft.Config, fsm *FSM, rs raftStorage, trans raft.Transport, memberSeen *atomic.Bool) (*raft.Raft, error) {
+func startRaft(rc *raft.Config, fsm *FSM, rs raftStorage, trans raft.Transport, memberSeen *atomic.Bool, fatal chan struct{}) (*raft.Raft, error) {
 	// Set before Raft starts handing the FSM entries.
 	fsm.onConfiguration = func(c raft.Configuration) {
 		if slices.ContainsFunc(c.Servers, func(s raft.Server) bool { return s.ID == rc.LocalID }) {
@@ -387,6 +393,7 @@ func startRaft(rc *raft.Config, fsm *FSM, rs raftStorage, trans raft.Transport, 
 		// A replica whose state cannot take entries must not lead or
 		// vote. Shutdown waits for the FSM goroutine that calls us.
 		go r.Shutdown()
+		close(fatal)
 	}
 	return r, nil
 }
@@ -426,6 +433,15 @@ func (n *Node) startBackground() {
 	go n.watchMembership(250 * time.Millisecond)
 	go n.keepVersions()
 }
+
+// Failed is closed when the state machine has failed (ErrFSMFailed): the
+// node then answers nothing, and only a restart (which replays the log
+// from the last checkpoint) or, for ErrUndecodable, a newer build can
+// bring it back. FSMErr says why.
+func (n *Node) Failed() <-chan struct{} { return n.fatal }
+
+// FSMErr is the state machine's failure, or nil.
+func (n *Node) FSMErr() error { return n.fsm.Err() }
 
 // Restarted reports whether the node resumed from existing Raft state
 // rather than starting empty: a member that joined once must not ask to

@@ -59,6 +59,7 @@ func (n *Node) Propose(ctx context.Context, cmds []ticket.Command) ([]ticket.Res
 	data := EncodeBatch(make([]byte, 0, 8+24*len(cmds)), cmds)
 	deadline := n.deadline(ctx)
 	res, index, err := n.propose(ctx, deadline, data)
+	err = n.withStorage(err)
 	if err == nil && changesSchema(cmds) {
 		// A session that created a database through a follower expects to
 		// USE it next; the follower's own state must have caught up with

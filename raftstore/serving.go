@@ -69,7 +69,7 @@ func (n *Node) WaitServing(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w: %w (%w)", ticket.ErrNoQuorum, err, ctx.Err())
+			return n.withStorage(fmt.Errorf("%w: %w (%w)", ticket.ErrNoQuorum, err, ctx.Err()))
 		case <-t.C:
 		}
 		if err = n.Serving(); err == nil {
@@ -316,6 +316,9 @@ func (n *Node) kickLoneVoter() {
 // ErrNotCaughtUp, ErrRemoved, ErrClosed, ErrFSMFailed).
 func (n *Node) Ready() error {
 	if err := n.fsm.Err(); err != nil {
+		return err
+	}
+	if err := n.StorageErr(); err != nil {
 		return err
 	}
 	if n.isClosed() || n.raft.State() == raft.Shutdown {

@@ -185,6 +185,10 @@ var (
 	// ErrUncertain: the batch may or may not have been committed (leadership
 	// lost or timeout after it was proposed).
 	ErrUncertain = errors.New("ticket: commit outcome unknown")
+	// ErrStorage is wrapped, besides ErrNoQuorum or ErrUncertain, when the
+	// cause is a replica's disk (full, or failing writes): the failure
+	// lasts until space is freed, and then heals by itself.
+	ErrStorage = errors.New("ticket: the Raft log cannot be written")
 )
 
 // Replicator commits a batch of commands through consensus and returns the

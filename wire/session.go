@@ -193,6 +193,8 @@ func myErr(err error) error {
 	case errors.As(err, &me):
 		return me
 	case errors.As(err, &e):
+	case errors.Is(err, ticket.ErrStorage):
+		e = storageErr(err)
 	case errors.Is(err, ticket.ErrNoQuorum):
 		e = errNoQuorum
 	case errors.Is(err, ticket.ErrUncertain), errors.Is(err, context.DeadlineExceeded):
@@ -201,6 +203,21 @@ func myErr(err error) error {
 		e = &mysqlerr.Error{Code: mysqlerr.CodeUnknown, Message: err.Error()}
 	}
 	return packet(e)
+}
+
+// storageErr is the error of a statement that failed because a replica
+// cannot write its Raft log: MySQL's 1021 "Disk full" when it is full,
+// and whether anything was done, as for the replication errors.
+func storageErr(err error) *mysqlerr.Error {
+	done := "nothing was written"
+	if errors.Is(err, ticket.ErrUncertain) {
+		done = "the statement may or may not have been carried out (no id was handed out)"
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "no space left") || strings.Contains(msg, "quota exceeded") {
+		return mysqlerr.New(mysqlerr.CodeDiskFull, "Disk full: %s; %s, and it serves again by itself once space is freed", msg, done)
+	}
+	return mysqlerr.New(mysqlerr.CodeUnknown, "%s; %s", msg, done)
 }
 
 // packet is e as go-mysql sends it.

@@ -332,10 +332,19 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 		}
 	}
 
+	var fatal error
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")
 		stop.stop(srv, node)
+	case <-node.Failed():
+		// Nothing more can be answered here. An exit status other than 0
+		// has systemd restart the node (Restart=on-failure), which
+		// replays the log from the last checkpoint; a build too old for
+		// an entry (ErrUndecodable) fails again, and the unit's start
+		// limit stops it until it is upgraded.
+		fatal = fmt.Errorf("state machine failed, exiting for a restart: %w", node.FSMErr())
+		log.Error("state machine failed; exiting with status 1 so that the service manager restarts the node", "err", node.FSMErr())
 	case err := <-errc:
 		if !errors.Is(err, wire.ErrServerClosed) && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("listener failed", "err", err)
@@ -344,5 +353,5 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = admin.Shutdown(shutCtx)
-	return nil
+	return fatal
 }

@@ -68,6 +68,7 @@ const (
 	CodeUnknownStmtHandler      uint16 = mysql.ER_UNKNOWN_STMT_HANDLER
 	CodeDataOutOfRange          uint16 = mysql.ER_WARN_DATA_OUT_OF_RANGE
 	CodeReadOnly                uint16 = mysql.ER_OPTION_PREVENTS_STATEMENT // --read-only's error; ticketd's "no leader with a quorum"
+	CodeDiskFull                uint16 = mysql.ER_DISK_FULL                 // a replica's Raft log cannot be written: no space
 	CodeTruncatedWrongValue     uint16 = mysql.ER_TRUNCATED_WRONG_VALUE     // a clamped variable (a warning)
 	CodeNoDefault               uint16 = mysql.ER_NO_DEFAULT_FOR_FIELD
 	CodeIncorrectValue          uint16 = mysql.ER_TRUNCATED_WRONG_VALUE_FOR_FIELD
