@@ -516,3 +516,39 @@ func TestNodeScopeSequenceOldLeader(t *testing.T) {
 		seen[r.First] = true
 	}
 }
+
+// TestNodeScopeServerCache: 'ticketd:scope=node' without a size takes the
+// server's --cache (Config.Cache) as its block size; without either, the
+// table is served through Raft as before.
+func TestNodeScopeServerCache(t *testing.T) {
+	for _, tc := range []struct {
+		cache    uint64
+		reserves int
+	}{{50, 3}, {0, 0}} {
+		c := &clusterRepl{st: NewMemStore()}
+		v := &nodeView{c: c}
+		svc := NewService(v, v, Config{Cache: tc.cache, Leadership: &fakeLead{term: 1}}, nil)
+		t.Cleanup(svc.Close)
+		def := tickets64("flickr", "T")
+		def.Comment = "ticketd:scope=node"
+		ctx := context.Background()
+		for _, cmd := range []Command{{Op: OpCreateDB, DB: "flickr"}, {Op: OpCreateTable, Def: def}} {
+			if r, err := svc.Exec(ctx, &cmd); err != nil || r.Err != nil {
+				t.Fatalf("%v: %v %v", &cmd, err, r.Err)
+			}
+		}
+		var last uint64
+		for range 101 {
+			id, err := next(t, svc, "a")
+			if err != nil || id <= last {
+				t.Fatalf("--cache %d: id %d after %d (%v)", tc.cache, id, last, err)
+			}
+			last = id
+		}
+		// --cache 50: the first REPLACE through Raft, then 100 ids in
+		// blocks of 50, and one more taken ahead.
+		if n := c.reservations(); n < tc.reserves-1 || n > tc.reserves {
+			t.Fatalf("--cache %d: %d reservations for 101 REPLACEs, want %d-%d", tc.cache, n, tc.reserves-1, tc.reserves)
+		}
+	}
+}
