@@ -169,6 +169,7 @@ func startUpgradeLoad(t *testing.T, nodes []*harness.Node, perNode int) *upgrade
 // cluster's command version rises and the same statement succeeds, on
 // every node. No id is handed out twice or out of order; the longest
 // cluster-wide gap of each step and the failed statements are printed.
+// Starting the older build again on an upgraded node is refused.
 func TestRollingUpgrade(t *testing.T) {
 	old := oldBinary(t)
 	harness.Binary(t) // built now, not inside the first upgrade's restart
@@ -326,6 +327,33 @@ func TestRollingUpgrade(t *testing.T) {
 		}
 	}
 	metricsHaveVersions(ctx, t, hc.Nodes[0])
+
+	// A downgrade is refused at start, even by the older build, which
+	// knows nothing of versions: the current build's state file (format
+	// 2, written at its first checkpoint) is one it will not open. The
+	// load goes on through the other two nodes.
+	down := order[0]
+	if err := down.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	down.SetBinary(old)
+	if err := down.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for start := time.Now(); down.Running() && time.Since(start) < 20*time.Second; {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if down.Running() || down.ExitError() == nil {
+		t.Fatalf("%s started with the older build after the upgrade:\n%s", down.ID(), down.LogTail(10))
+	}
+	t.Logf("downgrade of %s to %s refused at start: %s", down.ID(), upgradeFrom, lastLine(down.LogTail(5)))
+	down.SetBinary("")
+	if err := down.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := down.WaitReady(ctx); err != nil {
+		t.Fatalf("%s back on the current build: %v", down.ID(), err)
+	}
 
 	time.Sleep(500 * time.Millisecond)
 	stopLoad()

@@ -109,6 +109,9 @@ type FSM struct {
 	// (version.go), for readers that must not wait for the state's lock.
 	clusterVersion atomic.Uint32
 	memberVersions atomic.Pointer[map[string]uint32]
+	// leftBase is set when an applied entry raised the cluster's version
+	// above baseVersion (the node then takes a snapshot: version.go).
+	leftBase atomic.Bool
 }
 
 var (
@@ -409,7 +412,11 @@ func (f *FSM) applyBatch(logs []*raft.Log, resps []any) error {
 					f.schema.Add(1)
 				}
 				if (c.Op == ticket.OpSetGlobal && isVersionGlobal(c.Name)) || c.Op == ticket.OpRestore {
+					was := f.ClusterVersion()
 					f.refreshVersions(f.mem)
+					if was <= baseVersion && f.ClusterVersion() > baseVersion {
+						f.leftBase.Store(true)
+					}
 				}
 			}
 			resps[i] = results

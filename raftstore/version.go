@@ -44,7 +44,11 @@ import (
 // cluster version above its own refuses to start (ErrDowngrade); a state
 // machine that meets an entry raising it above its own stops there
 // (ErrVersionTooOld), as it does at an entry it cannot decode
-// (ErrUndecodable).
+// (ErrUndecodable). A build from before versions checks none of this,
+// and rebuilds its state from the latest snapshot and the log at start,
+// skipping what it cannot decode: each node takes a snapshot when it
+// applies the first raise above version 1, which such a build cannot
+// restore, so that it fails to start there instead.
 //
 // The rule for changes: a new op, a new field (presence bit) of a command
 // or table definition, a new value kind, or a change to how Apply treats
@@ -337,6 +341,18 @@ func (n *Node) keepVersions() {
 func (n *Node) versionRound() {
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ApplyTimeout)
 	defer cancel()
+	if n.fsm.leftBase.CompareAndSwap(true, false) {
+		// A build from before versions rebuilds its state from the latest
+		// snapshot and the log at every start, and skips the entries it
+		// cannot decode. A snapshot of this build's state is one it
+		// cannot restore: started on this data directory, it stops there
+		// instead of diverging.
+		if err := n.raft.Snapshot().Error(); err != nil {
+			n.log.Warn("snapshot after the cluster's version rose", "err", err)
+		} else {
+			n.log.Info("snapshot taken: a ticketd from before command versions can no longer start on this data directory")
+		}
+	}
 	if n.caughtUp.Load() {
 		if err := n.announceVersion(ctx); err != nil {
 			n.log.Debug("announce command version", "err", err)
