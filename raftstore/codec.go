@@ -56,7 +56,11 @@ const (
 	cmdRows        // row-table UPDATE/DELETE parts (codec_rows.go)
 	cmdKeys        // key changes of ALTER TABLE / CREATE and DROP INDEX (codec_rows.go)
 	cmdRestoreRows // a chunk of a restored row table's rows (appendRows)
-	cmdKnown       = cmdRestoreRows<<1 - 1
+	// cmdRowsExpr is cmdRows in the row engine's expression form
+	// (ticket.RowsCommand.ExprForm): its own bit, so that an older build
+	// stops at it instead of applying it without its WHERE.
+	cmdRowsExpr
+	cmdKnown = cmdRowsExpr<<1 - 1
 )
 
 // Update flag bits.
@@ -162,7 +166,8 @@ func commandMask(c *ticket.Command) uint64 {
 	set(cmdDump, c.Dump != nil)
 	set(cmdForce, c.Force)
 	set(cmdSeq, c.Seq != nil)
-	set(cmdRows, c.Rows != nil)
+	set(cmdRows, c.Rows != nil && !c.Rows.ExprForm())
+	set(cmdRowsExpr, c.Rows != nil && c.Rows.ExprForm())
 	set(cmdKeys, len(c.DropKeys)+len(c.AddKeys) > 0)
 	set(cmdRestoreRows, c.RestoreRows != nil)
 	return m
@@ -253,7 +258,7 @@ func appendCommand(b []byte, c *ticket.Command) []byte {
 	if m&cmdSeq != 0 {
 		b = appendSeqCommand(b, c.Seq)
 	}
-	if m&cmdRows != 0 {
+	if m&(cmdRows|cmdRowsExpr) != 0 {
 		b = appendJSON(b, c.Rows)
 	}
 	if m&cmdKeys != 0 {
@@ -751,7 +756,7 @@ func (d *decoder) command(c *ticket.Command, left int) {
 	if m&cmdSeq != 0 {
 		c.Seq = d.seqCommand()
 	}
-	if m&cmdRows != 0 {
+	if m&(cmdRows|cmdRowsExpr) != 0 {
 		c.Rows = d.rowsCommand()
 	}
 	if m&cmdKeys != 0 {

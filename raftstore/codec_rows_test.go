@@ -1,6 +1,7 @@
 package raftstore
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 	"time"
@@ -100,5 +101,42 @@ func TestRowTableStateAndSnapshot(t *testing.T) {
 	}
 	if row == nil || row[1].S != "101" || row[3].S != "2026-11-22 12:34:56" {
 		t.Fatalf("row after insert and update: %v", row)
+	}
+}
+
+// TestRowsExprCommandRoundTrip: a row command in the engine's expression
+// form round-trips behind its own presence bit (cmdRowsExpr), which a
+// build that does not know it refuses instead of applying the command
+// without its WHERE.
+func TestRowsExprCommandRoundTrip(t *testing.T) {
+	v := func(n int64) *ticket.Value { return &ticket.Value{Kind: ticket.ValInt, Int: n} }
+	cmds := []ticket.Command{
+		{Op: ticket.OpUpdate, DB: "d", Table: "t", Rows: &ticket.RowsCommand{
+			Assigns: []ticket.RowAssign{{Col: "step", Expr: ticket.RowExpr{Op: ticket.EMul,
+				Args: []ticket.RowExpr{{Op: ticket.ECol, Col: "step"}, {Op: ticket.EVal, Val: v(2)}}}}, {Col: "x", Default: true}},
+			Filter:  &ticket.RowExpr{Op: ticket.EGt, Args: []ticket.RowExpr{{Op: ticket.ECol, Col: "v"}, {Op: ticket.EVal, Val: v(-1)}}},
+			OrderBy: []ticket.RowOrder{{Col: "v", Desc: true}}, HasLimit: true, Limit: 2,
+			NotStrict: true, NoAutoValueOnZero: true, Now: 1700000000000000}},
+		{Op: ticket.OpInsert, DB: "d", Table: "t", Values: [][]ticket.Value{{*v(1)}}, Rows: &ticket.RowsCommand{NotStrict: true}},
+	}
+	enc := EncodeBatch(nil, cmds)
+	got, err := DecodeBatch(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range cmds {
+		g, _ := json.Marshal(got[i].Rows)
+		w, _ := json.Marshal(cmds[i].Rows)
+		if string(g) != string(w) {
+			t.Errorf("command %d rows: got %s, want %s", i, g, w)
+		}
+		got[i].Rows, cmds[i].Rows = nil, nil
+	}
+	if !reflect.DeepEqual(got, cmds) {
+		t.Fatalf("round trip\n got %+v\nwant %+v", got, cmds)
+	}
+	// The older form still encodes behind cmdRows.
+	if rowsSeedCommands()[2].Rows.ExprForm() {
+		t.Fatal("the older UPDATE form counts as the expression form")
 	}
 }

@@ -59,7 +59,7 @@ import (
 
 // CommandVersion is the highest command version this build decodes and
 // applies.
-const CommandVersion = 2
+const CommandVersion = 3
 
 // baseVersion is the version of a build from before command versions
 // (which announces nothing): what the build at commit 3e891bc, the oldest
@@ -100,6 +100,11 @@ var cmdBitVersions = map[uint64]uint32{
 	cmdName: 1, cmdValue: 1, cmdCount: 1,
 	// Version 2: restore, sequences, row tables (and their key changes).
 	cmdDump: 2, cmdForce: 2, cmdSeq: 2, cmdRows: 2, cmdKeys: 2, cmdRestoreRows: 2,
+	// Version 3: the row engine's commands (ticket/rows_engine.go: WHERE
+	// predicates, SET expressions, ORDER BY/LIMIT, sql_mode, SET
+	// timestamp); a row-table command without it applies as in version 2
+	// (ticket/rows_legacy.go).
+	cmdRowsExpr: 3,
 }
 
 // defBitVersions is the version of each table definition presence bit.

@@ -76,6 +76,8 @@ func TestCommandVersionTables(t *testing.T) {
 		{"NEXTVAL", seq[1], 2},
 		{"NOW() in VALUES", ticket.Command{Op: ticket.OpInsert, DB: "d", Table: "t", Values: [][]ticket.Value{{{Kind: ticket.ValNow}}}}, 2},
 		{"row-table UPDATE", ticket.Command{Op: ticket.OpUpdate, DB: "d", Table: "t", Rows: &ticket.RowsCommand{}}, 2},
+		{"row engine UPDATE", ticket.Command{Op: ticket.OpUpdate, DB: "d", Table: "t", Rows: &ticket.RowsCommand{Engine: true}}, 3},
+		{"row engine INSERT", ticket.Command{Op: ticket.OpInsert, DB: "d", Table: "t", Values: [][]ticket.Value{{}}, Rows: &ticket.RowsCommand{Engine: true}}, 3},
 		{"unknown op", ticket.Command{Op: 200}, CommandVersion},
 	} {
 		if got := commandVersion(&tc.c); got != tc.want {
@@ -132,7 +134,7 @@ func TestClusterVersionRollingUpgrade(t *testing.T) {
 	proposeRetry(t, l, setupCmds()...)
 	waitFor(t, "every member's version announced", 10*time.Second, func() bool {
 		v := statusVersions(c.nodes["n1"])
-		return len(v) == 3 && v["n3"] == 1 && v["n2"] == 2
+		return len(v) == 3 && v["n3"] == 1 && v["n2"] == CommandVersion
 	})
 	createSeq := append([]ticket.Command{createDB("d")}, seqSeedCommands()[0])
 	createSeq[0].IfExists = true

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -125,6 +126,16 @@ func selectStmt(s *ast.SelectStmt) (Plan, error) {
 			plan.Fields = append(plan.Fields, SelectField{Expr: Expr{Kind: ExprStar}, Name: "*"})
 			continue
 		}
+		if a, ok, err := aggField(f.Expr, sc); ok {
+			if err != nil {
+				return nil, err
+			}
+			if sc.table == nil {
+				return nil, unsupported(a.Name + "() without FROM")
+			}
+			plan.Fields = append(plan.Fields, SelectField{Expr: a, Name: fieldLabel(f)})
+			continue
+		}
 		e, err := expr(f.Expr, sc)
 		if err != nil {
 			return nil, err
@@ -136,8 +147,15 @@ func selectStmt(s *ast.SelectStmt) (Plan, error) {
 		if sc.table == nil {
 			return nil, unsupported("WHERE without FROM")
 		}
-		if plan.Where, err = conds(s.Where, sc); err != nil {
-			return nil, err
+		var werr error
+		plan.Where, werr = conds(s.Where, sc)
+		f, ferr := rowExpr(s.Where, sc)
+		if werr != nil && ferr != nil {
+			return nil, ferr
+		}
+		plan.WhereErr, plan.FilterErr = planErr(werr), planErr(ferr)
+		if ferr == nil {
+			plan.Filter = &f
 		}
 	}
 	if s.OrderBy != nil {
@@ -343,38 +361,47 @@ func updateStmt(s *ast.UpdateStmt) (Plan, error) {
 		return nil, unsupported("WITH")
 	case s.IgnoreErr:
 		return nil, unsupported("UPDATE IGNORE")
-	case s.Order != nil:
-		return nil, unsupported("UPDATE ... ORDER BY")
-	case s.Limit != nil:
-		return nil, unsupported("UPDATE ... LIMIT")
 	}
 	sc, err := singleTable(s.TableRefs)
 	if err != nil {
 		return nil, err
 	}
 	plan := &Update{Table: *sc.table}
-	if len(s.List) == 1 {
+	plan.RowErr = updateRowForm(plan, s, sc)
+	switch {
+	case s.Order != nil:
+		plan.TicketErr = unsupported("UPDATE ... ORDER BY on a ticket table")
+	case s.Limit != nil:
+		plan.TicketErr = unsupported("UPDATE ... LIMIT on a ticket table")
+	case len(s.List) == 1:
 		plan.Set, plan.TicketErr = assign(s.List[0], sc, false)
-	} else {
+	default:
 		plan.TicketErr = unsupported("UPDATE of several columns")
 	}
 	if s.Where != nil {
-		if plan.Where, err = conds(s.Where, sc); err != nil {
-			return nil, err
+		var werr error
+		if plan.Where, werr = conds(s.Where, sc); werr != nil && plan.TicketErr == nil {
+			plan.TicketErr = werr
 		}
 	}
 	if plan.TicketErr != nil || len(plan.Where) > 1 {
 		// Not the ticket form (one assignment, at most one WHERE term):
 		// the row form, or the ticket form's error.
-		sets, err := colSets(s.List, sc)
-		if err != nil {
-			if plan.TicketErr != nil {
-				return nil, plan.TicketErr
-			}
-			return nil, err
+		if sets, err := colSets(s.List, sc); err == nil {
+			plan.Sets = sets
 		}
-		plan.Sets = sets
 	}
+	if plan.TicketErr != nil && plan.RowErr != nil {
+		if u := unsupported(""); !errors.As(plan.RowErr, &u) {
+			return nil, plan.RowErr // a MySQL error such as 1111 or 1054
+		}
+		if plan.Sets == nil && plan.Where == nil && s.Where != nil {
+			// The WHERE itself is outside both forms.
+			return nil, plan.RowErr
+		}
+		return nil, plan.TicketErr
+	}
+	plan.TicketErr, plan.RowErr = planErr(plan.TicketErr), planErr(plan.RowErr)
 	return plan, nil
 }
 
@@ -446,6 +473,45 @@ func assign(a *ast.Assignment, sc scope, onDup bool) (Assign, error) {
 	}
 	out.Absolute, out.Value = true, v
 	return out, nil
+}
+
+// updateRowForm fills the row form of an UPDATE (Assigns, Filter, ORDER
+// BY, LIMIT), or says why the statement has none.
+func updateRowForm(plan *Update, s *ast.UpdateStmt, sc scope) error {
+	for _, a := range s.List {
+		col, err := sc.column(a.Column, false)
+		if err != nil {
+			return err
+		}
+		x, err := rowExpr(a.Expr, sc)
+		if err != nil {
+			return err
+		}
+		plan.Assigns = append(plan.Assigns, ColAssign{Column: col, Expr: x})
+	}
+	if s.Where != nil {
+		f, err := rowExpr(s.Where, sc)
+		if err != nil {
+			return err
+		}
+		plan.Filter = &f
+	}
+	var err error
+	if s.Order != nil {
+		if plan.OrderBy, err = orderBy(s.Order, sc); err != nil {
+			return err
+		}
+	}
+	if s.Limit != nil {
+		if s.Limit.Offset != nil {
+			return mysqlerr.Syntax("OFFSET", 1)
+		}
+		plan.HasLimit = true
+		if plan.Limit, err = limitValue(s.Limit.Count); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func unparen(e ast.ExprNode) ast.ExprNode {

@@ -11,11 +11,26 @@
 //     @@variables, @user variables, a few functions such as DATABASE() and
 //     VERSION(), arithmetic), or of one table's columns (a ticket table
 //     or an information_schema view; which, the wire layer decides) with
-//     `col = value` terms ANDed, ORDER BY and LIMIT.
-//   - Insert: INSERT, INSERT IGNORE and REPLACE ... VALUES, with ON
-//     DUPLICATE KEY UPDATE id = [LAST_INSERT_ID](id + k | v).
-//   - Update: UPDATE t SET id = [LAST_INSERT_ID](id + k | v) [WHERE c = v AND ...].
+//     a WHERE, ORDER BY and LIMIT. The WHERE is kept twice: as `col =
+//     value` terms ANDed (Where, for ticket tables and views; WhereErr when
+//     it is more) and whole as a predicate (Filter, for row tables;
+//     rowexpr.go). COUNT(*), COUNT/MIN/MAX/SUM/AVG(col) are ExprAgg fields.
+//   - Insert: INSERT, INSERT IGNORE and REPLACE ... VALUES (or the
+//     equivalent SET form, or VALUES ()), with ON DUPLICATE KEY UPDATE id =
+//     [LAST_INSERT_ID](id + k | v).
+//   - Update: UPDATE t SET id = [LAST_INSERT_ID](id + k | v) [WHERE c = v AND ...]
+//     (the ticket form, Set; TicketErr when the statement is not one), and
+//     the row form of any UPDATE: Assigns (expressions of rowexpr.go, left
+//     to right), Filter, ORDER BY and LIMIT (RowErr when it has none).
 //     Insert and Update carry the id assignment as an Assign.
+//   - Delete: DELETE FROM t [WHERE ...] [ORDER BY ...] [LIMIT n], its
+//     WHERE as a Filter.
+//
+// Row-table expressions (rowexpr.go) are the closed set ticket's row
+// engine evaluates: columns, literals and '?', + - *, unary minus, =, <>,
+// !=, <, <=, >, >=, <=>, IS [NOT] NULL, [NOT] IN (list), [NOT] BETWEEN,
+// [NOT] LIKE, AND, OR, XOR, NOT, NOW() and its synonyms, NOW() ± INTERVAL
+// n SECOND|MINUTE|HOUR|DAY|WEEK, LAST_INSERT_ID(expr) and DEFAULT.
 //   - Set: SET of session, global and user variables; SET NAMES and SET
 //     CHARACTER SET become the variables they set.
 //   - Show: the SHOW statements in ShowKind (DESCRIBE t is SHOW COLUMNS).

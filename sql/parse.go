@@ -130,6 +130,16 @@ type unsupported string
 
 func (u unsupported) Error() string { return string(u) }
 
+// planErr is an error kept in a plan for the executor to answer: an
+// unsupported construct becomes its 1235.
+func planErr(err error) error {
+	var u unsupported
+	if errors.As(err, &u) {
+		return mysqlerr.NotSupported(string(u))
+	}
+	return err
+}
+
 func statement(stmt ast.StmtNode, src string) (Plan, error) {
 	switch s := stmt.(type) {
 	case *ast.SelectStmt:
@@ -401,6 +411,10 @@ func ParamCount(p Plan) int {
 		for i := range p.Fields {
 			n += exprParams(&p.Fields[i].Expr)
 		}
+		if p.Filter != nil {
+			n += exprParams(p.Filter)
+			break
+		}
 		for i := range p.Where {
 			count(&p.Where[i].Value)
 		}
@@ -414,6 +428,16 @@ func ParamCount(p Plan) int {
 			count(&p.OnDup.Value)
 		}
 	case *Update:
+		if p.RowErr == nil {
+			// The row form holds every placeholder of the statement.
+			for i := range p.Assigns {
+				n += exprParams(&p.Assigns[i].Expr)
+			}
+			if p.Filter != nil {
+				n += exprParams(p.Filter)
+			}
+			break
+		}
 		if p.Sets != nil {
 			for i := range p.Sets {
 				count(&p.Sets[i].A.Value)
@@ -426,8 +450,8 @@ func ParamCount(p Plan) int {
 			count(&p.Where[i].Value)
 		}
 	case *Delete:
-		for i := range p.Where {
-			count(&p.Where[i].Value)
+		if p.Filter != nil {
+			n += exprParams(p.Filter)
 		}
 	case *Set:
 		for i := range p.Vars {

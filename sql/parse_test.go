@@ -2,9 +2,12 @@ package sql
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 )
 
 // Builders keep the expected plans readable.
@@ -60,10 +63,47 @@ func runPlanCases(t *testing.T, cases []planCase) {
 			t.Errorf("Parse(%q): %v", c.query, err)
 			continue
 		}
+		got = ticketForms(got)
 		if !reflect.DeepEqual(got, c.want) {
 			t.Errorf("Parse(%q)\n got %s\nwant %s", c.query, dumpPlans(got), dumpPlans(c.want))
 		}
 	}
+}
+
+// ticketForms drops the row engine's parts of plans (Filter, Assigns,
+// UPDATE/DELETE's ORDER BY and LIMIT, the errors beside them), which
+// TestParseRowForm checks: the cases here are about the ticket forms.
+// A 1235 kept in a plan is compared as the unsupported value it came from.
+func ticketForms(ps []Plan) []Plan {
+	back := func(err error) error {
+		var e *Error
+		if errors.As(err, &e) && e.Code == mysqlerr.CodeNotSupported {
+			if _, rest, ok := strings.Cut(e.Message, "support '"); ok {
+				return unsupported(strings.TrimSuffix(rest, "'"))
+			}
+		}
+		return err
+	}
+	out := make([]Plan, len(ps))
+	for i, p := range ps {
+		switch x := p.(type) {
+		case *Select:
+			c := *x
+			c.Filter, c.FilterErr, c.WhereErr = nil, nil, nil
+			p = &c
+		case *Update:
+			c := *x
+			c.Assigns, c.Filter, c.OrderBy, c.HasLimit, c.Limit, c.RowErr = nil, nil, nil, false, 0, nil
+			c.TicketErr = back(c.TicketErr)
+			p = &c
+		case *Delete:
+			c := *x
+			c.Filter, c.OrderBy, c.HasLimit, c.Limit = nil, nil, false, 0
+			p = &c
+		}
+		out[i] = p
+	}
+	return out
 }
 
 func dumpPlans(ps []Plan) string {
@@ -155,7 +195,7 @@ func TestParseUpdate(t *testing.T) {
 			Set:   Assign{Column: "id", Delta: 1},
 			Where: []Cond{{Column: "stub", Value: sv("a")}}})},
 
-		{"UPDATE seq SET id = id * 2", one(unsup("SET id = expression"))},
+		{"UPDATE seq SET id = id * 2", one(&Update{Table: seq, TicketErr: unsupported("SET id = expression")})},
 		{"UPDATE seq SET id = other + 1", one(&Update{Table: seq, TicketErr: unsupported("SET id = expression"),
 			Sets: []ColSet{{Column: "id", A: Operand{Column: "other"}, Op: '+', B: Operand{Value: iv(1)}}}})},
 		// Leaf-segment and Tinyid, in row form.
@@ -169,16 +209,22 @@ func TestParseUpdate(t *testing.T) {
 				{Column: "update_time", A: Operand{Value: Value{Kind: ValNow}}},
 				{Column: "version", A: Operand{Column: "version"}, Op: '+', B: Operand{Value: iv(1)}}},
 			Where: []Cond{{Column: "id", Value: Value{Kind: ValParam, Param: 1}}, {Column: "version", Value: Value{Kind: ValParam, Param: 2}}}})},
-		{"UPDATE t SET a = 1, b = a * 2", one(unsup("UPDATE of several columns"))},
-		{"UPDATE seq SET id = id - -9223372036854775808", one(unsup("SET id = expression"))},
-		{"UPDATE seq SET id = id + 1 LIMIT 1", one(unsup("UPDATE ... LIMIT"))},
-		{"UPDATE seq SET id = id + 1 ORDER BY id", one(unsup("UPDATE ... ORDER BY"))},
+		{"UPDATE t SET a = 1, b = a * 2", one(&Update{Table: TableName{Name: "t"}, TicketErr: unsupported("UPDATE of several columns")})},
+		{"UPDATE seq SET id = id - -9223372036854775808", one(&Update{Table: seq, TicketErr: unsupported("SET id = expression")})},
+		{"UPDATE seq SET id = id + 1 LIMIT 1", one(&Update{Table: seq, TicketErr: unsupported("UPDATE ... LIMIT on a ticket table"),
+			Sets: []ColSet{{Column: "id", A: Operand{Column: "id"}, Op: '+', B: Operand{Value: iv(1)}}}})},
+		{"UPDATE seq SET id = id + 1 ORDER BY id", one(&Update{Table: seq, TicketErr: unsupported("UPDATE ... ORDER BY on a ticket table"),
+			Sets: []ColSet{{Column: "id", A: Operand{Column: "id"}, Op: '+', B: Operand{Value: iv(1)}}}})},
 		{"UPDATE seq SET id = id + 1, stub = 'b'", one(&Update{Table: seq, TicketErr: unsupported("UPDATE of several columns"),
 			Sets: []ColSet{{Column: "id", A: Operand{Column: "id"}, Op: '+', B: Operand{Value: iv(1)}}, {Column: "stub", A: Operand{Value: sv("b")}}}})},
 		{"UPDATE seq, u SET seq.id = 1", one(unsup("multiple-table UPDATE"))},
 		{"UPDATE seq SET other.id = 1", one(unsup("column of another table"))},
-		{"UPDATE seq SET id = 1 WHERE id > 5", one(unsup("WHERE condition other than column = value"))},
-		{"UPDATE seq SET id = 1 WHERE id = 1 OR id = 2", one(unsup("WHERE condition other than column = value"))},
+		{"UPDATE seq SET id = 1 WHERE id > 5", one(&Update{Table: seq, Set: Assign{Column: "id", Absolute: true, Value: iv(1)},
+			TicketErr: unsupported("WHERE condition other than column = value"), Sets: []ColSet{{Column: "id", A: Operand{Value: iv(1)}}}})},
+		{"UPDATE seq SET id = 1 WHERE id = 1 OR id = 2", one(&Update{Table: seq, Set: Assign{Column: "id", Absolute: true, Value: iv(1)},
+			TicketErr: unsupported("WHERE condition other than column = value"), Sets: []ColSet{{Column: "id", A: Operand{Value: iv(1)}}}})},
+		{"UPDATE seq SET id = CONCAT(id, 'x')", one(unsup("SET id = expression"))},
+		{"UPDATE seq SET id = 1 WHERE id REGEXP 'y'", one(unsup("WHERE condition other than column = value"))},
 	})
 }
 
@@ -249,7 +295,8 @@ func TestParseSelect(t *testing.T) {
 				Where: []Cond{{Column: "table_schema", Value: sv("flickr")}, {Column: "table_name", Value: sv("Tickets64")}}})},
 
 		{"SELECT SLEEP(1)", one(unsup("SLEEP()"))},
-		{"SELECT COUNT(*) FROM t", one(unsup("COUNT()"))},
+		{"SELECT COUNT(DISTINCT id) FROM t", one(unsup("COUNT(DISTINCT ...)"))},
+		{"SELECT GROUP_CONCAT(id) FROM t", one(unsup("GROUP_CONCAT()"))},
 		{"SELECT id FROM t GROUP BY id", one(unsup("GROUP BY"))},
 		{"SELECT DISTINCT id FROM t", one(unsup("SELECT DISTINCT"))},
 		{"SELECT id FROM t HAVING id > 1", one(unsup("HAVING"))},
@@ -259,8 +306,8 @@ func TestParseSelect(t *testing.T) {
 		{"SELECT 1 FROM t, u", one(unsup("JOIN"))},
 		{"SELECT 1 UNION SELECT 2", one(unsup("UNION"))},
 		{"SELECT 1 / 2", one(unsup("operator div"))},
-		{"SELECT id FROM t WHERE id > 1", one(unsup("WHERE condition other than column = value"))},
-		{"SELECT id FROM t WHERE id IN (1, 2)", one(unsup("WHERE condition other than column = value"))},
+		{"SELECT id FROM t WHERE id > 1", one(&Select{Fields: []SelectField{field("id", col("id"))}, From: &TableName{Name: "t"}})},
+		{"SELECT id FROM t WHERE id REGEXP 'x'", one(unsup("this expression on a row table"))},
 		{"SELECT id FROM t ORDER BY 1", one(unsup("ORDER BY an expression"))},
 		{"SELECT id FROM t LIMIT ?", one(unsup("LIMIT with an expression"))},
 		{"SELECT u.id FROM t", one(unsup("column of another table"))},
@@ -563,8 +610,7 @@ func TestParseMisc(t *testing.T) {
 		{"DELETE FROM t", one(&Delete{Table: TableName{Name: "t"}})},
 		{"DELETE FROM db.WORKER_NODE WHERE HOST_NAME = 'h' AND PORT = ?", one(&Delete{Table: TableName{DB: "db", Name: "WORKER_NODE"},
 			Where: []Cond{{Column: "host_name", Value: sv("h")}, {Column: "port", Value: Value{Kind: ValParam}}}})},
-		{"DELETE FROM t ORDER BY id LIMIT 1", one(unsup("DELETE ... ORDER BY"))},
-		{"DELETE FROM t WHERE id > 1", one(unsup("WHERE condition other than column = value"))},
+		{"DELETE IGNORE FROM t", one(unsup("DELETE IGNORE"))},
 		{"DELETE t FROM t JOIN u", one(unsup("multiple-table DELETE"))},
 		{"TRUNCATE TABLE t", one(unsup("TRUNCATE TABLE"))},
 		{"TRUNCATE t", one(unsup("TRUNCATE TABLE"))},
@@ -716,4 +762,89 @@ func lastFailed(plans []Plan) (*Failed, bool) {
 	}
 	f, ok := plans[len(plans)-1].(*Failed)
 	return f, ok
+}
+
+// TestParseRowForm checks the row engine's parts of plans: the WHERE as a
+// predicate, UPDATE's assignments as expressions, ORDER BY and LIMIT of
+// UPDATE and DELETE, aggregates, and the placeholders they hold.
+func TestParseRowForm(t *testing.T) {
+	c := func(name string) Expr { return Expr{Kind: ExprColumn, Name: name} }
+	v := func(x Value) Expr { return Expr{Kind: ExprValue, Value: x} }
+	cmp := func(op string, a, b Expr) Expr { return Expr{Kind: ExprCompare, Name: op, Args: []Expr{a, b}} }
+	param := func(n int) Expr { return v(Value{Kind: ValParam, Param: n}) }
+	cases := []struct {
+		query  string
+		check  func(Plan) bool
+		params int
+	}{
+		{"SELECT id FROM t WHERE v > -1 AND name IS NOT NULL", func(p Plan) bool {
+			f := p.(*Select).Filter
+			return reflect.DeepEqual(*f, Expr{Kind: ExprLogic, Name: "AND", Args: []Expr{
+				cmp(">", c("v"), v(iv(-1))), {Kind: ExprIsNull, Not: true, Args: []Expr{c("name")}}}})
+		}, 0},
+		{"SELECT id FROM t WHERE v NOT IN (?, 2) OR v BETWEEN ? AND 9 OR NOT v <=> NULL", func(p Plan) bool {
+			f := p.(*Select).Filter
+			return f.Kind == ExprLogic && f.Name == "OR" && f.Args[0].Kind == ExprLogic &&
+				reflect.DeepEqual(f.Args[0].Args[0], Expr{Kind: ExprIn, Not: true, Args: []Expr{c("v"), param(0), v(iv(2))}}) &&
+				reflect.DeepEqual(f.Args[0].Args[1], Expr{Kind: ExprBetween, Args: []Expr{c("v"), param(1), v(iv(9))}}) &&
+				f.Args[1].Kind == ExprNot
+		}, 2},
+		{"SELECT COUNT(*), MIN(v) AS m FROM t WHERE name LIKE 'a%'", func(p Plan) bool {
+			s := p.(*Select)
+			return s.Fields[0].Expr.Kind == ExprAgg && s.Fields[0].Expr.Name == "COUNT" && s.Fields[0].Expr.Args == nil &&
+				reflect.DeepEqual(s.Fields[1], SelectField{Expr: Expr{Kind: ExprAgg, Name: "MIN", Args: []Expr{c("v")}}, Name: "m"}) &&
+				s.Filter.Kind == ExprLike && s.Filter.Op == '\\'
+		}, 0},
+		{"UPDATE t SET x = NULL, step = step * 2, at = NOW() + INTERVAL ? SECOND, id = LAST_INSERT_ID(id) WHERE v <> ? ORDER BY id DESC LIMIT 3", func(p Plan) bool {
+			u := p.(*Update)
+			return u.RowErr == nil && len(u.Assigns) == 4 &&
+				reflect.DeepEqual(u.Assigns[0], ColAssign{Column: "x", Expr: v(Value{Kind: ValNull})}) &&
+				reflect.DeepEqual(u.Assigns[1], ColAssign{Column: "step", Expr: Expr{Kind: ExprArith, Op: '*', Args: []Expr{c("step"), v(iv(2))}}}) &&
+				reflect.DeepEqual(u.Assigns[2], ColAssign{Column: "at", Expr: Expr{Kind: ExprInterval, Name: "SECOND", Op: '+',
+					Args: []Expr{v(Value{Kind: ValNow}), param(0)}}}) &&
+				reflect.DeepEqual(u.Assigns[3], ColAssign{Column: "id", Expr: Expr{Kind: ExprLastInsertID, Args: []Expr{c("id")}}}) &&
+				reflect.DeepEqual(*u.Filter, cmp("<>", c("v"), param(1))) &&
+				reflect.DeepEqual(u.OrderBy, []Order{{Column: "id", Desc: true}}) && u.HasLimit && u.Limit == 3
+		}, 2},
+		{"UPDATE t SET v = DEFAULT WHERE id = 1", func(p Plan) bool {
+			u := p.(*Update)
+			return reflect.DeepEqual(u.Assigns, []ColAssign{{Column: "v", Expr: v(Value{Kind: ValDefault})}})
+		}, 0},
+		{"UPDATE t SET v = CONCAT(v, 'x'), w = 1", func(p Plan) bool {
+			u, ok := p.(*Unsupported)
+			return ok && u.Reason == "UPDATE of several columns"
+		}, 0},
+		{"DELETE FROM t WHERE at < NOW() - INTERVAL 7 DAY ORDER BY at LIMIT 10", func(p Plan) bool {
+			d := p.(*Delete)
+			return reflect.DeepEqual(*d.Filter, cmp("<", c("at"), Expr{Kind: ExprInterval, Name: "DAY", Op: '-',
+				Args: []Expr{v(Value{Kind: ValNow}), v(iv(7))}})) &&
+				reflect.DeepEqual(d.OrderBy, []Order{{Column: "at"}}) && d.HasLimit && d.Limit == 10
+		}, 0},
+		{"DELETE FROM t WHERE id = ? AND v IS NULL", func(p Plan) bool { return p.(*Delete).Filter != nil }, 1},
+	}
+	for _, tc := range cases {
+		ps, err := Parse(tc.query)
+		if err != nil || len(ps) != 1 {
+			t.Errorf("Parse(%q): %v", tc.query, err)
+			continue
+		}
+		if !tc.check(ps[0]) {
+			t.Errorf("Parse(%q): %s", tc.query, dumpPlans(ps))
+		}
+		if n := ParamCount(ps[0]); n != tc.params {
+			t.Errorf("ParamCount(%q) = %d, want %d", tc.query, n, tc.params)
+		}
+	}
+	for _, q := range []string{"SELECT id FROM t WHERE SUM(v) > 1", "UPDATE t SET v = MAX(v), w = 1"} {
+		ps, err := Parse(q)
+		var e *Error
+		if err == nil && len(ps) == 1 {
+			if u, ok := ps[0].(*Update); ok {
+				err = u.RowErr
+			}
+		}
+		if !errors.As(err, &e) || e.Code != mysqlerr.CodeInvalidGroup {
+			t.Errorf("Parse(%q): %v %s, want 1111", q, err, dumpPlans(ps))
+		}
+	}
 }

@@ -45,6 +45,18 @@ const (
 	ExprArith                            // Args[0] Op Args[1], Op one of + - *
 	ExprIdent                            // a bare word used as a value: SET autocommit = ON
 	ExprSequence                         // Name(Seq[, Args...]): NEXTVAL, LASTVAL, SETVAL (sequence.go)
+
+	// The row engine's predicates and expressions (rowexpr.go), for the
+	// WHERE of row tables and UPDATE's SET; ticket evaluates them.
+	ExprCompare  // Args[0] Name Args[1], Name one of = <> < <= > >= <=>
+	ExprIsNull   // Args[0] IS [NOT] NULL
+	ExprIn       // Args[0] [NOT] IN (Args[1:])
+	ExprBetween  // Args[0] [NOT] BETWEEN Args[1] AND Args[2]
+	ExprLogic    // Args[0] Name Args[1], Name AND, OR or XOR
+	ExprNot      // NOT Args[0]
+	ExprInterval // Args[0] + INTERVAL Args[1] Name (Name SECOND ... WEEK), Op '+' or '-'
+	ExprAgg      // Name(Args[0]) or COUNT(*) (no Args): COUNT, MIN, MAX, SUM, AVG
+	ExprLike     // Args[0] [NOT] LIKE Args[1] ESCAPE Op
 )
 
 // Scope of a system variable.
@@ -67,6 +79,7 @@ type Expr struct {
 	Op    byte // ExprArith: '+', '-', '*'
 	Args  []Expr
 	Seq   *TableName // ExprSequence: the sequence
+	Not   bool       // ExprIsNull, ExprIn, ExprBetween: the NOT form
 }
 
 // SelectField is one item of a select list.
@@ -99,13 +112,20 @@ type Order struct {
 
 // Select is SELECT fields [FROM table [WHERE c = v AND ...] [ORDER BY ...] [LIMIT n]].
 type Select struct {
-	Fields   []SelectField
-	From     *TableName // nil: no FROM; From.DB may be "information_schema"
+	Fields []SelectField
+	From   *TableName // nil: no FROM; From.DB may be "information_schema"
+	// Where is the WHERE as `column = value` terms ANDed, for the tables
+	// that take only that; WhereErr says why it is not when Filter is more.
 	Where    []Cond
-	OrderBy  []Order
-	HasLimit bool
-	Limit    uint64
-	Offset   uint64
+	WhereErr error
+	// Filter is the whole WHERE as a predicate (row tables); nil without
+	// WHERE. FilterErr, when set, is why the WHERE is refused on them.
+	Filter    *Expr
+	FilterErr error
+	OrderBy   []Order
+	HasLimit  bool
+	Limit     uint64
+	Offset    uint64
 }
 
 // Assign is the id assignment of UPDATE and ON DUPLICATE KEY UPDATE:
@@ -146,6 +166,21 @@ type Update struct {
 	Where     []Cond
 	Sets      []ColSet
 	TicketErr error
+	// The row form, for row tables: Assigns left to right, the WHERE as
+	// Filter, ORDER BY and LIMIT; RowErr says why a statement has none.
+	Assigns  []ColAssign
+	Filter   *Expr
+	OrderBy  []Order
+	HasLimit bool
+	Limit    uint64
+	RowErr   error
+}
+
+// ColAssign is one assignment of UPDATE on a row table: Column = Expr, or
+// Column = DEFAULT (Expr is then a ValDefault value).
+type ColAssign struct {
+	Column string // lower case
+	Expr   Expr
 }
 
 // SetVar is one assignment of a SET statement.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 )
 
 // Statements of row tables (the Leaf, Tinyid and UidGenerator schemas):
@@ -31,10 +32,16 @@ type ColSet struct {
 	SetLastID bool
 }
 
-// Delete is DELETE FROM t [WHERE c = v AND ...].
+// Delete is DELETE FROM t [WHERE ...] [ORDER BY ...] [LIMIT n]. Where
+// holds the WHERE's `column = value` terms when it is only those; Filter
+// is the whole WHERE (nil: every row).
 type Delete struct {
-	Table TableName
-	Where []Cond
+	Table    TableName
+	Where    []Cond
+	Filter   *Expr
+	OrderBy  []Order
+	HasLimit bool
+	Limit    uint64
 }
 
 func (*Delete) isPlan() {}
@@ -119,10 +126,8 @@ func deleteStmt(s *ast.DeleteStmt) (Plan, error) {
 		return nil, unsupported("multiple-table DELETE")
 	case s.With != nil:
 		return nil, unsupported("WITH")
-	case s.Order != nil:
-		return nil, unsupported("DELETE ... ORDER BY")
-	case s.Limit != nil:
-		return nil, unsupported("DELETE ... LIMIT")
+	case s.IgnoreErr:
+		return nil, unsupported("DELETE IGNORE")
 	}
 	sc, err := singleTable(s.TableRefs)
 	if err != nil {
@@ -130,7 +135,24 @@ func deleteStmt(s *ast.DeleteStmt) (Plan, error) {
 	}
 	plan := &Delete{Table: *sc.table}
 	if s.Where != nil {
-		if plan.Where, err = conds(s.Where, sc); err != nil {
+		f, err := rowExpr(s.Where, sc)
+		if err != nil {
+			return nil, err
+		}
+		plan.Filter = &f
+		plan.Where, _ = conds(s.Where, sc)
+	}
+	if s.Order != nil {
+		if plan.OrderBy, err = orderBy(s.Order, sc); err != nil {
+			return nil, err
+		}
+	}
+	if s.Limit != nil {
+		if s.Limit.Offset != nil {
+			return nil, mysqlerr.Syntax("OFFSET", 1)
+		}
+		plan.HasLimit = true
+		if plan.Limit, err = limitValue(s.Limit.Count); err != nil {
 			return nil, err
 		}
 	}

@@ -101,9 +101,32 @@ type RowCond struct {
 
 // RowsCommand is the part of a Command only row tables use: UPDATE's
 // assignments and the WHERE of UPDATE and DELETE.
+//
+// Entries written before the row engine (rows_engine.go) hold Sets and
+// Where; ticketd now writes the expression form: Filter, Assigns,
+// OrderBy and Limit, and the session's mode and pinned time.
 type RowsCommand struct {
 	Sets  []RowSet  `json:",omitempty"`
 	Where []RowCond `json:",omitempty"`
+
+	// Engine marks a command of the row engine (rows_engine.go), which
+	// wire always sets; without it the command is an older build's and
+	// applies as it did (rows_legacy.go).
+	Engine   bool        `json:",omitempty"`
+	Filter   *RowExpr    `json:",omitempty"` // WHERE; nil: every row
+	Assigns  []RowAssign `json:",omitempty"` // UPDATE's SET, left to right
+	OrderBy  []RowOrder  `json:",omitempty"` // UPDATE/DELETE ... ORDER BY
+	HasLimit bool        `json:",omitempty"` // UPDATE/DELETE ... LIMIT Limit
+	Limit    uint64      `json:",omitempty"`
+	// NotStrict is sql_mode without STRICT_TRANS_TABLES/STRICT_ALL_TABLES:
+	// values that do not fit are clamped with a warning.
+	NotStrict bool `json:",omitempty"`
+	// NoAutoValueOnZero is sql_mode's NO_AUTO_VALUE_ON_ZERO: an explicit 0
+	// in the AUTO_INCREMENT column is stored, not generated.
+	NoAutoValueOnZero bool `json:",omitempty"`
+	// Now, when not 0, is the session's SET timestamp (Unix
+	// microseconds): NOW() for the statement instead of the entry's time.
+	Now int64 `json:",omitempty"`
 }
 
 // ValNow is NOW() / CURRENT_TIMESTAMP as a value: the statement's time,

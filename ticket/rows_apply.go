@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"time"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 )
@@ -14,6 +13,9 @@ import (
 
 // applyRowsInsert is INSERT / REPLACE / INSERT IGNORE on a row table.
 func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
+	if c.Rows == nil || !c.Rows.Engine {
+		return legacyRowsInsert(s, t, c)
+	}
 	rd := t.Def.Rows
 	if c.OnDup != nil {
 		return Result{Err: mysqlerr.NotSupported("ON DUPLICATE KEY UPDATE on this table")}, nil
@@ -44,6 +46,20 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 	tx := newRowsTx(rd, rows)
 	var res Result
 	var firstGen, explicit uint64
+	now := statementNow(c)
+	rc := c.Rows
+	if rc == nil {
+		rc = &RowsCommand{}
+	}
+	noAutoZero := rc.NoAutoValueOnZero
+	// INSERT IGNORE and a non-strict sql_mode clamp with warnings.
+	sc := &storeCtx{strict: !rc.NotStrict && !c.Ignore, db: t.Def.DB, table: t.Def.Name, warns: &res.Warnings}
+	// reuse is a generated id an ignored row left for the next row, and
+	// reserved how many more the statement takes from the counter: InnoDB
+	// reserves one per row of a simple INSERT and hands an ignored row's
+	// value to the next (handler::restore_auto_increment).
+	var reuse uint64
+	reserved := 0
 	autoCol := -1
 	if t.Def.AutoInc {
 		autoCol = rd.colIndex(t.Def.IDCol)
@@ -63,30 +79,46 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 	}
 	for n, vals := range c.Values {
 		rowNum := n + 1
-		if len(vals) != len(cols) {
+		rowCols := cols
+		if len(vals) == 0 && c.Columns == nil {
+			// VALUES (): every column takes its default.
+			rowCols = nil
+		}
+		if len(vals) != len(rowCols) {
 			return fail(mysqlerr.New(mysqlerr.CodeWrongValueCount, "Column count doesn't match value count at row %d", rowNum))
 		}
 		r := make([]Datum, len(rd.Cols))
 		given := make([]bool, len(rd.Cols))
-		for i, j := range cols {
+		for i, j := range rowCols {
 			col := &rd.Cols[j]
 			v := vals[i]
 			if v.Kind == ValDefault {
 				continue
 			}
-			if j == autoCol && (v.Kind == ValNull || (v.Kind == ValInt && v.Int == 0)) {
-				continue
-			}
-			d, e := convert(col, v, c.Now, rowNum, t.Def.DB, t.Def.Name)
+			lv, e := litVal(v, now)
 			if e != nil {
 				return fail(e)
 			}
+			d, e := sc.store(col, lv, rowNum)
+			if e != nil {
+				return fail(e)
+			}
+			if j == autoCol && (d.Null || (d.S == "0" && !noAutoZero)) {
+				// NULL and 0 generate the next value (0 is stored under
+				// NO_AUTO_VALUE_ON_ZERO).
+				continue
+			}
 			if d.Null && col.NotNull {
-				if col.Kind == ColTimestamp {
+				switch {
+				case col.Kind == ColTimestamp:
 					// A NULL into TIMESTAMP NOT NULL is the current time.
-					d = Datum{S: c.Now.UTC().Format(dateTimeFormat)}
-				} else {
+					d = Datum{S: now.UTC().Format(dateTimeFormat)}
+				case sc.strict || len(c.Values) == 1 && !c.Ignore:
+					// Outside strict mode a single-row INSERT still fails.
 					return fail(mysqlerr.New(mysqlerr.CodeBadNull, "Column '%s' cannot be null", col.Name))
+				default:
+					sc.warn("Warning", mysqlerr.CodeBadNull, "Column '%s' cannot be null", col.Name)
+					d, _ = implicitDefault(col, now)
 				}
 			}
 			r[j], given[j] = d, true
@@ -98,17 +130,23 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 			col := &rd.Cols[j]
 			switch {
 			case j == autoCol:
-				v, e := generate(t, c.Increment, c.Offset, rowNum)
-				if e != nil {
-					return fail(e)
+				v := reuse
+				if v == 0 {
+					var e *Error
+					if v, e = generate(t, c.Increment, c.Offset, rowNum); e != nil {
+						return fail(e)
+					}
+					advance(t, v)
+				} else {
+					reserved++
 				}
+				reuse = 0
 				r[j] = Datum{S: strconv.FormatUint(v, 10)}
-				advance(t, v)
 				if firstGen == 0 {
 					firstGen = v
 				}
 			case col.DefaultNow:
-				r[j] = Datum{S: c.Now.UTC().Format(dateTimeFormat)}
+				r[j] = Datum{S: now.UTC().Format(dateTimeFormat)}
 			case col.HasDefault:
 				r[j] = col.Default
 			case !col.NotNull:
@@ -123,6 +161,10 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 			if !b.neg {
 				advance(t, b.abs)
 				explicit = b.abs
+			} else {
+				// The OK packet carries a negative id as its two's
+				// complement, as MariaDB's does.
+				explicit = -b.abs
 			}
 		}
 		if c.Replace {
@@ -148,6 +190,14 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 				e := dupEntry(keyText(&rd.Keys[k], r), rd.Keys[k].Name)
 				if c.Ignore {
 					res.Warnings = append(res.Warnings, Warning{Level: "Warning", Code: e.Code, Message: e.Message})
+					if autoCol >= 0 && !given[autoCol] {
+						var b big
+						b.parse(r[autoCol].S)
+						reuse = b.abs
+						if firstGen == b.abs {
+							firstGen = 0
+						}
+					}
 					continue
 				}
 				return fail(e)
@@ -158,6 +208,13 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 		}
 		res.Affected++
 		res.Images = append(res.Images, r)
+	}
+	for ; reserved > 0; reserved-- {
+		v, e := generate(t, c.Increment, c.Offset, len(c.Values))
+		if e != nil {
+			break // the counter is at the type's top: nothing more to reserve
+		}
+		advance(t, v)
 	}
 	if firstGen != 0 {
 		res.SetLastID, res.LastID, res.InsertID = true, firstGen, firstGen
@@ -288,51 +345,6 @@ type matched struct {
 	row []Datum
 }
 
-// whereRows are the rows of a row table the WHERE conjunction matches,
-// in the order of the access path ChooseAccess picks.
-func whereRows(t *Table, rows TableRows, conds []RowCond) ([]matched, *Error, error) {
-	match, e := rowsMatch(t, conds)
-	if e != nil {
-		return nil, e, nil
-	}
-	var out []matched
-	err := ScanAccess(rows, ChooseAccess(t, conds), func(pk string, r []Datum) bool {
-		if match(r) {
-			out = append(out, matched{pk, r})
-		}
-		return true
-	})
-	return out, nil, err
-}
-
-// rowsMatch resolves a WHERE conjunction into a row predicate. A value
-// that cannot be converted to its column's type matches nothing.
-func rowsMatch(t *Table, conds []RowCond) (func([]Datum) bool, *Error) {
-	rd := t.Def.Rows
-	type test struct {
-		col  int
-		want Datum
-		none bool
-	}
-	tests := make([]test, len(conds))
-	for i, cd := range conds {
-		j := rd.colIndex(cd.Col)
-		if j < 0 {
-			return nil, mysqlerr.UnknownColumn(cd.Col, "where clause")
-		}
-		d, e := convert(&rd.Cols[j], cd.Val, time.Time{}, 1, t.Def.DB, t.Def.Name)
-		tests[i] = test{col: j, want: d, none: e != nil || d.Null}
-	}
-	return func(r []Datum) bool {
-		for _, ts := range tests {
-			if ts.none || r[ts.col].Null || compareDatum(&rd.Cols[ts.col], r[ts.col], ts.want) != 0 {
-				return false
-			}
-		}
-		return true
-	}, nil
-}
-
 // setsFromTicket turns the ticket form of an UPDATE (one id assignment, at
 // most one WHERE term) into the row-table form.
 func setsFromTicket(c *Command) *RowsCommand {
@@ -359,172 +371,12 @@ func setsFromTicket(c *Command) *RowsCommand {
 }
 
 // applyRowsUpdate is UPDATE on a row table: every matching row, all or
-// nothing.
+// nothing (rows_engine.go).
 func applyRowsUpdate(s Store, t *Table, c *Command) (Result, error) {
-	rd := t.Def.Rows
-	rc := c.Rows
-	if rc == nil {
-		rc = setsFromTicket(c)
+	if c.Rows == nil || !c.Rows.Engine {
+		return legacyRowsUpdate(s, t, c)
 	}
-	rows, err := s.Rows(t.Def.DB, t.Def.Name)
-	if err != nil || rows == nil {
-		return Result{}, rowsMissing(t, err)
-	}
-	found, e, err := whereRows(t, rows, rc.Where)
-	if err != nil {
-		return Result{}, err
-	}
-	if e != nil {
-		return Result{Err: e}, nil
-	}
-	tx := newRowsTx(rd, rows)
-	fail := func(e *Error) (Result, error) {
-		if err := tx.rollback(); err != nil {
-			return Result{}, err
-		}
-		return Result{Err: e}, nil
-	}
-	sets := make([]int, len(rc.Sets))
-	for i, st := range rc.Sets {
-		if sets[i] = rd.colIndex(st.Col); sets[i] < 0 {
-			return Result{Err: mysqlerr.UnknownColumn(st.Col, "field list")}, nil
-		}
-		for _, o := range []RowOperand{st.A, st.B} {
-			if o.Col != "" && rd.colIndex(o.Col) < 0 {
-				return Result{Err: mysqlerr.UnknownColumn(o.Col, "field list")}, nil
-			}
-		}
-	}
-	var res Result
-	for _, m := range found {
-		old := m.row
-		res.Matched++
-		r := append([]Datum(nil), old...)
-		explicit := make([]bool, len(rd.Cols))
-		for k, st := range rc.Sets {
-			j := sets[k]
-			col := &rd.Cols[j]
-			d, e := evalSet(rd, col, &st, r, c.Now, int(res.Matched), t)
-			if e != nil {
-				return fail(e)
-			}
-			if d.Null && col.NotNull {
-				if col.Kind != ColTimestamp {
-					return fail(mysqlerr.New(mysqlerr.CodeBadNull, "Column '%s' cannot be null", col.Name))
-				}
-				d = Datum{S: c.Now.UTC().Format(dateTimeFormat)}
-			}
-			r[j], explicit[j] = d, true
-			if st.SetLastID && !d.Null {
-				var b big
-				b.parse(d.S)
-				res.SetLastID, res.LastID, res.InsertID = true, b.abs, b.abs
-			}
-		}
-		changed := false
-		cols := make([]bool, len(r))
-		for j := range r {
-			if r[j] != old[j] {
-				changed, cols[j] = true, true
-			}
-		}
-		if !changed {
-			res.Images = append(res.Images, r)
-			continue
-		}
-		for j := range rd.Cols {
-			if rd.Cols[j].OnUpdateNow && !explicit[j] {
-				r[j] = Datum{S: c.Now.UTC().Format(dateTimeFormat)}
-			}
-		}
-		_, k, dup, err := tx.conflict(r, m.pk, cols)
-		if err != nil {
-			return Result{}, err
-		}
-		if dup {
-			return fail(dupEntry(keyText(&rd.Keys[k], r), rd.Keys[k].Name))
-		}
-		if err := tx.del(m.pk); err != nil {
-			return Result{}, err
-		}
-		if _, err := tx.put(m.pk, r); err != nil {
-			return Result{}, err
-		}
-		res.Affected++
-		res.Images = append(res.Images, r)
-		if t.Def.AutoInc {
-			if a := rd.colIndex(t.Def.IDCol); a >= 0 && explicit[a] {
-				var b big
-				b.parse(r[a].S)
-				if !b.neg {
-					advance(t, b.abs)
-				}
-			}
-		}
-	}
-	if res.Affected == 0 {
-		return res, nil
-	}
-	return res, s.PutTable(t)
-}
-
-// evalSet computes one assignment against the row as updated so far
-// (MySQL evaluates single-table UPDATE assignments left to right).
-func evalSet(rd *RowsDef, col *RowCol, st *RowSet, r []Datum, now time.Time, row int, t *Table) (Datum, *Error) {
-	operand := func(o RowOperand) (Datum, *RowCol, *Error) {
-		if o.Col != "" {
-			j := rd.colIndex(o.Col)
-			return r[j], &rd.Cols[j], nil
-		}
-		if st.Op == 0 {
-			d, e := convert(col, o.Val, now, row, t.Def.DB, t.Def.Name)
-			return d, col, e
-		}
-		// An arithmetic operand is a number whatever the column.
-		tmp := RowCol{Name: col.Name, Kind: ColInt, Int: IntType{Kind: BigInt}}
-		if o.Val.Kind == ValUint {
-			tmp.Int.Unsigned = true
-		}
-		d, e := convert(&tmp, o.Val, now, row, t.Def.DB, t.Def.Name)
-		return d, &tmp, e
-	}
-	a, acol, e := operand(st.A)
-	if e != nil {
-		return Datum{}, e
-	}
-	unsigned := acol.Kind == ColInt && acol.Int.Unsigned
-	if st.Op == 0 {
-		if acol != col && !a.Null {
-			return convert(col, Value{Kind: ValString, Str: a.S}, now, row, t.Def.DB, t.Def.Name)
-		}
-		return a, nil
-	}
-	b, bcol, e := operand(st.B)
-	if e != nil {
-		return Datum{}, e
-	}
-	unsigned = unsigned || bcol.Kind == ColInt && bcol.Int.Unsigned
-	if a.Null || b.Null {
-		return Datum{Null: true}, nil
-	}
-	var x, y big
-	if !x.parse(a.S) || !y.parse(b.S) {
-		return Datum{}, mysqlerr.NotSupported("arithmetic on a non-numeric value")
-	}
-	sum := x.add(&y, st.Op == '-')
-	// MySQL computes in BIGINT, unsigned if either side is: a result
-	// outside that range is 1690 whatever the column.
-	if sum.bad || (unsigned && sum.neg && sum.abs != 0) || (!unsigned && !sum.neg && sum.abs > math.MaxInt64) {
-		what := "BIGINT"
-		if unsigned {
-			what = "BIGINT UNSIGNED"
-		}
-		return Datum{}, mysqlerr.New(mysqlerr.CodeValueOutOfRange, "%s value is out of range in '%s %c ...'", what, colName(t.Def.DB, t.Def.Name, st.A.Col), st.Op)
-	}
-	if col.Kind != ColInt {
-		return convert(col, Value{Kind: ValString, Str: sum.text()}, now, row, t.Def.DB, t.Def.Name)
-	}
-	return intDatum(col, &sum, row)
+	return applyRowsUpdateExpr(s, t, c, c.Rows)
 }
 
 // applyRowsDelete is DELETE on a row table.
@@ -539,27 +391,8 @@ func applyRowsDelete(s Store, c *Command) (Result, error) {
 	if t.Def.Rows == nil {
 		return Result{Err: mysqlerr.NotSupported("DELETE from a ticket table or sequence")}, nil
 	}
-	var where []RowCond
-	if c.Rows != nil {
-		where = c.Rows.Where
+	if c.Rows == nil || !c.Rows.Engine {
+		return legacyRowsDelete(s, t, c)
 	}
-	rows, err := s.Rows(t.Def.DB, t.Def.Name)
-	if err != nil || rows == nil {
-		return Result{}, rowsMissing(t, err)
-	}
-	found, e, err := whereRows(t, rows, where)
-	if err != nil {
-		return Result{}, err
-	}
-	if e != nil {
-		return Result{Err: e}, nil
-	}
-	var res Result
-	for _, m := range found {
-		if err := rows.Delete(m.pk); err != nil {
-			return Result{}, err
-		}
-		res.Affected++
-	}
-	return res, nil
+	return applyRowsDeleteExpr(s, t, c, c.Rows)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	mb "math/big"
 	"slices"
 	"strings"
 	"time"
@@ -622,8 +623,8 @@ func ChooseAccess(t *Table, conds []RowCond) RowsAccess {
 		if _, dup := eq[j]; dup {
 			continue
 		}
-		d, e := convert(&rd.Cols[j], cd.Val, time.Time{}, 1, t.Def.DB, t.Def.Name)
-		if e != nil || d.Null {
+		d, ok := indexValue(&rd.Cols[j], cd.Val)
+		if !ok {
 			continue
 		}
 		eq[j] = d
@@ -679,4 +680,42 @@ func ScanAccess(rows TableRows, a RowsAccess, fn func(pk string, row []Datum) bo
 		return nil
 	}
 	return rows.Scan(a.Index, a.Lo, a.Hi, fn)
+}
+
+// indexValue is the key value an equality `col = v` can look up, when
+// the row engine's comparison (rows_eval.go) matches exactly the rows
+// whose key equals it; ok is false otherwise, and the WHERE is then
+// decided row by row over a wider scan. A string column compared with a
+// number compares as a number ('5abc' = 5), so a number binds no string
+// key; a fraction (5.5) matches no integer.
+func indexValue(col *RowCol, v Value) (Datum, bool) {
+	switch {
+	case v.Kind == ValNull || v.Kind == ValNow || v.Kind == ValDefault:
+		return Datum{}, false
+	case col.Kind == ColString && v.Kind != ValString:
+		return Datum{}, false
+	case col.Kind == ColInt && v.Kind == ValDecimal:
+		r, ok := new(mb.Rat).SetString(v.Str)
+		if !ok || !r.IsInt() {
+			return Datum{}, false
+		}
+	case col.Kind == ColInt && v.Kind == ValString:
+		// Only a clean number: '5abc' compares as 5 but with a warning
+		// the scan raises.
+		p, rest := numericPrefix(v.Str)
+		if p == "" || strings.TrimRight(rest, " ") != "" {
+			return Datum{}, false
+		}
+	}
+	var warns []Warning
+	sc := &storeCtx{strict: true, warns: &warns}
+	lv, e := litVal(v, time.Time{})
+	if e != nil {
+		return Datum{}, false
+	}
+	d, e := sc.store(col, lv, 1)
+	if e != nil || d.Null || len(warns) > 0 {
+		return Datum{}, false
+	}
+	return d, true
 }

@@ -18,6 +18,9 @@ import (
 func (s *session) run(p sql.Plan, args []any, bin bool) (*mysql.Result, error) {
 	s.srv.obs.Statement(stmtKind(p))
 	if sh, ok := p.(*sql.Show); ok && (sh.Kind == sql.ShowWarnings || sh.Kind == sql.ShowErrors) {
+		// Its own end-of-rows packet counts no warnings (MariaDB's), not
+		// those of the statement before it.
+		s.conn.SetWarnings(0)
 		return s.showWarnings(sh, bin)
 	}
 	prevWarnings := len(s.warnings)
@@ -224,6 +227,13 @@ func (s *session) insert(p *sql.Insert, args []any) (*mysql.Result, error) {
 		Increment: s.ts.Increment, Offset: s.ts.Offset,
 		Values: make([][]ticket.Value, len(p.Rows)),
 	}
+	if t := s.peekTable(db, p.Table.Name); t != nil {
+		if t.Def.Rows != nil {
+			c.Rows = s.rowsCommand()
+		} else if err := s.ticketInsertMode(p, t); err != nil {
+			return nil, err
+		}
+	}
 	for i, row := range p.Rows {
 		vals := make([]ticket.Value, len(row))
 		for j, v := range row {
@@ -296,8 +306,16 @@ func (s *session) update(p *sql.Update, args []any) (*mysql.Result, error) {
 	}
 	var r ticket.Result
 	switch {
-	case p.Sets != nil:
-		r, err = s.updateRows(p, db, args)
+	case s.isRowTable(db, p.Table.Name):
+		// A row table: the row engine, whatever form the statement has.
+		r, err = s.updateRowsExpr(p, db, args)
+	case p.TicketErr != nil:
+		// Only a row table takes this statement: an unknown table is
+		// still 1146 first.
+		if _, err := s.table(db, p.Table.Name); err != nil {
+			return nil, err
+		}
+		return nil, p.TicketErr
 	default:
 		var u ticket.Update
 		if u, err = assignment(&p.Set, args); err != nil {

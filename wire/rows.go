@@ -44,12 +44,12 @@ func (s *session) remember(db, table string, images [][]ticket.Datum) {
 // endTxn forgets the transaction's writes.
 func (s *session) endTxn() { s.own = nil }
 
-// rowsSource materialises the rows of a row table that a WHERE of
-// conds can match (the access path ticket.ChooseAccess picks; the caller
-// still filters them), with the session's own writes of the open
-// transaction over the stored rows. The table is read again in the same
-// view as its rows.
-func (s *session) rowsSource(db, name string, conds []ticket.RowCond) (*source, error) {
+// rowsSource gathers the rows of a row table that a WHERE filter can
+// match (the access path ticket.ChooseAccess picks from its equalities;
+// the row engine still evaluates it on each), with the session's own
+// writes of the open transaction over the stored rows. The table is read
+// again in the same view as its rows.
+func (s *session) rowsSource(db, name string, filter *ticket.RowExpr) (*source, error) {
 	own := s.own[strings.ToLower(db+"."+name)]
 	var src *source
 	err := s.view(func(st ticket.Store) error {
@@ -65,7 +65,7 @@ func (s *session) rowsSource(db, name string, conds []ticket.RowCond) (*source, 
 			return mysqlerr.NoSuchTable(db, name)
 		}
 		rd := tb.Def.Rows
-		src = &source{}
+		src = &source{rowTable: tb, pred: filter}
 		src.cols = rowsColumns(&tb.Def)
 		for i := range src.cols {
 			src.cols[i].table, src.cols[i].db = tb.Def.Name, tb.Def.DB
@@ -80,17 +80,13 @@ func (s *session) rowsSource(db, name string, conds []ticket.RowCond) (*source, 
 		if len(mine) == 0 {
 			// An own write may match where the stored row does not:
 			// then every row is a candidate.
-			access = ticket.ChooseAccess(tb, conds)
+			access = ticket.ChooseAccess(tb, ticket.EqualityConds(filter))
 		}
 		return ticket.ScanAccess(rows, access, func(pk string, r []ticket.Datum) bool {
 			if img, ok := mine[pk]; ok {
 				r = img
 			}
-			row := make([]any, len(r))
-			for i, d := range r {
-				row[i] = datumValue(&rd.Cols[i], d)
-			}
-			src.rows = append(src.rows, row)
+			src.data = append(src.data, r)
 			return true
 		})
 	})
@@ -146,79 +142,6 @@ func datumValue(c *ticket.RowCol, d ticket.Datum) any {
 		}
 	}
 	return d.S
-}
-
-// rowSets converts UPDATE's row form.
-func rowSets(sets []sql.ColSet, args []any) ([]ticket.RowSet, error) {
-	out := make([]ticket.RowSet, len(sets))
-	for i, st := range sets {
-		rs := ticket.RowSet{Col: st.Column, Op: st.Op, SetLastID: st.SetLastID}
-		var err error
-		if rs.A, err = rowOperand(st.A, args); err != nil {
-			return nil, err
-		}
-		if st.Op != 0 {
-			if rs.B, err = rowOperand(st.B, args); err != nil {
-				return nil, err
-			}
-		}
-		out[i] = rs
-	}
-	return out, nil
-}
-
-func rowOperand(o sql.Operand, args []any) (ticket.RowOperand, error) {
-	if o.Column != "" {
-		return ticket.RowOperand{Col: o.Column}, nil
-	}
-	v, err := bind(o.Value, args)
-	return ticket.RowOperand{Val: v}, err
-}
-
-// rowConds converts a WHERE conjunction.
-func rowConds(conds []sql.Cond, args []any) ([]ticket.RowCond, error) {
-	out := make([]ticket.RowCond, len(conds))
-	for i, c := range conds {
-		v, err := bind(c.Value, args)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = ticket.RowCond{Col: c.Column, Val: v}
-	}
-	return out, nil
-}
-
-// updateRows runs an UPDATE in row form.
-func (s *session) updateRows(p *sql.Update, db string, args []any) (ticket.Result, error) {
-	rs, err := rowSets(p.Sets, args)
-	if err != nil {
-		return ticket.Result{}, err
-	}
-	where, err := rowConds(p.Where, args)
-	if err != nil {
-		return ticket.Result{}, err
-	}
-	c := &ticket.Command{Op: ticket.OpUpdate, DB: db, Table: p.Table.Name, Rows: &ticket.RowsCommand{Sets: rs, Where: where}}
-	return s.exec(c)
-}
-
-// deleteRows is DELETE on a row table.
-func (s *session) deleteRows(p *sql.Delete, args []any) (*mysql.Result, error) {
-	db, err := s.dbFor(p.Table)
-	if err != nil {
-		return nil, err
-	}
-	where, err := rowConds(p.Where, args)
-	if err != nil {
-		return nil, err
-	}
-	r, err := s.exec(&ticket.Command{Op: ticket.OpDelete, DB: db, Table: p.Table.Name, Rows: &ticket.RowsCommand{Where: where}})
-	s.warnings = append(s.warnings, r.Warnings...)
-	if err != nil {
-		return nil, err
-	}
-	s.noteTxnWrite()
-	return okResult(r.Affected, 0), nil
 }
 
 // showRowsColumns is SHOW [FULL] COLUMNS of a row table.

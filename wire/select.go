@@ -4,7 +4,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
@@ -123,9 +122,9 @@ func (e *evalCtx) call(x *sql.Expr) (any, error) {
 	case "CURRENT_USER":
 		return s.user + "@%", nil
 	case "NOW", "CURRENT_TIMESTAMP", "SYSDATE", "LOCALTIME", "LOCALTIMESTAMP":
-		return time.Now().Format("2006-01-02 15:04:05"), nil
+		return s.now().Local().Format("2006-01-02 15:04:05"), nil
 	case "UTC_TIMESTAMP":
-		return time.Now().UTC().Format("2006-01-02 15:04:05"), nil
+		return s.now().Format("2006-01-02 15:04:05"), nil
 	case "ROW_COUNT":
 		return s.rowCount, nil
 	case "FOUND_ROWS":
@@ -237,6 +236,8 @@ func (s *session) sysVar(name string, scope sql.Scope, prevWarnings int) (any, e
 	switch name {
 	case "identity", "last_insert_id":
 		return s.ts.LastInsertID, nil
+	case "timestamp":
+		return s.timestampVar(), nil
 	case "warning_count":
 		return int64(prevWarnings), nil
 	case ticket.VarIncrement, ticket.VarOffset:
@@ -287,20 +288,36 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 		}
 		return rs.result(bin, &s.srv.fields), nil
 	}
-	src, err := s.source(p.From, p.Where, args)
+	src, err := s.source(p.From, p, args)
 	if err != nil {
 		return nil, err
 	}
-	if err := src.filter(p.Where, args); err != nil {
-		return nil, err
-	}
-	if err := src.order(p.OrderBy); err != nil {
-		return nil, err
-	}
-	if p.HasLimit {
-		lo := min(p.Offset, uint64(len(src.rows)))
-		hi := min(lo+p.Limit, uint64(len(src.rows)))
-		src.rows = src.rows[lo:hi]
+	if src.rowTable != nil {
+		// Row tables: the row engine filters, orders, limits and
+		// aggregates (aggregates answer here).
+		if r, err := s.selectRowTable(p, src, bin); r != nil || err != nil {
+			return r, err
+		}
+	} else {
+		if p.WhereErr != nil {
+			return nil, p.WhereErr
+		}
+		for i := range p.Fields {
+			if p.Fields[i].Expr.Kind == sql.ExprAgg {
+				return nil, unsupported(p.Fields[i].Expr.Name + "() on this table")
+			}
+		}
+		if err := src.filter(p.Where, args); err != nil {
+			return nil, err
+		}
+		if err := src.order(p.OrderBy); err != nil {
+			return nil, err
+		}
+		if p.HasLimit {
+			lo := min(p.Offset, uint64(len(src.rows)))
+			hi := min(lo+p.Limit, uint64(len(src.rows)))
+			src.rows = src.rows[lo:hi]
+		}
 	}
 	// Project the select list over the remaining rows.
 	var out rowset
@@ -351,6 +368,12 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 type source struct {
 	rowset
 	where string // name used in "Unknown column ... in 'where clause'"
+	// rowTable is set for a row table: data are the rows its WHERE can
+	// match (the session's own writes over the stored rows), which the
+	// row engine selects from with pred, the bound WHERE.
+	rowTable *ticket.Table
+	data     [][]ticket.Datum
+	pred     *ticket.RowExpr
 }
 
 func (src *source) colIndex(name string) int {
@@ -472,7 +495,7 @@ func compare(a, b any) int {
 // information_schema.TABLES. Of a row table it reads the rows the WHERE
 // conjunction where can match by key (all of them when it binds no
 // key); the caller filters them.
-func (s *session) source(t *sql.TableName, where []sql.Cond, args []any) (*source, error) {
+func (s *session) source(t *sql.TableName, p *sql.Select, args []any) (*source, error) {
 	db, err := s.dbFor(*t)
 	if err != nil {
 		return nil, err
@@ -491,11 +514,14 @@ func (s *session) source(t *sql.TableName, where []sql.Cond, args []any) (*sourc
 		return sequenceSource(tb), nil
 	}
 	if tb.Def.Rows != nil {
-		conds, err := rowConds(where, args)
+		if p.FilterErr != nil {
+			return nil, p.FilterErr
+		}
+		filter, err := filterExpr(p.Filter, args)
 		if err != nil {
 			return nil, err
 		}
-		return s.rowsSource(db, tb.Def.Name, conds)
+		return s.rowsSource(db, tb.Def.Name, filter)
 	}
 	src := &source{}
 	src.cols = tableColumns(&tb.Def)

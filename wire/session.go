@@ -55,6 +55,9 @@ type session struct {
 	// seqLast is LASTVAL() per sequence ("db.name"): this session's last
 	// NEXTVAL of each.
 	seqLast map[string]int64
+	// pinned is SET timestamp's value in Unix microseconds, 0 when NOW()
+	// follows the clock (rowengine.go).
+	pinned int64
 }
 
 func newSession(srv *Server) *session {
@@ -108,6 +111,7 @@ func (s *session) reset() {
 	s.txnWrote = false
 	s.own = nil
 	s.seqLast = nil
+	s.pinned = 0
 	if s.conn != nil {
 		s.conn.SetStatus(mysql.SERVER_STATUS_AUTOCOMMIT)
 		s.conn.UnsetStatus(mysql.SERVER_STATUS_IN_TRANS)

@@ -49,6 +49,19 @@ func (s *session) setOne(e *evalCtx, v *sql.SetVar) (func() error, error) {
 	if name == ticket.VarIncrement || name == ticket.VarOffset {
 		return s.setAutoInc(e, v, name, isDefault)
 	}
+	if name == "timestamp" {
+		if v.Scope == sql.ScopeGlobal {
+			return nil, mysqlerr.New(mysqlerr.CodeLocalVariable, "Variable 'timestamp' is a SESSION variable and can't be used with SET GLOBAL")
+		}
+		var val any
+		if !isDefault {
+			var err error
+			if val, err = e.eval(&v.Value); err != nil {
+				return nil, err
+			}
+		}
+		return s.setTimestamp(val, isDefault)
+	}
 	def, ok := s.vars[name]
 	if !ok {
 		return nil, mysqlerr.UnknownSystemVar(name)
@@ -69,6 +82,18 @@ func (s *session) setOne(e *evalCtx, v *sql.SetVar) (func() error, error) {
 		if val, err = e.eval(&v.Value); err != nil {
 			return nil, err
 		}
+	}
+	if name == "sql_mode" {
+		// Only modes ticketd honours can be set (rowengine.go).
+		text, ok := val.(string)
+		if !ok {
+			return nil, unsupported("sql_mode as a number")
+		}
+		norm, err := normalizeMode(text)
+		if err != nil {
+			return nil, err
+		}
+		val = norm
 	}
 	if name == "autocommit" {
 		on, ok := boolValue(val)

@@ -69,6 +69,7 @@ func sysVars(version string) map[string]sysVar {
 		"sql_select_limit":               rw(uint64(18446744073709551615)),
 		"sql_warnings":                   rw(int64(0)),
 		"system_time_zone":               ro("UTC"),
+		"timestamp":                      rw("0"), // read and set by the session (rowengine.go)
 		"time_zone":                      rw("SYSTEM"),
 		"transaction_isolation":          rw("REPEATABLE-READ"),
 		"tx_isolation":                   rw("REPEATABLE-READ"),

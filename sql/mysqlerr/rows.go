@@ -14,3 +14,12 @@ const (
 	CodeInvalidUseOfNull     uint16 = mysql.ER_INVALID_USE_OF_NULL // PRIMARY KEY over a column holding NULL
 	CodeWrongNameForIndex    uint16 = mysql.ER_WRONG_NAME_FOR_INDEX
 )
+
+// Codes of the row engine's conversions (ticket/rows_convert.go).
+const (
+	CodeDataTruncated uint16 = mysql.WARN_DATA_TRUNCATED       // 1265: a value cut to fit its column
+	CodeInvalidGroup  uint16 = mysql.ER_INVALID_GROUP_FUNC_USE // 1111: an aggregate in WHERE or SET
+)
+
+// CodeLocalVariable is 1228: SET GLOBAL of a session-only variable.
+const CodeLocalVariable uint16 = mysql.ER_LOCAL_VARIABLE

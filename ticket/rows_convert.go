@@ -1,0 +1,243 @@
+package ticket
+
+import (
+	mb "math/big"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ticketd/ticketd/sql/mysqlerr"
+)
+
+// Storing a value into a row table's column, as MariaDB 10.11 does. In
+// strict mode (the default) a value that does not fit is an error; with
+// INSERT IGNORE or without STRICT_TRANS_TABLES/STRICT_ALL_TABLES it is
+// clamped or cut and the statement warns. Measured on MariaDB (see the
+// differential test):
+//
+//	INT     ← 300 into TINYINT: 1264 / clamped to 127, warning 1264
+//	INT     ← 5.5 or '5.5': 6 (rounded half away from zero, silently)
+//	INT     ← '5abc': 1265 / 5, warning 1265; ' 7 ': 7, note 1265
+//	INT     ← 'abc' or '': 1366 / 0, warning 1366
+//	VARCHAR ← too long: 1406 / cut, warning 1265; only spaces cut: note 1265
+//	CHAR    ← trailing spaces are removed
+//	DATE    ← 20240101, '20240101', '2024-01-01'; a time part is cut, note 1265
+//	DATE    ← 'not a date': 1292 (non-strict: refused, 1235)
+
+// storeCtx is how a statement stores values: its mode, whether it is
+// IGNORE, and where it reports.
+type storeCtx struct {
+	strict    bool // errors rather than warnings
+	db, table string
+	warns     *[]Warning
+}
+
+func (sc *storeCtx) warn(level string, code uint16, format string, args ...any) {
+	e := mysqlerr.New(code, format, args...)
+	*sc.warns = append(*sc.warns, Warning{Level: level, Code: code, Message: e.Message})
+}
+
+// fail is an error in strict mode, a warning otherwise (ok then says to
+// go on with the clamped value).
+func (sc *storeCtx) fail(e *Error) (ok bool, err *Error) {
+	if sc.strict {
+		return false, e
+	}
+	*sc.warns = append(*sc.warns, Warning{Level: "Warning", Code: e.Code, Message: e.Message})
+	return true, nil
+}
+
+// store converts v into col's stored form. row is the 1-based row number
+// MariaDB's messages quote.
+func (sc *storeCtx) store(col *RowCol, v val, row int) (Datum, *Error) {
+	if v.k == vNull {
+		return Datum{Null: true}, nil
+	}
+	switch col.Kind {
+	case ColInt:
+		return sc.storeInt(col, v, row)
+	case ColString:
+		return sc.storeString(col, v.text(), row)
+	case ColDate, ColDateTime, ColTimestamp:
+		return sc.storeTime(col, v, row)
+	}
+	return Datum{}, mysqlerr.NotSupported("this column type")
+}
+
+func (sc *storeCtx) storeInt(col *RowCol, v val, row int) (Datum, *Error) {
+	var r *mb.Rat
+	switch v.k {
+	case vInt, vUint, vDec:
+		r = v.rat()
+	case vTime:
+		r, _ = new(mb.Rat).SetString(v.t.Format("20060102150405"))
+		if v.date {
+			r, _ = new(mb.Rat).SetString(v.t.Format("20060102"))
+		}
+	case vStr:
+		prefix, rest := numericPrefix(v.s)
+		r = new(mb.Rat)
+		if prefix != "" {
+			r.SetString(prefix)
+		}
+		switch {
+		case prefix == "":
+			if ok, e := sc.fail(mysqlerr.New(mysqlerr.CodeIncorrectValue, "Incorrect integer value: '%s' for column %s at row %d", v.s, colName(sc.db, sc.table, col.Name), row)); !ok {
+				return Datum{}, e
+			}
+		case strings.TrimRight(rest, " ") != "":
+			if ok, e := sc.fail(mysqlerr.New(mysqlerr.CodeDataTruncated, "Data truncated for column '%s' at row %d", col.Name, row)); !ok {
+				return Datum{}, e
+			}
+		case rest != "":
+			sc.warn("Note", mysqlerr.CodeDataTruncated, "Data truncated for column '%s' at row %d", col.Name, row)
+		}
+	}
+	n := roundHalfAway(r)
+	lo, hi := new(mb.Int), new(mb.Int).SetUint64(col.Int.Max())
+	if !col.Int.Unsigned {
+		lo.Neg(hi)
+		lo.Sub(lo, mb.NewInt(1))
+	}
+	switch {
+	case n.Cmp(lo) < 0:
+		if ok, e := sc.fail(mysqlerr.OutOfRange(col.Name, row)); !ok {
+			return Datum{}, e
+		}
+		n = lo
+	case n.Cmp(hi) > 0:
+		if ok, e := sc.fail(mysqlerr.OutOfRange(col.Name, row)); !ok {
+			return Datum{}, e
+		}
+		n = hi
+	}
+	return Datum{S: n.String()}, nil
+}
+
+// roundHalfAway rounds r to an integer, halves away from zero.
+func roundHalfAway(r *mb.Rat) *mb.Int {
+	if r.IsInt() {
+		return new(mb.Int).Set(r.Num())
+	}
+	abs := new(mb.Rat).Abs(r)
+	abs.Add(abs, mb.NewRat(1, 2))
+	q := new(mb.Int).Quo(abs.Num(), abs.Denom())
+	if r.Sign() < 0 {
+		q.Neg(q)
+	}
+	return q
+}
+
+func (sc *storeCtx) storeString(col *RowCol, s string, row int) (Datum, *Error) {
+	if utf8.RuneCountInString(s) > col.Len {
+		cut := s
+		if i := runeOffset(s, col.Len); i >= 0 {
+			cut = s[:i]
+		}
+		if strings.TrimRight(s[len(cut):], " ") == "" {
+			sc.warn("Note", mysqlerr.CodeDataTruncated, "Data truncated for column '%s' at row %d", col.Name, row)
+		} else {
+			e := mysqlerr.New(mysqlerr.CodeDataTooLong, "Data too long for column '%s' at row %d", col.Name, row)
+			if sc.strict {
+				return Datum{}, e
+			}
+			sc.warn("Warning", mysqlerr.CodeDataTruncated, "Data truncated for column '%s' at row %d", col.Name, row)
+		}
+		s = cut
+	}
+	if strings.HasPrefix(col.Type, "char") {
+		// CHAR drops trailing spaces on store (no PAD_CHAR_TO_FULL_LENGTH).
+		s = strings.TrimRight(s, " ")
+	}
+	return Datum{S: s}, nil
+}
+
+// runeOffset is the byte offset of the n-th rune of s, or -1.
+func runeOffset(s string, n int) int {
+	for i := range s {
+		if n == 0 {
+			return i
+		}
+		n--
+	}
+	return -1
+}
+
+func (sc *storeCtx) storeTime(col *RowCol, v val, row int) (Datum, *Error) {
+	var t time.Time
+	ok := true
+	hasTime := true
+	switch v.k {
+	case vTime:
+		t, hasTime = v.t, !v.date
+	case vStr, vInt, vUint:
+		if zeroDate(v.text()) {
+			// MariaDB stores these (without NO_ZERO_DATE/NO_ZERO_IN_DATE);
+			// ticketd holds no zero date.
+			return Datum{}, mysqlerr.NotSupported("zero dates")
+		}
+		t, ok = parseTime(v.text())
+		hasTime = ok && (t.Hour() != 0 || t.Minute() != 0 || t.Second() != 0 || t.Nanosecond() != 0)
+	default:
+		ok = false
+	}
+	if !ok || (t.Year() < 1000 && !v.now) {
+		what := "datetime"
+		if col.Kind == ColDate {
+			what = "date"
+		}
+		e := mysqlerr.New(mysqlerr.CodeTruncatedWrongValue, "Incorrect %s value: '%s' for column %s at row %d", what, v.text(), colName(sc.db, sc.table, col.Name), row)
+		if sc.strict {
+			return Datum{}, e
+		}
+		// MariaDB stores a zero date here; ticketd holds none.
+		return Datum{}, mysqlerr.NotSupported("zero dates (an invalid date without strict mode)")
+	}
+	if col.Kind == ColDate {
+		if hasTime && (t.Hour() != 0 || t.Minute() != 0 || t.Second() != 0 || t.Nanosecond() != 0) {
+			sc.warn("Note", mysqlerr.CodeDataTruncated, "Data truncated for column '%s' at row %d", col.Name, row)
+		}
+		return Datum{S: t.Format(dateFormat)}, nil
+	}
+	// DATETIME(0) drops fractions of a second (TIME_ROUND_FRACTIONAL is off).
+	t = t.Truncate(time.Second)
+	if col.Kind == ColTimestamp && !v.now && (t.Year() < 1970 || t.After(time.Date(2038, 1, 19, 3, 14, 7, 0, time.UTC))) {
+		e := mysqlerr.New(mysqlerr.CodeTruncatedWrongValue, "Incorrect datetime value: '%s' for column %s at row %d", v.text(), colName(sc.db, sc.table, col.Name), row)
+		if sc.strict {
+			return Datum{}, e
+		}
+		return Datum{}, mysqlerr.NotSupported("zero dates (an invalid date without strict mode)")
+	}
+	return Datum{S: t.Format(dateTimeFormat)}, nil
+}
+
+// implicitDefault is the value MariaDB stores for NULL in a NOT NULL
+// column outside strict mode: 0, ” or the current time.
+func implicitDefault(col *RowCol, now time.Time) (Datum, bool) {
+	switch col.Kind {
+	case ColInt:
+		return Datum{S: "0"}, true
+	case ColString:
+		return Datum{S: ""}, true
+	case ColTimestamp:
+		return Datum{S: now.UTC().Format(dateTimeFormat)}, true
+	}
+	return Datum{}, false
+}
+
+// zeroDate reports a date with a zero year, month or day part
+// ('0000-00-00', '2024-00-10', 20240100), which MariaDB accepts outside
+// NO_ZERO_DATE and NO_ZERO_IN_DATE and time.Parse does not.
+func zeroDate(s string) bool {
+	s = strings.TrimSpace(s)
+	var y, m, d string
+	switch {
+	case len(s) >= 10 && s[4] == '-' && s[7] == '-':
+		y, m, d = s[:4], s[5:7], s[8:10]
+	case len(s) >= 8 && strings.Trim(s[:8], "0123456789") == "":
+		y, m, d = s[:4], s[4:6], s[6:8]
+	default:
+		return false
+	}
+	return y == "0000" || m == "00" || d == "00"
+}

@@ -1,0 +1,541 @@
+package ticket
+
+import (
+	mb "math/big"
+	"slices"
+	"time"
+
+	"github.com/ticketd/ticketd/sql/mysqlerr"
+)
+
+// The row engine: which rows a SELECT, UPDATE or DELETE touches (one
+// predicate evaluator, one order, one LIMIT), and how UPDATE's
+// assignments and SELECT's aggregates compute. wire builds a Query or a
+// RowsCommand from the statement's plan; everything with MariaDB's
+// semantics happens here.
+
+// Query is a SELECT on a row table.
+type Query struct {
+	Filter   *RowExpr
+	OrderBy  []RowOrder
+	HasLimit bool
+	Limit    uint64
+	Offset   uint64
+	// Aggs, when not nil, makes the answer one row of aggregates over the
+	// matching rows (no GROUP BY).
+	Aggs []Agg
+	// Now is NOW() for the statement.
+	Now time.Time
+}
+
+// Agg is an aggregate of a select list: Fn is COUNT, MIN, MAX, SUM or AVG;
+// Col is "" for COUNT(*).
+type Agg struct {
+	Fn  string
+	Col string
+}
+
+// AggResult is an aggregate's value and the column kind it has.
+type AggResult struct {
+	Value Datum
+	// Kind is the result's type: ColInt for COUNT, the column's own for
+	// MIN and MAX, ColString (a decimal's text) for SUM and AVG.
+	Kind ColKind
+	// Col is the aggregated column (nil for COUNT).
+	Col *RowCol
+}
+
+// QueryResult is a SELECT's answer: rows, or one row of aggregates.
+type QueryResult struct {
+	Rows     [][]Datum
+	Aggs     []AggResult
+	Warnings []Warning
+}
+
+// SelectRows answers q over rows: the candidates of the access path
+// (wire reads them with ChooseAccess over EqualityConds(q.Filter), the
+// session's own writes laid over them), in that path's order.
+func SelectRows(t *Table, rows [][]Datum, q *Query) (*QueryResult, *Error) {
+	rd := t.Def.Rows
+	if rd == nil {
+		return nil, mysqlerr.NotSupported("this table")
+	}
+	if e := checkCols(rd, q.Filter, "where clause"); e != nil {
+		return nil, e
+	}
+	for _, o := range q.OrderBy {
+		if rd.colIndex(o.Col) < 0 {
+			return nil, mysqlerr.UnknownColumn(o.Col, "order clause")
+		}
+	}
+	for _, a := range q.Aggs {
+		if a.Col != "" && rd.colIndex(a.Col) < 0 {
+			return nil, mysqlerr.UnknownColumn(a.Col, "field list")
+		}
+	}
+	res := &QueryResult{}
+	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: q.Now, warns: &res.Warnings, lit: map[*RowExpr]val{}}
+	cands := make([]matched, len(rows))
+	for i, r := range rows {
+		cands[i].row = r
+	}
+	picked, e := env.pick(cands, q.Filter, q.OrderBy, q.HasLimit, q.Offset, q.Limit)
+	if e != nil {
+		return nil, e
+	}
+	sel := make([][]Datum, len(picked))
+	for i, m := range picked {
+		sel[i] = m.row
+	}
+	if q.Aggs == nil {
+		res.Rows = sel
+		return res, nil
+	}
+	for _, a := range q.Aggs {
+		r, e := aggregate(rd, a, sel)
+		if e != nil {
+			return nil, e
+		}
+		res.Aggs = append(res.Aggs, r)
+	}
+	return res, nil
+}
+
+// checkCols reports the first unknown column of x, as MariaDB names it
+// even when no row is read.
+func checkCols(rd *RowsDef, x *RowExpr, where string) *Error {
+	if x == nil {
+		return nil
+	}
+	if x.Op == ECol && rd.colIndex(x.Col) < 0 {
+		return mysqlerr.UnknownColumn(x.Col, where)
+	}
+	for i := range x.Args {
+		if e := checkCols(rd, &x.Args[i], where); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// pick is the rows of cands matching filter, ordered (stably, over the
+// order the candidates come in: the access path's), then offset and
+// limited.
+func (env *evalEnv) pick(cands []matched, filter *RowExpr, order []RowOrder, hasLimit bool, offset, limit uint64) ([]matched, *Error) {
+	var out []matched
+	// Without ORDER BY, a LIMIT stops the scan early, as InnoDB does: the
+	// warnings of rows never read are never raised.
+	early := hasLimit && len(order) == 0
+	for _, m := range cands {
+		if early && uint64(len(out)) >= offset+limit && offset+limit >= offset {
+			break
+		}
+		env.row = m.row
+		ok, e := env.matches(filter)
+		if e != nil {
+			return nil, e
+		}
+		if ok {
+			out = append(out, m)
+		}
+	}
+	if len(order) > 0 {
+		idx := make([]int, len(order))
+		for i, o := range order {
+			idx[i] = env.rd.colIndex(o.Col)
+		}
+		slices.SortStableFunc(out, func(a, b matched) int {
+			for i, o := range order {
+				c := orderDatum(&env.rd.Cols[idx[i]], a.row[idx[i]], b.row[idx[i]])
+				if o.Desc {
+					c = -c
+				}
+				if c != 0 {
+					return c
+				}
+			}
+			return 0
+		})
+	}
+	if hasLimit {
+		lo := min(offset, uint64(len(out)))
+		hi := uint64(len(out))
+		if lo+limit >= lo { // no overflow
+			hi = min(lo+limit, hi)
+		}
+		out = out[lo:hi]
+	}
+	return out, nil
+}
+
+// candidates are the rows of a row table a WHERE can match, by the access
+// path ChooseAccess picks from its top-level equalities, in that path's
+// order.
+func candidates(t *Table, rows TableRows, filter *RowExpr) ([]matched, error) {
+	var out []matched
+	err := ScanAccess(rows, ChooseAccess(t, EqualityConds(filter)), func(pk string, r []Datum) bool {
+		out = append(out, matched{pk, r})
+		return true
+	})
+	return out, err
+}
+
+// EqualityConds are the `column = literal` terms ANDed at the top of a
+// WHERE: what an index lookup can use (ChooseAccess). The predicate still
+// decides on every row found.
+func EqualityConds(f *RowExpr) []RowCond {
+	if f == nil {
+		return nil
+	}
+	switch f.Op {
+	case EAnd:
+		return append(EqualityConds(&f.Args[0]), EqualityConds(&f.Args[1])...)
+	case EEq:
+		a, b := &f.Args[0], &f.Args[1]
+		if a.Op != ECol {
+			a, b = b, a
+		}
+		if a.Op == ECol && b.Op == EVal && b.Val != nil {
+			return []RowCond{{Col: a.Col, Val: *b.Val}}
+		}
+	}
+	return nil
+}
+
+// orderDatum orders two values of a column as ORDER BY does: NULL first,
+// numbers numerically, strings by the default collation, dates by time.
+func orderDatum(c *RowCol, a, b Datum) int {
+	switch {
+	case a.Null && b.Null:
+		return 0
+	case a.Null:
+		return -1
+	case b.Null:
+		return 1
+	}
+	if c.Kind == ColString {
+		return compareStrings(a.S, b.S)
+	}
+	return compareDatum(c, a, b)
+}
+
+// aggregate computes one aggregate over the selected rows.
+func aggregate(rd *RowsDef, a Agg, rows [][]Datum) (AggResult, *Error) {
+	if a.Col == "" {
+		if a.Fn != "COUNT" {
+			return AggResult{}, mysqlerr.NotSupported(a.Fn + "(*)")
+		}
+		return AggResult{Value: Datum{S: itoa(len(rows))}, Kind: ColInt}, nil
+	}
+	j := rd.colIndex(a.Col)
+	col := &rd.Cols[j]
+	switch a.Fn {
+	case "COUNT":
+		n := 0
+		for _, r := range rows {
+			if !r[j].Null {
+				n++
+			}
+		}
+		return AggResult{Value: Datum{S: itoa(n)}, Kind: ColInt}, nil
+	case "MIN", "MAX":
+		out := AggResult{Value: Datum{Null: true}, Kind: col.Kind, Col: col}
+		for _, r := range rows {
+			if r[j].Null {
+				continue
+			}
+			if out.Value.Null {
+				out.Value = r[j]
+				continue
+			}
+			c := orderDatum(col, r[j], out.Value)
+			if (a.Fn == "MIN" && c < 0) || (a.Fn == "MAX" && c > 0) {
+				out.Value = r[j]
+			}
+		}
+		return out, nil
+	case "SUM", "AVG":
+		if col.Kind != ColInt {
+			return AggResult{}, mysqlerr.NotSupported(a.Fn + "() of a non-integer column")
+		}
+		sum := new(mb.Rat)
+		n := 0
+		for _, r := range rows {
+			if r[j].Null {
+				continue
+			}
+			v, _ := new(mb.Rat).SetString(r[j].S)
+			sum.Add(sum, v)
+			n++
+		}
+		if n == 0 {
+			return AggResult{Value: Datum{Null: true}, Kind: ColString}, nil
+		}
+		if a.Fn == "SUM" {
+			return AggResult{Value: Datum{S: sum.FloatString(0)}, Kind: ColString}, nil
+		}
+		// AVG of an integer is a DECIMAL with 4 fraction digits, rounded
+		// half away from zero.
+		avg := new(mb.Rat).Quo(sum, new(mb.Rat).SetInt64(int64(n)))
+		scaled := new(mb.Rat).Mul(avg, new(mb.Rat).SetInt64(10000))
+		q := roundHalfAway(scaled)
+		return AggResult{Value: Datum{S: new(mb.Rat).SetFrac(q, mb.NewInt(10000)).FloatString(4)}, Kind: ColString}, nil
+	}
+	return AggResult{}, mysqlerr.NotSupported(a.Fn + "()")
+}
+
+func itoa(n int) string { return new(mb.Int).SetInt64(int64(n)).String() }
+
+// exprForm reports whether rc holds the expression form of a statement
+// (Filter, Assigns, ORDER BY, LIMIT, a mode or a pinned time), which
+// travels behind its own presence bit in the log so that an older build
+// stops rather than apply it differently.
+func (rc *RowsCommand) exprForm() bool {
+	return rc.Engine || rc.Filter != nil || rc.Assigns != nil || rc.OrderBy != nil || rc.HasLimit ||
+		rc.NotStrict || rc.NoAutoValueOnZero || rc.Now != 0
+}
+
+// ExprForm is exprForm for the log codec.
+func (rc *RowsCommand) ExprForm() bool { return rc.exprForm() }
+
+// statementNow is the time NOW() has in c: the Raft entry's, unless the
+// session pinned it with SET timestamp.
+func statementNow(c *Command) time.Time {
+	if c.Rows != nil && c.Rows.Now != 0 {
+		return time.UnixMicro(c.Rows.Now).UTC()
+	}
+	return c.Now
+}
+
+// legacyFilter turns the older WHERE form (a conjunction of col = value)
+// into a predicate.
+func legacyFilter(where []RowCond) *RowExpr {
+	var f *RowExpr
+	for _, w := range where {
+		v := w.Val
+		eq := RowExpr{Op: EEq, Args: []RowExpr{{Op: ECol, Col: w.Col}, {Op: EVal, Val: &v}}}
+		if f == nil {
+			f = &eq
+			continue
+		}
+		f = &RowExpr{Op: EAnd, Args: []RowExpr{*f, eq}}
+	}
+	return f
+}
+
+// legacyAssigns turns the older SET form into assignments.
+func legacyAssigns(sets []RowSet) []RowAssign {
+	out := make([]RowAssign, len(sets))
+	operand := func(o RowOperand) RowExpr {
+		if o.Col != "" {
+			return RowExpr{Op: ECol, Col: o.Col}
+		}
+		v := o.Val
+		return RowExpr{Op: EVal, Val: &v}
+	}
+	for i, st := range sets {
+		x := operand(st.A)
+		switch st.Op {
+		case '+':
+			x = RowExpr{Op: EAdd, Args: []RowExpr{x, operand(st.B)}}
+		case '-':
+			x = RowExpr{Op: ESub, Args: []RowExpr{x, operand(st.B)}}
+		}
+		if st.SetLastID {
+			x = RowExpr{Op: ELastID, Args: []RowExpr{x}}
+		}
+		out[i] = RowAssign{Col: st.Col, Expr: x}
+	}
+	return out
+}
+
+// applyRowsUpdateExpr is UPDATE on a row table in expression form: every
+// matching row (in ORDER BY order, up to LIMIT), all or nothing.
+func applyRowsUpdateExpr(s Store, t *Table, c *Command, rc *RowsCommand) (Result, error) {
+	rd := t.Def.Rows
+	assigns := rc.Assigns
+	if assigns == nil {
+		assigns = legacyAssigns(rc.Sets)
+	}
+	filter := rc.Filter
+	if filter == nil {
+		filter = legacyFilter(rc.Where)
+	}
+	targets := make([]int, len(assigns))
+	for i := range assigns {
+		if targets[i] = rd.colIndex(assigns[i].Col); targets[i] < 0 {
+			return Result{Err: mysqlerr.UnknownColumn(assigns[i].Col, "field list")}, nil
+		}
+		if e := checkCols(rd, &assigns[i].Expr, "field list"); e != nil {
+			return Result{Err: e}, nil
+		}
+	}
+	if e := checkCols(rd, filter, "where clause"); e != nil {
+		return Result{Err: e}, nil
+	}
+	for _, o := range rc.OrderBy {
+		if rd.colIndex(o.Col) < 0 {
+			return Result{Err: mysqlerr.UnknownColumn(o.Col, "order clause")}, nil
+		}
+	}
+	now := statementNow(c)
+	var res Result
+	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: now, warns: &res.Warnings, lit: map[*RowExpr]val{}}
+	sc := &storeCtx{strict: !rc.NotStrict, db: t.Def.DB, table: t.Def.Name, warns: &res.Warnings}
+	rows, err := s.Rows(t.Def.DB, t.Def.Name)
+	if err != nil || rows == nil {
+		return Result{}, rowsMissing(t, err)
+	}
+	cands, err := candidates(t, rows, filter)
+	if err != nil {
+		return Result{}, err
+	}
+	sel, e := env.pick(cands, filter, rc.OrderBy, rc.HasLimit, 0, rc.Limit)
+	if e != nil {
+		return Result{Err: e}, nil
+	}
+	tx := newRowsTx(rd, rows)
+	fail := func(e *Error) (Result, error) {
+		if err := tx.rollback(); err != nil {
+			return Result{}, err
+		}
+		return Result{Err: e}, nil
+	}
+	for _, m := range sel {
+		old := m.row
+		res.Matched++
+		rowNum := int(res.Matched)
+		r := append([]Datum(nil), old...)
+		explicit := make([]bool, len(rd.Cols))
+		for k := range assigns {
+			j := targets[k]
+			col := &rd.Cols[j]
+			var d Datum
+			if assigns[k].Default {
+				var ok bool
+				if d, ok = columnDefault(col, now); !ok {
+					return fail(mysqlerr.NotSupported("SET " + col.Name + " = DEFAULT on a column without a default"))
+				}
+			} else {
+				env.row = r
+				v, e := env.eval(&assigns[k].Expr)
+				if e != nil {
+					return fail(e)
+				}
+				if d, e = sc.store(col, v, rowNum); e != nil {
+					return fail(e)
+				}
+			}
+			if d.Null && col.NotNull {
+				if col.Kind == ColTimestamp {
+					d = Datum{S: now.UTC().Format(dateTimeFormat)}
+				} else if sc.strict {
+					return fail(mysqlerr.New(mysqlerr.CodeBadNull, "Column '%s' cannot be null", col.Name))
+				} else {
+					sc.warn("Warning", mysqlerr.CodeBadNull, "Column '%s' cannot be null", col.Name)
+					d, _ = implicitDefault(col, now)
+				}
+			}
+			r[j], explicit[j] = d, true
+		}
+		if env.setLastID {
+			res.SetLastID, res.LastID, res.InsertID = true, env.lastID, env.lastID
+		}
+		cols := make([]bool, len(r))
+		changed := false
+		for j := range r {
+			if r[j] != old[j] {
+				changed, cols[j] = true, true
+			}
+		}
+		if !changed {
+			res.Images = append(res.Images, r)
+			continue
+		}
+		for j := range rd.Cols {
+			if rd.Cols[j].OnUpdateNow && !explicit[j] {
+				r[j] = Datum{S: now.UTC().Format(dateTimeFormat)}
+				cols[j] = true
+			}
+		}
+		_, k, dup, err := tx.conflict(r, m.pk, cols)
+		if err != nil {
+			return Result{}, err
+		}
+		if dup {
+			return fail(dupEntry(keyText(&rd.Keys[k], r), rd.Keys[k].Name))
+		}
+		if err := tx.del(m.pk); err != nil {
+			return Result{}, err
+		}
+		if _, err := tx.put(m.pk, r); err != nil {
+			return Result{}, err
+		}
+		res.Affected++
+		res.Images = append(res.Images, r)
+		if t.Def.AutoInc {
+			if a := rd.colIndex(t.Def.IDCol); a >= 0 && explicit[a] {
+				var b big
+				b.parse(r[a].S)
+				if !b.neg {
+					advance(t, b.abs)
+				}
+			}
+		}
+	}
+	if res.Affected == 0 {
+		return res, nil
+	}
+	return res, s.PutTable(t)
+}
+
+// columnDefault is what DEFAULT stores in col.
+func columnDefault(col *RowCol, now time.Time) (Datum, bool) {
+	switch {
+	case col.DefaultNow:
+		return Datum{S: now.UTC().Format(dateTimeFormat)}, true
+	case col.HasDefault:
+		return col.Default, true
+	case !col.NotNull:
+		return Datum{Null: true}, true
+	}
+	return Datum{}, false
+}
+
+// applyRowsDeleteExpr is DELETE on a row table in expression form.
+func applyRowsDeleteExpr(s Store, t *Table, c *Command, rc *RowsCommand) (Result, error) {
+	rd := t.Def.Rows
+	filter := rc.Filter
+	if filter == nil {
+		filter = legacyFilter(rc.Where)
+	}
+	if e := checkCols(rd, filter, "where clause"); e != nil {
+		return Result{Err: e}, nil
+	}
+	for _, o := range rc.OrderBy {
+		if rd.colIndex(o.Col) < 0 {
+			return Result{Err: mysqlerr.UnknownColumn(o.Col, "order clause")}, nil
+		}
+	}
+	var res Result
+	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: statementNow(c), warns: &res.Warnings, lit: map[*RowExpr]val{}}
+	rows, err := s.Rows(t.Def.DB, t.Def.Name)
+	if err != nil || rows == nil {
+		return Result{}, rowsMissing(t, err)
+	}
+	cands, err := candidates(t, rows, filter)
+	if err != nil {
+		return Result{}, err
+	}
+	sel, e := env.pick(cands, filter, rc.OrderBy, rc.HasLimit, 0, rc.Limit)
+	if e != nil {
+		return Result{Err: e}, nil
+	}
+	for _, m := range sel {
+		if err := rows.Delete(m.pk); err != nil {
+			return Result{}, err
+		}
+		res.Affected++
+	}
+	return res, nil
+}

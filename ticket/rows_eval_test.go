@@ -1,0 +1,178 @@
+package ticket
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ticketd/ticketd/sql/mysqlerr"
+)
+
+// The row engine's rules, each as MariaDB 10.11 answers it (the
+// integration differential test checks them against the server).
+
+func evalRow(t *testing.T, rd *RowsDef, row []Datum, x *RowExpr) (val, []Warning) {
+	t.Helper()
+	var w []Warning
+	env := &evalEnv{rd: rd, row: row, warns: &w, lit: map[*RowExpr]val{}}
+	v, e := env.eval(x)
+	if e != nil {
+		t.Fatalf("eval: %v", e)
+	}
+	return v, w
+}
+
+func lit(v Value) RowExpr      { return RowExpr{Op: EVal, Val: &v} }
+func colx(name string) RowExpr { return RowExpr{Op: ECol, Col: name} }
+func op(o ExprOp, args ...RowExpr) *RowExpr {
+	return &RowExpr{Op: o, Args: args}
+}
+
+func TestRowCompareRules(t *testing.T) {
+	rd := &RowsDef{Cols: []RowCol{
+		{Name: "v", Kind: ColInt, Int: IntType{Kind: Int}},
+		{Name: "name", Kind: ColString, Len: 10, Type: "varchar(10)"},
+		{Name: "at", Kind: ColDateTime},
+		{Name: "u", Kind: ColInt, Int: IntType{Kind: Int, Unsigned: true}},
+	}}
+	row := []Datum{{S: "5"}, {S: "5abc"}, {S: "2024-01-01 00:00:00"}, {Null: true}}
+	str := func(s string) Value { return Value{Kind: ValString, Str: s} }
+	cases := []struct {
+		name  string
+		x     *RowExpr
+		want  string // "1", "0" or "NULL"
+		warns int
+	}{
+		{"int = decimal", op(EEq, colx("v"), lit(Value{Kind: ValDecimal, Str: "5.0"})), "1", 0},
+		{"int = fraction", op(EEq, colx("v"), lit(Value{Kind: ValDecimal, Str: "5.5"})), "0", 0},
+		{"int = '5abc'", op(EEq, colx("v"), lit(str("5abc"))), "1", 1},
+		{"int = ' 5'", op(EEq, colx("v"), lit(str(" 5"))), "1", 0},
+		{"int = '5 ' (a note)", op(EEq, colx("v"), lit(str("5 "))), "1", 1},
+		{"string = number", op(EEq, colx("name"), lit(Value{Kind: ValInt, Int: 5})), "1", 1},
+		{"string collation", op(EEq, colx("name"), lit(str("5ABC   "))), "1", 0},
+		{"datetime = date string", op(EEq, colx("at"), lit(str("2024-01-01"))), "1", 0},
+		{"datetime = number", op(EEq, colx("at"), lit(Value{Kind: ValInt, Int: 20240101})), "1", 0},
+		{"datetime = no date", op(EEq, colx("at"), lit(str("abc"))), "NULL", 1},
+		{"NULL = NULL", op(EEq, colx("u"), lit(Value{Kind: ValNull})), "NULL", 0},
+		{"NULL <=> NULL", op(ENullEq, colx("u"), lit(Value{Kind: ValNull})), "1", 0},
+		{"unsigned NULL IS NULL", op(EIsNull, colx("u")), "1", 0},
+		{"NOT IN with NULL", op(ENotIn, colx("v"), lit(Value{Kind: ValInt, Int: 1}), lit(Value{Kind: ValNull})), "NULL", 0},
+		{"IN", op(EIn, colx("v"), lit(Value{Kind: ValInt, Int: 1}), lit(Value{Kind: ValInt, Int: 5})), "1", 0},
+		{"BETWEEN", op(EBetween, colx("v"), lit(Value{Kind: ValInt, Int: -1}), lit(Value{Kind: ValInt, Int: 5})), "1", 0},
+		{"NULL AND false", op(EAnd, colx("u"), lit(Value{Kind: ValInt})), "0", 0},
+		{"NULL OR true", op(EOr, colx("u"), lit(Value{Kind: ValInt, Int: 1})), "1", 0},
+		{"LIKE", op(ELike, colx("name"), lit(str("5A%"))), "1", 0},
+		{"LIKE counts trailing spaces", op(ELike, colx("name"), lit(str("5abc "))), "0", 0},
+	}
+	for _, c := range cases {
+		v, w := evalRow(t, rd, row, c.x)
+		got := v.text()
+		if v.k == vNull {
+			got = "NULL"
+		}
+		if got != c.want || len(w) != c.warns {
+			t.Errorf("%s: %s with %d warnings %v, want %s with %d", c.name, got, len(w), w, c.want, c.warns)
+		}
+	}
+}
+
+func TestRowArithmetic(t *testing.T) {
+	rd := &RowsDef{Cols: []RowCol{
+		{Name: "v", Kind: ColInt, Int: IntType{Kind: BigInt}},
+		{Name: "u", Kind: ColInt, Int: IntType{Kind: Int, Unsigned: true}},
+	}}
+	row := []Datum{{S: "9223372036854775807"}, {S: "3"}}
+	n := func(i int64) RowExpr { return lit(Value{Kind: ValInt, Int: i}) }
+	var w []Warning
+	env := &evalEnv{rd: rd, row: row, warns: &w, lit: map[*RowExpr]val{}}
+	if _, e := env.eval(op(EAdd, colx("v"), n(1))); e == nil || e.Code != mysqlerr.CodeValueOutOfRange {
+		t.Errorf("BIGINT overflow: %v, want 1690", e)
+	}
+	if _, e := env.eval(op(ESub, colx("u"), n(10))); e == nil || e.Code != mysqlerr.CodeValueOutOfRange {
+		t.Errorf("unsigned below 0: %v, want 1690", e)
+	}
+	if v, e := env.eval(op(EMul, colx("u"), lit(Value{Kind: ValDecimal, Str: "1.5"}))); e != nil || v.text() != "4.5" {
+		t.Errorf("3 * 1.5 = %s %v", v.text(), e)
+	}
+	now := time.Date(2023, 11, 14, 22, 13, 20, 0, time.UTC)
+	env.now = now
+	v, e := env.eval(&RowExpr{Op: EInterval, Unit: "DAY", Args: []RowExpr{lit(Value{Kind: ValNow}), n(-1)}})
+	if e != nil || v.text() != "2023-11-13 22:13:20" {
+		t.Errorf("NOW() - INTERVAL 1 DAY = %s %v", v.text(), e)
+	}
+}
+
+func TestRowStoreRules(t *testing.T) {
+	tiny := &RowCol{Name: "ti", Kind: ColInt, Int: IntType{Kind: TinyInt}}
+	vc := &RowCol{Name: "n", Kind: ColString, Len: 3, Type: "varchar(3)"}
+	ch := &RowCol{Name: "c", Kind: ColString, Len: 5, Type: "char(5)"}
+	date := &RowCol{Name: "d", Kind: ColDate}
+	str := func(s string) val { return val{k: vStr, s: s} }
+	dec := func(s string) val { v, _ := litVal(Value{Kind: ValDecimal, Str: s}, time.Time{}); return v }
+	cases := []struct {
+		col    *RowCol
+		v      val
+		strict bool
+		want   string
+		code   uint16 // error (strict) or first warning's code
+	}{
+		{tiny, val{k: vInt, i: 300}, true, "", mysqlerr.CodeDataOutOfRange},
+		{tiny, val{k: vInt, i: 300}, false, "127", mysqlerr.CodeDataOutOfRange},
+		{tiny, val{k: vInt, i: -300}, false, "-128", mysqlerr.CodeDataOutOfRange},
+		{tiny, dec("5.5"), true, "6", 0},
+		{tiny, dec("-5.5"), true, "-6", 0},
+		{tiny, str("5.5"), true, "6", 0},
+		{tiny, str("5abc"), true, "", mysqlerr.CodeDataTruncated},
+		{tiny, str("5abc"), false, "5", mysqlerr.CodeDataTruncated},
+		{tiny, str(" 7 "), true, "7", mysqlerr.CodeDataTruncated}, // a note
+		{tiny, str("abc"), true, "", mysqlerr.CodeIncorrectValue},
+		{tiny, str(""), false, "0", mysqlerr.CodeIncorrectValue},
+		{vc, str("abcd"), true, "", mysqlerr.CodeDataTooLong},
+		{vc, str("abcd"), false, "abc", mysqlerr.CodeDataTruncated},
+		{vc, str("abc   "), true, "abc", mysqlerr.CodeDataTruncated}, // a note
+		{ch, str("ab   "), true, "ab", 0},
+		{date, val{k: vInt, i: 20240101}, true, "2024-01-01", 0},
+		{date, str("2024-03-05 10:11:12"), true, "2024-03-05", mysqlerr.CodeDataTruncated}, // a note
+		{date, str("not a date"), true, "", mysqlerr.CodeTruncatedWrongValue},
+		{date, str("0000-00-00"), true, "", mysqlerr.CodeNotSupported},
+	}
+	for _, c := range cases {
+		var w []Warning
+		sc := &storeCtx{strict: c.strict, db: "d", table: "t", warns: &w}
+		d, e := sc.store(c.col, c.v, 1)
+		var code uint16
+		switch {
+		case e != nil:
+			code = e.Code
+		case len(w) > 0:
+			code = w[0].Code
+		}
+		if d.S != c.want || code != c.code {
+			t.Errorf("%s <- %q (strict %v): %q code %d, want %q code %d", c.col.Name, c.v.text(), c.strict, d.S, code, c.want, c.code)
+		}
+	}
+}
+
+func TestRowIndexValue(t *testing.T) {
+	// An index lookup binds only values the comparison matches exactly.
+	s := &RowCol{Name: "s", Kind: ColString, Len: 8, Type: "varchar(8)"}
+	i := &RowCol{Name: "i", Kind: ColInt, Int: IntType{Kind: Int}}
+	for _, c := range []struct {
+		col  *RowCol
+		v    Value
+		ok   bool
+		want string
+	}{
+		{s, Value{Kind: ValString, Str: "Ab"}, true, "Ab"},
+		{s, Value{Kind: ValInt, Int: 5}, false, ""}, // '5abc' = 5 too
+		{i, Value{Kind: ValString, Str: "5"}, true, "5"},
+		{i, Value{Kind: ValString, Str: "5abc"}, false, ""},
+		{i, Value{Kind: ValDecimal, Str: "5.0"}, true, "5"},
+		{i, Value{Kind: ValDecimal, Str: "5.5"}, false, ""},
+		{i, Value{Kind: ValInt, Int: 1 << 40}, false, ""}, // out of the column's range
+	} {
+		d, ok := indexValue(c.col, c.v)
+		if ok != c.ok || d.S != c.want {
+			t.Errorf("indexValue(%s, %+v) = %q %v, want %q %v", c.col.Name, c.v, d.S, ok, c.want, c.ok)
+		}
+	}
+}

@@ -1,0 +1,422 @@
+package wire
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/ticketd/ticketd/sql"
+	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// Row tables through the row engine (ticket/rows_engine.go): wire binds a
+// plan's placeholders, adds the session's sql_mode and pinned time, and
+// encodes the answer. Matching, ordering, conversion and aggregation all
+// happen in ticket, for SELECT, UPDATE and DELETE alike.
+
+var compareExprOps = map[string]ticket.ExprOp{
+	"=": ticket.EEq, "<>": ticket.ENe, "<": ticket.ELt, "<=": ticket.ELe,
+	">": ticket.EGt, ">=": ticket.EGe, "<=>": ticket.ENullEq,
+}
+
+// rowExpr converts a plan's row expression, binding its placeholders.
+func rowExpr(x *sql.Expr, args []any) (ticket.RowExpr, error) {
+	sub := func(kind ticket.ExprOp, list []sql.Expr) (ticket.RowExpr, error) {
+		out := ticket.RowExpr{Op: kind, Args: make([]ticket.RowExpr, len(list))}
+		for i := range list {
+			var err error
+			if out.Args[i], err = rowExpr(&list[i], args); err != nil {
+				return out, err
+			}
+		}
+		return out, nil
+	}
+	switch x.Kind {
+	case sql.ExprValue:
+		v, err := bind(x.Value, args)
+		if err != nil {
+			return ticket.RowExpr{}, err
+		}
+		if v.Kind == ticket.ValDefault {
+			return ticket.RowExpr{}, unsupported("DEFAULT inside an expression")
+		}
+		return ticket.RowExpr{Op: ticket.EVal, Val: &v}, nil
+	case sql.ExprColumn:
+		return ticket.RowExpr{Op: ticket.ECol, Col: x.Name}, nil
+	case sql.ExprCompare:
+		return sub(compareExprOps[x.Name], x.Args)
+	case sql.ExprIsNull:
+		if x.Not {
+			return sub(ticket.EIsNotNull, x.Args)
+		}
+		return sub(ticket.EIsNull, x.Args)
+	case sql.ExprIn:
+		if x.Not {
+			return sub(ticket.ENotIn, x.Args)
+		}
+		return sub(ticket.EIn, x.Args)
+	case sql.ExprBetween:
+		if x.Not {
+			return sub(ticket.ENotBetw, x.Args)
+		}
+		return sub(ticket.EBetween, x.Args)
+	case sql.ExprLike:
+		op := ticket.ELike
+		if x.Not {
+			op = ticket.ENotLike
+		}
+		out, err := sub(op, x.Args)
+		out.Escape = x.Op
+		return out, err
+	case sql.ExprLogic:
+		op := map[string]ticket.ExprOp{"AND": ticket.EAnd, "OR": ticket.EOr, "XOR": ticket.EXor}[x.Name]
+		return sub(op, x.Args)
+	case sql.ExprNot:
+		return sub(ticket.ENot, x.Args)
+	case sql.ExprArith:
+		op := map[byte]ticket.ExprOp{'+': ticket.EAdd, '-': ticket.ESub, '*': ticket.EMul}[x.Op]
+		return sub(op, x.Args)
+	case sql.ExprInterval:
+		out, err := sub(ticket.EInterval, x.Args)
+		if err != nil {
+			return out, err
+		}
+		out.Unit = x.Name
+		if x.Op == '-' {
+			out.Args[1] = ticket.RowExpr{Op: ticket.ENeg, Args: []ticket.RowExpr{out.Args[1]}}
+		}
+		return out, nil
+	case sql.ExprLastInsertID:
+		if len(x.Args) != 1 {
+			return ticket.RowExpr{}, unsupported("LAST_INSERT_ID() in a row-table statement")
+		}
+		return sub(ticket.ELastID, x.Args)
+	}
+	return ticket.RowExpr{}, unsupported("this expression on a row table")
+}
+
+// filterExpr binds a WHERE; nil for none.
+func filterExpr(f *sql.Expr, args []any) (*ticket.RowExpr, error) {
+	if f == nil {
+		return nil, nil
+	}
+	x, err := rowExpr(f, args)
+	return &x, err
+}
+
+func rowOrders(by []sql.Order) []ticket.RowOrder {
+	if by == nil {
+		return nil
+	}
+	out := make([]ticket.RowOrder, len(by))
+	for i, o := range by {
+		out[i] = ticket.RowOrder{Col: o.Column, Desc: o.Desc}
+	}
+	return out
+}
+
+// rowsCommand is the row engine's part of a row-table command with the
+// session's sql_mode and pinned time.
+func (s *session) rowsCommand() *ticket.RowsCommand {
+	m := s.mode()
+	return &ticket.RowsCommand{
+		Engine:            true,
+		NotStrict:         !m.has("STRICT_TRANS_TABLES") && !m.has("STRICT_ALL_TABLES"),
+		NoAutoValueOnZero: m.has("NO_AUTO_VALUE_ON_ZERO"),
+		Now:               s.pinned,
+	}
+}
+
+// ticketInsertMode refuses an INSERT into a ticket table that gives the id
+// column a value when the session's sql_mode would change what MariaDB
+// does with it (NO_AUTO_VALUE_ON_ZERO stores 0, a non-strict mode clamps):
+// ticket tables apply the default mode only.
+func (s *session) ticketInsertMode(p *sql.Insert, t *ticket.Table) error {
+	rc := s.rowsCommand()
+	if !rc.NotStrict && !rc.NoAutoValueOnZero {
+		return nil
+	}
+	given := p.Columns == nil
+	for _, c := range p.Columns {
+		given = given || strings.EqualFold(c, t.Def.IDCol)
+	}
+	if !given {
+		return nil
+	}
+	return unsupported("sql_mode '" + string(s.mode()) + "' with an id value on a ticket table")
+}
+
+// peekTable is db.name as the local state has it now, nil if none, read
+// without waiting for the session's own writes: what kind of table it is
+// does not depend on them, and a write must not wait for the one before
+// it. A table that changes kind meanwhile is the command's to answer.
+func (s *session) peekTable(db, name string) *ticket.Table {
+	var t *ticket.Table
+	if err := s.srv.svc.View(func(st ticket.Store) (err error) {
+		t, err = st.Table(db, name)
+		return err
+	}); err != nil {
+		return nil
+	}
+	return t
+}
+
+// isRowTable reports whether db.name is a row table; false for anything
+// else, including a table that does not exist (the command then answers).
+func (s *session) isRowTable(db, name string) bool {
+	t := s.peekTable(db, name)
+	return t != nil && t.Def.Rows != nil
+}
+
+// updateRowsExpr runs an UPDATE on a row table in expression form.
+func (s *session) updateRowsExpr(p *sql.Update, db string, args []any) (ticket.Result, error) {
+	if p.RowErr != nil {
+		return ticket.Result{}, p.RowErr
+	}
+	rc := s.rowsCommand()
+	var err error
+	rc.Assigns = make([]ticket.RowAssign, len(p.Assigns))
+	for i, a := range p.Assigns {
+		ra := ticket.RowAssign{Col: a.Column}
+		if a.Expr.Kind == sql.ExprValue && a.Expr.Value.Kind == sql.ValDefault {
+			ra.Default = true
+		} else if ra.Expr, err = rowExpr(&a.Expr, args); err != nil {
+			return ticket.Result{}, err
+		}
+		rc.Assigns[i] = ra
+	}
+	if rc.Filter, err = filterExpr(p.Filter, args); err != nil {
+		return ticket.Result{}, err
+	}
+	rc.OrderBy, rc.HasLimit, rc.Limit = rowOrders(p.OrderBy), p.HasLimit, p.Limit
+	return s.exec(&ticket.Command{Op: ticket.OpUpdate, DB: db, Table: p.Table.Name, Rows: rc})
+}
+
+// deleteRows is DELETE on a row table.
+func (s *session) deleteRows(p *sql.Delete, args []any) (*mysql.Result, error) {
+	db, err := s.dbFor(p.Table)
+	if err != nil {
+		return nil, err
+	}
+	rc := s.rowsCommand()
+	if rc.Filter, err = filterExpr(p.Filter, args); err != nil {
+		return nil, err
+	}
+	rc.OrderBy, rc.HasLimit, rc.Limit = rowOrders(p.OrderBy), p.HasLimit, p.Limit
+	r, err := s.exec(&ticket.Command{Op: ticket.OpDelete, DB: db, Table: p.Table.Name, Rows: rc})
+	s.warnings = append(s.warnings, r.Warnings...)
+	if err != nil {
+		return nil, err
+	}
+	s.noteTxnWrite()
+	return okResult(r.Affected, 0), nil
+}
+
+// selectRowTable answers a SELECT on a row table through the engine:
+// src holds the table's rows with the session's own writes over them.
+func (s *session) selectRowTable(p *sql.Select, src *source, bin bool) (*mysql.Result, error) {
+	q := &ticket.Query{Filter: src.pred, OrderBy: rowOrders(p.OrderBy), HasLimit: p.HasLimit, Limit: p.Limit, Offset: p.Offset, Now: s.now()}
+	aggs := 0
+	for i := range p.Fields {
+		if f := &p.Fields[i]; f.Expr.Kind == sql.ExprAgg {
+			aggs++
+			a := ticket.Agg{Fn: f.Expr.Name}
+			if len(f.Expr.Args) == 1 {
+				a.Col = f.Expr.Args[0].Name
+			}
+			q.Aggs = append(q.Aggs, a)
+		}
+	}
+	if aggs > 0 && aggs < len(p.Fields) {
+		return nil, unsupported("aggregates beside other select items without GROUP BY")
+	}
+	if aggs > 0 {
+		// One row of aggregates, then LIMIT and OFFSET on that row.
+		q.HasLimit, q.Limit, q.Offset = false, 0, 0
+	}
+	res, e := ticket.SelectRows(src.rowTable, src.data, q)
+	if e != nil {
+		return nil, e
+	}
+	s.warnings = append(s.warnings, res.Warnings...)
+	if aggs > 0 {
+		var out rowset
+		row := make([]any, len(res.Aggs))
+		for i, a := range res.Aggs {
+			c := column{name: p.Fields[i].Name, typ: colType(a.Kind)}
+			if a.Kind == ticket.ColString {
+				c.typ = mysql.MYSQL_TYPE_NEWDECIMAL
+			}
+			out.cols = append(out.cols, c)
+			if a.Col != nil {
+				row[i] = datumValue(a.Col, a.Value)
+			} else if a.Value.Null {
+				row[i] = nil
+			} else if n, err := strconv.ParseInt(a.Value.S, 10, 64); err == nil && a.Kind == ticket.ColInt {
+				row[i] = n
+			} else {
+				row[i] = a.Value.S
+			}
+		}
+		if !p.HasLimit || (p.Limit > 0 && p.Offset == 0) {
+			out.rows = append(out.rows, row)
+		}
+		return out.result(bin, &s.srv.fields), nil
+	}
+	rd := src.rowTable.Def.Rows
+	src.rows = src.rows[:0]
+	for _, r := range res.Rows {
+		row := make([]any, len(r))
+		for i, d := range r {
+			row[i] = datumValue(&rd.Cols[i], d)
+		}
+		src.rows = append(src.rows, row)
+	}
+	return nil, nil
+}
+
+// mode is the session's sql_mode as a set of names.
+type sqlMode string
+
+func (m sqlMode) has(name string) bool {
+	for _, f := range strings.Split(string(m), ",") {
+		if f == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *session) mode() sqlMode {
+	if v, ok := s.setVars["sql_mode"].(string); ok {
+		return sqlMode(v)
+	}
+	v, _ := s.vars["sql_mode"].value.(string)
+	return sqlMode(v)
+}
+
+// sqlModes are MariaDB's sql_mode names in the order it lists them, and
+// whether ticketd honours each: a mode that would change an answer
+// ticketd gives differently is refused with 1235 rather than shown and
+// ignored. Honoured trivially: ERROR_FOR_DIVISION_BY_ZERO (ticketd has
+// no division), NO_AUTO_CREATE_USER (no GRANT), NO_ZERO_DATE and
+// NO_ZERO_IN_DATE (ticketd stores no zero date in any mode), NO_DIR_IN_CREATE
+// (no DATA DIRECTORY), ONLY_FULL_GROUP_BY (no GROUP BY, and aggregates
+// beside other columns are refused).
+var sqlModes = []struct {
+	name string
+	ok   bool
+}{
+	{"REAL_AS_FLOAT", false}, {"PIPES_AS_CONCAT", false}, {"ANSI_QUOTES", false}, {"IGNORE_SPACE", false},
+	{"IGNORE_BAD_TABLE_OPTIONS", false}, {"ONLY_FULL_GROUP_BY", true}, {"NO_UNSIGNED_SUBTRACTION", false},
+	{"NO_DIR_IN_CREATE", true}, {"POSTGRESQL", false}, {"ORACLE", false}, {"MSSQL", false}, {"DB2", false},
+	{"MAXDB", false}, {"NO_KEY_OPTIONS", false}, {"NO_TABLE_OPTIONS", false}, {"NO_FIELD_OPTIONS", false},
+	{"MYSQL323", false}, {"MYSQL40", false}, {"ANSI", false}, {"NO_AUTO_VALUE_ON_ZERO", true},
+	{"NO_BACKSLASH_ESCAPES", false}, {"STRICT_TRANS_TABLES", true}, {"STRICT_ALL_TABLES", true},
+	{"NO_ZERO_IN_DATE", true}, {"NO_ZERO_DATE", true}, {"ALLOW_INVALID_DATES", false},
+	{"ERROR_FOR_DIVISION_BY_ZERO", true}, {"TRADITIONAL", true}, {"NO_AUTO_CREATE_USER", true},
+	{"HIGH_NOT_PRECEDENCE", false}, {"NO_ENGINE_SUBSTITUTION", true}, {"PAD_CHAR_TO_FULL_LENGTH", false},
+	{"EMPTY_STRING_IS_NULL", false}, {"SIMULTANEOUS_ASSIGNMENT", false}, {"TIME_ROUND_FRACTIONAL", false},
+}
+
+// traditional is what TRADITIONAL stands for in MariaDB 10.11.
+var traditional = []string{"STRICT_TRANS_TABLES", "STRICT_ALL_TABLES", "NO_ZERO_IN_DATE", "NO_ZERO_DATE",
+	"ERROR_FOR_DIVISION_BY_ZERO", "TRADITIONAL", "NO_AUTO_CREATE_USER", "NO_ENGINE_SUBSTITUTION"}
+
+// normalizeMode turns a SET sql_mode value into MariaDB's canonical
+// list: known names, upper case, in MariaDB's order, TRADITIONAL
+// expanded. An unknown name is 1231; a mode ticketd does not honour 1235.
+func normalizeMode(v string) (string, error) {
+	want := map[string]bool{}
+	for _, f := range strings.Split(v, ",") {
+		f = strings.ToUpper(strings.TrimSpace(f))
+		if f == "" {
+			continue
+		}
+		known := false
+		for _, m := range sqlModes {
+			if m.name == f {
+				known = true
+				if !m.ok {
+					return "", unsupported("sql_mode " + f)
+				}
+			}
+		}
+		if !known {
+			return "", mysqlerr.New(mysqlerr.CodeWrongValueForVar, "Variable 'sql_mode' can't be set to the value of '%s'", f)
+		}
+		want[f] = true
+		if f == "TRADITIONAL" {
+			for _, t := range traditional {
+				want[t] = true
+			}
+		}
+	}
+	var out []string
+	for _, m := range sqlModes {
+		if want[m.name] {
+			out = append(out, m.name)
+		}
+	}
+	return strings.Join(out, ","), nil
+}
+
+// now is NOW() for the session: SET timestamp's value while it is set.
+func (s *session) now() time.Time {
+	if s.pinned != 0 {
+		return time.UnixMicro(s.pinned).UTC()
+	}
+	return time.Now().UTC()
+}
+
+// setTimestamp is SET timestamp = n (seconds since the epoch, with up to
+// six fraction digits); 0 or DEFAULT goes back to the clock.
+func (s *session) setTimestamp(val any, isDefault bool) (func() error, error) {
+	if isDefault {
+		return func() error { s.pinned = 0; return nil }, nil
+	}
+	var r *big.Rat
+	switch x := val.(type) {
+	case int64:
+		r = new(big.Rat).SetInt64(x)
+	case uint64:
+		r = new(big.Rat).SetUint64(x)
+	case float64:
+		r = new(big.Rat)
+		if r.SetFloat64(x) == nil {
+			return nil, errWrongType("timestamp")
+		}
+	case string:
+		var ok bool
+		if r, ok = new(big.Rat).SetString(strings.TrimSpace(x)); !ok {
+			return nil, errWrongType("timestamp")
+		}
+	default:
+		return nil, errWrongType("timestamp")
+	}
+	micro := new(big.Rat).Mul(r, big.NewRat(1e6, 1))
+	us := new(big.Int).Quo(micro.Num(), micro.Denom())
+	// MariaDB takes 1 to 2147483647 (2038-01-19); 0 resets.
+	if us.Sign() < 0 || !us.IsInt64() || us.Int64() > math.MaxInt32*1e6 {
+		t, _ := textValue(val)
+		return nil, mysqlerr.New(mysqlerr.CodeWrongValueForVar, "Variable 'timestamp' can't be set to the value of '%s'", t)
+	}
+	n := us.Int64()
+	return func() error { s.pinned = n; return nil }, nil
+}
+
+// timestampVar is @@timestamp: the pinned time or the clock, in seconds
+// with six fraction digits, as MariaDB's text protocol shows it.
+func (s *session) timestampVar() string {
+	us := s.pinned
+	if us == 0 {
+		us = time.Now().UnixMicro()
+	}
+	return fmt.Sprintf("%d.%06d", us/1e6, us%1e6)
+}
