@@ -97,9 +97,9 @@ func (e *faultEnv) addPause(p pauseWindow) {
 // id through Raft, with range reservation (--cache), every id through
 // Raft with mutual TLS between the nodes (cmd/ticketd/OPERATIONS.md
 // "Securing a cluster"), and on a node-scoped table (DESIGN §4c), the
-// last with three of the faults only (kill -9 of the leader, the leader
-// partitioned, kill -9 of all) to keep make test short; make soak
-// (SOAK_SCOPES) runs node scope under every kind.
+// last with four of the faults only (kill -9 of the leader, SIGSTOP of
+// the leader, the leader partitioned, kill -9 of all) to keep make test
+// short; make soak (SOAK_SCOPES) runs node scope under every kind.
 func TestFaults(t *testing.T) {
 	// Both ways of handing out ids: every id through Raft, and range
 	// reservation (--cache), where the leader serves ids from memory and
@@ -111,7 +111,7 @@ func TestFaults(t *testing.T) {
 		{name: "cache", args: func(*testing.T) []string { return []string{"--cache", "100"} }, cached: true},
 		{name: "tls", args: nodeTLS},
 		{name: "node", args: func(*testing.T) []string { return nil }, cached: true, nodeScoped: true,
-			only: []string{"kill-leader", "partition-leader", "kill-all"}},
+			only: []string{"kill-leader", "pause-leader", "partition-leader", "kill-all"}},
 	} {
 		t.Run(mode.name, func(t *testing.T) { runFaults(t, mode) })
 	}
