@@ -140,3 +140,35 @@ func TestRowsExprCommandRoundTrip(t *testing.T) {
 		t.Fatal("the older UPDATE form counts as the expression form")
 	}
 }
+
+// leafBatch is n Leaf-segment UPDATEs (max_id = max_id + step WHERE
+// biz_tag = ?), the row-table commands of the batch hot path; their
+// assignments and WHERE are a JSON part (codec_rows.go).
+func leafBatch(n int) []ticket.Command {
+	cmds := make([]ticket.Command, n)
+	for i := range cmds {
+		cmds[i] = rowsSeedCommands()[2]
+	}
+	return cmds
+}
+
+func BenchmarkEncodeRowsBatch(b *testing.B) {
+	cmds := leafBatch(256)
+	buf := make([]byte, 0, 64<<10)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = EncodeBatch(buf[:0], cmds)
+	}
+	b.SetBytes(int64(len(buf)))
+}
+
+func BenchmarkDecodeRowsBatch(b *testing.B) {
+	data := EncodeBatch(nil, leafBatch(256))
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := DecodeBatch(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -270,7 +270,11 @@ func applyRestore(s Store, c *Command) (Result, error) {
 // applyRestoreRows adds a chunk of a restored row table's rows, all or
 // none: a row of the wrong width or colliding on a unique key (a
 // damaged backup, or a write into the table while it was restored)
-// refuses the chunk.
+// refuses the chunk. Count is how many rows the restore added before
+// this chunk: the chunk applies when the table holds exactly that many,
+// and is a no-op when it holds them and the chunk's (the same chunk
+// committed twice: a sender that did not hear the outcome retries), so
+// that retrying is safe.
 func applyRestoreRows(s Store, c *Command) (Result, error) {
 	t, err := s.Table(c.DB, c.Table)
 	if err != nil {
@@ -286,6 +290,14 @@ func applyRestoreRows(s Store, c *Command) (Result, error) {
 	rows, err := s.Rows(c.DB, c.Table)
 	if err != nil || rows == nil {
 		return Result{}, rowsMissing(t, err)
+	}
+	switch n := uint64(rows.Len()); n {
+	case c.Count:
+	case c.Count + uint64(len(c.RestoreRows)):
+		return Result{}, nil // applied already
+	default:
+		return Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "restore: %s.%s holds %d rows where the restore put %d: was it written to during the restore?",
+			c.DB, c.Table, n, c.Count)}, nil
 	}
 	tx := newRowsTx(rd, rows)
 	for i, r := range c.RestoreRows {

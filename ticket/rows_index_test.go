@@ -133,3 +133,36 @@ func TestRowsIndexPrimaryKeyChange(t *testing.T) {
 		t.Fatalf("after DROP PRIMARY KEY:\n%s", got)
 	}
 }
+
+// TestRestoreRowsOnce: a restore's row chunk applies when the table holds
+// the rows before it, is a no-op when committed a second time (a sender
+// retrying after an unknown outcome), and is refused otherwise.
+func TestRestoreRowsOnce(t *testing.T) {
+	e := rowsEnv(t, workerSpec())
+	row := func(id string) []Datum {
+		return []Datum{{S: id}, {S: "h"}, {S: "p"}, {S: "2026-01-01"}, {S: "2026-01-01 00:00:00"}}
+	}
+	chunk := func(count uint64, ids ...string) Command {
+		c := Command{Op: OpRestoreRows, DB: "ids", Table: "WORKER_NODE", Count: count}
+		for _, id := range ids {
+			c.RestoreRows = append(c.RestoreRows, row(id))
+		}
+		return c
+	}
+	if r := e.ok(chunk(0, "1", "2")); r.Affected != 2 {
+		t.Fatalf("first chunk: %+v", r)
+	}
+	if r := e.ok(chunk(0, "1", "2")); r.Affected != 0 {
+		t.Fatalf("the same chunk again: %+v", r)
+	}
+	if r := e.do(chunk(5, "9")); r.Err == nil {
+		t.Fatal("a chunk out of sequence applied")
+	}
+	if r := e.do(chunk(2, "3", "1")); r.Err == nil || r.Err.Code != mysqlerr.CodeDupEntry {
+		t.Fatalf("a chunk colliding with a restored row: %v", r.Err)
+	}
+	if got := len(e.rows("ids", "WORKER_NODE")); got != 2 {
+		t.Fatalf("a refused chunk left rows: %d", got)
+	}
+	e.ok(chunk(2, "3"))
+}

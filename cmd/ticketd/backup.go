@@ -37,8 +37,12 @@ import (
 // through a follower, one forwarding frame (64 MiB).
 const maxRestoreEntry = 32 << 20
 
-// restoreChunk is the size of a restore's row commands.
-const restoreChunk = 1 << 20
+// restoreChunk is the size of a restore's row commands, and
+// restoreTries how often one whose outcome is unknown is sent.
+const (
+	restoreChunk = 512 << 10
+	restoreTries = 5
+)
 
 // errNoAdvance refuses a restore that would put the counters back where
 // they were when the backup was taken.
@@ -187,7 +191,15 @@ func serveRestore(w http.ResponseWriter, r *http.Request, dst restoreTarget, sta
 		}
 		done, logged := 0, time.Now()
 		err := b.ScanRows(t.Def.DB, t.Def.Name, restoreChunk, func(rows [][]ticket.Datum) error {
-			res, err := exec(&ticket.Command{Op: ticket.OpRestoreRows, DB: t.Def.DB, Table: t.Def.Name, RestoreRows: rows})
+			c := ticket.Command{Op: ticket.OpRestoreRows, DB: t.Def.DB, Table: t.Def.Name, RestoreRows: rows, Count: uint64(done)}
+			res, err := exec(&c)
+			// A chunk whose outcome is unknown (a slow commit, a
+			// leader change) is sent again: it applies once (Count).
+			for try := 1; err != nil && try < restoreTries && r.Context().Err() == nil; try++ {
+				log.Warn("restore: chunk outcome unknown, sending it again", "table", t.Def.Key(), "rows_done", done, "try", try, "err", err)
+				time.Sleep(time.Second)
+				res, err = exec(&c)
+			}
 			if err == nil && res.Err != nil {
 				err = res.Err
 			}
