@@ -80,11 +80,21 @@ const (
 	// definite answer is worth more than an early ErrUncertain.
 	forwardGrace = 2 * time.Second
 
-	// changedGrace is how long a follower still waits for a forwarded
-	// request's answer once it has learnt of a new leader (see
+	// changedGrace and handedOverGrace are how long a follower still
+	// waits for a forwarded request's answer once its leader has
+	// changed: to nobody known, and to a known new leader (see
 	// fconn.call).
-	changedGrace = 100 * time.Millisecond
+	changedGrace    = 100 * time.Millisecond
+	handedOverGrace = 2 * time.Second
 )
+
+// leaderWatch tells a forwarded request's wait that the leader it was
+// sent to is no longer the one this node follows (changed is closed), and
+// whether another one is known now (handedOver).
+type leaderWatch struct {
+	changed    <-chan struct{}
+	handedOver func() bool
+}
 
 // errNotSent marks a forwarded request that certainly never reached the
 // leader whole (no connection, a failed or partial write, or the deadline
@@ -378,7 +388,7 @@ func (f *forwarder) close() {
 // call sends one request to the leader at addr and waits for the answer.
 // The error wraps errNotSent when the leader certainly did not get it.
 // A nil changed never fires.
-func (f *forwarder) call(ctx context.Context, addr string, deadline time.Time, kind byte, payload []byte, changed <-chan struct{}) (byte, []byte, error) {
+func (f *forwarder) call(ctx context.Context, addr string, deadline time.Time, kind byte, payload []byte, changed *leaderWatch) (byte, []byte, error) {
 	c, err := f.conn(addr)
 	if err != nil {
 		return 0, nil, fmt.Errorf("%w: %w", errNotSent, err)
@@ -390,7 +400,7 @@ func (f *forwarder) call(ctx context.Context, addr string, deadline time.Time, k
 // and the entry's log index.
 // The wait ends early, uncertain, when changed fires: the leader it was
 // sent to is no longer the one this node follows.
-func (f *forwarder) propose(ctx context.Context, addr string, deadline time.Time, data []byte, changed <-chan struct{}) ([]ticket.Result, uint64, error) {
+func (f *forwarder) propose(ctx context.Context, addr string, deadline time.Time, data []byte, changed *leaderWatch) ([]ticket.Result, uint64, error) {
 	status, out, err := f.call(ctx, addr, deadline, fwdPropose, data, changed)
 	if err != nil {
 		if errors.Is(err, errNotSent) {
@@ -554,7 +564,11 @@ func (c *fconn) readLoop() {
 	}
 }
 
-func (c *fconn) call(ctx context.Context, deadline time.Time, kind byte, payload []byte, ioTimeout time.Duration, changed <-chan struct{}) (byte, []byte, error) {
+func (c *fconn) call(ctx context.Context, deadline time.Time, kind byte, payload []byte, ioTimeout time.Duration, w *leaderWatch) (byte, []byte, error) {
+	var changed <-chan struct{}
+	if w != nil {
+		changed = w.changed
+	}
 	ch := make(chan fwdResp, 1)
 	c.mu.Lock()
 	if c.err != nil {
@@ -618,10 +632,17 @@ func (c *fconn) call(ctx context.Context, deadline time.Time, kind byte, payload
 		return 0, nil, ctx.Err()
 	case <-changed:
 		// A leader that handed leadership over (or was asked after it
-		// had) is alive and answers at once, most often "not the
-		// leader", which is certain and retried: give it a moment before
-		// settling for "unknown". A dead one costs this much more.
-		g := time.NewTimer(changedGrace)
+		// had) is alive and answers: "not the leader", which is certain
+		// and retried, or the outcome of the batch, which it relays to
+		// the new leader if it had queued it. Give it time before
+		// settling for "unknown": longer when a new leader is already
+		// known (a handover, most likely), a moment when none is (the
+		// old one may be dead; this much more is all it costs).
+		grace := changedGrace
+		if w.handedOver != nil && w.handedOver() {
+			grace = handedOverGrace
+		}
+		g := time.NewTimer(grace)
 		defer g.Stop()
 		select {
 		case r := <-ch:

@@ -213,12 +213,37 @@ func TestForwardAbandonedOnLeaderChange(t *testing.T) {
 	changed := make(chan struct{})
 	time.AfterFunc(50*time.Millisecond, func() { close(changed) })
 	start := time.Now()
-	_, _, err := f.propose(context.Background(), addr, time.Now().Add(3*time.Second), batch(), changed)
+	_, _, err := f.propose(context.Background(), addr, time.Now().Add(3*time.Second), batch(), &leaderWatch{changed: changed})
 	if !errors.Is(err, ticket.ErrUncertain) {
 		t.Fatalf("err %v, want ErrUncertain", err)
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Fatalf("waited %v after the leader changed", d)
+	}
+}
+
+// TestForwardAwaitsLeaderThatHandedOver: when the follower already knows a
+// new leader, the old one most likely handed leadership over and is alive:
+// its answer, arriving after the change (here "not the leader", certain,
+// as a leader that had stepped down answers), is waited for and used
+// rather than giving the client an unknown outcome.
+func TestForwardAwaitsLeaderThatHandedOver(t *testing.T) {
+	addr := fakeLeader(t, func(c net.Conn) {
+		req, err := readReq(c)
+		if err != nil {
+			return
+		}
+		time.Sleep(400 * time.Millisecond)
+		writeResp(c, stNotLeader, req.id, []byte("not the leader"))
+		io.Copy(io.Discard, c)
+	})
+	f := newTestForwarder(t)
+	changed := make(chan struct{})
+	time.AfterFunc(50*time.Millisecond, func() { close(changed) })
+	w := &leaderWatch{changed: changed, handedOver: func() bool { return true }}
+	_, _, err := f.propose(context.Background(), addr, time.Now().Add(3*time.Second), batch(), w)
+	if !errors.Is(err, errNotLeader) || errors.Is(err, ticket.ErrUncertain) {
+		t.Fatalf("err %v, want the old leader's certain 'not the leader'", err)
 	}
 }
 

@@ -162,7 +162,11 @@ func (n *Node) propose(ctx context.Context, deadline time.Time, data []byte) ([]
 			last = err
 		} else if changed, addr, id := n.currentLeader(); addr != "" && id != n.id {
 			start := time.Now()
-			res, index, err := n.fwd.propose(ctx, string(addr), deadline, data, changed)
+			w := &leaderWatch{changed: changed, handedOver: func() bool {
+				laddr, lid := n.raft.LeaderWithID()
+				return lid != "" && lid != id && laddr != addr
+			}}
+			res, index, err := n.fwd.propose(ctx, string(addr), deadline, data, w)
 			n.cfg.Observer.Forwarded(time.Since(start), err)
 			if !errors.Is(err, errNotLeader) && !errors.Is(err, errNotSent) {
 				return res, index, err
