@@ -149,7 +149,14 @@ func (n *Node) transferLocal(ctx context.Context, to string, deadline time.Time)
 		errs = append(errs, fmt.Errorf("to %s: %w", name, err))
 	}
 	// Raft reports success once this node has stepped down; the new
-	// leader is known here with its first heartbeat.
+	// leader is known here with its first heartbeat, which comes within
+	// an election or not at all (the others stop too: a whole cluster
+	// stopped at once), so the wait for it ends after two election
+	// timeouts rather than at the caller's deadline.
+	settle := time.Now().Add(2 * n.cfg.ElectionTimeout)
+	if deadline.Before(settle) {
+		settle = deadline
+	}
 	for {
 		laddr, lid := n.raft.LeaderWithID()
 		if laddr != "" && lid != n.id && n.raft.CurrentTerm() > term {
@@ -159,8 +166,8 @@ func (n *Node) transferLocal(ctx context.Context, to string, deadline time.Time)
 		if !done && n.raft.State() == raft.Leader && n.raft.CurrentTerm() == term {
 			return "", fmt.Errorf("raftstore: leadership transfer: %w: %w", ticket.ErrNoQuorum, errors.Join(errs...))
 		}
-		if !n.pauseShort(ctx, deadline) {
-			return "", fmt.Errorf("raftstore: leadership transfer: %w: no new leader known by the deadline (%w)", ticket.ErrUncertain, errors.Join(errs...))
+		if !n.pauseShort(ctx, settle) {
+			return "", fmt.Errorf("raftstore: leadership transfer: %w: no new leader known two election timeouts after stepping down (%w)", ticket.ErrUncertain, errors.Join(errs...))
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/ticketd/ticketd/ticket"
 )
 
@@ -117,5 +119,44 @@ func TestTransferLeadershipAlone(t *testing.T) {
 	}
 	if got, err := n.HandOver(context.Background()); err != nil || got != "" {
 		t.Errorf("HandOver on a single node: %q, %v", got, err)
+	}
+}
+
+// TestHandOverWhenAllStop: a leader stopped together with the rest of its
+// cluster (every node got SIGTERM at once) hands over to a voter that
+// stops right after it accepted; nobody else will lead, and the handover
+// must end within a few election timeouts, not at the stop's whole
+// deadline (it held the last node of a stopped cluster for
+// --shutdown-timeout, 20 s, and the test harness killed it after 15).
+func TestHandOverWhenAllStop(t *testing.T) {
+	c := startCluster(t)
+	l := c.leader()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	type result struct {
+		to  string
+		err error
+	}
+	done := make(chan result, 1)
+	start := time.Now()
+	go func() {
+		to, err := l.HandOver(ctx)
+		done <- result{to, err}
+	}()
+	// The others stop the moment the leader steps down, as they do when
+	// the whole cluster is stopped at once.
+	for l.raft.State() == raft.Leader && time.Since(start) < 10*time.Second {
+		time.Sleep(100 * time.Microsecond)
+	}
+	for _, n := range c.nodes {
+		if n != l {
+			must(t, n.Close())
+		}
+	}
+	r := <-done
+	took := time.Since(start)
+	t.Logf("handover with the others stopping: %q, %v after %v", r.to, r.err, took.Round(time.Millisecond))
+	if limit := 10 * c.cfgs[l.ID()].ElectionTimeout; took > limit {
+		t.Errorf("handover took %v with nobody left to take over; want it to end within %v", took, limit)
 	}
 }
