@@ -280,8 +280,19 @@ func newTransport(m *mux, timeout time.Duration, hl hclog.Logger) *raft.NetworkT
 	return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream:  m.raftLayer(),
 		MaxPool: 3,
-		Timeout: timeout,
-		Logger:  hl,
+		// 1 turns pipelined replication off. Its goroutines can wedge
+		// (hashicorp/raft#612): a follower that answers with a newer term
+		// or a rejection ends the pipeline's reader, and the next send
+		// parks for good on the pipeline's queue; replication to that
+		// peer stops while heartbeats go on, and Raft's Shutdown then
+		// waits forever. A leadership transfer (every planned stop) is
+		// exactly a follower answering with a newer term: in tests a node
+		// that handed over could not close. Synchronous AppendEntries
+		// cost little here (see the commit's A/B), as hashicorp/raft#541
+		// found for batched workloads.
+		MaxRPCsInFlight: 1,
+		Timeout:         timeout,
+		Logger:          hl,
 	})
 }
 
