@@ -88,8 +88,16 @@ func StartMariaDB(t testing.TB) *MariaDB {
 
 	data := filepath.Join(dir, "data")
 	m.server, m.data = server, data
+	// A temporary directory of its own: in the shared /tmp, the bootstrap
+	// of one instance once lost its temporary table to another's
+	// ('Could not remove temporary table', ERROR 1051 while installing)
+	// when several tests started MariaDB at once.
+	if err := os.Mkdir(filepath.Join(dir, "tmp"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	var out bytes.Buffer
 	ic := exec.Command(install, "--no-defaults", "--user=root", "--datadir="+data,
+		"--tmpdir="+filepath.Join(dir, "tmp"),
 		"--auth-root-authentication-method=normal", "--skip-test-db")
 	ic.Stdout, ic.Stderr = &out, &out
 	if err := runBounded(ic, 60*time.Second); err != nil {
@@ -130,7 +138,7 @@ func (m *MariaDB) launch(server, data string, port int) error {
 	}
 	defer f.Close() // the child holds its own descriptor
 	m.cmd = exec.Command(server, "--no-defaults", "--user=root",
-		"--datadir="+data, "--port="+strconv.Itoa(port), "--bind-address=127.0.0.1",
+		"--datadir="+data, "--tmpdir="+filepath.Join(m.Dir, "tmp"), "--port="+strconv.Itoa(port), "--bind-address=127.0.0.1",
 		"--socket="+filepath.Join(m.Dir, "sock"), "--pid-file="+filepath.Join(m.Dir, "pid"),
 		"--skip-log-bin", "--skip-name-resolve", "--innodb-buffer-pool-size=16M",
 		"--max-connections=200")
