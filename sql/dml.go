@@ -90,10 +90,8 @@ func selectStmt(s *ast.SelectStmt) (Plan, error) {
 		return nil, unsupported("TABLE / VALUES statement")
 	case s.With != nil:
 		return nil, unsupported("WITH")
-	case s.Distinct:
-		return nil, unsupported("SELECT DISTINCT")
-	case s.GroupBy != nil:
-		return nil, unsupported("GROUP BY")
+	case s.GroupBy != nil && s.GroupBy.Rollup:
+		return nil, unsupported("WITH ROLLUP")
 	case s.Having != nil:
 		return nil, unsupported("HAVING")
 	case len(s.WindowSpecs) > 0:
@@ -162,6 +160,23 @@ func selectStmt(s *ast.SelectStmt) (Plan, error) {
 		if plan.OrderBy, err = orderBy(s.OrderBy, sc); err != nil {
 			return nil, err
 		}
+	}
+	plan.Distinct = s.Distinct
+	if s.GroupBy != nil {
+		for _, item := range s.GroupBy.Items {
+			c, ok := unparen(item.Expr).(*ast.ColumnNameExpr)
+			if !ok || item.Desc {
+				return nil, unsupported("GROUP BY an expression")
+			}
+			name, err := sc.column(c.Name, false)
+			if err != nil {
+				return nil, err
+			}
+			plan.GroupBy = append(plan.GroupBy, name)
+		}
+	}
+	if (plan.Distinct || plan.GroupBy != nil) && sc.table == nil {
+		return nil, unsupported("DISTINCT or GROUP BY without FROM")
 	}
 	if s.Limit != nil {
 		plan.HasLimit = true

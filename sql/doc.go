@@ -14,7 +14,8 @@
 //     a WHERE, ORDER BY and LIMIT. The WHERE is kept twice: as `col =
 //     value` terms ANDed (Where, for ticket tables and views; WhereErr when
 //     it is more) and whole as a predicate (Filter, for row tables;
-//     rowexpr.go). COUNT(*), COUNT/MIN/MAX/SUM/AVG(col) are ExprAgg fields.
+//     rowexpr.go). COUNT(*), COUNT/MIN/MAX/SUM/AVG(col) are ExprAgg fields;
+//     GroupBy (columns) and Distinct are for row tables.
 //   - Insert: INSERT, INSERT IGNORE and REPLACE ... VALUES (or the
 //     equivalent SET form, or VALUES ()), with ON DUPLICATE KEY UPDATE id =
 //     [LAST_INSERT_ID](id + k | v).

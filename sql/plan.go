@@ -122,10 +122,14 @@ type Select struct {
 	// WHERE. FilterErr, when set, is why the WHERE is refused on them.
 	Filter    *Expr
 	FilterErr error
-	OrderBy   []Order
-	HasLimit  bool
-	Limit     uint64
-	Offset    uint64
+	// GroupBy lists GROUP BY's columns; Distinct is SELECT DISTINCT.
+	// Row tables only (the wire layer refuses them elsewhere).
+	GroupBy  []string
+	Distinct bool
+	OrderBy  []Order
+	HasLimit bool
+	Limit    uint64
+	Offset   uint64
 }
 
 // Assign is the id assignment of UPDATE and ON DUPLICATE KEY UPDATE:

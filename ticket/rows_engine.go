@@ -21,34 +21,43 @@ type Query struct {
 	HasLimit bool
 	Limit    uint64
 	Offset   uint64
-	// Aggs, when not nil, makes the answer one row of aggregates over the
-	// matching rows (no GROUP BY).
-	Aggs []Agg
+	// Aggs, when not nil, makes the answer rows of groups: one per
+	// distinct value of the GroupBy columns, in their order (MariaDB sorts
+	// GROUP BY), or one over all matching rows without GroupBy. Each Agg
+	// is an output column: an aggregate, or (Fn "") a GroupBy column.
+	Aggs    []Agg
+	GroupBy []string
+	// Distinct drops repeated rows of the Distinct columns (SELECT
+	// DISTINCT cols; nil: every column), keeping each first one, before
+	// OFFSET and LIMIT.
+	Distinct     bool
+	DistinctCols []string
 	// Now is NOW() for the statement.
 	Now time.Time
 }
 
-// Agg is an aggregate of a select list: Fn is COUNT, MIN, MAX, SUM or AVG;
-// Col is "" for COUNT(*).
+// Agg is an item of a grouped select list: Fn is COUNT, MIN, MAX, SUM or
+// AVG (Col "" for COUNT(*)), or "" for the GroupBy column Col itself.
 type Agg struct {
 	Fn  string
 	Col string
 }
 
-// AggResult is an aggregate's value and the column kind it has.
+// AggResult is a grouped item's value and the column kind it has.
 type AggResult struct {
 	Value Datum
 	// Kind is the result's type: ColInt for COUNT, the column's own for
-	// MIN and MAX, ColString (a decimal's text) for SUM and AVG.
+	// MIN, MAX and a GROUP BY column, ColString (a decimal's text) for SUM
+	// and AVG.
 	Kind ColKind
-	// Col is the aggregated column (nil for COUNT).
+	// Col is the column of MIN, MAX or a GROUP BY column (nil otherwise).
 	Col *RowCol
 }
 
-// QueryResult is a SELECT's answer: rows, or one row of aggregates.
+// QueryResult is a SELECT's answer: rows, or rows of groups.
 type QueryResult struct {
 	Rows     [][]Datum
-	Aggs     []AggResult
+	Groups   [][]AggResult
 	Warnings []Warning
 }
 
@@ -62,6 +71,11 @@ func SelectRows(t *Table, rows [][]Datum, q *Query) (*QueryResult, *Error) {
 	}
 	if e := checkCols(rd, q.Filter, "where clause"); e != nil {
 		return nil, e
+	}
+	for _, c := range q.GroupBy {
+		if rd.colIndex(c) < 0 {
+			return nil, mysqlerr.UnknownColumn(c, "group statement")
+		}
 	}
 	for _, o := range q.OrderBy {
 		if rd.colIndex(o.Col) < 0 {
@@ -79,26 +93,155 @@ func SelectRows(t *Table, rows [][]Datum, q *Query) (*QueryResult, *Error) {
 	for i, r := range rows {
 		cands[i].row = r
 	}
+	if q.Aggs != nil {
+		return res, env.groups(q, cands, res)
+	}
+	if q.Distinct {
+		picked, e := env.pick(cands, q.Filter, q.OrderBy, false, 0, 0)
+		if e != nil {
+			return nil, e
+		}
+		cols := make([]int, 0, len(rd.Cols))
+		for _, c := range q.DistinctCols {
+			cols = append(cols, rd.colIndex(c))
+		}
+		if q.DistinctCols == nil {
+			for j := range rd.Cols {
+				cols = append(cols, j)
+			}
+		}
+		seen := map[string]bool{}
+		for _, m := range picked {
+			k := groupKey(rd, cols, m.row)
+			if !seen[k] {
+				seen[k] = true
+				res.Rows = append(res.Rows, m.row)
+			}
+		}
+		res.Rows = limitRows(res.Rows, q)
+		return res, nil
+	}
 	picked, e := env.pick(cands, q.Filter, q.OrderBy, q.HasLimit, q.Offset, q.Limit)
 	if e != nil {
 		return nil, e
 	}
-	sel := make([][]Datum, len(picked))
-	for i, m := range picked {
-		sel[i] = m.row
-	}
-	if q.Aggs == nil {
-		res.Rows = sel
-		return res, nil
-	}
-	for _, a := range q.Aggs {
-		r, e := aggregate(rd, a, sel)
-		if e != nil {
-			return nil, e
-		}
-		res.Aggs = append(res.Aggs, r)
+	for _, m := range picked {
+		res.Rows = append(res.Rows, m.row)
 	}
 	return res, nil
+}
+
+// groupKey is the values of cols in r as the collation compares them
+// (the unique keys' encoding): equal keys are the same group.
+func groupKey(rd *RowsDef, cols []int, r []Datum) string {
+	var b []byte
+	for _, c := range cols {
+		b = keyBytes(b, &rd.Cols[c], r[c])
+	}
+	return string(b)
+}
+
+func limitRows[T any](rows []T, q *Query) []T {
+	if !q.HasLimit {
+		return rows
+	}
+	lo := min(q.Offset, uint64(len(rows)))
+	hi := uint64(len(rows))
+	if lo+q.Limit >= lo {
+		hi = min(lo+q.Limit, hi)
+	}
+	return rows[lo:hi]
+}
+
+// groups answers a grouped query: the matching rows grouped by the
+// GroupBy columns (all in one group without them, even none), sorted by
+// them, each group's items, then ORDER BY (of GroupBy columns), OFFSET
+// and LIMIT.
+func (env *evalEnv) groups(q *Query, cands []matched, res *QueryResult) *Error {
+	rd := env.rd
+	picked, e := env.pick(cands, q.Filter, nil, false, 0, 0)
+	if e != nil {
+		return e
+	}
+	gcols := make([]int, len(q.GroupBy))
+	inGroup := map[int]bool{}
+	for i, c := range q.GroupBy {
+		gcols[i] = rd.colIndex(c)
+		inGroup[gcols[i]] = true
+	}
+	for _, a := range q.Aggs {
+		if a.Fn == "" && !inGroup[rd.colIndex(a.Col)] {
+			return mysqlerr.NotSupported("a column outside GROUP BY beside aggregates")
+		}
+	}
+	for _, o := range q.OrderBy {
+		if !inGroup[rd.colIndex(o.Col)] {
+			return mysqlerr.NotSupported("ORDER BY a column outside GROUP BY")
+		}
+	}
+	var groups [][][]Datum
+	if q.GroupBy == nil {
+		rows := make([][]Datum, len(picked))
+		for i, m := range picked {
+			rows[i] = m.row
+		}
+		groups = [][][]Datum{rows}
+	} else {
+		at := map[string]int{}
+		for _, m := range picked {
+			k := groupKey(rd, gcols, m.row)
+			i, ok := at[k]
+			if !ok {
+				i = len(groups)
+				at[k] = i
+				groups = append(groups, nil)
+			}
+			groups[i] = append(groups[i], m.row)
+		}
+		// MariaDB sorts GROUP BY's groups by its columns, then ORDER BY
+		// reorders them.
+		cmpBy := func(order []RowOrder) func(a, b [][]Datum) int {
+			return func(a, b [][]Datum) int {
+				for _, o := range order {
+					j := rd.colIndex(o.Col)
+					c := orderDatum(&rd.Cols[j], a[0][j], b[0][j])
+					if o.Desc {
+						c = -c
+					}
+					if c != 0 {
+						return c
+					}
+				}
+				return 0
+			}
+		}
+		natural := make([]RowOrder, len(q.GroupBy))
+		for i, c := range q.GroupBy {
+			natural[i] = RowOrder{Col: c}
+		}
+		slices.SortStableFunc(groups, cmpBy(natural))
+		if len(q.OrderBy) > 0 {
+			slices.SortStableFunc(groups, cmpBy(q.OrderBy))
+		}
+	}
+	for _, g := range groups {
+		out := make([]AggResult, len(q.Aggs))
+		for i, a := range q.Aggs {
+			if a.Fn == "" {
+				col := &rd.Cols[rd.colIndex(a.Col)]
+				out[i] = AggResult{Value: g[0][rd.colIndex(a.Col)], Kind: col.Kind, Col: col}
+				continue
+			}
+			r, e := aggregate(rd, a, g)
+			if e != nil {
+				return e
+			}
+			out[i] = r
+		}
+		res.Groups = append(res.Groups, out)
+	}
+	res.Groups = limitRows(res.Groups, q)
+	return nil
 }
 
 // checkCols reports the first unknown column of x, as MariaDB names it

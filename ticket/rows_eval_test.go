@@ -1,6 +1,8 @@
 package ticket
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -174,5 +176,33 @@ func TestRowIndexValue(t *testing.T) {
 		if ok != c.ok || d.S != c.want {
 			t.Errorf("indexValue(%s, %+v) = %q %v, want %q %v", c.col.Name, c.v, d.S, ok, c.want, c.ok)
 		}
+	}
+}
+
+func TestRowGroups(t *testing.T) {
+	tb := &Table{Def: TableDef{DB: "d", Name: "w", Rows: &RowsDef{Cols: []RowCol{
+		{Name: "host", Kind: ColString, Len: 8, Type: "varchar(8)"},
+		{Name: "type", Kind: ColInt, Int: IntType{Kind: Int}},
+	}}}}
+	rows := [][]Datum{{{S: "h2"}, {S: "1"}}, {{S: "h1"}, {S: "2"}}, {{S: "H2"}, {S: "1"}}, {{S: "h1"}, {S: "1"}}}
+	res, e := SelectRows(tb, rows, &Query{GroupBy: []string{"host"}, Aggs: []Agg{{Col: "host"}, {Fn: "COUNT"}, {Fn: "MAX", Col: "type"}}})
+	if e != nil {
+		t.Fatal(e)
+	}
+	var got []string
+	for _, g := range res.Groups {
+		got = append(got, g[0].Value.S+":"+g[1].Value.S+":"+g[2].Value.S)
+	}
+	// One group for 'h2' and 'H2' (the collation), sorted, shown as its
+	// first row has it.
+	if want := "h1:2:2 h2:2:1"; fmt.Sprint(strings.Join(got, " ")) != want {
+		t.Errorf("groups %v, want %s", got, want)
+	}
+	res, e = SelectRows(tb, rows, &Query{Distinct: true, DistinctCols: []string{"type"}, OrderBy: []RowOrder{{Col: "type", Desc: true}}})
+	if e != nil || len(res.Rows) != 2 || res.Rows[0][1].S != "2" || res.Rows[1][1].S != "1" {
+		t.Errorf("DISTINCT type ORDER BY type DESC: %v %v", res.Rows, e)
+	}
+	if _, e := SelectRows(tb, rows, &Query{GroupBy: []string{"host"}, Aggs: []Agg{{Col: "type"}}}); e == nil || e.Code != mysqlerr.CodeNotSupported {
+		t.Errorf("a column outside GROUP BY: %v, want 1235", e)
 	}
 }

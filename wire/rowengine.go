@@ -221,50 +221,79 @@ func (s *session) deleteRows(p *sql.Delete, args []any) (*mysql.Result, error) {
 // selectRowTable answers a SELECT on a row table through the engine:
 // src holds the table's rows with the session's own writes over them.
 func (s *session) selectRowTable(p *sql.Select, src *source, bin bool) (*mysql.Result, error) {
-	q := &ticket.Query{Filter: src.pred, OrderBy: rowOrders(p.OrderBy), HasLimit: p.HasLimit, Limit: p.Limit, Offset: p.Offset, Now: s.now()}
-	aggs := 0
+	q := &ticket.Query{Filter: src.pred, OrderBy: rowOrders(p.OrderBy), HasLimit: p.HasLimit, Limit: p.Limit, Offset: p.Offset,
+		GroupBy: p.GroupBy, Distinct: p.Distinct, Now: s.now()}
+	grouped := p.GroupBy != nil
 	for i := range p.Fields {
-		if f := &p.Fields[i]; f.Expr.Kind == sql.ExprAgg {
-			aggs++
-			a := ticket.Agg{Fn: f.Expr.Name}
-			if len(f.Expr.Args) == 1 {
-				a.Col = f.Expr.Args[0].Name
-			}
-			q.Aggs = append(q.Aggs, a)
+		if p.Fields[i].Expr.Kind == sql.ExprAgg {
+			grouped = true
 		}
 	}
-	if aggs > 0 && aggs < len(p.Fields) {
-		return nil, unsupported("aggregates beside other select items without GROUP BY")
-	}
-	if aggs > 0 {
-		// One row of aggregates, then LIMIT and OFFSET on that row.
-		q.HasLimit, q.Limit, q.Offset = false, 0, 0
+	if grouped {
+		if p.Distinct {
+			return nil, unsupported("DISTINCT with aggregates or GROUP BY")
+		}
+		for i := range p.Fields {
+			f := &p.Fields[i]
+			switch {
+			case f.Expr.Kind == sql.ExprAgg:
+				a := ticket.Agg{Fn: f.Expr.Name}
+				if len(f.Expr.Args) == 1 {
+					a.Col = f.Expr.Args[0].Name
+				}
+				q.Aggs = append(q.Aggs, a)
+			case f.Expr.Kind == sql.ExprColumn && p.GroupBy != nil:
+				q.Aggs = append(q.Aggs, ticket.Agg{Col: f.Expr.Name})
+			case p.GroupBy != nil:
+				return nil, unsupported("this select item with GROUP BY")
+			default:
+				return nil, unsupported("aggregates beside other select items without GROUP BY")
+			}
+		}
+	} else if p.Distinct {
+		for i := range p.Fields {
+			switch f := &p.Fields[i]; f.Expr.Kind {
+			case sql.ExprColumn:
+				q.DistinctCols = append(q.DistinctCols, f.Expr.Name)
+			case sql.ExprStar:
+				q.DistinctCols = nil
+			default:
+				return nil, unsupported("SELECT DISTINCT of an expression")
+			}
+			if p.Fields[i].Expr.Kind == sql.ExprStar {
+				break
+			}
+		}
 	}
 	res, e := ticket.SelectRows(src.rowTable, src.data, q)
 	if e != nil {
 		return nil, e
 	}
 	s.warnings = append(s.warnings, res.Warnings...)
-	if aggs > 0 {
-		var out rowset
-		row := make([]any, len(res.Aggs))
-		for i, a := range res.Aggs {
-			c := column{name: p.Fields[i].Name, typ: colType(a.Kind)}
-			if a.Kind == ticket.ColString {
-				c.typ = mysql.MYSQL_TYPE_NEWDECIMAL
-			}
-			out.cols = append(out.cols, c)
-			if a.Col != nil {
-				row[i] = datumValue(a.Col, a.Value)
-			} else if a.Value.Null {
-				row[i] = nil
-			} else if n, err := strconv.ParseInt(a.Value.S, 10, 64); err == nil && a.Kind == ticket.ColInt {
-				row[i] = n
-			} else {
-				row[i] = a.Value.S
-			}
+	if grouped {
+		out := rowset{cols: make([]column, len(p.Fields))}
+		for i := range p.Fields {
+			out.cols[i] = column{name: p.Fields[i].Name}
 		}
-		if !p.HasLimit || (p.Limit > 0 && p.Offset == 0) {
+		for _, g := range res.Groups {
+			row := make([]any, len(g))
+			for i, a := range g {
+				out.cols[i].typ = colType(a.Kind)
+				if a.Kind == ticket.ColString && a.Col == nil {
+					out.cols[i].typ = mysql.MYSQL_TYPE_NEWDECIMAL
+				}
+				switch {
+				case a.Col != nil:
+					row[i] = datumValue(a.Col, a.Value)
+				case a.Value.Null:
+					row[i] = nil
+				case a.Kind == ticket.ColInt:
+					n, _ := strconv.ParseInt(a.Value.S, 10, 64)
+					row[i] = n
+				default:
+					row[i] = a.Value.S
+				}
+			}
 			out.rows = append(out.rows, row)
 		}
 		return out.result(bin, &s.srv.fields), nil

@@ -307,6 +307,9 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 				return nil, unsupported(p.Fields[i].Expr.Name + "() on this table")
 			}
 		}
+		if p.GroupBy != nil || p.Distinct {
+			return nil, unsupported("GROUP BY or DISTINCT on this table")
+		}
 		if err := src.filter(p.Where, args); err != nil {
 			return nil, err
 		}
