@@ -325,5 +325,17 @@ var rowScript = []step{
 	{sql: "SELECT DISTINCT TYPE, HOST_NAME FROM w ORDER BY HOST_NAME, TYPE"},
 	{sql: "SELECT DISTINCT HOST_NAME FROM w LIMIT 2"},
 	{sql: "SELECT HOST_NAME FROM w GROUP BY nosuch"},
+	// Select-list expressions over columns, computed by the row engine as
+	// WHERE and SET are (wire's own arithmetic truncated v * 1.5 before).
+	{sql: "CREATE TABLE e (id int NOT NULL, v int DEFAULT NULL, u int unsigned DEFAULT NULL, name varchar(10) DEFAULT NULL, PRIMARY KEY (id))"},
+	{sql: "INSERT INTO e VALUES (1, 5, 3, 'a'), (2, -2, 0, 'b'), (3, NULL, 7, 'c')"},
+	{sql: "SELECT id, v * 2, v + u, -v FROM e"},
+	{sql: "SELECT v * 1.5 AS x, id FROM e ORDER BY id"},
+	{sql: "SELECT id, v - 1.25 FROM e WHERE v IS NOT NULL"},
+	{sql: "SELECT *, v + 1 FROM e"},
+	{sql: "SELECT u - 1 FROM e WHERE id = 1"},
+	{sql: "SELECT u - 1 FROM e WHERE id = 2"},
+	{sql: "SELECT v + 9223372036854775807 FROM e WHERE id = 1"},
+	{sql: "SELECT 1 + 1, id FROM e WHERE id = 1"},
 	{sql: "DROP DATABASE rt"},
 }

@@ -682,3 +682,32 @@ func applyRowsDeleteExpr(s Store, t *Table, c *Command, rc *RowsCommand) (Result
 	}
 	return res, nil
 }
+
+// EvalRow computes x (a select-list expression over row's columns) as
+// the row engine evaluates WHERE and SET: the value's text, or NULL, and
+// whether it is an integer, a decimal or another value.
+func EvalRow(t *Table, x *RowExpr, row []Datum, now time.Time, warns *[]Warning) (d Datum, kind ColKind, decimal bool, e *Error) {
+	rd := t.Def.Rows
+	if e := checkCols(rd, x, "field list"); e != nil {
+		return Datum{}, 0, false, e
+	}
+	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, row: row, now: now, warns: warns}
+	v, e := env.eval(x)
+	if e != nil {
+		return Datum{}, 0, false, e
+	}
+	switch v.k {
+	case vNull:
+		return Datum{Null: true}, ColString, false, nil
+	case vInt, vUint:
+		return Datum{S: v.text()}, ColInt, false, nil
+	case vDec:
+		return Datum{S: v.text()}, ColString, true, nil
+	case vTime:
+		if v.date {
+			return Datum{S: v.text()}, ColDate, false, nil
+		}
+		return Datum{S: v.text()}, ColDateTime, false, nil
+	}
+	return Datum{S: v.text()}, ColString, false, nil
+}

@@ -220,7 +220,7 @@ func (s *session) deleteRows(p *sql.Delete, args []any) (*mysql.Result, error) {
 
 // selectRowTable answers a SELECT on a row table through the engine:
 // src holds the table's rows with the session's own writes over them.
-func (s *session) selectRowTable(p *sql.Select, src *source, bin bool) (*mysql.Result, error) {
+func (s *session) selectRowTable(p *sql.Select, src *source, args []any, bin bool) (*mysql.Result, error) {
 	q := &ticket.Query{Filter: src.pred, OrderBy: rowOrders(p.OrderBy), HasLimit: p.HasLimit, Limit: p.Limit, Offset: p.Offset,
 		GroupBy: p.GroupBy, Distinct: p.Distinct, Now: s.now()}
 	grouped := p.GroupBy != nil
@@ -299,6 +299,9 @@ func (s *session) selectRowTable(p *sql.Select, src *source, bin bool) (*mysql.R
 		return out.result(bin, &s.srv.fields), nil
 	}
 	rd := src.rowTable.Def.Rows
+	if out, err := s.projectRows(p, src.rowTable, res.Rows, args, bin); out != nil || err != nil {
+		return out, err
+	}
 	src.rows = src.rows[:0]
 	for _, r := range res.Rows {
 		row := make([]any, len(r))
@@ -448,4 +451,123 @@ func (s *session) timestampVar() string {
 		us = time.Now().UnixMicro()
 	}
 	return fmt.Sprintf("%d.%06d", us/1e6, us%1e6)
+}
+
+// hasColumn reports whether x refers to a column.
+func hasColumn(x *sql.Expr) bool {
+	if x.Kind == sql.ExprColumn {
+		return true
+	}
+	for i := range x.Args {
+		if hasColumn(&x.Args[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// projectRows computes a select list that has arithmetic over columns
+// (v * 2, u - 1) through the row engine, as WHERE and SET compute it; nil
+// when no item has (the general select path answers those: columns, *,
+// CONCAT of columns, items without columns).
+func (s *session) projectRows(p *sql.Select, t *ticket.Table, rows [][]ticket.Datum, args []any, bin bool) (*mysql.Result, error) {
+	complex := false
+	for i := range p.Fields {
+		if x := &p.Fields[i].Expr; hasColumn(x) && hasKind(x, sql.ExprArith) {
+			complex = true
+		}
+	}
+	if !complex {
+		return nil, nil
+	}
+	rd := t.Def.Rows
+	exprs := make([]*ticket.RowExpr, len(p.Fields))
+	var out rowset
+	for i := range p.Fields {
+		x := &p.Fields[i].Expr
+		switch x.Kind {
+		case sql.ExprStar:
+			for _, c := range rowsColumns(&t.Def) {
+				c.table, c.db = t.Def.Name, t.Def.DB
+				out.cols = append(out.cols, c)
+			}
+			continue
+		case sql.ExprColumn:
+			j := colIndexOf(rd, x.Name)
+			if j < 0 {
+				return nil, errUnknownColumn(x.Name, "field list")
+			}
+			out.cols = append(out.cols, column{name: p.Fields[i].Name, typ: colType(rd.Cols[j].Kind), table: t.Def.Name, db: t.Def.DB})
+			continue
+		}
+		if hasKind(x, sql.ExprLastInsertID) {
+			return nil, unsupported("LAST_INSERT_ID() over columns in a select list")
+		}
+		rx, err := rowExpr(x, args)
+		if err != nil {
+			return nil, err
+		}
+		exprs[i] = &rx
+		out.cols = append(out.cols, column{name: p.Fields[i].Name})
+	}
+	now := s.now()
+	for _, r := range rows {
+		var row []any
+		col := 0
+		for i := range p.Fields {
+			x := &p.Fields[i].Expr
+			switch {
+			case x.Kind == sql.ExprStar:
+				for j, d := range r {
+					row = append(row, datumValue(&rd.Cols[j], d))
+				}
+				col += len(r)
+				continue
+			case x.Kind == sql.ExprColumn:
+				j := colIndexOf(rd, x.Name)
+				row = append(row, datumValue(&rd.Cols[j], r[j]))
+				col++
+				continue
+			}
+			d, kind, dec, e := ticket.EvalRow(t, exprs[i], r, now, &s.warnings)
+			if e != nil {
+				return nil, e
+			}
+			out.cols[col].typ = colType(kind)
+			if dec {
+				out.cols[col].typ = mysql.MYSQL_TYPE_NEWDECIMAL
+			}
+			if d.Null {
+				row = append(row, nil)
+			} else if kind == ticket.ColInt {
+				row = append(row, datumValue(&ticket.RowCol{Kind: ticket.ColInt}, d))
+			} else {
+				row = append(row, d.S)
+			}
+			col++
+		}
+		out.rows = append(out.rows, row)
+	}
+	return out.result(bin, &s.srv.fields), nil
+}
+
+func hasKind(x *sql.Expr, k sql.ExprKind) bool {
+	if x.Kind == k {
+		return true
+	}
+	for i := range x.Args {
+		if hasKind(&x.Args[i], k) {
+			return true
+		}
+	}
+	return false
+}
+
+func colIndexOf(rd *ticket.RowsDef, name string) int {
+	for i := range rd.Cols {
+		if strings.EqualFold(rd.Cols[i].Name, name) {
+			return i
+		}
+	}
+	return -1
 }

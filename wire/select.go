@@ -295,7 +295,7 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 	if src.rowTable != nil {
 		// Row tables: the row engine filters, orders, limits and
 		// aggregates (aggregates answer here).
-		if r, err := s.selectRowTable(p, src, bin); r != nil || err != nil {
+		if r, err := s.selectRowTable(p, src, args, bin); r != nil || err != nil {
 			return r, err
 		}
 	} else {
