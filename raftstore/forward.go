@@ -170,6 +170,9 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 	if kind == fwdVersion {
 		return stOK, n.versionAnswer()
 	}
+	if kind == fwdPeers {
+		return stOK, n.peersAnswer()
+	}
 	if n.raft.State() != raft.Leader {
 		return stNotLeader, []byte("not the leader")
 	}

@@ -49,8 +49,9 @@ type Node struct {
 
 	closed    chan struct{}
 	closeOnce sync.Once
-	// fatal is closed when the state machine fails (Failed).
-	fatal    chan struct{}
+	// fatal fires when the node can answer nothing until restarted
+	// (Failed).
+	fatal    *fatalSignal
 	closeErr error
 
 	// handler, if not nil, runs batches forwarded by followers on the
@@ -173,7 +174,7 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 		r := raftp.Load()
 		return r != nil && r.State() == raft.Leader
 	}, log)
-	fatal := make(chan struct{})
+	fatal := &fatalSignal{ch: make(chan struct{})}
 	r, err := startRaft(rc, fsm, rs, patient, memberSeen, fatal)
 	if err != nil {
 		return nil, err
@@ -207,10 +208,16 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 	undo = append(undo, func() { m.Close() })
 	n.followLeader()
 
-	if !rs.existing && !cfg.NoBootstrap {
+	switch {
+	case !rs.existing && !cfg.NoBootstrap && len(cfg.Peers) > 1:
+		// Only once a majority agrees on the list (peers.go).
+		go n.bootstrapChecked(addr)
+	case !rs.existing && !cfg.NoBootstrap:
 		if err := bootstrap(r, &cfg, addr, log); err != nil {
 			return nil, err
 		}
+	case rs.existing:
+		n.warnPeersDiffer()
 	}
 	n.startBackground()
 	log.Info("raft node started", "addr", addr, "existing_state", rs.existing, "state_index", fsm.AppliedIndex())
@@ -389,7 +396,7 @@ func stateAheadOfSnapshots(snaps raft.SnapshotStore, fsm *FSM, log *slog.Logger)
 
 // startRaft starts Raft over the FSM and storage. memberSeen is set when
 // the FSM is handed a configuration that lists this node.
-func startRaft(rc *raft.Config, fsm *FSM, rs raftStorage, trans raft.Transport, memberSeen *atomic.Bool, fatal chan struct{}) (*raft.Raft, error) {
+func startRaft(rc *raft.Config, fsm *FSM, rs raftStorage, trans raft.Transport, memberSeen *atomic.Bool, fatal *fatalSignal) (*raft.Raft, error) {
 	// Set before Raft starts handing the FSM entries.
 	fsm.onConfiguration = func(c raft.Configuration) {
 		if slices.ContainsFunc(c.Servers, func(s raft.Server) bool { return s.ID == rc.LocalID }) {
@@ -404,7 +411,7 @@ func startRaft(rc *raft.Config, fsm *FSM, rs raftStorage, trans raft.Transport, 
 		// A replica whose state cannot take entries must not lead or
 		// vote. Shutdown waits for the FSM goroutine that calls us.
 		go r.Shutdown()
-		close(fatal)
+		fatal.fire(nil)
 	}
 	return r, nil
 }
@@ -445,14 +452,45 @@ func (n *Node) startBackground() {
 	go n.keepVersions()
 }
 
-// Failed is closed when the state machine has failed (ErrFSMFailed): the
-// node then answers nothing, and only a restart (which replays the log
-// from the last checkpoint) or, for ErrUndecodable, a newer build can
-// bring it back. FSMErr says why.
-func (n *Node) Failed() <-chan struct{} { return n.fatal }
+// Failed is closed when the node can answer nothing until it is
+// restarted: its state machine failed (ErrFSMFailed; a restart replays
+// the log from the last checkpoint, and for ErrUndecodable a newer build
+// is needed), or it refused to form a cluster (ErrPeersDiffer). FatalErr
+// says why.
+func (n *Node) Failed() <-chan struct{} { return n.fatal.ch }
 
-// FSMErr is the state machine's failure, or nil.
-func (n *Node) FSMErr() error { return n.fsm.Err() }
+// FatalErr is why Failed fired, or nil.
+func (n *Node) FatalErr() error {
+	if err := n.fsm.Err(); err != nil {
+		return err
+	}
+	if p := n.fatal.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// fail stops the node for good: err is what FatalErr and Ready say.
+func (n *Node) fail(err error) {
+	n.log.Error("this node cannot go on", "err", err)
+	n.fatal.fire(err)
+}
+
+// fatalSignal is closed once, on the first fatal failure.
+type fatalSignal struct {
+	once sync.Once
+	ch   chan struct{}
+	err  atomic.Pointer[error]
+}
+
+func (f *fatalSignal) fire(err error) {
+	f.once.Do(func() {
+		if err != nil {
+			f.err.Store(&err)
+		}
+		close(f.ch)
+	})
+}
 
 // Restarted reports whether the node resumed from existing Raft state
 // rather than starting empty: a member that joined once must not ask to

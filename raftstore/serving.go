@@ -315,7 +315,7 @@ func (n *Node) kickLoneVoter() {
 // waits up to a second to get there. Otherwise it says why (ErrNoLeader,
 // ErrNotCaughtUp, ErrRemoved, ErrClosed, ErrFSMFailed).
 func (n *Node) Ready() error {
-	if err := n.fsm.Err(); err != nil {
+	if err := n.FatalErr(); err != nil {
 		return err
 	}
 	if err := n.StorageErr(); err != nil {

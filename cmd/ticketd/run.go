@@ -343,8 +343,8 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 		// replays the log from the last checkpoint; a build too old for
 		// an entry (ErrUndecodable) fails again, and the unit's start
 		// limit stops it until it is upgraded.
-		fatal = fmt.Errorf("state machine failed, exiting for a restart: %w", node.FSMErr())
-		log.Error("state machine failed; exiting with status 1 so that the service manager restarts the node", "err", node.FSMErr())
+		fatal = node.FatalErr()
+		log.Error("this node cannot go on; exiting with status 1 (systemd restarts it)", "err", fatal)
 	case err := <-errc:
 		if !errors.Is(err, wire.ErrServerClosed) && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("listener failed", "err", err)
