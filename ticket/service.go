@@ -39,6 +39,7 @@ type Service struct {
 	node *nodeBlocks   // node-scoped tables' blocks
 	nseq *nodeSeqs     // node-scoped sequences' blocks
 	seq  *seqCaches    // nil without Leadership
+	kind *rowKinds     // which tables are row tables (rowkind.go)
 	log  *slog.Logger
 	obs  Observer
 }
@@ -91,6 +92,7 @@ func NewService(repl Replicator, read Reader, cfg Config, log *slog.Logger) *Ser
 	s := &Service{read: read, b: newBatcher(repl, cfg.Workers, cfg.Proposals, cfg.MaxBatch, leading, obs), log: log, obs: obs}
 	s.node = newNodeBlocks(read, cfg.Cache, obs, s.b.exec)
 	s.nseq = newNodeSeqs(read, s.b.exec)
+	s.kind = newRowKinds(read)
 	if cfg.Leadership != nil {
 		s.res = newReservations(cfg.Leadership, read, cfg.Cache, s.b.exec)
 		s.res.obs = obs

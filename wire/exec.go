@@ -227,11 +227,13 @@ func (s *session) insert(p *sql.Insert, args []any) (*mysql.Result, error) {
 		Increment: s.ts.Increment, Offset: s.ts.Offset,
 		Values: make([][]ticket.Value, len(p.Rows)),
 	}
-	if t := s.peekTable(db, p.Table.Name); t != nil {
-		if t.Def.Rows != nil {
-			c.Rows = s.rowsCommand()
-		} else if err := s.ticketInsertMode(p, t); err != nil {
-			return nil, err
+	if s.srv.svc.IsRowTable(db, p.Table.Name) {
+		c.Rows = s.rowsCommand()
+	} else if s.mode() != defaultMode {
+		if t := s.peekTable(db, p.Table.Name); t != nil && t.Def.Rows == nil {
+			if err := s.ticketInsertMode(p, t); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for i, row := range p.Rows {

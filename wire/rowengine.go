@@ -170,9 +170,11 @@ func (s *session) peekTable(db, name string) *ticket.Table {
 // isRowTable reports whether db.name is a row table; false for anything
 // else, including a table that does not exist (the command then answers).
 func (s *session) isRowTable(db, name string) bool {
-	t := s.peekTable(db, name)
-	return t != nil && t.Def.Rows != nil
+	return s.srv.svc.IsRowTable(db, name)
 }
+
+// defaultMode is MariaDB's default sql_mode, the one ticket tables apply.
+const defaultMode = sqlMode("STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION")
 
 // updateRowsExpr runs an UPDATE on a row table in expression form.
 func (s *session) updateRowsExpr(p *sql.Update, db string, args []any) (ticket.Result, error) {

@@ -33,6 +33,9 @@ type Service interface {
 	View(fn func(ticket.Store) error) error
 	// Global returns a replicated global variable or def.
 	Global(name string, def uint64) uint64
+	// IsRowTable reports whether a table is a row table on the local
+	// replica, cheaply: INSERT asks it on the ticket hot path.
+	IsRowTable(db, name string) bool
 }
 
 // Gate tells whether the local replica's state may answer statements: a

@@ -1,0 +1,40 @@
+package ticket
+
+import (
+	"log/slog"
+	"sync/atomic"
+	"testing"
+)
+
+// clockReader is a MemStore reader with a schema epoch, as raftstore's
+// Node has.
+type clockReader struct {
+	st    *MemStore
+	epoch atomic.Uint64
+}
+
+func (r *clockReader) View(fn func(Store) error) error { return fn(r.st) }
+func (r *clockReader) SchemaEpoch() uint64             { return r.epoch.Load() }
+
+func TestIsRowTableCache(t *testing.T) {
+	e := rowsEnv(t, workerSpec())
+	r := &clockReader{st: e.s}
+	svc := NewService(nil, r, Config{}, slog.New(slog.DiscardHandler))
+	if !svc.IsRowTable("ids", "WORKER_NODE") || svc.IsRowTable("ids", "nosuch") {
+		t.Fatal("kinds")
+	}
+	// Cached until the schema epoch moves.
+	if err := e.s.DeleteTable("ids", "WORKER_NODE"); err != nil {
+		t.Fatal(err)
+	}
+	if !svc.IsRowTable("ids", "WORKER_NODE") {
+		t.Fatal("not cached")
+	}
+	r.epoch.Add(1)
+	if svc.IsRowTable("ids", "WORKER_NODE") {
+		t.Fatal("a dropped table is still a row table after the epoch moved")
+	}
+	if n := testing.AllocsPerRun(100, func() { svc.IsRowTable("ids", "nosuch") }); n != 0 {
+		t.Errorf("cached IsRowTable: %.0f allocations, want 0", n)
+	}
+}
