@@ -18,7 +18,7 @@ import (
 	"github.com/ticketd/ticketd/wire"
 )
 
-// Planned operations (README "Restarting and upgrading a cluster"): a
+// Planned operations (OPERATIONS.md "Restarting and upgrading a cluster"): a
 // stop that clients behind a load balancer do not notice, and moving
 // leadership on demand.
 //
