@@ -419,7 +419,7 @@ func (f *FSM) applyBatch(logs []*raft.Log, resps []any) error {
 					}
 				}
 			}
-			resps[i] = results
+			resps[i] = &appliedEntry{results: results}
 		}
 		// Entry by entry: a later entry's failure stops the state machine,
 		// and what was applied before it stays applied.
@@ -427,6 +427,22 @@ func (f *FSM) applyBatch(logs []*raft.Log, resps []any) error {
 		f.applied.Store(l.Index)
 	}
 	return nil
+}
+
+// appliedEntry is an entry's response: its commands' results, taken (and
+// dropped) by the proposer. Raft's log cache keeps the last entries it
+// appended by pointer into their futures, responses included; a response
+// holding the results kept every row image of the last 512 entries alive
+// (about 140 MB after a fill by 1,000-row INSERTs).
+type appliedEntry struct {
+	results []ticket.Result
+}
+
+// take returns the results once and lets them go.
+func (a *appliedEntry) take() []ticket.Result {
+	r := a.results
+	a.results = nil
+	return r
 }
 
 // Snapshot captures the state as of now: a checkpoint, then a bbolt read

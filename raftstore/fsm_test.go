@@ -36,8 +36,8 @@ func entry(index uint64, cmds ...ticket.Command) *raft.Log {
 func applyOK(t testing.TB, f *FSM, l *raft.Log) []ticket.Result {
 	t.Helper()
 	switch r := f.Apply(l).(type) {
-	case []ticket.Result:
-		return r
+	case *appliedEntry:
+		return r.take()
 	case error:
 		t.Fatalf("entry %d: %v", l.Index, r)
 	default:
@@ -121,7 +121,7 @@ func TestFSMSkipsReplayedEntries(t *testing.T) {
 	if err, _ := resps[0].(error); !errors.Is(err, ErrAlreadyApplied) {
 		t.Errorf("resp 0: %v", resps[0])
 	}
-	if ids := []uint64{resps[1].([]ticket.Result)[0].InsertID, resps[3].([]ticket.Result)[0].InsertID}; ids[0] != before || ids[1] != before+1 {
+	if ids := []uint64{resps[1].(*appliedEntry).results[0].InsertID, resps[3].(*appliedEntry).results[0].InsertID}; ids[0] != before || ids[1] != before+1 {
 		t.Errorf("ids %v, want %d %d", ids, before, before+1)
 	}
 	if resps[2] != nil {
@@ -320,7 +320,7 @@ func BenchmarkFSMApplyBatch(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		l.Index++
-		if _, ok := f.Apply(l).([]ticket.Result); !ok {
+		if _, ok := f.Apply(l).(*appliedEntry); !ok {
 			b.Fatal("apply failed")
 		}
 	}
@@ -364,7 +364,8 @@ func TestFSMReplaysAfterLaggingCheckpoint(t *testing.T) {
 			}
 			continue
 		}
-		if !reflect.DeepEqual(resp, first[i]) {
+		got, _ := resp.(*appliedEntry)
+		if got == nil || !reflect.DeepEqual(got.take(), first[i]) {
 			t.Errorf("entry %d replayed: %+v, first time %+v", l.Index, resp, first[i])
 		}
 	}

@@ -231,8 +231,8 @@ func (n *Node) proposeLocal(ctx context.Context, deadline time.Time, data []byte
 		return nil, 0, applyError(err)
 	}
 	switch r := f.Response().(type) {
-	case []ticket.Result:
-		return r, f.Index(), nil
+	case *appliedEntry:
+		return r.take(), f.Index(), nil
 	case error:
 		return nil, 0, fmt.Errorf("raftstore: propose: %w: committed but not applied: %w", ticket.ErrUncertain, r)
 	default:
