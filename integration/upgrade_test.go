@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/ticketd/ticketd/integration/harness"
 	"github.com/ticketd/ticketd/integration/history"
+	"github.com/ticketd/ticketd/raftstore"
 )
 
 // upgradeFrom is the commit of the older ticketd the rolling upgrade test
@@ -285,7 +287,7 @@ func TestRollingUpgrade(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("mixed (%d old): %s /status: cluster_command_version %v, members %v", len(behind), n.ID(), cv, ms)
-		if cv != 1 || ms[n.ID()] != "2" {
+		if cv != 1 || ms[n.ID()] != strconv.Itoa(raftstore.CommandVersion) {
 			t.Errorf("%s /status in the mixed phase: cluster %v, members %v", n.ID(), cv, ms)
 		}
 		for id := range behind {
@@ -301,7 +303,7 @@ func TestRollingUpgrade(t *testing.T) {
 	for _, n := range hc.Nodes {
 		for {
 			cv, ms, err := statusVersions(ctx, n)
-			if err == nil && cv == 2 {
+			if err == nil && cv == raftstore.CommandVersion {
 				t.Logf("after the upgrade: %s /status: cluster_command_version %v, members %v", n.ID(), cv, ms)
 				break
 			}
@@ -402,11 +404,12 @@ func metricsHaveVersions(ctx context.Context, t *testing.T, n *harness.Node) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	cv := strconv.Itoa(raftstore.CommandVersion)
 	for _, want := range []string{
-		"ticketd_command_version 2",
-		"ticketd_cluster_command_version 2",
-		`ticketd_member_command_version{member="n1"} 2`,
-		`ticketd_member_command_version{member="n3"} 2`,
+		"ticketd_command_version " + cv,
+		"ticketd_cluster_command_version " + cv,
+		`ticketd_member_command_version{member="n1"} ` + cv,
+		`ticketd_member_command_version{member="n3"} ` + cv,
 	} {
 		if !bytes.Contains(body, []byte(want+"\n")) {
 			t.Errorf("/metrics of %s lacks %q", n.ID(), want)
