@@ -34,9 +34,10 @@ const (
 	fwdPropose byte = 1
 	fwdJoin    byte = 2
 	fwdRemove  byte = 3
-	// fwdCommit asks the leader for its commit index (no payload; the
-	// answer is 8 bytes), so that a follower is ready only once it has
-	// applied what the leader had committed.
+	// fwdCommit asks the leader for its read index, a commit index
+	// confirmed by a quorum (no payload; the answer is 8 bytes): a
+	// follower is ready only once it has applied what the leader had
+	// committed, and its reads wait for it (readindex.go).
 	fwdCommit byte = 4
 	// fwdNudge asks the leader to append a barrier entry (no payload):
 	// the entry carries its commit index to the followers at once. Raft
@@ -206,7 +207,16 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 		out := binary.BigEndian.AppendUint64(make([]byte, 0, 8+16*len(res)), index)
 		return stOK, EncodeResults(out, res)
 	case fwdCommit:
-		return stOK, binary.BigEndian.AppendUint64(nil, n.raft.CommitIndex())
+		// The read index (readindex.go), confirmed by a quorum and shared
+		// with the other readers of the moment: a follower that asks must
+		// not be told the commit index of a leader that was deposed.
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		defer cancel()
+		idx, err := n.reads.do(ctx, n.readIndexRound)
+		if err != nil {
+			return errStatus(err), []byte(err.Error())
+		}
+		return stOK, binary.BigEndian.AppendUint64(nil, idx)
 	case fwdNudge:
 		if err := n.raft.Barrier(time.Until(deadline)).Error(); err != nil {
 			return errStatus(applyError(err)), []byte(err.Error())

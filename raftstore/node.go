@@ -86,6 +86,8 @@ type Node struct {
 	// probed holds the members' command versions as they last answered
 	// (version.go), nil while the cluster runs this build's version.
 	probed atomic.Pointer[map[string]uint32]
+	// reads batches read-index rounds (readindex.go).
+	reads readRounds
 }
 
 var (

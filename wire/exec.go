@@ -26,9 +26,22 @@ func (s *session) run(p sql.Plan, args []any, bin bool) (*mysql.Result, error) {
 	prevWarnings := len(s.warnings)
 	s.warnings = s.warnings[:0:0]
 	err := s.awaitState()
+	if err == nil && readsTables(p) {
+		err = s.awaitRead()
+	}
 	var r *mysql.Result
 	if err == nil {
 		r, err = s.dispatch(p, args, bin, prevWarnings)
+	}
+	if err != nil && s.srv.cfg.Gate != nil && notFound(err) && !readsTables(p) {
+		// The database or table may have been created through another
+		// node a moment ago: a statement that found nothing changed
+		// nothing, so once the state holds every acknowledged write it
+		// runs again and its answer is the cluster's.
+		if err = s.awaitRead(); err == nil {
+			s.warnings = s.warnings[:0:0]
+			r, err = s.dispatch(p, args, bin, prevWarnings)
+		}
 	}
 	if err != nil {
 		me := myErr(err).(*mysql.MyError)
@@ -373,4 +386,28 @@ func (s *session) noteTxnWrite() {
 	if s.conn.HasStatus(mysql.SERVER_STATUS_IN_TRANS) {
 		s.txnWrote = true
 	}
+}
+
+// readsTables reports whether a statement reads replicated tables or the
+// catalogue, so that it must see every write acknowledged before it began
+// (DESIGN §4a): SELECT ... FROM and the SHOWs of the catalogue.
+func readsTables(p sql.Plan) bool {
+	switch p := p.(type) {
+	case *sql.Select:
+		return p.From != nil
+	case *sql.Show:
+		switch p.Kind {
+		case sql.ShowDatabases, sql.ShowTables, sql.ShowTableStatus, sql.ShowCreateTable,
+			sql.ShowCreateDatabase, sql.ShowColumns, sql.ShowIndex:
+			return true
+		}
+	}
+	return false
+}
+
+// notFound reports whether err is MySQL's "no such database" or "no such
+// table".
+func notFound(err error) bool {
+	me, ok := myErr(err).(*mysql.MyError)
+	return ok && (me.Code == mysqlerr.CodeBadDB || me.Code == mysqlerr.CodeNoSuchTable)
 }

@@ -52,6 +52,12 @@ type Gate interface {
 	// for it. A session's reads wait for its own writes.
 	Applied(index uint64) bool
 	WaitApplied(ctx context.Context, index uint64) error
+	// WaitRead waits until the local state holds every write acknowledged,
+	// by any node, before the call (a Raft read index). Reads of tables
+	// wait for it, and so does a statement before it answers that a
+	// database or table does not exist (it may just have been created
+	// through another node).
+	WaitRead(ctx context.Context) error
 }
 
 // Config sets up a Server.

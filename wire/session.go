@@ -135,6 +135,24 @@ func (s *session) awaitState() error {
 	return nil
 }
 
+// awaitRead holds a statement until the local state holds every write
+// acknowledged before it began (Gate.WaitRead), bounded by the statement
+// timeout.
+func (s *session) awaitRead() error {
+	g := s.srv.cfg.Gate
+	if g == nil {
+		return nil
+	}
+	ctx := s.stmt.begin()
+	err := g.WaitRead(ctx)
+	s.stmt.end()
+	if err != nil {
+		return packet(mysqlerr.New(mysqlerr.CodeReadOnly,
+			"ticketd cannot confirm this node's state is current (%v): nothing was done, retry or use another node", err))
+	}
+	return nil
+}
+
 // awaitLogin is awaitState for the connection phase: the wait ends at
 // loginBy if that comes before the statement timeout. The connect timeout
 // bounds the whole phase; a login held until it ends would lose its
@@ -249,7 +267,16 @@ func (s *session) use(db string) error {
 		return nil
 	}
 	if err := s.checkDB(db); err != nil {
-		return err
+		if !notFound(err) || s.srv.cfg.Gate == nil {
+			return err
+		}
+		// Created through another node a moment ago? (see run)
+		if werr := s.awaitRead(); werr != nil {
+			return werr
+		}
+		if err := s.checkDB(db); err != nil {
+			return err
+		}
 	}
 	s.db = db
 	return nil

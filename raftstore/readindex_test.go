@@ -1,0 +1,96 @@
+package raftstore
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// TestReadRoundsBatch: readers that arrive while a round is under way
+// share the next round, and none of them is answered by the round that
+// had started before it arrived (its index may miss a write acknowledged
+// in between).
+func TestReadRoundsBatch(t *testing.T) {
+	var (
+		r       readRounds
+		rounds  atomic.Uint64
+		release = make(chan struct{})
+		started = make(chan struct{}, 10)
+	)
+	round := func() (uint64, error) {
+		n := rounds.Add(1)
+		started <- struct{}{}
+		if n == 1 {
+			<-release
+		}
+		return n, nil
+	}
+	ctx := ctxT(t, 10*time.Second)
+	first := make(chan uint64)
+	go func() {
+		idx, err := r.do(ctx, round)
+		if err != nil {
+			t.Error(err)
+		}
+		first <- idx
+	}()
+	<-started // round 1 is under way
+	const late = 50
+	var wg sync.WaitGroup
+	got := make([]uint64, late)
+	for i := range late {
+		wg.Go(func() {
+			idx, err := r.do(ctx, round)
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = idx
+		})
+	}
+	time.Sleep(20 * time.Millisecond) // let them queue behind round 1
+	close(release)
+	if idx := <-first; idx != 1 {
+		t.Errorf("first reader answered by round %d, want 1", idx)
+	}
+	wg.Wait()
+	for i, idx := range got {
+		if idx != 2 {
+			t.Fatalf("late reader %d answered by round %d, want 2 (the round after its arrival)", i, idx)
+		}
+	}
+	if n := rounds.Load(); n != 2 {
+		t.Errorf("%d rounds for 51 readers, want 2", n)
+	}
+}
+
+// TestFollowerReadIndex: with CommitTimeout an hour, a follower learns of
+// a write another node acknowledged only when it asks; WaitRead returns
+// once its state holds the write.
+func TestFollowerReadIndex(t *testing.T) {
+	c := startCluster(t, func(cfg *Config) { cfg.CommitTimeout = time.Hour })
+	l := c.leader()
+	ctx := ctxT(t, 20*time.Second)
+	if _, err := l.Propose(ctx, []ticket.Command{createDB("flickr"), createTickets("flickr", "Tickets64")}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := l.Propose(ctx, []ticket.Command{replaceCmd("flickr", "Tickets64", "a")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := c.follower()
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := f.WaitRead(wait); err != nil {
+		t.Fatalf("follower read index: %v", err)
+	}
+	if got := autoInc(t, f, "flickr", "Tickets64"); got != res[0].InsertID+1 {
+		t.Errorf("follower's auto_increment %d after WaitRead; the leader acknowledged id %d", got, res[0].InsertID)
+	}
+	if err := l.WaitRead(wait); err != nil {
+		t.Fatalf("leader read index: %v", err)
+	}
+}
