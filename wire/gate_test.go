@@ -19,7 +19,7 @@ func (closedGate) WaitServing(ctx context.Context) error {
 }
 func (closedGate) Applied(uint64) bool                             { return false }
 func (closedGate) WaitApplied(ctx context.Context, _ uint64) error { <-ctx.Done(); return ctx.Err() }
-func (closedGate) WaitRead(ctx context.Context) error               { <-ctx.Done(); return ctx.Err() }
+func (closedGate) WaitRead(ctx context.Context) error              { <-ctx.Done(); return ctx.Err() }
 
 // TestLoginBehindAnswers1290: a node that cannot answer yet holds a login
 // at most until shortly before the connect timeout, then refuses it with
