@@ -159,17 +159,26 @@ func diskFull(t *testing.T, store string) {
 			t.Logf("failed: %s", h.Format(o))
 		}
 	}
-	// The path this test is for was taken: the state checkpoint failed
-	// and was written again. (Whether the Raft log's own writes fail
-	// depends on the store: raft-wal preallocates 64 MiB segments, and
-	// bbolt often has free pages; when they do, the statements' errors
-	// must say "Disk full", checked above.)
+	// A path this test is for was taken and healed: the state checkpoint
+	// failed and was written again, or the Raft log's writes failed and
+	// the store took writes again. Which one a run meets depends on the
+	// store and the moment: raft-wal preallocates 64 MiB segments and
+	// bbolt often has free pages, so the checkpoint usually fails first;
+	// but when bbolt's raft.db fails first, nothing new is applied, and a
+	// checkpoint, written only when the state changed, has nothing to
+	// write until the space is back (seen in make test: the statements
+	// got 1021, checked above, and no checkpoint failed).
 	b, err := os.ReadFile(n.LogPath())
 	must(t, err)
-	for _, want := range []string{"state checkpoint failed", "state checkpoint written again"} {
-		if !strings.Contains(string(b), want) {
-			t.Errorf("node log lacks %q: the test did not fill the disk where it meant to", want)
-		}
+	logText := string(b)
+	checkpointPath := strings.Contains(logText, "state checkpoint failed") && strings.Contains(logText, "state checkpoint written again")
+	raftLogPath := strings.Contains(logText, "the Raft log store takes writes again")
+	t.Logf("healed: state checkpoint %v, Raft log store %v", checkpointPath, raftLogPath)
+	if !checkpointPath && !raftLogPath {
+		t.Errorf("node log shows neither a failed and rewritten checkpoint nor a Raft log store that takes writes again: the test did not fill the disk where it meant to")
+	}
+	if strings.Contains(logText, "state checkpoint failed") && !checkpointPath {
+		t.Errorf("a state checkpoint failed and was never written again")
 	}
 
 }
