@@ -94,3 +94,45 @@ func TestFollowerReadIndex(t *testing.T) {
 		t.Fatalf("leader read index: %v", err)
 	}
 }
+
+// BenchmarkReadIndex: what a read that must see every acknowledged write
+// costs, on the leader and through a follower, 16 readers at once (their
+// rounds are shared), with a writer keeping the cluster busy.
+func BenchmarkReadIndex(b *testing.B) {
+	c := startCluster(b)
+	l := c.leader()
+	proposeRetry(b, l, setupCmds()...)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			l.Propose(context.Background(), []ticket.Command{replaceCmd("flickr", "Tickets64", "a")})
+		}
+	})
+	defer func() { close(stop); wg.Wait() }()
+	for _, n := range []*Node{l, c.follower()} {
+		name := "leader"
+		if n != l {
+			name = "follower"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetParallelism(8) // 16 readers on 2 cores
+			start := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				ctx := context.Background()
+				for pb.Next() {
+					if err := n.WaitRead(ctx); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "reads/s")
+		})
+	}
+}
