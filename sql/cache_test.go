@@ -23,21 +23,50 @@ func TestCacheHit(t *testing.T) {
 	if !reflect.DeepEqual(first, want) {
 		t.Fatalf("cached parse = %s, want %s", dumpPlans(first), dumpPlans(want))
 	}
+	// A text is kept from its second parse on.
+	if c.Len() != 0 {
+		t.Errorf("Len = %d after one parse, want 0", c.Len())
+	}
+	second, err := c.Parse(multiQuery)
+	if err != nil {
+		t.Fatal(err)
+	}
 	again, err := c.Parse(multiQuery)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A hit hands out the very same plans, not a re-parse.
-	if len(again) != 2 || again[0] != first[0] || again[1] != first[1] {
-		t.Errorf("second Parse returned different plans")
+	if len(again) != 2 || again[0] != second[0] || again[1] != second[1] {
+		t.Errorf("third Parse returned different plans")
 	}
 	if c.Len() != 1 {
 		t.Errorf("Len = %d, want 1", c.Len())
 	}
 }
 
+// TestCacheAdmitsRepeats: texts that come once each (interpolated
+// parameters) are not cached, and do not stop a text that repeats from
+// being cached.
+func TestCacheAdmitsRepeats(t *testing.T) {
+	c := NewCache(64)
+	for i := range 1000 {
+		if _, err := c.Parse(fmt.Sprintf("SELECT * FROM t WHERE id = %d", i)); err != nil {
+			t.Fatal(err)
+		}
+		if i%10 == 0 {
+			if _, err := c.Parse(replaceQuery); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n := c.Len(); n != 1 {
+		t.Errorf("Len = %d after 1,000 texts seen once and one seen 100 times, want 1", n)
+	}
+}
+
 func TestCacheErrors(t *testing.T) {
 	c := NewCache(10)
+	c.Parse("SELEC 1")
 	_, err1 := c.Parse("SELEC 1")
 	_, err2 := c.Parse("SELEC 1")
 	e, ok := err1.(*Error)
@@ -57,6 +86,7 @@ func TestCacheBounded(t *testing.T) {
 		c := NewCache(max)
 		for i := 0; i < 10*max+50; i++ {
 			q := fmt.Sprintf("SELECT %d", i)
+			c.Parse(q) // kept from its second parse on
 			plans, err := c.Parse(q)
 			if err != nil {
 				t.Fatal(err)
@@ -103,8 +133,13 @@ func TestCacheOwnsQuery(t *testing.T) {
 	c := NewCache(10)
 	buf := []byte("SELECT 'abc' AS x")
 	q := unsafeString(buf)
-	if _, err := c.Parse(q); err != nil {
-		t.Fatal(err)
+	for range 2 { // kept from its second parse on
+		if _, err := c.Parse(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.Len() != 1 {
+		t.Fatalf("Len = %d, want 1", c.Len())
 	}
 	copy(buf, "SELECT 'zzz' AS y")
 	plans, err := c.Parse("SELECT 'abc' AS x")
@@ -186,5 +221,33 @@ func BenchmarkCacheMiss(b *testing.B) {
 		if _, err := c.Parse(replaceQuery); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkCacheUnique: texts seen once each (a driver that interpolates
+// its parameters, a point SELECT per key), against a full cache of the
+// wire server's default size, and against no cache at all (parse only).
+func BenchmarkCacheUnique(b *testing.B) {
+	for _, size := range []int{0, 4096} {
+		b.Run(fmt.Sprintf("cache=%d", size), func(b *testing.B) {
+			c := NewCache(size)
+			for i := range size {
+				if _, err := c.Parse(fmt.Sprintf("SELECT * FROM WORKER_NODE WHERE ID = %d", -1-i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			queries := make([]string, 1<<16)
+			for i := range queries {
+				queries[i] = fmt.Sprintf("SELECT * FROM WORKER_NODE WHERE ID = %d", i)
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, err := c.Parse(queries[i%len(queries)]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
 	}
 }
