@@ -439,8 +439,8 @@ func readImage(db *bolt.DB, wantApplied uint64) (*ticket.Dump, map[string]int, e
 				if len(v) != 8 {
 					return fmt.Errorf("global %q has %d bytes", k, len(v))
 				}
-				if isVersionGlobal(string(k)) {
-					// The source cluster's members, not its data.
+				if isClusterGlobal(string(k)) {
+					// The source cluster's members and clock, not its data.
 					return nil
 				}
 				dump.Globals = append(dump.Globals, ticket.Global{Name: string(k), Value: binary.BigEndian.Uint64(v)})

@@ -152,6 +152,11 @@ type Config struct {
 	// applies up to: CommandVersion, lower only in tests that play an
 	// older build.
 	commandVersion uint32
+	// appendClock, if set, restamps the entries this node appends as
+	// leader: their AppendedAt, which Raft takes from the leader's clock,
+	// becomes appendClock(AppendedAt). Tests use it to play leaders whose
+	// clocks differ.
+	appendClock func(time.Time) time.Time
 }
 
 // ApplyTimeoutFor is the ApplyTimeout that fits a statement timeout (the

@@ -20,6 +20,12 @@
 // statement with ticket.ErrStorage and heals with the next write that
 // succeeds (storage.go).
 //
+// Time: a command's NOW() is its entry's AppendedAt, which the leader
+// stamps from its clock, raised to the highest time already applied: the
+// replicated clock, kept in the state (checkpoints, snapshots), never
+// goes back when leadership moves to a node whose clock is behind
+// (clock.go; from command version 4, the version that starts it).
+//
 // Planned operations: a leader hands leadership over before it stops
 // (HandOver, TransferLeadership; handover.go), and the leader's
 // replication to an unreachable member waits for it instead of letting

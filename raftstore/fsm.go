@@ -393,6 +393,7 @@ func (f *FSM) applyBatch(logs []*raft.Log, resps []any) error {
 				return f.failLocked(fmt.Errorf("%w: log entry %d cannot be decoded by this build: %w", ErrUndecodable, l.Index, err))
 			}
 			f.cmds = cmds
+			now := f.entryTime(st, l.AppendedAt)
 			results := make([]ticket.Result, len(cmds))
 			for j := range cmds {
 				c := &cmds[j]
@@ -402,7 +403,7 @@ func (f *FSM) applyBatch(logs []*raft.Log, resps []any) error {
 					return f.failLocked(fmt.Errorf("%w: log entry %d raises it to %d, this build applies up to %d",
 						ErrVersionTooOld, l.Index, c.Value, f.version))
 				}
-				c.Now = l.AppendedAt
+				c.Now = now
 				r, err := f.apply(st, c)
 				if err != nil {
 					return f.failLocked(fmt.Errorf("entry %d command %d: %w", l.Index, j, err))
@@ -416,6 +417,9 @@ func (f *FSM) applyBatch(logs []*raft.Log, resps []any) error {
 					f.refreshVersions(f.mem)
 					if was <= baseVersion && f.ClusterVersion() > baseVersion {
 						f.leftBase.Store(true)
+					}
+					if was < clockVersion && f.ClusterVersion() >= clockVersion {
+						f.startClock(st, l.AppendedAt)
 					}
 				}
 			}

@@ -331,6 +331,8 @@ type raftStorage struct {
 	logs     raft.LogStore // store behind a cache of recent entries
 	snaps    raft.SnapshotStore
 	existing bool // the directory holds Raft state already
+	// appendClock is Config.appendClock (tests).
+	appendClock func(time.Time) time.Time
 }
 
 // openRaftStorage opens the log store the directory has or cfg asks for,
@@ -341,6 +343,7 @@ func openRaftStorage(raftDir string, cfg *Config, hl hclog.Logger, log *slog.Log
 		return rs, err
 	}
 	rs.store = &watchedStore{logStore: store, log: log}
+	rs.appendClock = cfg.appendClock
 	defer func() {
 		if err != nil {
 			rs.store.Close()
@@ -405,9 +408,18 @@ func startRaft(rc *raft.Config, fsm *FSM, rs raftStorage, trans raft.Transport, 
 			memberSeen.Store(true)
 		}
 	}
-	r, err := raft.NewRaft(rc, fsm, rs.logs, rs.store, rs.snaps, trans)
+	logs := rs.logs
+	var stamped *stampedLogs
+	if rs.appendClock != nil {
+		stamped = &stampedLogs{LogStore: logs, clock: rs.appendClock}
+		logs = stamped
+	}
+	r, err := raft.NewRaft(rc, fsm, logs, rs.store, rs.snaps, trans)
 	if err != nil {
 		return nil, fmt.Errorf("raftstore: start raft: %w", err)
+	}
+	if stamped != nil {
+		stamped.raft.Store(r)
 	}
 	fsm.onFatal = func(error) {
 		// A replica whose state cannot take entries must not lead or

@@ -59,7 +59,14 @@ import (
 
 // CommandVersion is the highest command version this build decodes and
 // applies.
-const CommandVersion = 3
+//
+// Version 4 changes no command: it changes the time every command reads
+// (NOW(), CURRENT_TIMESTAMP), which from then on never goes below the
+// last applied entry's (clock.go). No op's entry is raised for it, so a
+// cluster that still runs version 3 takes every command as before; the
+// state machine itself switches, on every replica at the same entry,
+// when the cluster's version reaches clockVersion.
+const CommandVersion = 4
 
 // baseVersion is the version of a build from before command versions
 // (which announces nothing): what the build at commit 3e891bc, the oldest
