@@ -39,6 +39,19 @@ func BenchmarkTicketAlloc(b *testing.B) {
 	})
 }
 
+// BenchmarkTicketNodeScope is BenchmarkTicket on a node-scoped table
+// (DESIGN §4c): ids come from the node's block in memory, so its two
+// statements should cost about two of BenchmarkSelect1's.
+func BenchmarkTicketNodeScope(b *testing.B) {
+	benchOn(b, benchDBWith(b, "", flickrDDL+" COMMENT='ticketd:cache=1000,scope=node'"), func(ctx context.Context, conn *sql.Conn) error {
+		if _, err := conn.ExecContext(ctx, "REPLACE INTO Tickets64 (stub) VALUES ('a')"); err != nil {
+			return err
+		}
+		var id uint64
+		return conn.QueryRowContext(ctx, "SELECT LAST_INSERT_ID()").Scan(&id)
+	})
+}
+
 // BenchmarkSelect1 is the protocol round trip alone, the ceiling for
 // BenchmarkTicket's two statements.
 func BenchmarkSelect1(b *testing.B) {
@@ -77,7 +90,10 @@ func benchDB(b *testing.B) *sql.DB { return benchDBAs(b, "") }
 
 // benchDBAs is benchDB for a client logging in as account ("user:pw",
 // of the alloc role; "" for the default root).
-func benchDBAs(b *testing.B, account string) *sql.DB {
+func benchDBAs(b *testing.B, account string) *sql.DB { return benchDBWith(b, account, flickrDDL) }
+
+// benchDBWith is benchDBAs with the table made by ddl.
+func benchDBWith(b *testing.B, account, ddl string) *sql.DB {
 	var base, login string
 	if account == "" {
 		base = startServer(b)
@@ -101,7 +117,7 @@ func benchDBAs(b *testing.B, account string) *sql.DB {
 	}
 	defer setup.Close()
 	setup.SetMaxOpenConns(1)
-	for _, q := range []string{"CREATE DATABASE flickr", "USE flickr", flickrDDL} {
+	for _, q := range []string{"CREATE DATABASE flickr", "USE flickr", ddl} {
 		if _, err := setup.Exec(q); err != nil {
 			b.Fatal(err)
 		}
