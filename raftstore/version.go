@@ -66,7 +66,10 @@ import (
 // cluster that still runs version 3 takes every command as before; the
 // state machine itself switches, on every replica at the same entry,
 // when the cluster's version reaches clockVersion.
-const CommandVersion = 4
+//
+// Version 5 adds the value kinds of typed binary-protocol parameters
+// (ticket.ValTemporal, ticket.ValDouble).
+const CommandVersion = 5
 
 // baseVersion is the version of a build from before command versions
 // (which announces nothing): what the build at commit 3e891bc, the oldest
@@ -129,6 +132,9 @@ var kindVersions = map[ticket.ValueKind]uint32{
 	ticket.ValNull: 1, ticket.ValDefault: 1, ticket.ValInt: 1, ticket.ValUint: 1,
 	ticket.ValString: 1, ticket.ValDecimal: 1,
 	ticket.ValNow: 2,
+	// Version 5: binary-protocol parameters keep their type
+	// (ticket/values_typed.go); version 4 would not convert them.
+	ticket.ValTemporal: 5, ticket.ValDouble: 5,
 }
 
 // commandVersion is the lowest command version that applies c as this
@@ -150,6 +156,32 @@ func commandVersion(c *ticket.Command) uint32 {
 	if c.Where != (ticket.Value{}) {
 		v = max(v, kindVersion(c.Where.Kind))
 	}
+	if r := c.Rows; r != nil {
+		for i := range r.Sets {
+			v = max(v, kindVersion(r.Sets[i].A.Val.Kind), kindVersion(r.Sets[i].B.Val.Kind))
+		}
+		for i := range r.Where {
+			v = max(v, kindVersion(r.Where[i].Val.Kind))
+		}
+		if r.Filter != nil {
+			v = max(v, exprVersion(r.Filter))
+		}
+		for i := range r.Assigns {
+			v = max(v, exprVersion(&r.Assigns[i].Expr))
+		}
+	}
+	return v
+}
+
+// exprVersion is the version of the values in a row-engine expression.
+func exprVersion(x *ticket.RowExpr) uint32 {
+	v := uint32(baseVersion)
+	if x.Val != nil {
+		v = kindVersion(x.Val.Kind)
+	}
+	for i := range x.Args {
+		v = max(v, exprVersion(&x.Args[i]))
+	}
 	return v
 }
 
@@ -168,6 +200,9 @@ func maskVersion(m uint64, versions map[uint64]uint32) uint32 {
 }
 
 func kindVersion(k ticket.ValueKind) uint32 {
+	if k == 0 {
+		return baseVersion // no value (an operand that is a column)
+	}
 	if v, ok := kindVersions[k]; ok {
 		return v
 	}

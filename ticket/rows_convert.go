@@ -74,6 +74,9 @@ func (sc *storeCtx) storeInt(col *RowCol, v val, row int) (Datum, *Error) {
 		if v.date {
 			r, _ = new(mb.Rat).SetString(v.t.Format("20060102"))
 		}
+		if v.clock {
+			r = clockNumber(v.s)
+		}
 	case vStr:
 		prefix, rest := numericPrefix(v.s)
 		r = new(mb.Rat)
@@ -94,6 +97,9 @@ func (sc *storeCtx) storeInt(col *RowCol, v val, row int) (Datum, *Error) {
 		}
 	}
 	n := roundHalfAway(r)
+	if v.dbl {
+		n = roundHalfEven(r)
+	}
 	lo, hi := new(mb.Int), new(mb.Int).SetUint64(col.Int.Max())
 	if !col.Int.Unsigned {
 		lo.Neg(hi)

@@ -125,6 +125,12 @@ type val struct {
 	// now marks NOW() itself, the entry's time, which is stored as it is
 	// (a test's log entry may carry none).
 	now bool
+	// dbl marks a vDec that is a DOUBLE parameter (values_typed.go): r is
+	// its exact value, s MariaDB's text of it.
+	dbl bool
+	// clock marks a vTime that is a TIME parameter: t is it on the
+	// statement's date, s its text.
+	clock bool
 }
 
 func (v val) isNum() bool { return v.k == vInt || v.k == vUint || v.k == vDec }
@@ -152,8 +158,14 @@ func (v val) text() string {
 	case vDec:
 		return v.s
 	case vTime:
-		if v.date {
+		switch {
+		case v.clock:
+			return v.s
+		case v.date:
 			return v.t.Format(dateFormat)
+		case v.t.Nanosecond() != 0:
+			// A parameter's microseconds, shown as MariaDB shows them.
+			return v.t.Format(dateTimeFormat + ".000000")
 		}
 		return v.t.Format(dateTimeFormat)
 	}
@@ -228,6 +240,10 @@ func litVal(v Value, now time.Time) (val, *Error) {
 		return val{k: vDec, r: r, s: v.Str}, nil
 	case ValNow:
 		return val{k: vTime, t: now.UTC().Truncate(time.Second), now: true}, nil
+	case ValTemporal:
+		return temporalVal(v.Str, now)
+	case ValDouble:
+		return doubleVal(v.Str)
 	}
 	return val{}, mysqlerr.NotSupported("DEFAULT in an expression")
 }
@@ -709,6 +725,10 @@ func (env *evalEnv) arith(x *RowExpr) (val, *Error) {
 	}
 	if a.k == vStr || b.k == vStr || a.k == vTime || b.k == vTime {
 		return val{}, mysqlerr.NotSupported("arithmetic on a string or a date")
+	}
+	if a.dbl || b.dbl {
+		// MariaDB computes it as a DOUBLE, with a DOUBLE result.
+		return val{}, mysqlerr.NotSupported("arithmetic on a DOUBLE parameter")
 	}
 	op := map[ExprOp]byte{EAdd: '+', ESub: '-', EMul: '*'}[x.Op]
 	if a.k == vDec || b.k == vDec {

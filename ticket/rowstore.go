@@ -694,9 +694,17 @@ func indexValue(col *RowCol, v Value) (Datum, bool) {
 		return Datum{}, false
 	case col.Kind == ColString && v.Kind != ValString:
 		return Datum{}, false
-	case col.Kind == ColInt && v.Kind == ValDecimal:
+	case col.Kind == ColInt && (v.Kind == ValDecimal || v.Kind == ValDouble):
 		r, ok := new(mb.Rat).SetString(v.Str)
 		if !ok || !r.IsInt() {
+			return Datum{}, false
+		}
+	case v.Kind == ValTemporal:
+		// A DATE or DATETIME parameter on a temporal column, without a
+		// time of day or microseconds the stored form would drop; a TIME
+		// (on the statement's date) and other columns are scanned.
+		if col.Kind == ColInt || strings.Contains(v.Str, ".") || !(len(v.Str) >= 10 && v.Str[4] == '-') ||
+			(col.Kind == ColDate && len(v.Str) > 10 && !strings.HasSuffix(v.Str, " 00:00:00")) {
 			return Datum{}, false
 		}
 	case col.Kind == ColInt && v.Kind == ValString:

@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -165,56 +164,9 @@ func bind(v sql.Value, args []any) (ticket.Value, error) {
 		if v.Param >= len(args) {
 			return ticket.Value{}, mysqlerr.Syntax("?", 1)
 		}
-		return argValue(args[v.Param]), nil
+		return argValue(args[v.Param])
 	}
 	return ticket.Value{}, unsupported("this value")
-}
-
-// argValue converts a COM_STMT_EXECUTE argument as go-mysql decodes it.
-func argValue(a any) ticket.Value {
-	switch x := a.(type) {
-	case nil:
-		return ticket.Value{Kind: ticket.ValNull}
-	case int8:
-		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}
-	case int16:
-		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}
-	case int32:
-		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}
-	case int64:
-		return ticket.Value{Kind: ticket.ValInt, Int: x}
-	case int:
-		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}
-	case uint8:
-		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}
-	case uint16:
-		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}
-	case uint32:
-		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}
-	case uint64:
-		if x <= 1<<63-1 {
-			return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}
-		}
-		return ticket.Value{Kind: ticket.ValUint, Uint: x}
-	case float32:
-		return ticket.Value{Kind: ticket.ValDecimal, Str: strconv.FormatFloat(float64(x), 'g', -1, 32)}
-	case float64:
-		return ticket.Value{Kind: ticket.ValDecimal, Str: strconv.FormatFloat(x, 'g', -1, 64)}
-	case mysql.TypedBytes:
-		if x.Type == mysql.MYSQL_TYPE_DECIMAL || x.Type == mysql.MYSQL_TYPE_NEWDECIMAL {
-			if n, err := strconv.ParseInt(string(x.Bytes), 10, 64); err == nil {
-				return ticket.Value{Kind: ticket.ValInt, Int: n}
-			}
-			return ticket.Value{Kind: ticket.ValDecimal, Str: string(x.Bytes)}
-		}
-		return ticket.Value{Kind: ticket.ValString, Str: string(x.Bytes)}
-	case []byte:
-		return ticket.Value{Kind: ticket.ValString, Str: string(x)}
-	case string:
-		return ticket.Value{Kind: ticket.ValString, Str: x}
-	default:
-		return ticket.Value{Kind: ticket.ValString, Str: fmt.Sprint(x)}
-	}
 }
 
 // MaxRowsPerStatement bounds the VALUES tuples of one INSERT or REPLACE.

@@ -185,7 +185,7 @@ func generates(v ticket.Value) bool {
 		return v.Int == 0
 	case ticket.ValUint:
 		return v.Uint == 0
-	case ticket.ValString, ticket.ValDecimal:
+	case ticket.ValString, ticket.ValDecimal, ticket.ValDouble:
 		f, err := strconv.ParseFloat(strings.TrimSpace(v.Str), 64)
 		return err == nil && f == 0
 	}

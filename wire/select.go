@@ -42,7 +42,7 @@ func (e *evalCtx) eval(x *sql.Expr) (any, error) {
 			return v.Int, nil
 		case ticket.ValUint:
 			return v.Uint, nil
-		case ticket.ValDecimal:
+		case ticket.ValDecimal, ticket.ValDouble:
 			f, err := strconv.ParseFloat(v.Str, 64)
 			if err != nil {
 				return v.Str, nil
@@ -449,7 +449,7 @@ func tvAny(v ticket.Value) any {
 		return v.Int
 	case ticket.ValUint:
 		return v.Uint
-	case ticket.ValString, ticket.ValDecimal:
+	case ticket.ValString, ticket.ValDecimal, ticket.ValDouble, ticket.ValTemporal:
 		return v.Str
 	}
 	return nil

@@ -74,8 +74,9 @@ const (
 	CodeIncorrectValue          uint16 = mysql.ER_TRUNCATED_WRONG_VALUE_FOR_FIELD
 	CodeDataTooLong             uint16 = mysql.ER_DATA_TOO_LONG
 	CodeMalformedPacket         uint16 = mysql.ER_MALFORMED_PACKET
-	CodeSecureTransportRequired uint16 = 3159 // MySQL 8's ER_SECURE_TRANSPORT_REQUIRED
-	CodeClientTimeout           uint16 = 4031 // MySQL 8's ER_CLIENT_INTERACTION_TIMEOUT
+	CodeWrongArguments          uint16 = mysql.ER_WRONG_ARGUMENTS // a COM_STMT_EXECUTE parameter that is no value of its type
+	CodeSecureTransportRequired uint16 = 3159                     // MySQL 8's ER_SECURE_TRANSPORT_REQUIRED
+	CodeClientTimeout           uint16 = 4031                     // MySQL 8's ER_CLIENT_INTERACTION_TIMEOUT
 )
 
 // SQLSTATEs that ticketd sets by hand rather than through State.

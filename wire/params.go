@@ -1,0 +1,124 @@
+package wire
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// Binary-protocol parameters. go-mysql v1.16.0 (server/stmt.go) decodes
+// a COM_STMT_EXECUTE's parameters into Go values: integers by their size
+// and unsigned flag, FLOAT and DOUBLE as float32 and float64, and every
+// other type, DATE, DATETIME, TIMESTAMP and TIME included, as a
+// mysql.TypedBytes holding the bytes after the length prefix. For the
+// temporal types those bytes are the binary protocol's fields (year as
+// two bytes, month, day, ...), not text; argValue decodes them. Long data
+// (COM_STMT_SEND_LONG_DATA) reaches here spliced into the execute packet
+// by mysqlconn.Conn, as a string.
+
+// argValue converts a COM_STMT_EXECUTE argument as go-mysql decodes it
+// into a statement value of the parameter's MariaDB type. An argument
+// that is no value of its type (a DATE of 3 bytes) is error 1210.
+func argValue(a any) (ticket.Value, error) {
+	switch x := a.(type) {
+	case nil:
+		return ticket.Value{Kind: ticket.ValNull}, nil
+	case int8:
+		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}, nil
+	case int16:
+		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}, nil
+	case int32:
+		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}, nil
+	case int64:
+		return ticket.Value{Kind: ticket.ValInt, Int: x}, nil
+	case int:
+		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}, nil
+	case uint8:
+		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}, nil
+	case uint16:
+		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}, nil
+	case uint32:
+		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}, nil
+	case uint64:
+		if x <= 1<<63-1 {
+			return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}, nil
+		}
+		return ticket.Value{Kind: ticket.ValUint, Uint: x}, nil
+	case float32:
+		// MariaDB widens a FLOAT parameter to double (set_param_float).
+		return ticket.DoubleValue(float64(x)), nil
+	case float64:
+		return ticket.DoubleValue(x), nil
+	case mysql.TypedBytes:
+		return typedArg(x)
+	case []byte:
+		return ticket.Value{Kind: ticket.ValString, Str: string(x)}, nil
+	case string:
+		return ticket.Value{Kind: ticket.ValString, Str: x}, nil
+	default:
+		return ticket.Value{}, badArg("a parameter of Go type %T", a)
+	}
+}
+
+// typedArg converts a length-prefixed parameter.
+func typedArg(x mysql.TypedBytes) (ticket.Value, error) {
+	b := x.Bytes
+	switch x.Type {
+	case mysql.MYSQL_TYPE_DECIMAL, mysql.MYSQL_TYPE_NEWDECIMAL:
+		// Text, as MariaDB's set_param_decimal reads it; the row engine
+		// refuses one that is no number.
+		return ticket.Value{Kind: ticket.ValDecimal, Str: string(b)}, nil
+	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE:
+		switch len(b) {
+		case 0:
+			return ticket.TemporalValue(ticket.TemporalDate, false, 0, 0, 0, 0, 0, 0, 0), nil
+		case 4, 7, 11:
+			// A DATE parameter's time part, if any, is ignored (set_param_date).
+			return ticket.TemporalValue(ticket.TemporalDate, false,
+				int(binary.LittleEndian.Uint16(b)), int(b[2]), int(b[3]), 0, 0, 0, 0), nil
+		}
+		return ticket.Value{}, badArg("a DATE parameter of %d bytes", len(b))
+	case mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIMESTAMP:
+		var hour, minute, second, micro int
+		switch len(b) {
+		case 0:
+			return ticket.TemporalValue(ticket.TemporalDateTime, false, 0, 0, 0, 0, 0, 0, 0), nil
+		case 4:
+		case 11:
+			micro = int(binary.LittleEndian.Uint32(b[7:]))
+			fallthrough
+		case 7:
+			hour, minute, second = int(b[4]), int(b[5]), int(b[6])
+		default:
+			return ticket.Value{}, badArg("a DATETIME parameter of %d bytes", len(b))
+		}
+		return ticket.TemporalValue(ticket.TemporalDateTime, false,
+			int(binary.LittleEndian.Uint16(b)), int(b[2]), int(b[3]), hour, minute, second, micro), nil
+	case mysql.MYSQL_TYPE_TIME:
+		switch len(b) {
+		case 0:
+			return ticket.TemporalValue(ticket.TemporalTime, false, 0, 0, 0, 0, 0, 0, 0), nil
+		case 8, 12:
+			var micro int
+			if len(b) == 12 {
+				micro = int(binary.LittleEndian.Uint32(b[8:]))
+			}
+			days := int(binary.LittleEndian.Uint32(b[1:]))
+			if days > 34 { // beyond TIME's range (838:59:59) by far
+				return ticket.Value{}, badArg("a TIME parameter of %d days", days)
+			}
+			return ticket.TemporalValue(ticket.TemporalTime, b[0] == 1, 0, 0, 0, days*24+int(b[5]), int(b[6]), int(b[7]), micro), nil
+		}
+		return ticket.Value{}, badArg("a TIME parameter of %d bytes", len(b))
+	}
+	// Strings, blobs, ENUM, SET, BIT, JSON, GEOMETRY: their bytes.
+	return ticket.Value{Kind: ticket.ValString, Str: string(b)}, nil
+}
+
+func badArg(format string, args ...any) error {
+	return mysqlerr.New(mysqlerr.CodeWrongArguments, "Incorrect arguments to mysqld_stmt_execute (%s)", fmt.Sprintf(format, args...))
+}
