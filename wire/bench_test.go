@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ticketd/ticketd/wire/mysqlconn"
@@ -129,4 +130,34 @@ func benchDBWith(b *testing.B, account, ddl string) *sql.DB {
 	db.SetMaxIdleConns(64)
 	b.Cleanup(func() { db.Close() })
 	return db
+}
+
+// BenchmarkPointSelect is a point SELECT by primary key on a row table of
+// 10,000 rows, each key a new text as a driver that interpolates its
+// parameters sends it (issue 22's target: at least half of SELECT 1's
+// rate).
+func BenchmarkPointSelect(b *testing.B) {
+	const rows = 10000
+	db := benchDBWith(b, "", "CREATE TABLE w (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, host VARCHAR(64) NOT NULL, port VARCHAR(64) NOT NULL)")
+	for i := 0; i < rows; i += 500 {
+		var q strings.Builder
+		q.WriteString("INSERT INTO w (host, port) VALUES ")
+		for j := 0; j < 500; j++ {
+			if j > 0 {
+				q.WriteString(",")
+			}
+			fmt.Fprintf(&q, "('h%d', 'p%d')", i+j, i+j)
+		}
+		if _, err := db.Exec(q.String()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var n atomic.Uint64
+	b.ResetTimer()
+	benchOn(b, db, func(ctx context.Context, conn *sql.Conn) error {
+		k := 1 + n.Add(7919)%rows
+		var id uint64
+		var host, port string
+		return conn.QueryRowContext(ctx, fmt.Sprintf("SELECT id, host, port FROM w WHERE id = %d", k)).Scan(&id, &host, &port)
+	})
 }
