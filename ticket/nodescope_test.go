@@ -54,6 +54,9 @@ func (c *clusterRepl) reservations() int {
 type nodeView struct {
 	c   *clusterRepl
 	cut atomic.Bool
+	// stale, when set, is the SchemaEpoch a node reports: one cut off
+	// applies nothing, so schema changes made meanwhile do not reach it.
+	stale atomic.Pointer[uint64]
 }
 
 func (n *nodeView) Propose(_ context.Context, cmds []Command) ([]Result, error) {
@@ -69,7 +72,12 @@ func (n *nodeView) View(fn func(Store) error) error {
 	return fn(n.c.st)
 }
 
-func (n *nodeView) SchemaEpoch() uint64 { return n.c.epoch.Load() }
+func (n *nodeView) SchemaEpoch() uint64 {
+	if e := n.stale.Load(); e != nil {
+		return *e
+	}
+	return n.c.epoch.Load()
+}
 
 const nodeComment = "ticketd:cache=100,scope=node"
 
@@ -313,6 +321,64 @@ func TestNodeScopeCutOffFinishesBlock(t *testing.T) {
 	if id <= last || id <= other {
 		t.Fatalf("healed node: %d after its %d and the other node's %d", id, last, other)
 	}
+}
+
+// TestNodeScopeDropRecreateWhileCutOff: a node cut off with a block
+// keeps serving it for the table it knows, while the majority drops the
+// table and creates it again. The new table's ids start above every id
+// the old one reserved (the drop's high-water mark counts blocks taken,
+// not ids handed out), so the two never meet.
+func TestNodeScopeDropRecreateWhileCutOff(t *testing.T) {
+	c, svcs, views, _ := nodeCluster(t, 2)
+	ctx := context.Background()
+	seen := map[uint64]string{}
+	take := func(node int, what string) (uint64, error) {
+		id, err := next(t, svcs[node], "a")
+		if err == nil {
+			if prev, dup := seen[id]; dup {
+				t.Fatalf("id %d served twice: %s and %s", id, prev, what)
+			}
+			seen[id] = what
+		}
+		return id, err
+	}
+	if _, err := take(1, "node 1 before the cut"); err != nil {
+		t.Fatal(err)
+	}
+	ep := c.epoch.Load()
+	views[1].stale.Store(&ep)
+	views[1].cut.Store(true)
+
+	def := tickets64("flickr", "T")
+	def.Comment, def.Cache = nodeComment, 100
+	for _, cmd := range []Command{{Op: OpDropTable, DB: "flickr", Table: "T"}, {Op: OpCreateTable, Def: def}, replace("a")} {
+		if r, err := svcs[0].Exec(ctx, &cmd); err != nil || r.Err != nil {
+			t.Fatalf("%v: %v %v", &cmd, err, r.Err)
+		}
+	}
+	var fresh []uint64
+	for i := 0; i < 150; i++ {
+		id, err := take(0, "node 0 after re-create")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh = append(fresh, id)
+	}
+	cutServed := 0
+	for {
+		_, err := take(1, "node 1 cut off")
+		if errors.Is(err, ErrNoQuorum) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		cutServed++
+	}
+	if cutServed == 0 {
+		t.Fatal("the cut-off node served nothing from its block: the test shows nothing")
+	}
+	t.Logf("cut-off node served %d ids of the dropped table; the new table began at %d", cutServed, fresh[0])
 }
 
 // TestNodeScopeIncrementOffset: multi-row REPLACE takes consecutive ids
