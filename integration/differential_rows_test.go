@@ -337,5 +337,99 @@ var rowScript = []step{
 	{sql: "SELECT u - 1 FROM e WHERE id = 2"},
 	{sql: "SELECT v + 9223372036854775807 FROM e WHERE id = 1"},
 	{sql: "SELECT 1 + 1, id FROM e WHERE id = 1"},
+	// INSERT ... ON DUPLICATE KEY UPDATE on row tables (1235 before):
+	// affected 1 (inserted), 2 (changed), 0 (found unchanged); the first
+	// unique key collided on in key order (PRIMARY, then k, then u) picks
+	// the row; VALUES(col) and column references, left to right; several
+	// rows; an update that collides is 1062 and changes nothing; an
+	// updated row's generated id is given to the next row and the
+	// statement still takes one per row (InnoDB's gaps); LAST_INSERT_ID()
+	// moves only for an inserted row or LAST_INSERT_ID(expr).
+	{sql: "CREATE TABLE od (id int NOT NULL AUTO_INCREMENT, k varchar(10) NOT NULL, u int DEFAULT NULL, n int DEFAULT 0, at datetime DEFAULT NULL, PRIMARY KEY (id), UNIQUE KEY k (k), UNIQUE KEY u (u))"},
+	{sql: "INSERT INTO od (k, u) VALUES ('a', 1), ('b', 2)"},
+	{sql: "INSERT INTO od (k, u) VALUES ('a', 9) ON DUPLICATE KEY UPDATE n = n + 1"},
+	{sql: "SELECT LAST_INSERT_ID()"},
+	{sql: "INSERT INTO od (k, u) VALUES ('a', 9) ON DUPLICATE KEY UPDATE n = n"},
+	{sql: "INSERT INTO od (k, u) VALUES ('c', 3) ON DUPLICATE KEY UPDATE n = n"},
+	{sql: "SELECT LAST_INSERT_ID()"},
+	{sql: "SELECT * FROM od"},
+	{sql: "INSERT INTO od (k, u) VALUES ('a', 2) ON DUPLICATE KEY UPDATE n = 100"},
+	{sql: "SELECT id, k, u, n FROM od"},
+	{sql: "INSERT INTO od (k, u) VALUES ('z', 2) ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)"},
+	{sql: "SELECT LAST_INSERT_ID()"},
+	{sql: "INSERT INTO od (k, u) VALUES ('d', 7), ('a', 1), ('e', 8) ON DUPLICATE KEY UPDATE n = VALUES(u) + n"},
+	{sql: "SELECT LAST_INSERT_ID()"},
+	{sql: "INSERT INTO od (k, u) VALUES ('f', 10)"},
+	{sql: "SELECT id, k, u, n FROM od"},
+	{sql: "INSERT INTO od (id, k) VALUES (1, 'q') ON DUPLICATE KEY UPDATE k = 'b'"},
+	{sql: "INSERT IGNORE INTO od (id, k) VALUES (1, 'q') ON DUPLICATE KEY UPDATE k = 'b'"},
+	{sql: "SHOW WARNINGS", cols: warnCols},
+	{sql: "INSERT INTO od (id, k) VALUES (1, 'q') ON DUPLICATE KEY UPDATE n = 'x'"},
+	{sql: "INSERT INTO od (id, k) VALUES (1, 'q') ON DUPLICATE KEY UPDATE k = NULL"},
+	{sql: "INSERT INTO od (id, k) VALUES (1, 'q'), (50, 'r') ON DUPLICATE KEY UPDATE n = 300000000000"},
+	{sql: "SELECT id, k, u, n FROM od WHERE id IN (1, 50)"},
+	{sql: "INSERT INTO od (id, k) VALUES (1, 'q') ON DUPLICATE KEY UPDATE k = VALUES(k), n = n + 1, u = n"},
+	{sql: "SELECT id, k, u, n FROM od WHERE id = 1"},
+	{sql: "INSERT INTO od (id, k) VALUES (1, 'q') ON DUPLICATE KEY UPDATE id = 40"},
+	{sql: "INSERT INTO od (k) VALUES ('next')"},
+	{sql: "SELECT LAST_INSERT_ID()"},
+	{sql: "INSERT INTO od (id, k) VALUES (40, 'q') ON DUPLICATE KEY UPDATE n = LAST_INSERT_ID(n + 1)"},
+	{sql: "SELECT LAST_INSERT_ID()"},
+	{sql: "INSERT INTO od (k, at) VALUES ('q', '2024-01-01') ON DUPLICATE KEY UPDATE at = VALUES(at) + INTERVAL 1 DAY, n = DEFAULT"},
+	{sql: "SELECT id, k, n, at FROM od WHERE k = 'q'"},
+	{sql: "INSERT INTO od (k) VALUES ('q') ON DUPLICATE KEY UPDATE nosuch = 1"},
+	{sql: "INSERT INTO od (k) VALUES ('q') ON DUPLICATE KEY UPDATE n = VALUES(nosuch)"},
+	// Tinyid's and Leaf's id = LAST_INSERT_ID(id + step) on a plain
+	// BIGINT row, with a unique name: the segment's new end is the id.
+	{sql: "CREATE TABLE seg (name varchar(32) NOT NULL, id bigint NOT NULL, step int NOT NULL, PRIMARY KEY (name))"},
+	{sql: "INSERT INTO seg VALUES ('s', 1000, 100) ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id + step)"},
+	{sql: "SELECT LAST_INSERT_ID()"},
+	{sql: "INSERT INTO seg VALUES ('s', 1000, 100) ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id + step)"},
+	{sql: "SELECT LAST_INSERT_ID(), id FROM seg"},
+	// REPLACE counts each row it deletes and inserts; a row identical to
+	// the one it replaces on the last unique key is overwritten in place,
+	// which InnoDB counts as one.
+	{sql: "CREATE TABLE rp (id int NOT NULL, v int DEFAULT NULL, PRIMARY KEY (id))"},
+	{sql: "INSERT INTO rp VALUES (1, 1)"},
+	{sql: "REPLACE INTO rp VALUES (1, 1)"},
+	{sql: "REPLACE INTO rp VALUES (1, 2)"},
+	{sql: "REPLACE INTO rp VALUES (1, 2), (1, 2), (2, 2)"},
+	{sql: "REPLACE INTO rp VALUES (1, 3), (1, 4), (3, 3)"},
+	{sql: "SELECT * FROM rp"},
+	{sql: "REPLACE INTO od (id, k, u, n) VALUES (1, 'q', 1, 101)"},
+	{sql: "REPLACE INTO od (id, k, u, n) VALUES (1, 'q', 1, 101)"},
+	{sql: "REPLACE INTO od (id, k, u, n) VALUES (1, 'b', 3, 0)"},
+	{sql: "SELECT id, k, u, n FROM od"},
+	// Expressions in VALUES, computed as MariaDB computes them (1235
+	// before): arithmetic, negation, NOW() + INTERVAL, DEFAULT beside them,
+	// strict-mode errors of the value they give.
+	{sql: "CREATE TABLE ex (id int NOT NULL, v int DEFAULT 7, at datetime DEFAULT NULL, u int unsigned DEFAULT NULL, PRIMARY KEY (id))"},
+	{sql: "SET timestamp = 1700000000"},
+	{sql: "INSERT INTO ex VALUES (1, 1 + 1, NOW() + INTERVAL 1 DAY, 2 * 3), (2, -5, NOW() - INTERVAL 2 HOUR, DEFAULT), (3, DEFAULT, NOW(), 10 - 4)"},
+	{sql: "SELECT * FROM ex"},
+	{sql: "INSERT INTO ex VALUES (4, 5 * 2.5, NULL, NULL)"},
+	{sql: "INSERT INTO ex (id, u) VALUES (5, 1 - 2)"},
+	{sql: "INSERT INTO ex (id, u) VALUES (5, -(2))"},
+	{sql: "INSERT INTO ex (id, v) VALUES (6, 2147483647 + 1)"},
+	{sql: "INSERT INTO ex (id, v) VALUES (7, LAST_INSERT_ID(77))"},
+	{sql: "SELECT LAST_INSERT_ID()"},
+	{sql: "SELECT * FROM ex WHERE id > 3"},
+	{sql: "SET timestamp = DEFAULT"},
 	{sql: "DROP DATABASE rt"},
+}
+
+// foundRowsScript runs on a connection with CLIENT_FOUND_ROWS: ON
+// DUPLICATE KEY UPDATE counts a row it found unchanged as 1, UPDATE its
+// matched rows.
+var foundRowsScript = []step{
+	{sql: "CREATE DATABASE fr"},
+	{sql: "USE fr"},
+	{sql: "CREATE TABLE t (id int NOT NULL, n int DEFAULT 0, PRIMARY KEY (id))"},
+	{sql: "INSERT INTO t (id) VALUES (1) ON DUPLICATE KEY UPDATE n = n"},
+	{sql: "INSERT INTO t (id) VALUES (1) ON DUPLICATE KEY UPDATE n = n"},
+	{sql: "INSERT INTO t (id) VALUES (1) ON DUPLICATE KEY UPDATE n = n + 1"},
+	{sql: "INSERT INTO t (id) VALUES (1), (2), (3) ON DUPLICATE KEY UPDATE n = 1"},
+	{sql: "UPDATE t SET n = 1"},
+	{sql: "REPLACE INTO t VALUES (3, 0)"},
+	{sql: "DROP DATABASE fr"},
 }

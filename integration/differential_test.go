@@ -540,9 +540,21 @@ func runStep(c *client.Conn, s step) (outcome, error) {
 	return o, nil
 }
 
-// runScript runs a whole script on one fresh connection to addr.
-func runScript(ctx context.Context, addr string, script []step) ([]outcome, error) {
+// runScript runs a whole script on one fresh connection to addr; with
+// foundRows the connection sets CLIENT_FOUND_ROWS (as node-mysql2 and
+// DBD::MariaDB do).
+func runScript(ctx context.Context, addr string, script []step, foundRows bool) ([]outcome, error) {
 	c, err := dialClient(ctx, addr, "")
+	if foundRows && err == nil {
+		c.Close()
+		c, err = client.ConnectWithContext(ctx, addr, "root", "", "", 5*time.Second, func(c *client.Conn) error {
+			c.UnsetCapability(gmysql.CLIENT_DEPRECATE_EOF)
+			c.SetCapability(gmysql.CLIENT_FOUND_ROWS)
+			c.ReadTimeout = 30 * time.Second
+			c.WriteTimeout = 30 * time.Second
+			return nil
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("connect %s: %w", addr, err)
 	}
@@ -569,14 +581,15 @@ func TestDifferential(t *testing.T) {
 	defer cancel()
 
 	scripts := []struct {
-		name  string
-		steps []step
-	}{{"tickets", diffScript}, {"rows", rowScript}}
+		name      string
+		steps     []step
+		foundRows bool
+	}{{"tickets", diffScript, false}, {"rows", rowScript, false}, {"rows, CLIENT_FOUND_ROWS", foundRowsScript, true}}
 	maria := harness.StartMariaDB(t)
 	want := make([][]outcome, len(scripts))
 	for i, sc := range scripts {
 		var err error
-		if want[i], err = runScript(ctx, maria.Addr, sc.steps); err != nil {
+		if want[i], err = runScript(ctx, maria.Addr, sc.steps, sc.foundRows); err != nil {
 			t.Fatalf("MariaDB, %s: %v", sc.name, err)
 		}
 	}
@@ -598,7 +611,7 @@ func TestDifferential(t *testing.T) {
 
 	node := harness.Start(ctx, t, harness.Options{})
 	for i, sc := range scripts {
-		got, err := runScript(ctx, node.MySQLAddr(), sc.steps)
+		got, err := runScript(ctx, node.MySQLAddr(), sc.steps, sc.foundRows)
 		if err != nil {
 			// Report what matched so far before giving up on a dead connection.
 			t.Errorf("ticketd, %s: %v", sc.name, err)

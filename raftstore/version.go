@@ -69,7 +69,11 @@ import (
 //
 // Version 5 adds the value kinds of typed binary-protocol parameters
 // (ticket.ValTemporal, ticket.ValDouble).
-const CommandVersion = 5
+//
+// Version 6: INSERT ... ON DUPLICATE KEY UPDATE and expressions in
+// VALUES on row tables (ticket.RowsCommand's OnDup and Exprs), which an
+// older build's decoder would drop (commandVersion).
+const CommandVersion = 6
 
 // baseVersion is the version of a build from before command versions
 // (which announces nothing): what the build at commit 3e891bc, the oldest
@@ -168,6 +172,20 @@ func commandVersion(c *ticket.Command) uint32 {
 		}
 		for i := range r.Assigns {
 			v = max(v, exprVersion(&r.Assigns[i].Expr))
+		}
+		for i := range r.OnDup {
+			v = max(v, exprVersion(&r.OnDup[i].Expr))
+		}
+		for _, row := range r.Exprs {
+			for i := range row {
+				v = max(v, exprVersion(&row[i]))
+			}
+		}
+		if r.NeedsV6() {
+			// Version 6: INSERT ... ON DUPLICATE KEY UPDATE and
+			// expressions in VALUES on row tables, which an older
+			// build's decoder would drop.
+			v = max(v, 6)
 		}
 	}
 	return v
@@ -354,6 +372,9 @@ func opName(c *ticket.Command) string {
 	case ticket.OpCreateTable:
 		return "CREATE TABLE of this kind"
 	case ticket.OpInsert:
+		if c.Rows.NeedsV6() {
+			return "INSERT ... ON DUPLICATE KEY UPDATE or an expression in VALUES on a row table"
+		}
 		return "INSERT of these values"
 	case ticket.OpUpdate:
 		return "UPDATE of this kind"

@@ -85,6 +85,10 @@ func TestCommandVersionTables(t *testing.T) {
 			Assigns: []ticket.RowAssign{{Col: "d", Expr: ticket.RowExpr{Op: ticket.EVal, Val: &ticket.Value{Kind: ticket.ValTemporal, Str: "2024-01-02"}}}}}}, 5},
 		{"legacy row-table UPDATE", ticket.Command{Op: ticket.OpUpdate, DB: "d", Table: "t", Rows: &ticket.RowsCommand{
 			Sets: []ticket.RowSet{{Col: "v", A: ticket.RowOperand{Col: "v"}, Op: '+', B: ticket.RowOperand{Val: ticket.Value{Kind: ticket.ValInt, Int: 1}}}}}}, 2},
+		{"row engine INSERT ... ON DUPLICATE KEY UPDATE", ticket.Command{Op: ticket.OpInsert, DB: "d", Table: "t", Values: [][]ticket.Value{{}},
+			Rows: &ticket.RowsCommand{Engine: true, OnDup: []ticket.RowAssign{{Col: "n", Expr: ticket.RowExpr{Op: ticket.EValues, Col: "n"}}}}}, 6},
+		{"row engine INSERT of an expression", ticket.Command{Op: ticket.OpInsert, DB: "d", Table: "t", Values: [][]ticket.Value{{{Kind: ticket.ValNull}}},
+			Rows: &ticket.RowsCommand{Engine: true, Exprs: [][]ticket.RowExpr{{{Op: ticket.EAdd}}}}}, 6},
 		{"unknown op", ticket.Command{Op: 200}, CommandVersion},
 	} {
 		if got := commandVersion(&tc.c); got != tc.want {
@@ -245,4 +249,53 @@ func TestNewClusterTakesNewCommandsAtOnce(t *testing.T) {
 	if n.ClusterVersion() != CommandVersion {
 		t.Fatalf("cluster version %d", n.ClusterVersion())
 	}
+}
+
+// TestMixedClusterRefusesRowUpsert: in a cluster where n3 runs command
+// version 5, INSERT ... ON DUPLICATE KEY UPDATE and an expression in
+// VALUES on a row table (version 6) are refused with 1235 naming n3, and
+// nothing of them is written; an older INSERT on the same table beside them
+// commits.
+func TestMixedClusterRefusesRowUpsert(t *testing.T) {
+	c := startCluster(t, func(cfg *Config) {
+		if cfg.NodeID == "n3" {
+			cfg.commandVersion = 5
+		}
+	})
+	l := c.leader()
+	proposeRetry(t, l, createDB("d"), rowsSeedCommands()[0])
+	waitFor(t, "every member's version announced", 10*time.Second, func() bool {
+		v := statusVersions(c.nodes["n1"])
+		return len(v) == 3 && v["n3"] == 5 && v["n2"] == CommandVersion
+	})
+	insert := func(tag string, rc ticket.RowsCommand) ticket.Command {
+		rc.Engine = true
+		return ticket.Command{Op: ticket.OpInsert, DB: "d", Table: "leaf_alloc", Columns: []string{"biz_tag", "step"},
+			Values: [][]ticket.Value{{{Kind: ticket.ValString, Str: tag}, {Kind: ticket.ValInt, Int: 1}}}, Rows: &rc}
+	}
+	one := ticket.Value{Kind: ticket.ValInt, Int: 1}
+	upsert := insert("a", ticket.RowsCommand{OnDup: []ticket.RowAssign{{Col: "step", Expr: ticket.RowExpr{Op: ticket.EValues, Col: "step"}}}})
+	expr := insert("b", ticket.RowsCommand{Exprs: [][]ticket.RowExpr{{{}, {Op: ticket.EAdd, Args: []ticket.RowExpr{{Op: ticket.EVal, Val: &one}, {Op: ticket.EVal, Val: &one}}}}}})
+	res := proposeRetry(t, c.follower(), upsert, expr, insert("c", ticket.RowsCommand{}))
+	for i, what := range []string{"ON DUPLICATE KEY UPDATE", "expression in VALUES"} {
+		e := res[i].Err
+		if e == nil || e.Code != ticket.CodeNotSupported || !strings.Contains(e.Message, "n3 (version 5") || strings.Contains(e.Message, "n2") {
+			t.Fatalf("%s in a mixed cluster: %+v", what, res[i])
+		}
+		t.Logf("refused: %s", e.Message)
+	}
+	if res[2].Err != nil || res[2].Affected != 1 {
+		t.Fatalf("older INSERT beside them: %+v", res[2])
+	}
+	c.agree()
+	must(t, l.View(func(s ticket.Store) error {
+		rows, err := s.Rows("d", "leaf_alloc")
+		if err != nil {
+			return err
+		}
+		if n := rows.Len(); n != 1 {
+			t.Errorf("%d rows, want only the older INSERT's", n)
+		}
+		return nil
+	}))
 }

@@ -17,6 +17,8 @@ import (
 type scope struct {
 	table *TableName
 	alias string // AS alias, which then replaces the table name as qualifier
+	// onDup allows VALUES(col): ON DUPLICATE KEY UPDATE's expressions.
+	onDup bool
 }
 
 // column resolves a column reference to its lower-case name.
@@ -348,23 +350,62 @@ func insertStmt(s *ast.InsertStmt) (Plan, error) {
 				return nil, err
 			}
 			if !ok {
-				return nil, unsupported("expression in VALUES")
+				// An expression, which row tables compute (MariaDB's
+				// VALUES (NOW() + INTERVAL 1 DAY, 1+1)).
+				x, err := rowExpr(e, scope{})
+				if err != nil {
+					return nil, err
+				}
+				if plan.Exprs == nil {
+					plan.Exprs = make([][]Expr, len(s.Lists))
+				}
+				if plan.Exprs[i] == nil {
+					plan.Exprs[i] = make([]Expr, len(list))
+				}
+				plan.Exprs[i][j] = x
+				v = Value{Kind: ValExpr}
 			}
 			row[j] = v
 		}
 		plan.Rows[i] = row
 	}
-	switch len(s.OnDuplicate) {
-	case 0:
-	case 1:
+	if len(s.OnDuplicate) == 0 {
+		return plan, nil
+	}
+	// Both forms: the table, which only the wire layer knows, picks one.
+	if len(s.OnDuplicate) == 1 {
 		a, err := assign(s.OnDuplicate[0], sc, true)
+		if err == nil {
+			plan.OnDup = &a
+		} else {
+			plan.OnDupErr = err
+		}
+	} else {
+		plan.OnDupErr = unsupported("ON DUPLICATE KEY UPDATE of several columns on a ticket table")
+	}
+	odku := sc
+	odku.onDup = true
+	for _, a := range s.OnDuplicate {
+		col, err := sc.column(a.Column, false)
 		if err != nil {
 			return nil, err
 		}
-		plan.OnDup = &a
-	default:
-		return nil, unsupported("ON DUPLICATE KEY UPDATE of several columns")
+		ca := ColAssign{Column: col}
+		if d, ok := a.Expr.(*ast.DefaultExpr); ok && d.Name == nil {
+			ca.Expr = Expr{Kind: ExprValue, Value: Value{Kind: ValDefault}}
+		} else if ca.Expr, err = rowExpr(a.Expr, odku); err != nil {
+			plan.OnDupRowErr, plan.OnDupAssigns = err, nil
+			break
+		}
+		plan.OnDupAssigns = append(plan.OnDupAssigns, ca)
 	}
+	if plan.OnDupErr != nil && plan.OnDupRowErr != nil {
+		if u := unsupported(""); !errors.As(plan.OnDupRowErr, &u) {
+			return nil, plan.OnDupRowErr // a MySQL error such as 1054
+		}
+		return nil, plan.OnDupErr
+	}
+	plan.OnDupErr, plan.OnDupRowErr = planErr(plan.OnDupErr), planErr(plan.OnDupRowErr)
 	return plan, nil
 }
 

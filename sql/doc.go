@@ -17,8 +17,12 @@
 //     rowexpr.go). COUNT(*), COUNT/MIN/MAX/SUM/AVG(col) are ExprAgg fields;
 //     GroupBy (columns) and Distinct are for row tables.
 //   - Insert: INSERT, INSERT IGNORE and REPLACE ... VALUES (or the
-//     equivalent SET form, or VALUES ()), with ON DUPLICATE KEY UPDATE id =
-//     [LAST_INSERT_ID](id + k | v).
+//     equivalent SET form, or VALUES ()); a VALUES item that is an
+//     expression is in Exprs (row tables compute it). ON DUPLICATE KEY
+//     UPDATE in two forms: the ticket form id = [LAST_INSERT_ID](id + k |
+//     v) (OnDup; OnDupErr when it is not one) and the row form of any
+//     assignments (OnDupAssigns, expressions of rowexpr.go with VALUES(col);
+//     OnDupRowErr when it has none).
 //   - Update: UPDATE t SET id = [LAST_INSERT_ID](id + k | v) [WHERE c = v AND ...]
 //     (the ticket form, Set; TicketErr when the statement is not one), and
 //     the row form of any UPDATE: Assigns (expressions of rowexpr.go, left
@@ -31,7 +35,8 @@
 // engine evaluates: columns, literals and '?', + - *, unary minus, =, <>,
 // !=, <, <=, >, >=, <=>, IS [NOT] NULL, [NOT] IN (list), [NOT] BETWEEN,
 // [NOT] LIKE, AND, OR, XOR, NOT, NOW() and its synonyms, NOW() ± INTERVAL
-// n SECOND|MINUTE|HOUR|DAY|WEEK, LAST_INSERT_ID(expr) and DEFAULT.
+// n SECOND|MINUTE|HOUR|DAY|WEEK, LAST_INSERT_ID(expr), DEFAULT, and in
+// ON DUPLICATE KEY UPDATE VALUES(col).
 //   - Set: SET of session, global and user variables; SET NAMES and SET
 //     CHARACTER SET become the variables they set.
 //   - Show: the SHOW statements in ShowKind (DESCRIBE t is SHOW COLUMNS).

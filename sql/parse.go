@@ -424,7 +424,18 @@ func ParamCount(p Plan) int {
 				count(&row[i])
 			}
 		}
-		if p.OnDup != nil {
+		for _, row := range p.Exprs {
+			for i := range row {
+				n += exprParams(&row[i])
+			}
+		}
+		switch {
+		case p.OnDupAssigns != nil:
+			// The row form holds every placeholder of the clause.
+			for i := range p.OnDupAssigns {
+				n += exprParams(&p.OnDupAssigns[i].Expr)
+			}
+		case p.OnDup != nil:
 			count(&p.OnDup.Value)
 		}
 	case *Update:

@@ -57,6 +57,7 @@ const (
 	ExprInterval // Args[0] + INTERVAL Args[1] Name (Name SECOND ... WEEK), Op '+' or '-'
 	ExprAgg      // Name(Args[0]) or COUNT(*) (no Args): COUNT, MIN, MAX, SUM, AVG
 	ExprLike     // Args[0] [NOT] LIKE Args[1] ESCAPE Op
+	ExprValues   // VALUES(Name) in ON DUPLICATE KEY UPDATE
 )
 
 // Scope of a system variable.
@@ -156,8 +157,24 @@ type Insert struct {
 	// Columns as written, lower case; nil means the table's column order.
 	Columns []string
 	Rows    [][]Value
-	OnDup   *Assign
+	// Exprs, when not nil, has the shape of Rows: an item that is an
+	// expression (1+1, NOW() + INTERVAL 1 DAY) is here, and ValExpr in
+	// Rows. Row tables compute them; ticket tables refuse them.
+	Exprs [][]Expr
+	// OnDup is ON DUPLICATE KEY UPDATE in the ticket form (one id
+	// assignment), nil when absent or when OnDupErr says why it is not
+	// that form.
+	OnDup    *Assign
+	OnDupErr error
+	// OnDupAssigns is ON DUPLICATE KEY UPDATE in the row form, for row
+	// tables: every assignment, left to right; OnDupRowErr says why there
+	// is none when the clause is present.
+	OnDupAssigns []ColAssign
+	OnDupRowErr  error
 }
+
+// ValExpr marks an INSERT value that is an expression (Insert.Exprs).
+const ValExpr ValueKind = 9
 
 // Update is UPDATE t SET a [WHERE c = v AND ...]. Set is the ticket
 // form (one id assignment, with at most one WHERE term); Sets, when not

@@ -117,6 +117,15 @@ func rowExpr(e ast.ExprNode, sc scope) (Expr, error) {
 			return Expr{}, unsupported("DEFAULT(column)")
 		}
 		return Expr{Kind: ExprValue, Value: Value{Kind: ValDefault}}, nil
+	case *ast.ValuesExpr:
+		if !sc.onDup || x.Column == nil {
+			return Expr{}, unsupported("VALUES() outside ON DUPLICATE KEY UPDATE")
+		}
+		name, err := sc.column(x.Column.Name, false)
+		if err != nil {
+			return Expr{}, err
+		}
+		return Expr{Kind: ExprValues, Name: name}, nil
 	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr:
 		return Expr{}, unsupported("subquery")
 	case *ast.AggregateFuncExpr:

@@ -127,6 +127,21 @@ type RowsCommand struct {
 	// Now, when not 0, is the session's SET timestamp (Unix
 	// microseconds): NOW() for the statement instead of the entry's time.
 	Now int64 `json:",omitempty"`
+
+	// OnDup is INSERT ... ON DUPLICATE KEY UPDATE's assignments, left to
+	// right, on a row table (command version 6).
+	OnDup []RowAssign `json:",omitempty"`
+	// Exprs, when not nil, has the shape of Command.Values: an entry
+	// with an Op is an expression computed at apply time (1+1, NOW() +
+	// INTERVAL 1 DAY) in place of the literal (command version 6).
+	Exprs [][]RowExpr `json:",omitempty"`
+}
+
+// NeedsV6 reports the parts of a row command that builds before command
+// version 6 do not know (their JSON decoder would drop them): ON
+// DUPLICATE KEY UPDATE and expressions in VALUES.
+func (rc *RowsCommand) NeedsV6() bool {
+	return rc != nil && (rc.OnDup != nil || rc.Exprs != nil)
 }
 
 // ValNow is NOW() / CURRENT_TIMESTAMP as a value: the statement's time,

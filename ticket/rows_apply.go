@@ -3,7 +3,9 @@ package ticket
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"time"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 )
@@ -11,13 +13,20 @@ import (
 // The statements of row tables (rows.go): INSERT, UPDATE and DELETE, each
 // applied entirely or not at all.
 
-// applyRowsInsert is INSERT / REPLACE / INSERT IGNORE on a row table.
+// applyRowsInsert is INSERT / REPLACE / INSERT IGNORE / INSERT ... ON
+// DUPLICATE KEY UPDATE on a row table, as MariaDB's write_record does it:
+// each row in turn, the first unique key it collides on (in key order)
+// decides what happens; the counts are MariaDB's (copied, deleted,
+// updated, touched).
 func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 	if c.Rows == nil || !c.Rows.Engine {
 		return legacyRowsInsert(s, t, c)
 	}
 	rd := t.Def.Rows
+	rc := c.Rows
 	if c.OnDup != nil {
+		// The ticket form of ON DUPLICATE KEY UPDATE: wire sends row
+		// tables the row form (rc.OnDup).
 		return Result{Err: mysqlerr.NotSupported("ON DUPLICATE KEY UPDATE on this table")}, nil
 	}
 	cols := make([]int, 0, len(rd.Cols))
@@ -39,25 +48,49 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 			cols = append(cols, j)
 		}
 	}
+	onDup := make([]int, len(rc.OnDup))
+	for i := range rc.OnDup {
+		if onDup[i] = rd.colIndex(rc.OnDup[i].Col); onDup[i] < 0 {
+			return Result{Err: mysqlerr.UnknownColumn(rc.OnDup[i].Col, "field list")}, nil
+		}
+		if e := checkCols(rd, &rc.OnDup[i].Expr, "field list"); e != nil {
+			return Result{Err: e}, nil
+		}
+	}
+	for _, row := range rc.Exprs {
+		for i := range row {
+			if e := checkCols(rd, &row[i], "field list"); e != nil {
+				return Result{Err: e}, nil
+			}
+		}
+	}
 	rows, err := s.Rows(t.Def.DB, t.Def.Name)
 	if err != nil || rows == nil {
 		return Result{}, rowsMissing(t, err)
 	}
 	tx := newRowsTx(rd, rows)
 	var res Result
-	var firstGen, explicit uint64
 	now := statementNow(c)
-	rc := c.Rows
-	if rc == nil {
-		rc = &RowsCommand{}
-	}
 	noAutoZero := rc.NoAutoValueOnZero
 	// INSERT IGNORE and a non-strict sql_mode clamp with warnings.
 	sc := &storeCtx{strict: !rc.NotStrict && !c.Ignore, db: t.Def.DB, table: t.Def.Name, warns: &res.Warnings}
-	// reuse is a generated id an ignored row left for the next row, and
-	// reserved how many more the statement takes from the counter: InnoDB
-	// reserves one per row of a simple INSERT and hands an ignored row's
-	// value to the next (handler::restore_auto_increment).
+	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: now, warns: &res.Warnings, lit: map[*RowExpr]val{}}
+	// MariaDB's counts: copied (rows inserted, and rows an ON DUPLICATE
+	// KEY UPDATE changed), deleted (rows REPLACE removed or overwrote),
+	// updated (rows ON DUPLICATE KEY UPDATE changed) and touched (rows it
+	// found, changed or not). Affected is copied+deleted+updated;
+	// CLIENT_FOUND_ROWS sees touched instead of updated (Matched).
+	var copied, deleted, updated, touched uint64
+	// firstGen is the first generated id of a row actually inserted, and
+	// lastAuto the AUTO_INCREMENT column of the last row written (the OK
+	// packet's id when nothing was generated).
+	var firstGen uint64
+	var lastAuto Datum
+	generated := false
+	// reuse is a generated id an ignored or updated row left for the next
+	// row, and reserved how many more the statement takes from the
+	// counter: InnoDB reserves one per row of a simple INSERT and hands
+	// such a row's value to the next (handler::restore_auto_increment).
 	var reuse uint64
 	reserved := 0
 	autoCol := -1
@@ -70,7 +103,7 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 		if err := tx.rollback(); err != nil {
 			return Result{}, err
 		}
-		if firstGen != 0 {
+		if generated {
 			if err := s.PutTable(t); err != nil {
 				return Result{}, err
 			}
@@ -92,10 +125,16 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 		for i, j := range rowCols {
 			col := &rd.Cols[j]
 			v := vals[i]
-			if v.Kind == ValDefault {
+			var lv val
+			var e *Error
+			if rc.Exprs != nil && n < len(rc.Exprs) && i < len(rc.Exprs[n]) && rc.Exprs[n][i].Op != 0 {
+				env.row = nil
+				lv, e = env.eval(&rc.Exprs[n][i])
+			} else if v.Kind == ValDefault {
 				continue
+			} else {
+				lv, e = litVal(v, now)
 			}
-			lv, e := litVal(v, now)
 			if e != nil {
 				return fail(e)
 			}
@@ -123,6 +162,7 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 			}
 			r[j], given[j] = d, true
 		}
+		rowGen := uint64(0) // the id generated for this row
 		for j := range rd.Cols {
 			if given[j] {
 				continue
@@ -137,14 +177,13 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 						return fail(e)
 					}
 					advance(t, v)
+					generated = true
 				} else {
 					reserved++
 				}
 				reuse = 0
 				r[j] = Datum{S: strconv.FormatUint(v, 10)}
-				if firstGen == 0 {
-					firstGen = v
-				}
+				rowGen = v
 			case col.DefaultNow:
 				r[j] = Datum{S: now.UTC().Format(dateTimeFormat)}
 			case col.HasDefault:
@@ -160,28 +199,116 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 			b.parse(r[autoCol].S)
 			if !b.neg {
 				advance(t, b.abs)
-				explicit = b.abs
-			} else {
-				// The OK packet carries a negative id as its two's
-				// complement, as MariaDB's does.
-				explicit = -b.abs
 			}
 		}
-		if c.Replace {
-			for {
-				pk, _, found, err := tx.conflict(r, "", nil)
+		// giveBack hands this row's generated id to the next row: the row
+		// was not inserted.
+		giveBack := func() {
+			if rowGen != 0 {
+				reuse = rowGen
+			}
+		}
+		switch {
+		case c.Replace:
+			same := false
+			for !same {
+				pk, k, found, err := tx.conflict(r, "", nil)
 				if err != nil {
 					return Result{}, err
 				}
 				if !found {
 					break
 				}
+				if old, _ := tx.rows.Get(pk); lastUniqueKey(rd, k) && slices.Equal(old, r) {
+					// MariaDB overwrites the row in place when the key is
+					// the last unique one, and InnoDB reports an identical
+					// row as not updated: nothing deleted, one row copied.
+					same = true
+					break
+				}
 				if err := tx.del(pk); err != nil {
 					return Result{}, err
 				}
-				res.Affected++
+				deleted++
 			}
-		} else {
+			if same {
+				copied++
+				if autoCol >= 0 {
+					lastAuto = r[autoCol]
+				}
+				if rowGen != 0 && firstGen == 0 {
+					firstGen = rowGen
+				}
+				res.Images = append(res.Images, r)
+				continue
+			}
+		case rc.OnDup != nil:
+			pk, _, found, err := tx.conflict(r, "", nil)
+			if err != nil {
+				return Result{}, err
+			}
+			if !found {
+				break
+			}
+			giveBack()
+			touched++
+			old, _ := tx.rows.Get(pk)
+			nr, e := env.onDupRow(rd, sc, rc.OnDup, onDup, old, r, now, rowNum)
+			if e != nil {
+				return fail(e)
+			}
+			if autoCol >= 0 {
+				lastAuto = nr[autoCol]
+			}
+			if slices.Equal(nr, old) {
+				continue
+			}
+			changed := make([]bool, len(nr))
+			assigned := make([]bool, len(nr))
+			for _, j := range onDup {
+				assigned[j] = true
+			}
+			for j := range nr {
+				changed[j] = nr[j] != old[j]
+			}
+			for j := range rd.Cols {
+				if rd.Cols[j].OnUpdateNow && !assigned[j] {
+					nr[j] = Datum{S: now.UTC().Format(dateTimeFormat)}
+					changed[j] = true
+				}
+			}
+			_, k, dup, err := tx.conflict(nr, pk, changed)
+			if err != nil {
+				return Result{}, err
+			}
+			if dup {
+				e := dupEntry(keyText(&rd.Keys[k], nr), rd.Keys[k].Name)
+				if c.Ignore {
+					res.Warnings = append(res.Warnings, Warning{Level: "Warning", Code: e.Code, Message: e.Message})
+					continue
+				}
+				return fail(e)
+			}
+			if err := tx.del(pk); err != nil {
+				return Result{}, err
+			}
+			if _, err := tx.put(pk, nr); err != nil {
+				return Result{}, err
+			}
+			if autoCol >= 0 && assigned[autoCol] {
+				// An id set by the update moves the counter past it
+				// (adjust_next_insert_id_after_explicit_value).
+				var b big
+				b.parse(nr[autoCol].S)
+				if !b.neg {
+					advance(t, b.abs)
+				}
+			}
+			copied++
+			updated++
+			res.Images = append(res.Images, nr)
+			continue
+		default:
 			_, k, found, err := tx.conflict(r, "", nil)
 			if err != nil {
 				return Result{}, err
@@ -190,13 +317,9 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 				e := dupEntry(keyText(&rd.Keys[k], r), rd.Keys[k].Name)
 				if c.Ignore {
 					res.Warnings = append(res.Warnings, Warning{Level: "Warning", Code: e.Code, Message: e.Message})
-					if autoCol >= 0 && !given[autoCol] {
-						var b big
-						b.parse(r[autoCol].S)
-						reuse = b.abs
-						if firstGen == b.abs {
-							firstGen = 0
-						}
+					giveBack()
+					if autoCol >= 0 {
+						lastAuto = r[autoCol]
 					}
 					continue
 				}
@@ -206,7 +329,13 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 		if _, err := tx.put("", r); err != nil {
 			return Result{}, err
 		}
-		res.Affected++
+		copied++
+		if autoCol >= 0 {
+			lastAuto = r[autoCol]
+		}
+		if rowGen != 0 && firstGen == 0 {
+			firstGen = rowGen
+		}
 		res.Images = append(res.Images, r)
 	}
 	for ; reserved > 0; reserved-- {
@@ -216,12 +345,80 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 		}
 		advance(t, v)
 	}
-	if firstGen != 0 {
+	res.Affected = copied + deleted + updated
+	res.Matched = copied + deleted + touched
+	// The OK packet's id and LAST_INSERT_ID(), as mysql_insert sets them:
+	// the first generated id inserted; else LAST_INSERT_ID(x)'s x; else
+	// the AUTO_INCREMENT value of the last row written.
+	switch {
+	case firstGen != 0:
 		res.SetLastID, res.LastID, res.InsertID = true, firstGen, firstGen
-	} else {
-		res.InsertID = explicit
+	case env.setLastID:
+		res.SetLastID, res.LastID, res.InsertID = true, env.lastID, env.lastID
+	case autoCol >= 0 && copied > 0 && !lastAuto.Null:
+		var b big
+		b.parse(lastAuto.S)
+		// The OK packet carries a negative id as its two's complement,
+		// as MariaDB's does.
+		res.InsertID = b.abs
+		if b.neg {
+			res.InsertID = -b.abs
+		}
 	}
 	return res, s.PutTable(t)
+}
+
+// lastUniqueKey reports whether no unique key follows key k (MariaDB's
+// last_uniq_key: REPLACE then overwrites the row in place).
+func lastUniqueKey(rd *RowsDef, k int) bool {
+	for _, o := range rd.Keys[k+1:] {
+		if o.Unique {
+			return false
+		}
+	}
+	return true
+}
+
+// onDupRow is the row ON DUPLICATE KEY UPDATE makes of old: the
+// assignments left to right, each seeing the ones before it, VALUES(col)
+// the row that was to be inserted; strict mode errors as UPDATE's.
+func (env *evalEnv) onDupRow(rd *RowsDef, sc *storeCtx, assigns []RowAssign, targets []int, old, values []Datum, now time.Time, rowNum int) ([]Datum, *Error) {
+	r := append([]Datum(nil), old...)
+	env.values = values
+	defer func() { env.values = nil }()
+	for k := range assigns {
+		j := targets[k]
+		col := &rd.Cols[j]
+		var d Datum
+		if assigns[k].Default {
+			var ok bool
+			if d, ok = columnDefault(col, now); !ok {
+				return nil, mysqlerr.NotSupported("SET " + col.Name + " = DEFAULT on a column without a default")
+			}
+		} else {
+			env.row = r
+			v, e := env.eval(&assigns[k].Expr)
+			if e != nil {
+				return nil, e
+			}
+			if d, e = sc.store(col, v, rowNum); e != nil {
+				return nil, e
+			}
+		}
+		if d.Null && col.NotNull {
+			switch {
+			case col.Kind == ColTimestamp:
+				d = Datum{S: now.UTC().Format(dateTimeFormat)}
+			case sc.strict:
+				return nil, mysqlerr.New(mysqlerr.CodeBadNull, "Column '%s' cannot be null", col.Name)
+			default:
+				sc.warn("Warning", mysqlerr.CodeBadNull, "Column '%s' cannot be null", col.Name)
+				d, _ = implicitDefault(col, now)
+			}
+		}
+		r[j] = d
+	}
+	return r, nil
 }
 
 // rowsMissing is the storage error of a row table whose rows the store

@@ -435,7 +435,7 @@ func itoa(n int) string { return new(mb.Int).SetInt64(int64(n)).String() }
 // stops rather than apply it differently.
 func (rc *RowsCommand) exprForm() bool {
 	return rc.Engine || rc.Filter != nil || rc.Assigns != nil || rc.OrderBy != nil || rc.HasLimit ||
-		rc.NotStrict || rc.NoAutoValueOnZero || rc.Now != 0
+		rc.NotStrict || rc.NoAutoValueOnZero || rc.Now != 0 || rc.OnDup != nil || rc.Exprs != nil
 }
 
 // ExprForm is exprForm for the log codec.

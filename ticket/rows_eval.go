@@ -66,6 +66,9 @@ const (
 	EXor       ExprOp = 25
 	ELike      ExprOp = 26 // Args[0] LIKE Args[1] ESCAPE Escape
 	ENotLike   ExprOp = 27
+	// EValues is VALUES(Col) in ON DUPLICATE KEY UPDATE: the value the
+	// row being inserted would have had (NULL elsewhere, as in MariaDB).
+	EValues ExprOp = 28
 )
 
 // RowExpr is one node of a row-table expression.
@@ -187,6 +190,9 @@ type evalEnv struct {
 	// lastID is set by LAST_INSERT_ID(expr).
 	lastID    uint64
 	setLastID bool
+	// values is the row an INSERT ... ON DUPLICATE KEY UPDATE would have
+	// inserted, which VALUES(col) reads (nil elsewhere).
+	values []Datum
 }
 
 func (env *evalEnv) warn(level string, code uint16, format string, args ...any) {
@@ -268,7 +274,19 @@ func (env *evalEnv) eval(x *RowExpr) (val, *Error) {
 		if j < 0 {
 			return val{}, mysqlerr.UnknownColumn(x.Col, "field list")
 		}
+		if env.row == nil {
+			return val{}, mysqlerr.NotSupported("a column reference here")
+		}
 		return colVal(&env.rd.Cols[j], env.row[j]), nil
+	case EValues:
+		j := env.rd.colIndex(x.Col)
+		if j < 0 {
+			return val{}, mysqlerr.UnknownColumn(x.Col, "field list")
+		}
+		if env.values == nil {
+			return val{}, nil
+		}
+		return colVal(&env.rd.Cols[j], env.values[j]), nil
 	case EEq, ENe, ELt, ELe, EGt, EGe, ENullEq:
 		c, null, e := env.compare(&x.Args[0], &x.Args[1])
 		if e != nil {

@@ -49,6 +49,8 @@ func rowExpr(x *sql.Expr, args []any) (ticket.RowExpr, error) {
 		return ticket.RowExpr{Op: ticket.EVal, Val: &v}, nil
 	case sql.ExprColumn:
 		return ticket.RowExpr{Op: ticket.ECol, Col: x.Name}, nil
+	case sql.ExprValues:
+		return ticket.RowExpr{Op: ticket.EValues, Col: x.Name}, nil
 	case sql.ExprCompare:
 		return sub(compareExprOps[x.Name], x.Args)
 	case sql.ExprIsNull:

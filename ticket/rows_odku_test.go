@@ -1,0 +1,79 @@
+package ticket
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ticketd/ticketd/sql/mysqlerr"
+)
+
+// TestRowsOnDuplicateKeyUpdate: INSERT ... ON DUPLICATE KEY UPDATE on a
+// row table (MariaDB's write_record): the counts, the row a collision
+// picks, VALUES(col), LAST_INSERT_ID(expr) and the given-back id, and a
+// failing update that leaves nothing changed.
+func TestRowsOnDuplicateKeyUpdate(t *testing.T) {
+	spec := &TableSpec{DB: "ids", Name: "od", Columns: []ColumnSpec{
+		{Name: "id", Type: "int", NotNull: true, AutoInc: true},
+		{Name: "k", Type: "varchar", Width: 10, NotNull: true},
+		{Name: "u", Type: "int"},
+		{Name: "n", Type: "int", HasDefault: true, Default: num(0)},
+	}, Keys: []KeySpec{{Primary: true, Columns: []string{"id"}}, {Name: "k", Unique: true, Columns: []string{"k"}}, {Name: "u", Unique: true, Columns: []string{"u"}}}}
+	e := rowsEnv(t, spec)
+	now := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
+	engine := func(onDup ...RowAssign) *RowsCommand { return &RowsCommand{Engine: true, OnDup: onDup} }
+	ins := func(rc *RowsCommand, rows ...[]Value) Command {
+		return Command{Op: OpInsert, DB: "ids", Table: "od", Now: now, Columns: []string{"k", "u"}, Values: rows, Rows: rc, Increment: 1, Offset: 1}
+	}
+	col := func(c string) RowExpr { return RowExpr{Op: ECol, Col: c} }
+	lit := func(n int64) RowExpr { v := num(n); return RowExpr{Op: EVal, Val: &v} }
+	plus := func(a, b RowExpr) RowExpr { return RowExpr{Op: EAdd, Args: []RowExpr{a, b}} }
+
+	e.ok(ins(engine(), []Value{str("a"), num(1)}, []Value{str("b"), num(2)}))
+	incr := RowAssign{Col: "n", Expr: plus(col("n"), lit(1))}
+	check := func(what string, r Result, affected, matched, insertID uint64, setLast bool) {
+		t.Helper()
+		if r.Err != nil || r.Affected != affected || r.Matched != matched || r.InsertID != insertID || r.SetLastID != setLast {
+			t.Fatalf("%s: %+v, want affected %d matched %d insert id %d set LAST_INSERT_ID %v", what, r, affected, matched, insertID, setLast)
+		}
+	}
+	// A changed row: 2; its generated id (3) is not LAST_INSERT_ID, and
+	// the OK packet carries the updated row's id.
+	check("update", e.ok(ins(engine(incr), []Value{str("a"), num(9)})), 2, 2, 1, false)
+	// Found unchanged: 0, and no id (MariaDB counts no row copied).
+	check("unchanged", e.ok(ins(engine(RowAssign{Col: "n", Expr: col("n")}), []Value{str("a"), num(9)})), 0, 1, 0, false)
+	check("insert", e.ok(ins(engine(incr), []Value{str("c"), num(3)})), 1, 1, 5, true)
+	// ('a', 2) collides on k (row 1) and u (row 2): the first key wins.
+	e.ok(ins(engine(RowAssign{Col: "n", Expr: lit(100)}), []Value{str("a"), num(2)}))
+	// id = LAST_INSERT_ID(id): unchanged, yet LAST_INSERT_ID() is 2.
+	r := e.ok(ins(engine(RowAssign{Col: "id", Expr: RowExpr{Op: ELastID, Args: []RowExpr{col("id")}}}), []Value{str("z"), num(2)}))
+	check("LAST_INSERT_ID(id)", r, 0, 1, 2, true)
+	if r.LastID != 2 {
+		t.Fatalf("LAST_INSERT_ID(id): %d", r.LastID)
+	}
+	// Several rows; VALUES(u); the updated row's id goes to the next row.
+	r = e.ok(ins(engine(RowAssign{Col: "n", Expr: plus(RowExpr{Op: EValues, Col: "u"}, col("n"))}),
+		[]Value{str("d"), num(7)}, []Value{str("a"), num(1)}, []Value{str("e"), num(8)}))
+	check("several rows", r, 4, 4, 8, true)
+	if got, want := text(e.rows("ids", "od")), "1|a|1|101\n2|b|2|0\n5|c|3|0\n8|d|7|0\n9|e|8|0\n"; got != want {
+		t.Fatalf("rows:\n%swant\n%s", got, want)
+	}
+	// The statement took one id per row: the next is 11.
+	check("next", e.ok(ins(engine(), []Value{str("f"), num(10)})), 1, 1, 11, true)
+	// An update that collides: 1062, and nothing of the statement stays.
+	before := text(e.rows("ids", "od"))
+	r = e.do(ins(engine(RowAssign{Col: "k", Expr: RowExpr{Op: EVal, Val: &Value{Kind: ValString, Str: "b"}}}), []Value{str("g"), num(11)}, []Value{str("a"), num(0)}))
+	if r.Err == nil || r.Err.Code != mysqlerr.CodeDupEntry {
+		t.Fatalf("colliding update: %+v", r)
+	}
+	if got := text(e.rows("ids", "od")); got != before {
+		t.Fatalf("a failed statement changed the table:\n%swas\n%s", got, before)
+	}
+	// Expressions in VALUES, computed at apply time (the failed statement
+	// used ids 12 and 13: InnoDB does not give them back).
+	r = e.ok(Command{Op: OpInsert, DB: "ids", Table: "od", Now: now, Columns: []string{"k", "u", "n"}, Increment: 1, Offset: 1,
+		Values: [][]Value{{str("h"), {Kind: ValNull}, {Kind: ValNull}}},
+		Rows:   &RowsCommand{Engine: true, Exprs: [][]RowExpr{{{}, plus(lit(20), lit(1)), {Op: ENeg, Args: []RowExpr{lit(5)}}}}}})
+	if got := text(r.Images); got != "14|h|21|-5\n" {
+		t.Fatalf("expressions in VALUES: %q", got)
+	}
+}
