@@ -1,0 +1,196 @@
+//go:build bench
+
+package integration
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ticketd/ticketd/integration/harness"
+)
+
+// TestBenchRowWrites is the second half of make bench-rows (issue 22's
+// write target): single-row INSERT, UPDATE by primary key and DELETE by
+// primary key at TICKETD_BENCH_CONNS connections (default 64) on a
+// WORKER_NODE table of TICKETD_BENCH_WRITE_ROWS rows (default 100,000),
+// on one ticketd node, on three (the connections spread over the nodes,
+// so two thirds of the writes are forwarded by a follower) and on
+// MariaDB InnoDB with durable settings, in the same run. Each DELETE
+// removes a row that exists (every connection walks its own keys), so
+// none of them is a no-op.
+func TestBenchRowWrites(t *testing.T) {
+	size := 100000
+	if v := os.Getenv("TICKETD_BENCH_WRITE_ROWS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1000 {
+			t.Fatalf("TICKETD_BENCH_WRITE_ROWS=%q: want a number >= 1000", v)
+		}
+		size = n
+	}
+	conns := 64
+	if v := os.Getenv("TICKETD_BENCH_CONNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("TICKETD_BENCH_CONNS=%q: want one number", v)
+		}
+		conns = n
+	}
+	dur := 3 * time.Second
+	if v := os.Getenv("TICKETD_BENCH_DURATION"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("TICKETD_BENCH_DURATION: %v", err)
+		}
+		dur = d
+	}
+	root, err := harness.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	benchDir := root + "/../shared/bench"
+	if v := os.Getenv("TICKETD_BENCH_DIR"); v != "" {
+		benchDir = v
+	}
+	ctx := context.Background()
+
+	type target struct {
+		name  string
+		addrs []string
+	}
+	var targets []target
+	if _, err := exec.LookPath("mariadbd"); err == nil {
+		targets = append(targets, target{"MariaDB InnoDB", []string{startBenchMariaDB(t, benchDir)}})
+	} else {
+		t.Log("mariadbd not found: ticketd alone")
+	}
+	one := harness.Start(ctx, t, harness.Options{})
+	t.Cleanup(func() { _ = one.Stop() })
+	targets = append(targets, target{"ticketd 1 node", []string{one.MySQLAddr()}})
+	cluster := harness.StartCluster(ctx, t, 3)
+	t.Cleanup(func() { _ = cluster.Stop() })
+	targets = append(targets, target{"ticketd 3 nodes, spread", cluster.MySQLAddrs()})
+
+	var out strings.Builder
+	fmt.Fprintf(&out, "\n### Row-table writes by key (make bench-rows: WORKER_NODE of %d rows, %d connections, %v per measurement)\n\n", size, conns, dur)
+	out.WriteString("| target | INSERT /s | p50 / p99 | UPDATE by key /s | p50 / p99 | DELETE by key /s | p50 / p99 | × InnoDB (INSERT, UPDATE, DELETE) |\n|---|---|---|---|---|---|---|---|\n")
+	var base [3]float64
+	for _, tg := range targets {
+		var dbs []*sql.DB
+		for _, a := range tg.addrs {
+			dbs = append(dbs, openBench(t, a, "", conns))
+		}
+		for _, q := range []string{"CREATE DATABASE rowsbench", workerDDL("rowsbench.WORKER_NODE")} {
+			if _, err := dbs[0].Exec(q); err != nil {
+				t.Fatalf("%s: %s: %v", tg.name, q, err)
+			}
+		}
+		fill := rowsTarget{name: tg.name, db: dbs[0]}
+		fill.fill(t, size)
+		// Followers answer once they have applied the fill.
+		if len(dbs) > 1 {
+			leader, err := cluster.Leader(ctx, 10*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cluster.WaitApplied(ctx, leader, 30*time.Second); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ins := spreadRun(t, tg.name, dbs, conns, dur, func(db *sql.DB, _ int, r *rand.Rand) error {
+			_, err := db.Exec(workerInsert(1, r.Int()))
+			return err
+		})
+		upd := spreadRun(t, tg.name, dbs, conns, dur, func(db *sql.DB, _ int, r *rand.Rand) error {
+			_, err := db.Exec("UPDATE rowsbench.WORKER_NODE SET PORT = ? WHERE ID = ?", strconv.Itoa(r.Int()), 1+r.IntN(size))
+			return err
+		})
+		// Connection g deletes ids g+1, g+1+conns, ...: each exists (the
+		// fill took 1..size), and no two connections meet.
+		var next sync.Map
+		del := spreadRun(t, tg.name, dbs, conns, dur, func(db *sql.DB, g int, _ *rand.Rand) error {
+			k := g + 1
+			if v, ok := next.Load(g); ok {
+				k = v.(int)
+			}
+			if k > size {
+				return fmt.Errorf("connection %d ran out of rows to delete at id %d: raise TICKETD_BENCH_WRITE_ROWS", g, k)
+			}
+			next.Store(g, k+conns)
+			res, err := db.Exec("DELETE FROM rowsbench.WORKER_NODE WHERE ID = ?", k)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n != 1 {
+				return fmt.Errorf("DELETE of id %d affected %d rows, want 1", k, n)
+			}
+			return nil
+		})
+		stats := [3]runStats{ins, upd, del}
+		ratio := ""
+		if tg.name == "MariaDB InnoDB" {
+			for i := range stats {
+				base[i] = stats[i].rate
+			}
+		} else if base[0] > 0 {
+			ratio = fmt.Sprintf("%.2f, %.2f, %.2f", ins.rate/base[0], upd.rate/base[1], del.rate/base[2])
+		}
+		fmt.Fprintf(&out, "| %s | %.0f | %s / %s | %.0f | %s / %s | %.0f | %s / %s | %s |\n", tg.name,
+			ins.rate, ms(ins.p50), ms(ins.p99), upd.rate, ms(upd.p50), ms(upd.p99), del.rate, ms(del.p50), ms(del.p99), ratio)
+		for _, db := range dbs {
+			db.Close()
+		}
+	}
+	fmt.Println(out.String())
+	writeBenchOut(t, out.String())
+}
+
+// spreadRun calls op from conns goroutines for d, goroutine g on
+// dbs[g%len(dbs)], and measures it.
+func spreadRun(t *testing.T, name string, dbs []*sql.DB, conns int, d time.Duration, op func(db *sql.DB, g int, r *rand.Rand) error) runStats {
+	var mu sync.Mutex
+	var lat []time.Duration
+	var failed error
+	var wg sync.WaitGroup
+	stop := time.Now().Add(d)
+	for g := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(g), uint64(time.Now().UnixNano())))
+			db := dbs[g%len(dbs)]
+			var mine []time.Duration
+			for time.Now().Before(stop) {
+				s := time.Now()
+				if err := op(db, g, r); err != nil {
+					mu.Lock()
+					failed = err
+					mu.Unlock()
+					return
+				}
+				mine = append(mine, time.Since(s))
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if failed != nil {
+		t.Fatalf("%s: %v", name, failed)
+	}
+	if len(lat) == 0 {
+		return runStats{}
+	}
+	slices.Sort(lat)
+	return runStats{rate: float64(len(lat)) / d.Seconds(), p50: lat[len(lat)/2], p99: lat[len(lat)*99/100]}
+}
