@@ -34,9 +34,10 @@
 // Row-table expressions (rowexpr.go) are the closed set ticket's row
 // engine evaluates: columns, literals and '?', + - *, unary minus, =, <>,
 // !=, <, <=, >, >=, <=>, IS [NOT] NULL, [NOT] IN (list), [NOT] BETWEEN,
-// [NOT] LIKE, AND, OR, XOR, NOT, NOW() and its synonyms, NOW() ± INTERVAL
-// n SECOND|MINUTE|HOUR|DAY|WEEK, LAST_INSERT_ID(expr), DEFAULT, and in
-// ON DUPLICATE KEY UPDATE VALUES(col).
+// [NOT] LIKE, AND, OR, XOR, NOT, NOW() and its synonyms (UTC_TIMESTAMP()
+// too: ticketd's time zone is UTC), NOW() ± INTERVAL n
+// SECOND|MINUTE|HOUR|DAY|WEEK, LAST_INSERT_ID(expr), DEFAULT, and in ON
+// DUPLICATE KEY UPDATE VALUES(col).
 //   - Set: SET of session, global and user variables; SET NAMES and SET
 //     CHARACTER SET become the variables they set.
 //   - Show: the SHOW statements in ShowKind (DESCRIBE t is SHOW COLUMNS).

@@ -154,10 +154,11 @@ func rowExpr(e ast.ExprNode, sc scope) (Expr, error) {
 	return Expr{Kind: ExprValue, Value: v}, nil
 }
 
-// rowFunc is NOW() and its synonyms, NOW() ± INTERVAL n unit (which the
-// parser writes as DATE_ADD/DATE_SUB), and LAST_INSERT_ID(expr).
+// rowFunc is NOW() and its synonyms, UTC_TIMESTAMP() (ticketd's NOW()
+// is UTC: the time zone is always +00:00), NOW() ± INTERVAL n unit (which
+// the parser writes as DATE_ADD/DATE_SUB), and LAST_INSERT_ID(expr).
 func rowFunc(f *ast.FuncCallExpr, sc scope) (Expr, error) {
-	if isNow(f) {
+	if isNow(f) || f.FnName.L == "utc_timestamp" && len(f.Args) == 0 && f.Schema.O == "" {
 		return Expr{Kind: ExprValue, Value: Value{Kind: ValNow}}, nil
 	}
 	name := f.FnName.L
