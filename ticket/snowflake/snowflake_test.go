@@ -221,7 +221,7 @@ func TestStartWaitsForFloor(t *testing.T) {
 
 	clk2 := newFakeClock()
 	st2 := &fakeStore{claimed: Claim{Slot: 1, Floor: clk2.Wall().Add(time.Minute).UnixMilli()}}
-	cfg := Config{Service: "svc", Instance: "i2", Clock: clk2}
+	cfg := Config{Service: "svc", Instance: "i2", Clock: clk2, RenewEvery: clk2.renew}
 	_ = cfg.setDefaults()
 	if _, err := start(context.Background(), st2, cfg); !errors.Is(err, ErrClockBehind) {
 		t.Fatalf("floor a minute ahead: %v, want ErrClockBehind", err)
