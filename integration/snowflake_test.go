@@ -93,13 +93,13 @@ func TestSnowflakeProtocol(t *testing.T) {
 	defer cancel()
 	script := snowflakeScript()
 	maria := harness.StartMariaDB(t)
-	want, err := runScript(ctx, maria.Addr, script)
+	want, err := runScript(ctx, maria.Addr, script, false)
 	if err != nil {
 		t.Fatalf("MariaDB: %v", err)
 	}
 	maria.Stop()
 	node := harness.Start(ctx, t, harness.Options{})
-	got, err := runScript(ctx, node.MySQLAddr(), script)
+	got, err := runScript(ctx, node.MySQLAddr(), script, false)
 	if err != nil {
 		t.Errorf("ticketd: %v", err)
 	}
