@@ -173,17 +173,24 @@ func commandMask(c *ticket.Command) uint64 {
 	return m
 }
 
-// EncodeBatch appends the log encoding of cmds to dst.
+// EncodeBatch appends the log encoding of cmds to dst, with the row parts
+// in this build's encoding (codec_wire.go).
 func EncodeBatch(dst []byte, cmds []ticket.Command) []byte {
+	return encodeBatch(dst, cmds, rowsWire)
+}
+
+// encodeBatch is EncodeBatch with the row parts in format f: Propose
+// writes what every member of the cluster reads (rowsFormatAt).
+func encodeBatch(dst []byte, cmds []ticket.Command, f rowsFormat) []byte {
 	dst = append(dst, batchVersion)
 	dst = binary.AppendUvarint(dst, uint64(len(cmds)))
 	for i := range cmds {
-		dst = appendCommand(dst, &cmds[i])
+		dst = appendCommand(dst, &cmds[i], f)
 	}
 	return dst
 }
 
-func appendCommand(b []byte, c *ticket.Command) []byte {
+func appendCommand(b []byte, c *ticket.Command, f rowsFormat) []byte {
 	m := commandMask(c)
 	b = append(b, byte(c.Op))
 	b = binary.AppendUvarint(b, m)
@@ -229,7 +236,7 @@ func appendCommand(b []byte, c *ticket.Command) []byte {
 		b = appendValue(b, &c.Where)
 	}
 	if m&cmdDef != 0 {
-		b = appendDef(b, c.Def)
+		b = appendDef(b, c.Def, f)
 	}
 	if m&cmdCreateAutoInc != 0 {
 		b = binary.AppendUvarint(b, c.CreateAutoInc)
@@ -253,13 +260,13 @@ func appendCommand(b []byte, c *ticket.Command) []byte {
 		b = binary.AppendUvarint(b, c.Count)
 	}
 	if m&cmdDump != 0 {
-		b = appendDump(b, c.Dump)
+		b = appendDump(b, c.Dump, f)
 	}
 	if m&cmdSeq != 0 {
 		b = appendSeqCommand(b, c.Seq)
 	}
 	if m&(cmdRows|cmdRowsExpr) != 0 {
-		b = appendJSON(b, c.Rows)
+		b = appendRowsPart(b, f, c.Rows, appendWireRowsCommand)
 	}
 	if m&cmdKeys != 0 {
 		b = appendKeyChanges(b, c)
@@ -356,7 +363,7 @@ func defMask(d *ticket.TableDef) uint64 {
 	return m
 }
 
-func appendDef(b []byte, d *ticket.TableDef) []byte {
+func appendDef(b []byte, d *ticket.TableDef, f rowsFormat) []byte {
 	m := defMask(d)
 	b = binary.AppendUvarint(b, m)
 	if m&defDB != 0 {
@@ -405,22 +412,29 @@ func appendDef(b []byte, d *ticket.TableDef) []byte {
 		b = appendSeqDef(b, d.Seq)
 	}
 	if m&defRows != 0 {
-		b = appendJSON(b, d.Rows)
+		b = appendRowsPart(b, f, d.Rows, appendWireRowsDef)
 	}
 	return b
 }
 
-// EncodeResults appends the encoding of rs (a forwarded batch's answer).
+// EncodeResults appends the encoding of rs (a forwarded batch's answer),
+// with row images in this build's encoding.
 func EncodeResults(dst []byte, rs []ticket.Result) []byte {
+	return encodeResults(dst, rs, rowsWire)
+}
+
+// encodeResults is EncodeResults with row images in format f: a leader
+// answers in what every member reads (rowsFormatAt).
+func encodeResults(dst []byte, rs []ticket.Result, f rowsFormat) []byte {
 	dst = append(dst, resultsVersion)
 	dst = binary.AppendUvarint(dst, uint64(len(rs)))
 	for i := range rs {
-		dst = appendResult(dst, &rs[i])
+		dst = appendResult(dst, &rs[i], f)
 	}
 	return dst
 }
 
-func appendResult(b []byte, r *ticket.Result) []byte {
+func appendResult(b []byte, r *ticket.Result, f rowsFormat) []byte {
 	var m uint64
 	set := func(bit uint64, on bool) {
 		if on {
@@ -471,37 +485,37 @@ func appendResult(b []byte, r *ticket.Result) []byte {
 		b = binary.AppendUvarint(b, r.Last)
 	}
 	if m&resImages != 0 {
-		b = appendJSON(b, r.Images)
+		b = appendRowsPart(b, f, r.Images, appendWireImages)
 	}
 	return b
 }
 
 // encodeTable appends the state-file encoding of t. A row table's rows
 // are not in it: the state file stores them per row (memstate.go).
-func encodeTable(b []byte, t *ticket.Table) []byte {
-	return encodeTableRows(b, t, nil)
+func encodeTable(b []byte, t *ticket.Table, f rowsFormat) []byte {
+	return encodeTableRows(b, t, nil, f)
 }
 
 // encodeTableRows appends t with a row table's rows, as a restore's dump
 // carries them (and as state files before per-row storage held them).
-func encodeTableRows(b []byte, t *ticket.Table, rows [][]ticket.Datum) []byte {
+func encodeTableRows(b []byte, t *ticket.Table, rows [][]ticket.Datum, f rowsFormat) []byte {
 	b = append(b, tableVersion)
-	b = appendDef(b, &t.Def)
+	b = appendDef(b, &t.Def, f)
 	b = binary.AppendUvarint(b, t.AutoInc)
-	var f uint64
+	var flags uint64
 	if t.Exhausted {
-		f |= tblExhausted
+		flags |= tblExhausted
 	}
 	if rows != nil {
-		f |= tblData
+		flags |= tblData
 	}
-	b = binary.AppendUvarint(b, f)
+	b = binary.AppendUvarint(b, flags)
 	b = binary.AppendUvarint(b, uint64(len(t.Rows)))
 	for _, r := range t.Rows {
 		b = binary.AppendUvarint(b, r.ID)
 		b = appendString(b, r.Stub)
 	}
-	if f&tblData != 0 {
+	if flags&tblData != 0 {
 		b = appendRows(b, rows)
 	}
 	return b
@@ -521,6 +535,9 @@ type decoder struct {
 	// reusing the previous command's saves allocations per command.
 	lastDB, lastTable string
 	lastColumns       []string
+	// names are the column names of the row parts read so far
+	// (codec_wire.go).
+	names map[string]string
 	// Slabs: one backing array each for the values and rows of all
 	// commands of a batch.
 	values []ticket.Value
@@ -1047,7 +1064,7 @@ func (d *decoder) result(r *ticket.Result) {
 		r.Last = d.nonZero()
 	}
 	if m&resImages != 0 {
-		d.json(&r.Images, "row images")
+		d.images(&r.Images)
 		if len(r.Images) == 0 {
 			r.Images = nil
 		}
@@ -1108,7 +1125,7 @@ func decodeTableRows(data []byte) (t *ticket.Table, rows [][]ticket.Datum, err e
 
 // appendDump writes a restore's state: the databases, each table in its
 // state-file encoding (length-prefixed), and the globals.
-func appendDump(b []byte, dump *ticket.Dump) []byte {
+func appendDump(b []byte, dump *ticket.Dump, f rowsFormat) []byte {
 	b = binary.AppendUvarint(b, uint64(len(dump.Databases)))
 	for _, db := range dump.Databases {
 		b = appendString(b, db)
@@ -1121,7 +1138,7 @@ func appendDump(b []byte, dump *ticket.Dump) []byte {
 		if t.Def.Rows != nil {
 			rows = dump.Rows[t.Def.Key()]
 		}
-		buf = encodeTableRows(buf[:0], t, rows)
+		buf = encodeTableRows(buf[:0], t, rows, f)
 		b = binary.AppendUvarint(b, uint64(len(buf)))
 		b = append(b, buf...)
 	}

@@ -11,11 +11,46 @@ import (
 // own presence bits (cmdRows, defRows, tblData, resImages), so entries,
 // snapshots and state files written before row tables existed decode
 // unchanged. A command's assignments and WHERE, a definition's columns and
-// keys and a result's row images are JSON documents: they are small and
-// their shapes richer than the ticket tables' hand-packed fields, and
-// encoding/json is deterministic for structs. A table's rows, written
-// whole at every change, are a packed list (appendRows).
+// keys and a result's row images are messages of numbered fields
+// (codec_wire.go) since command version 7; builds before it wrote them as
+// JSON of the Go structs, which this build still reads (old entries
+// replay as they were written) and still writes while the cluster runs a
+// version below 6 (rowsFormatAt). A table's rows, written whole at every
+// change in state files before per-row storage and in restores, are a
+// packed list (appendRows).
 
+// appendRowsPart appends a row part of v in format f, as a string.
+func appendRowsPart[T any](b []byte, f rowsFormat, v T, wire func([]byte, T) []byte) []byte {
+	if f == rowsJSON {
+		return appendJSON(b, v)
+	}
+	// The length goes first; one byte is reserved for it and the part is
+	// moved when it is longer.
+	at := len(b)
+	b = append(b, 0)
+	b = wire(b, v)
+	n := len(b) - at - 1
+	if n < 0x80 {
+		b[at] = byte(n)
+		return b
+	}
+	k := uvarintLen(uint64(n))
+	b = append(b, make([]byte, k-1)...)
+	copy(b[at+k:], b[at+1:at+1+n])
+	binary.PutUvarint(b[at:], uint64(n))
+	return b
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
+}
+
+// appendJSON writes v as JSON: the row parts' format before version 7.
 func appendJSON(b []byte, v any) []byte {
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -26,11 +61,7 @@ func appendJSON(b []byte, v any) []byte {
 }
 
 // json decodes a JSON part into v, failing the decoder on bad input.
-func (d *decoder) json(v any, what string) {
-	raw := d.bytes()
-	if d.err != nil {
-		return
-	}
+func (d *decoder) json(raw []byte, v any, what string) {
 	if err := json.Unmarshal(raw, v); err != nil {
 		d.fail("%s: %v", what, err)
 	}
@@ -83,7 +114,15 @@ func (d *decoder) tableRows() [][]ticket.Datum {
 
 func (d *decoder) rowsCommand() *ticket.RowsCommand {
 	rc := new(ticket.RowsCommand)
-	d.json(rc, "row command")
+	raw := d.bytes()
+	if d.err != nil {
+		return rc
+	}
+	if !isJSONPart(raw) {
+		d.wireRowsCommand(raw, rc)
+		return rc
+	}
+	d.json(raw, rc, "row command")
 	// An empty list and none encode alike (omitempty): decode them alike.
 	if len(rc.Sets) == 0 {
 		rc.Sets = nil
@@ -96,7 +135,15 @@ func (d *decoder) rowsCommand() *ticket.RowsCommand {
 
 func (d *decoder) rowsDef() *ticket.RowsDef {
 	rd := new(ticket.RowsDef)
-	d.json(rd, "row table definition")
+	raw := d.bytes()
+	switch {
+	case d.err != nil:
+		return rd
+	case isJSONPart(raw):
+		d.json(raw, rd, "row table definition")
+	default:
+		d.wireRowsDef(raw, rd)
+	}
 	if len(rd.Keys) == 0 {
 		rd.Keys = nil
 	}
@@ -111,6 +158,18 @@ func (d *decoder) rowsDef() *ticket.RowsDef {
 		}
 	}
 	return rd
+}
+
+// images reads a result's row images.
+func (d *decoder) images(rows *[][]ticket.Datum) {
+	raw := d.bytes()
+	switch {
+	case d.err != nil:
+	case isJSONPart(raw):
+		d.json(raw, rows, "row images")
+	default:
+		*rows = d.wireImages(raw)
+	}
 }
 
 // Key change flags.

@@ -78,14 +78,14 @@ func TestRowTableStateAndSnapshot(t *testing.T) {
 		{{S: "b"}, {S: "1"}, {S: "5"}, {S: "2026-11-22 10:00:01"}},
 	}
 	// A dump's (and a format-1 state file's) table with its rows.
-	got, rows, err := decodeTableRows(encodeTableRows(nil, &tb, data))
+	got, rows, err := decodeTableRows(encodeTableRows(nil, &tb, data, rowsWire))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(*got, tb) || !reflect.DeepEqual(rows, data) {
 		t.Fatalf("table round trip\n got %+v %v\nwant %+v %v", *got, rows, tb, data)
 	}
-	if _, _, err := decodeTableRows(encodeTableRows(nil, &tb, [][]ticket.Datum{{{S: "only one value"}}})); err == nil {
+	if _, _, err := decodeTableRows(encodeTableRows(nil, &tb, [][]ticket.Datum{{{S: "only one value"}}}, rowsWire)); err == nil {
 		t.Fatal("a row with the wrong number of values decoded")
 	}
 	rs := []ticket.Result{{Affected: 1, Images: data}}
@@ -161,33 +161,71 @@ func TestRowsExprCommandRoundTrip(t *testing.T) {
 }
 
 // leafBatch is n Leaf-segment UPDATEs (max_id = max_id + step WHERE
-// biz_tag = ?), the row-table commands of the batch hot path; their
-// assignments and WHERE are a JSON part (codec_rows.go).
-func leafBatch(n int) []ticket.Command {
+// biz_tag = ?), the row-table commands of the batch hot path: in the
+// row engine's expression form, as wire writes them, or in the form of
+// builds before it (legacy).
+func leafBatch(n int, legacy bool) []ticket.Command {
+	c := rowsSeedCommands()[2]
+	if !legacy {
+		col := func(name string) ticket.RowExpr { return ticket.RowExpr{Op: ticket.ECol, Col: name} }
+		c.Rows = &ticket.RowsCommand{Engine: true,
+			Assigns: []ticket.RowAssign{
+				{Col: "max_id", Expr: ticket.RowExpr{Op: ticket.EAdd, Args: []ticket.RowExpr{col("max_id"), col("step")}}},
+				{Col: "update_time", Expr: ticket.RowExpr{Op: ticket.EVal, Val: &ticket.Value{Kind: ticket.ValNow}}},
+			},
+			Filter: &ticket.RowExpr{Op: ticket.EEq, Args: []ticket.RowExpr{col("biz_tag"),
+				{Op: ticket.EVal, Val: &ticket.Value{Kind: ticket.ValString, Str: "leaf-segment-test"}}}}}
+	}
 	cmds := make([]ticket.Command, n)
 	for i := range cmds {
-		cmds[i] = rowsSeedCommands()[2]
+		cmds[i] = c
 	}
 	return cmds
 }
 
-func BenchmarkEncodeRowsBatch(b *testing.B) {
-	cmds := leafBatch(256)
-	buf := make([]byte, 0, 64<<10)
-	b.ReportAllocs()
-	for b.Loop() {
-		buf = EncodeBatch(buf[:0], cmds)
-	}
-	b.SetBytes(int64(len(buf)))
+// rowsBenchCases are the batch benchmarks' cases: each form of the
+// commands in each format of their row parts (JSON: version 3; wire:
+// version 4).
+var rowsBenchCases = []struct {
+	name   string
+	legacy bool
+	f      rowsFormat
+}{
+	{"expr/json", false, rowsJSON},
+	{"expr/wire", false, rowsWire},
+	{"legacy/json", true, rowsJSON},
+	{"legacy/wire", true, rowsWire},
 }
 
+func BenchmarkEncodeRowsBatch(b *testing.B) {
+	for _, tc := range rowsBenchCases {
+		b.Run(tc.name, func(b *testing.B) {
+			cmds := leafBatch(256, tc.legacy)
+			buf := make([]byte, 0, 64<<10)
+			b.ReportAllocs()
+			for b.Loop() {
+				buf = encodeBatch(buf[:0], cmds, tc.f)
+			}
+			b.SetBytes(int64(len(buf)))
+		})
+	}
+}
+
+// BenchmarkDecodeRowsBatch decodes a 256-command batch as the state
+// machine does (decodeBatchInto, reusing its commands).
 func BenchmarkDecodeRowsBatch(b *testing.B) {
-	data := EncodeBatch(nil, leafBatch(256))
-	b.ReportAllocs()
-	b.SetBytes(int64(len(data)))
-	for b.Loop() {
-		if _, err := DecodeBatch(data); err != nil {
-			b.Fatal(err)
-		}
+	for _, tc := range rowsBenchCases {
+		b.Run(tc.name, func(b *testing.B) {
+			data := encodeBatch(nil, leafBatch(256, tc.legacy), tc.f)
+			var buf []ticket.Command
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				var err error
+				if buf, err = decodeBatchInto(buf, data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -58,7 +58,7 @@ func TestPreSequenceEncodingUnchanged(t *testing.T) {
 func TestSequenceTableRoundTrip(t *testing.T) {
 	def := seqSeedCommands()[0].Def
 	tb := ticket.Table{Def: *def}
-	got, err := decodeTable(encodeTable(nil, &tb))
+	got, err := decodeTable(encodeTable(nil, &tb, rowsWire))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -160,7 +160,7 @@ func TestTableRoundTrip(t *testing.T) {
 	for i := range 1000 {
 		var tb ticket.Table
 		fill(reflect.ValueOf(&tb).Elem(), r)
-		got, err := decodeTable(encodeTable(nil, &tb))
+		got, err := decodeTable(encodeTable(nil, &tb, rowsWire))
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
@@ -231,14 +231,14 @@ func FuzzDecodeStored(f *testing.F) {
 	for range 4 {
 		var tb ticket.Table
 		fill(reflect.ValueOf(&tb).Elem(), r)
-		f.Add(encodeTable(nil, &tb))
+		f.Add(encodeTable(nil, &tb, rowsWire))
 		var res ticket.Result
 		fill(reflect.ValueOf(&res).Elem(), r)
 		f.Add(EncodeResults(nil, []ticket.Result{res}))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if tb, err := decodeTable(data); err == nil {
-			again, err := decodeTable(encodeTable(nil, tb))
+			again, err := decodeTable(encodeTable(nil, tb, rowsWire))
 			if err != nil || !reflect.DeepEqual(again, tb) {
 				t.Fatalf("table re-encode: %v\n%+v\n%+v", err, tb, again)
 			}

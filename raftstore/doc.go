@@ -42,6 +42,22 @@
 // raises CommandVersion and declares the new version in version.go's
 // tables, where the full rule is.
 //
+// The log format: a batch is a version byte, a count and the commands,
+// each an op byte, a presence mask and the present fields, packed by hand
+// (codec.go): the ticket commands of the hot path decode in about a
+// microsecond. The row-table parts (a command's WHERE and SET, a table's
+// columns and keys, a result's row images) are messages of numbered
+// fields in Protocol Buffers' wire format, written and read by hand with
+// protowire (codec_wire.go, whose comment is their schema): renaming a Go
+// field changes nothing written, a field this build does not know stops
+// the decoder instead of being skipped, and golden files in testdata hold
+// entries of earlier builds, which must decode to the same commands, and
+// this build's encodings, which must not change. Builds before command
+// version 7 wrote these parts as JSON of the Go structs; this build reads
+// both (JSON begins with '{' or '[', which no numbered-field message
+// does) and writes JSON while the cluster runs below version 7, so that
+// no member meets a part it cannot read (rowsFormatAt).
+//
 // Node runs a replica. It implements ticket.Replicator: on the leader a
 // batch becomes one Raft entry; on a follower it is forwarded to the leader
 // over the Raft address itself, which a first byte on each connection

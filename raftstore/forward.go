@@ -205,7 +205,9 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 		// The entry's index lets the follower wait for its own state to
 		// include it (read-your-writes for schema changes).
 		out := binary.BigEndian.AppendUint64(make([]byte, 0, 8+16*len(res)), index)
-		return stOK, EncodeResults(out, res)
+		// Row images in the encoding every member reads: the follower
+		// may run an older build while the cluster runs below version 7.
+		return stOK, encodeResults(out, res, rowsFormatAt(n.fsm.ClusterVersion()))
 	case fwdCommit:
 		// The read index (readindex.go), confirmed by a quorum and shared
 		// with the other readers of the moment: a follower that asks must

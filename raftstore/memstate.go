@@ -225,6 +225,11 @@ func (m *memState) writeTo(tx *bolt.Tx) error {
 			return fmt.Errorf("raftstore: checkpoint: create database %q: %w", db, err)
 		}
 	}
+	// A table's row-table part is written as every build that may read
+	// this file reads it: JSON while the cluster runs below version 7
+	// (a node of an older build may yet start on it, or receive it as a
+	// snapshot).
+	format := rowsFormatAt(clusterVersionIn(memStore{m: m, readOnly: true}))
 	for k := range m.dirtyTables {
 		b := dbs.Bucket([]byte(k.db))
 		t := m.tables[k]
@@ -238,7 +243,7 @@ func (m *memState) writeTo(tx *bolt.Tx) error {
 			err = ErrNoDatabase
 		default:
 			// bbolt keeps a reference to the value until the commit.
-			err = b.Put([]byte(k.name), encodeTable(make([]byte, 0, 64+16*len(t.Rows)), t))
+			err = b.Put([]byte(k.name), encodeTable(make([]byte, 0, 64+16*len(t.Rows)), t, format))
 		}
 		if err != nil {
 			return fmt.Errorf("raftstore: checkpoint: table %s.%s: %w", k.db, k.name, err)

@@ -56,7 +56,8 @@ func (n *Node) Propose(ctx context.Context, cmds []ticket.Command) ([]ticket.Res
 	if refused := n.refusals(ctx, cmds); refused != nil {
 		return n.proposeSome(ctx, cmds, refused)
 	}
-	data := EncodeBatch(make([]byte, 0, 8+24*len(cmds)), cmds)
+	// The row parts go in the encoding every member reads.
+	data := encodeBatch(make([]byte, 0, 8+24*len(cmds)), cmds, rowsFormatAt(n.fsm.ClusterVersion()))
 	deadline := n.deadline(ctx)
 	res, index, err := n.propose(ctx, deadline, data)
 	err = n.withStorage(err)

@@ -147,7 +147,7 @@ func TestStateFormat1Upgrade(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if err := b.Put([]byte("WORKER_NODE"), encodeTableRows(nil, tb, legacy)); err != nil {
+		if err := b.Put([]byte("WORKER_NODE"), encodeTableRows(nil, tb, legacy, rowsJSON)); err != nil {
 			return err
 		}
 		return writeApplied(tx, 7, 1)

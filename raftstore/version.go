@@ -73,7 +73,12 @@ import (
 // Version 6: INSERT ... ON DUPLICATE KEY UPDATE and expressions in
 // VALUES on row tables (ticket.RowsCommand's OnDup and Exprs), which an
 // older build's decoder would drop (commandVersion).
-const CommandVersion = 6
+//
+// Version 7 reads the row parts of commands, table definitions and
+// results in numbered fields (codec_wire.go), which a leader writes only
+// once the cluster runs version 7 (rowsFormatAt): no command needs it, so
+// no statement is refused for it.
+const CommandVersion = 7
 
 // baseVersion is the version of a build from before command versions
 // (which announces nothing): what the build at commit 3e891bc, the oldest

@@ -1,0 +1,809 @@
+package raftstore
+
+import (
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// The row parts' numbered-field encoding (command version 7): a row
+// command's assignments and WHERE (ticket.RowsCommand), a row table's
+// columns and keys (ticket.RowsDef) and a result's row images, in
+// Protocol Buffers' wire format, written and read by hand with protowire
+// (no generated code, no reflection). Each struct is a message, each
+// field a number: renaming a Go field changes nothing written, and an
+// old entry replays as it was written. The numbers below are the schema;
+// never renumber, only append. A field this build does not know is an
+// error, not skipped: an older build stops at a field it cannot apply
+// rather than apply the command without it, like the presence masks of
+// codec.go. Zero values are left out, as proto3 does; the fields are
+// written in number order, so that an encoding is unique (golden bytes
+// in testdata).
+//
+//	message RowsCommand {                 // ticket.RowsCommand
+//	  repeated RowSet sets = 1;           // Sets (the version 2 form)
+//	  repeated RowCond where = 2;         // Where (the version 2 form)
+//	  bool engine = 3;
+//	  RowExpr filter = 4;
+//	  repeated RowAssign assigns = 5;
+//	  repeated RowOrder order_by = 6;
+//	  bool has_limit = 7;
+//	  uint64 limit = 8;
+//	  bool not_strict = 9;
+//	  bool no_auto_value_on_zero = 10;
+//	  sint64 now = 11;                    // Unix microseconds
+//	  repeated RowAssign on_dup = 12;     // ON DUPLICATE KEY UPDATE
+//	  repeated ExprRow exprs = 13;        // Exprs: one per VALUES tuple
+//	}
+//	message ExprRow { repeated RowExpr exprs = 1; }  // Op 0: the literal
+//	message Value { uint32 kind = 1; sint64 int = 2; uint64 uint = 3; string str = 4; }
+//	message RowOperand { string col = 1; Value val = 2; }
+//	message RowSet { string col = 1; RowOperand a = 2; uint32 op = 3; RowOperand b = 4; bool set_last_id = 5; }
+//	message RowCond { string col = 1; Value val = 2; }
+//	message RowExpr {
+//	  uint32 op = 1; string col = 2;
+//	  Value val = 3;                      // present (maybe empty) when Val is not nil
+//	  string unit = 4; uint32 escape = 5; repeated RowExpr args = 6;
+//	}
+//	message RowAssign { string col = 1; RowExpr expr = 2; bool default = 3; }
+//	message RowOrder { string col = 1; bool desc = 2; }
+//	message RowsDef { repeated RowCol cols = 1; repeated RowKey keys = 2; }
+//	message RowCol {
+//	  string name = 1; uint32 kind = 2; IntType int = 3; string type = 4;
+//	  sint64 len = 5; bool not_null = 6; bool auto_inc = 7; bool has_default = 8;
+//	  Datum default = 9; bool default_now = 10; bool on_update_now = 11; string comment = 12;
+//	}
+//	message IntType { uint32 kind = 1; bool unsigned = 2; sint64 width = 3; }
+//	message Datum { bool null = 1; string s = 2; }
+//	message RowKey { string name = 1; bool primary = 2; bool unique = 3; repeated sint64 cols = 4 [packed]; }
+//	message Rows { repeated Row rows = 1; }  // row images
+//	message Row { repeated Datum values = 1; }
+//
+// Where a part may be either JSON (written by builds before version 7)
+// or this encoding, the first byte tells them apart: JSON starts with
+// '{' or '[' (0x7B, 0x5B), which as a protobuf tag would be field 15 or
+// 11 of wire type 3 (start group), which nothing here writes.
+
+// rowsFormat says how an encoder writes the row parts.
+type rowsFormat uint8
+
+const (
+	// rowsWire is the numbered-field encoding above.
+	rowsWire rowsFormat = iota
+	// rowsJSON is JSON of the Go structs, all that builds before
+	// version 7 read: written while the cluster runs below it.
+	rowsJSON
+)
+
+// rowsWireVersion is the command version from which every member reads
+// rowsWire.
+const rowsWireVersion = 7
+
+// rowsFormatAt is the format an encoder may write while the cluster runs
+// command version cluster: the numbered fields once every member reads
+// them.
+func rowsFormatAt(cluster uint32) rowsFormat {
+	if cluster >= rowsWireVersion {
+		return rowsWire
+	}
+	return rowsJSON
+}
+
+// isJSONPart reports a row part written as JSON (before version 7).
+func isJSONPart(b []byte) bool { return len(b) > 0 && (b[0] == '{' || b[0] == '[') }
+
+// maxExprDepth bounds the nesting of a decoded RowExpr: garbage cannot
+// make the decoder recurse without end. The SQL parser's bound on a
+// statement's nesting is far below it.
+const maxExprDepth = 1000
+
+// Field numbers. Never renumber, only append.
+const (
+	rcSets protowire.Number = 1 + iota
+	rcWhere
+	rcEngine
+	rcFilter
+	rcAssigns
+	rcOrderBy
+	rcHasLimit
+	rcLimit
+	rcNotStrict
+	rcNoAutoValueOnZero
+	rcNow
+	rcOnDup
+	rcExprs
+)
+
+const (
+	valKind protowire.Number = 1 + iota
+	valIntF
+	valUintF
+	valStrF
+)
+
+const (
+	exOp protowire.Number = 1 + iota
+	exCol
+	exVal
+	exUnit
+	exEscape
+	exArgs
+)
+
+const (
+	rcolName protowire.Number = 1 + iota
+	rcolKind
+	rcolInt
+	rcolType
+	rcolLen
+	rcolNotNull
+	rcolAutoInc
+	rcolHasDefault
+	rcolDefault
+	rcolDefaultNow
+	rcolOnUpdateNow
+	rcolComment
+)
+
+const (
+	rkName protowire.Number = 1 + iota
+	rkPrimary
+	rkUnique
+	rkCols
+)
+
+// Encoding. A message inside another is written with a one-byte length
+// first and moved when it is longer (beginMsg, endMsg): one pass, no
+// sizes computed beforehand.
+
+func beginMsg(b []byte, num protowire.Number) ([]byte, int) {
+	b = protowire.AppendTag(b, num, protowire.BytesType)
+	b = append(b, 0)
+	return b, len(b)
+}
+
+func endMsg(b []byte, start int) []byte {
+	n := len(b) - start
+	if n < 0x80 {
+		b[start-1] = byte(n)
+		return b
+	}
+	k := protowire.SizeVarint(uint64(n))
+	b = append(b, make([]byte, k-1)...)
+	copy(b[start-1+k:], b[start:start+n])
+	protowire.AppendVarint(b[:start-1], uint64(n))
+	return b
+}
+
+func wireUint(b []byte, num protowire.Number, v uint64) []byte {
+	if v == 0 {
+		return b
+	}
+	b = protowire.AppendTag(b, num, protowire.VarintType)
+	return protowire.AppendVarint(b, v)
+}
+
+func wireInt(b []byte, num protowire.Number, v int64) []byte {
+	return wireUint(b, num, protowire.EncodeZigZag(v))
+}
+
+func wireBool(b []byte, num protowire.Number, v bool) []byte {
+	if !v {
+		return b
+	}
+	return append(protowire.AppendTag(b, num, protowire.VarintType), 1)
+}
+
+func wireString(b []byte, num protowire.Number, s string) []byte {
+	if s == "" {
+		return b
+	}
+	b = protowire.AppendTag(b, num, protowire.BytesType)
+	return protowire.AppendString(b, s)
+}
+
+func appendWireValue(b []byte, num protowire.Number, v *ticket.Value) []byte {
+	b, at := beginMsg(b, num)
+	b = wireUint(b, valKind, uint64(v.Kind))
+	b = wireInt(b, valIntF, v.Int)
+	b = wireUint(b, valUintF, v.Uint)
+	b = wireString(b, valStrF, v.Str)
+	return endMsg(b, at)
+}
+
+// appendWireRowsCommand appends rc's encoding, unframed.
+func appendWireRowsCommand(b []byte, rc *ticket.RowsCommand) []byte {
+	for i := range rc.Sets {
+		s := &rc.Sets[i]
+		var at int
+		b, at = beginMsg(b, rcSets)
+		b = wireString(b, 1, s.Col)
+		b = appendWireOperand(b, 2, &s.A)
+		b = wireUint(b, 3, uint64(s.Op))
+		if s.B != (ticket.RowOperand{}) {
+			b = appendWireOperand(b, 4, &s.B)
+		}
+		b = wireBool(b, 5, s.SetLastID)
+		b = endMsg(b, at)
+	}
+	for i := range rc.Where {
+		w := &rc.Where[i]
+		var at int
+		b, at = beginMsg(b, rcWhere)
+		b = wireString(b, 1, w.Col)
+		b = appendWireValue(b, 2, &w.Val)
+		b = endMsg(b, at)
+	}
+	b = wireBool(b, rcEngine, rc.Engine)
+	if rc.Filter != nil {
+		b = appendWireExpr(b, rcFilter, rc.Filter)
+	}
+	b = appendWireAssigns(b, rcAssigns, rc.Assigns)
+	for i := range rc.OrderBy {
+		o := &rc.OrderBy[i]
+		var at int
+		b, at = beginMsg(b, rcOrderBy)
+		b = wireString(b, 1, o.Col)
+		b = wireBool(b, 2, o.Desc)
+		b = endMsg(b, at)
+	}
+	b = wireBool(b, rcHasLimit, rc.HasLimit)
+	b = wireUint(b, rcLimit, rc.Limit)
+	b = wireBool(b, rcNotStrict, rc.NotStrict)
+	b = wireBool(b, rcNoAutoValueOnZero, rc.NoAutoValueOnZero)
+	b = wireInt(b, rcNow, rc.Now)
+	b = appendWireAssigns(b, rcOnDup, rc.OnDup)
+	for _, row := range rc.Exprs {
+		var at int
+		b, at = beginMsg(b, rcExprs)
+		for i := range row {
+			b = appendWireExpr(b, 1, &row[i])
+		}
+		b = endMsg(b, at)
+	}
+	return b
+}
+
+func appendWireAssigns(b []byte, num protowire.Number, as []ticket.RowAssign) []byte {
+	for i := range as {
+		a := &as[i]
+		var at int
+		b, at = beginMsg(b, num)
+		b = wireString(b, 1, a.Col)
+		b = appendWireExpr(b, 2, &a.Expr)
+		b = wireBool(b, 3, a.Default)
+		b = endMsg(b, at)
+	}
+	return b
+}
+
+func appendWireOperand(b []byte, num protowire.Number, o *ticket.RowOperand) []byte {
+	b, at := beginMsg(b, num)
+	b = wireString(b, 1, o.Col)
+	b = appendWireValue(b, 2, &o.Val)
+	return endMsg(b, at)
+}
+
+func appendWireExpr(b []byte, num protowire.Number, x *ticket.RowExpr) []byte {
+	b, at := beginMsg(b, num)
+	b = wireUint(b, exOp, uint64(x.Op))
+	b = wireString(b, exCol, x.Col)
+	if x.Val != nil {
+		b = appendWireValue(b, exVal, x.Val)
+	}
+	b = wireString(b, exUnit, x.Unit)
+	b = wireUint(b, exEscape, uint64(x.Escape))
+	for i := range x.Args {
+		b = appendWireExpr(b, exArgs, &x.Args[i])
+	}
+	return endMsg(b, at)
+}
+
+// appendWireRowsDef appends rd's encoding, unframed.
+func appendWireRowsDef(b []byte, rd *ticket.RowsDef) []byte {
+	for i := range rd.Cols {
+		c := &rd.Cols[i]
+		var at int
+		b, at = beginMsg(b, 1)
+		b = wireString(b, rcolName, c.Name)
+		b = wireUint(b, rcolKind, uint64(c.Kind))
+		if c.Int != (ticket.IntType{}) {
+			var it int
+			b, it = beginMsg(b, rcolInt)
+			b = wireUint(b, 1, uint64(c.Int.Kind))
+			b = wireBool(b, 2, c.Int.Unsigned)
+			b = wireInt(b, 3, int64(c.Int.Width))
+			b = endMsg(b, it)
+		}
+		b = wireString(b, rcolType, c.Type)
+		b = wireInt(b, rcolLen, int64(c.Len))
+		b = wireBool(b, rcolNotNull, c.NotNull)
+		b = wireBool(b, rcolAutoInc, c.AutoInc)
+		b = wireBool(b, rcolHasDefault, c.HasDefault)
+		if c.Default != (ticket.Datum{}) {
+			b = appendWireDatum(b, rcolDefault, c.Default)
+		}
+		b = wireBool(b, rcolDefaultNow, c.DefaultNow)
+		b = wireBool(b, rcolOnUpdateNow, c.OnUpdateNow)
+		b = wireString(b, rcolComment, c.Comment)
+		b = endMsg(b, at)
+	}
+	for i := range rd.Keys {
+		k := &rd.Keys[i]
+		var at int
+		b, at = beginMsg(b, 2)
+		b = wireString(b, rkName, k.Name)
+		b = wireBool(b, rkPrimary, k.Primary)
+		b = wireBool(b, rkUnique, k.Unique)
+		if len(k.Cols) > 0 {
+			var pc int
+			b, pc = beginMsg(b, rkCols)
+			for _, c := range k.Cols {
+				b = protowire.AppendVarint(b, protowire.EncodeZigZag(int64(c)))
+			}
+			b = endMsg(b, pc)
+		}
+		b = endMsg(b, at)
+	}
+	return b
+}
+
+func appendWireDatum(b []byte, num protowire.Number, v ticket.Datum) []byte {
+	b, at := beginMsg(b, num)
+	b = wireBool(b, 1, v.Null)
+	b = wireString(b, 2, v.S)
+	return endMsg(b, at)
+}
+
+// appendWireImages appends row images' encoding, unframed.
+func appendWireImages(b []byte, rows [][]ticket.Datum) []byte {
+	for _, r := range rows {
+		var at int
+		b, at = beginMsg(b, 1)
+		for _, v := range r {
+			b = appendWireDatum(b, 1, v)
+		}
+		b = endMsg(b, at)
+	}
+	return b
+}
+
+// Decoding.
+
+// wireMsg reads the fields of one message; failures go to d (sticky).
+type wireMsg struct {
+	d    *decoder
+	b    []byte
+	what string
+	num  protowire.Number
+	typ  protowire.Type
+	u    uint64 // a varint field's value
+	s    []byte // a length-delimited field's bytes
+}
+
+func (d *decoder) msg(b []byte, what string) wireMsg { return wireMsg{d: d, b: b, what: what} }
+
+// next reads the next field; false at the end or on an error.
+func (m *wireMsg) next() bool {
+	if len(m.b) == 0 || m.d.err != nil {
+		return false
+	}
+	num, typ, n := protowire.ConsumeTag(m.b)
+	if n < 0 {
+		m.d.fail("%s: bad field tag", m.what)
+		return false
+	}
+	m.b = m.b[n:]
+	m.num, m.typ = num, typ
+	switch typ {
+	case protowire.VarintType:
+		m.u, n = protowire.ConsumeVarint(m.b)
+	case protowire.BytesType:
+		m.s, n = protowire.ConsumeBytes(m.b)
+	default:
+		m.d.fail("%s: field %d of wire type %d", m.what, num, typ)
+		return false
+	}
+	if n < 0 {
+		m.d.fail("%s: field %d truncated", m.what, num)
+		return false
+	}
+	m.b = m.b[n:]
+	return true
+}
+
+// unknown fails on a field this build does not know (see above).
+func (m *wireMsg) unknown() {
+	m.d.fail("%s: unknown field %d", m.what, m.num)
+}
+
+func (m *wireMsg) is(t protowire.Type) bool {
+	if m.typ != t {
+		m.d.fail("%s: field %d of wire type %d", m.what, m.num, m.typ)
+		return false
+	}
+	return true
+}
+
+func (m *wireMsg) uint() uint64 {
+	if !m.is(protowire.VarintType) {
+		return 0
+	}
+	return m.u
+}
+
+// small reads a varint field that holds a byte-sized number.
+func (m *wireMsg) small() uint8 {
+	v := m.uint()
+	if v > 0xff {
+		m.d.fail("%s: field %d value %d out of range", m.what, m.num, v)
+	}
+	return uint8(v)
+}
+
+func (m *wireMsg) int() int64 { return protowire.DecodeZigZag(m.uint()) }
+
+func (m *wireMsg) bool() bool {
+	v := m.uint()
+	if v > 1 {
+		m.d.fail("%s: field %d bool %d", m.what, m.num, v)
+	}
+	return v == 1
+}
+
+func (m *wireMsg) bytes() []byte {
+	if !m.is(protowire.BytesType) {
+		return nil
+	}
+	return m.s
+}
+
+func (m *wireMsg) string() string { return string(m.bytes()) }
+
+// name reads a column name: a batch repeats the same few, which are
+// allocated once per batch.
+func (m *wireMsg) name() string {
+	b := m.bytes()
+	d := m.d
+	if s, ok := d.names[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if d.names == nil {
+		d.names = make(map[string]string, 8)
+	}
+	if len(d.names) < maxNames {
+		d.names[s] = s
+	}
+	return s
+}
+
+// maxNames bounds the names a decoder keeps.
+const maxNames = 64
+
+// countFields counts the fields numbered num in a message, so that a
+// repeated field's slice is allocated once; errors are left to the
+// decoding that follows.
+func countFields(b []byte, num protowire.Number) int {
+	n := 0
+	for len(b) > 0 {
+		f, _, k := protowire.ConsumeField(b)
+		if k < 0 {
+			break
+		}
+		if f == num {
+			n++
+		}
+		b = b[k:]
+	}
+	return n
+}
+
+func (d *decoder) wireValue(b []byte, v *ticket.Value) {
+	m := d.msg(b, "value")
+	for m.next() {
+		switch m.num {
+		case valKind:
+			v.Kind = ticket.ValueKind(m.small())
+		case valIntF:
+			v.Int = m.int()
+		case valUintF:
+			v.Uint = m.uint()
+		case valStrF:
+			v.Str = m.string()
+		default:
+			m.unknown()
+		}
+	}
+}
+
+// wireRowsCommand decodes what appendWireRowsCommand wrote.
+func (d *decoder) wireRowsCommand(b []byte, rc *ticket.RowsCommand) {
+	m := d.msg(b, "row command")
+	for m.next() {
+		switch m.num {
+		case rcSets:
+			var s ticket.RowSet
+			d.wireSet(m.bytes(), &s)
+			rc.Sets = append(rc.Sets, s)
+		case rcWhere:
+			var w ticket.RowCond
+			c := d.msg(m.bytes(), "row condition")
+			for c.next() {
+				switch c.num {
+				case 1:
+					w.Col = c.name()
+				case 2:
+					d.wireValue(c.bytes(), &w.Val)
+				default:
+					c.unknown()
+				}
+			}
+			rc.Where = append(rc.Where, w)
+		case rcEngine:
+			rc.Engine = m.bool()
+		case rcFilter:
+			rc.Filter = new(ticket.RowExpr)
+			d.wireExpr(m.bytes(), rc.Filter, 0)
+		case rcAssigns:
+			if rc.Assigns == nil {
+				rc.Assigns = make([]ticket.RowAssign, 0, countFields(m.b, rcAssigns)+1)
+			}
+			rc.Assigns = append(rc.Assigns, d.wireAssign(m.bytes()))
+		case rcOrderBy:
+			var o ticket.RowOrder
+			c := d.msg(m.bytes(), "row order")
+			for c.next() {
+				switch c.num {
+				case 1:
+					o.Col = c.name()
+				case 2:
+					o.Desc = c.bool()
+				default:
+					c.unknown()
+				}
+			}
+			rc.OrderBy = append(rc.OrderBy, o)
+		case rcHasLimit:
+			rc.HasLimit = m.bool()
+		case rcLimit:
+			rc.Limit = m.uint()
+		case rcNotStrict:
+			rc.NotStrict = m.bool()
+		case rcNoAutoValueOnZero:
+			rc.NoAutoValueOnZero = m.bool()
+		case rcNow:
+			rc.Now = m.int()
+		case rcOnDup:
+			rc.OnDup = append(rc.OnDup, d.wireAssign(m.bytes()))
+		case rcExprs:
+			// A tuple without expressions is an empty list, not nil, as
+			// JSON decodes it.
+			p := m.bytes()
+			row := make([]ticket.RowExpr, 0, countFields(p, 1))
+			c := d.msg(p, "VALUES expressions")
+			for c.next() {
+				if c.num != 1 {
+					c.unknown()
+					break
+				}
+				row = append(row, ticket.RowExpr{})
+				d.wireExpr(c.bytes(), &row[len(row)-1], 0)
+			}
+			rc.Exprs = append(rc.Exprs, row)
+		default:
+			m.unknown()
+		}
+	}
+}
+
+func (d *decoder) wireAssign(b []byte) ticket.RowAssign {
+	var a ticket.RowAssign
+	c := d.msg(b, "row assignment")
+	for c.next() {
+		switch c.num {
+		case 1:
+			a.Col = c.name()
+		case 2:
+			d.wireExpr(c.bytes(), &a.Expr, 0)
+		case 3:
+			a.Default = c.bool()
+		default:
+			c.unknown()
+		}
+	}
+	return a
+}
+
+func (d *decoder) wireSet(b []byte, s *ticket.RowSet) {
+	m := d.msg(b, "row assignment")
+	for m.next() {
+		switch m.num {
+		case 1:
+			s.Col = m.name()
+		case 2:
+			d.wireOperand(m.bytes(), &s.A)
+		case 3:
+			s.Op = m.small()
+		case 4:
+			d.wireOperand(m.bytes(), &s.B)
+		case 5:
+			s.SetLastID = m.bool()
+		default:
+			m.unknown()
+		}
+	}
+}
+
+func (d *decoder) wireOperand(b []byte, o *ticket.RowOperand) {
+	m := d.msg(b, "row operand")
+	for m.next() {
+		switch m.num {
+		case 1:
+			o.Col = m.name()
+		case 2:
+			d.wireValue(m.bytes(), &o.Val)
+		default:
+			m.unknown()
+		}
+	}
+}
+
+func (d *decoder) wireExpr(b []byte, x *ticket.RowExpr, depth int) {
+	if depth > maxExprDepth {
+		d.fail("row expression nested deeper than %d", maxExprDepth)
+		return
+	}
+	m := d.msg(b, "row expression")
+	for m.next() {
+		switch m.num {
+		case exOp:
+			x.Op = ticket.ExprOp(m.small())
+		case exCol:
+			x.Col = m.name()
+		case exVal:
+			x.Val = new(ticket.Value)
+			d.wireValue(m.bytes(), x.Val)
+		case exUnit:
+			x.Unit = m.string()
+		case exEscape:
+			x.Escape = m.small()
+		case exArgs:
+			if x.Args == nil {
+				x.Args = make([]ticket.RowExpr, 0, countFields(m.b, exArgs)+1)
+			}
+			x.Args = append(x.Args, ticket.RowExpr{})
+			d.wireExpr(m.bytes(), &x.Args[len(x.Args)-1], depth+1)
+		default:
+			m.unknown()
+		}
+	}
+}
+
+// wireRowsDef decodes what appendWireRowsDef wrote.
+func (d *decoder) wireRowsDef(b []byte, rd *ticket.RowsDef) {
+	m := d.msg(b, "row table definition")
+	for m.next() {
+		switch m.num {
+		case 1:
+			rd.Cols = append(rd.Cols, ticket.RowCol{})
+			d.wireCol(m.bytes(), &rd.Cols[len(rd.Cols)-1])
+		case 2:
+			rd.Keys = append(rd.Keys, ticket.RowKey{})
+			d.wireKey(m.bytes(), &rd.Keys[len(rd.Keys)-1])
+		default:
+			m.unknown()
+		}
+	}
+}
+
+func (d *decoder) wireCol(b []byte, c *ticket.RowCol) {
+	m := d.msg(b, "row table column")
+	for m.next() {
+		switch m.num {
+		case rcolName:
+			c.Name = m.string()
+		case rcolKind:
+			c.Kind = ticket.ColKind(m.small())
+		case rcolInt:
+			it := d.msg(m.bytes(), "integer type")
+			for it.next() {
+				switch it.num {
+				case 1:
+					c.Int.Kind = ticket.IntKind(it.small())
+				case 2:
+					c.Int.Unsigned = it.bool()
+				case 3:
+					c.Int.Width = int(it.int())
+				default:
+					it.unknown()
+				}
+			}
+		case rcolType:
+			c.Type = m.string()
+		case rcolLen:
+			c.Len = int(m.int())
+		case rcolNotNull:
+			c.NotNull = m.bool()
+		case rcolAutoInc:
+			c.AutoInc = m.bool()
+		case rcolHasDefault:
+			c.HasDefault = m.bool()
+		case rcolDefault:
+			d.wireDatum(m.bytes(), &c.Default)
+		case rcolDefaultNow:
+			c.DefaultNow = m.bool()
+		case rcolOnUpdateNow:
+			c.OnUpdateNow = m.bool()
+		case rcolComment:
+			c.Comment = m.string()
+		default:
+			m.unknown()
+		}
+	}
+}
+
+func (d *decoder) wireKey(b []byte, k *ticket.RowKey) {
+	m := d.msg(b, "row table key")
+	for m.next() {
+		switch m.num {
+		case rkName:
+			k.Name = m.string()
+		case rkPrimary:
+			k.Primary = m.bool()
+		case rkUnique:
+			k.Unique = m.bool()
+		case rkCols:
+			p := m.bytes()
+			for len(p) > 0 && d.err == nil {
+				v, n := protowire.ConsumeVarint(p)
+				if n < 0 {
+					d.fail("row table key: bad column")
+					return
+				}
+				p = p[n:]
+				k.Cols = append(k.Cols, int(protowire.DecodeZigZag(v)))
+			}
+		default:
+			m.unknown()
+		}
+	}
+}
+
+func (d *decoder) wireDatum(b []byte, v *ticket.Datum) {
+	m := d.msg(b, "value")
+	for m.next() {
+		switch m.num {
+		case 1:
+			v.Null = m.bool()
+		case 2:
+			v.S = m.string()
+		default:
+			m.unknown()
+		}
+	}
+}
+
+// wireImages decodes what appendWireImages wrote.
+func (d *decoder) wireImages(b []byte) [][]ticket.Datum {
+	var rows [][]ticket.Datum
+	m := d.msg(b, "row images")
+	for m.next() {
+		if m.num != 1 {
+			m.unknown()
+			break
+		}
+		var r []ticket.Datum
+		v := d.msg(m.bytes(), "row image")
+		for v.next() {
+			if v.num != 1 {
+				v.unknown()
+				break
+			}
+			r = append(r, ticket.Datum{})
+			d.wireDatum(v.bytes(), &r[len(r)-1])
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
