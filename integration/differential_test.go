@@ -42,6 +42,13 @@ type step struct {
 	// DESIGN §2 promises (ENGINE, AUTO_INCREMENT): MariaDB's column
 	// formatting and default charset clause are cosmetic.
 	createTable bool
+	// args, or binary, run the statement prepared (COM_STMT_PREPARE and
+	// EXECUTE, go-mysql's client sending each argument in the binary
+	// protocol by its Go type, a mysql.TypedBytes as the type it names);
+	// its rows are then binary rows, and each column's label carries its
+	// type and flags as the server announced them.
+	args   []any
+	binary bool
 }
 
 // warnCols are the SHOW WARNINGS columns compared: messages are prose that
@@ -489,7 +496,7 @@ var (
 // says. A non-MySQL error (connection lost) is returned as an error: the
 // script cannot meaningfully continue.
 func runStep(c *client.Conn, s step) (outcome, error) {
-	r, err := c.Execute(s.sql)
+	r, err := execStep(c, s)
 	if err != nil {
 		var me *gmysql.MyError
 		if errors.As(err, &me) {
@@ -518,7 +525,12 @@ func runStep(c *client.Conn, s step) (outcome, error) {
 		}
 	}
 	for _, i := range idx {
-		o.Columns = append(o.Columns, string(r.Fields[i].Name))
+		label := string(r.Fields[i].Name)
+		if s.args != nil || s.binary {
+			f := r.Fields[i]
+			label += fmt.Sprintf(" (type %d, unsigned %v)", f.Type, f.Flag&gmysql.UNSIGNED_FLAG != 0)
+		}
+		o.Columns = append(o.Columns, label)
 	}
 	for _, row := range r.Values {
 		var out []string
@@ -538,6 +550,19 @@ func runStep(c *client.Conn, s step) (outcome, error) {
 		o.Rows = append(o.Rows, out)
 	}
 	return o, nil
+}
+
+// execStep runs a step's statement: as text, or prepared with its args.
+func execStep(c *client.Conn, s step) (*gmysql.Result, error) {
+	if s.args == nil && !s.binary {
+		return c.Execute(s.sql)
+	}
+	st, err := c.Prepare(s.sql)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return st.Execute(s.args...)
 }
 
 // runScript runs a whole script on one fresh connection to addr; with

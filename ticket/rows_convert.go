@@ -57,6 +57,11 @@ func (sc *storeCtx) store(col *RowCol, v val, row int) (Datum, *Error) {
 	case ColInt:
 		return sc.storeInt(col, v, row)
 	case ColString:
+		if v.dbl {
+			// A double is written to fit the column (MariaDB's my_gcvt).
+			f, _ := v.r.Float64()
+			return sc.storeString(col, DoubleTextIn(f, min(col.Len, wideDouble)), row)
+		}
 		return sc.storeString(col, v.text(), row)
 	case ColDate, ColDateTime, ColTimestamp:
 		return sc.storeTime(col, v, row)
@@ -176,6 +181,14 @@ func (sc *storeCtx) storeTime(col *RowCol, v val, row int) (Datum, *Error) {
 	switch v.k {
 	case vTime:
 		t, hasTime = v.t, !v.date
+	case vDec:
+		// A number is a date by its digits (20240102); its fraction would
+		// be microseconds, which ticketd does not take this way.
+		if !v.r.IsInt() {
+			return Datum{}, mysqlerr.NotSupported("a number with a fraction as a date")
+		}
+		v = val{k: vStr, s: v.r.Num().String()}
+		fallthrough
 	case vStr, vInt, vUint:
 		if zeroDate(v.text()) {
 			// MariaDB stores these (without NO_ZERO_DATE/NO_ZERO_IN_DATE);

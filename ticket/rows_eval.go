@@ -535,6 +535,13 @@ func (env *evalEnv) compare(ax, bx *RowExpr) (c int, null bool, e *Error) {
 	switch {
 	case a.k == vStr && b.k == vStr:
 		return compareStrings(a.s, b.s), false, nil
+	case (a.clock && !isDate(b)) || (b.clock && !isDate(a)):
+		return env.compareClock(a, b)
+	case (isDate(a) && b.isNum()) || (isDate(b) && a.isNum()):
+		if c, ok := env.bigintConst(a, b, ax, bx); ok {
+			return c, false, nil
+		}
+		fallthrough
 	case a.k == vTime || b.k == vTime:
 		if (a.k != vTime && zeroDate(a.text())) || (b.k != vTime && zeroDate(b.text())) {
 			return 0, false, mysqlerr.NotSupported("zero dates")
@@ -693,6 +700,10 @@ func (env *evalEnv) toTime(v val, x *RowExpr) (time.Time, bool) {
 		}
 		return t, true
 	case vInt, vUint:
+		if v.k == vInt && v.i == 0 {
+			// 0 is the zero date, below every date, without a warning.
+			return time.Time{}, true
+		}
 		t, ok := parseTime(v.text())
 		if !ok {
 			env.warn("Warning", mysqlerr.CodeTruncatedWrongValue, "Truncated incorrect datetime value: '%s'", v.text())

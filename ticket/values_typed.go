@@ -66,15 +66,22 @@ func TemporalValue(kind int, neg bool, year, month, day, hour, minute, second, m
 	if micro != 0 && kind != TemporalDate {
 		fmt.Fprintf(&b, ".%06d", micro)
 	}
-	valid := minute < 60 && second < 60 && micro < 1000000
+	inRange := minute < 60 && second < 60 && micro < 1000000
 	if kind != TemporalTime {
-		valid = valid && hour < 24 && month >= 1 && month <= 12 && day >= 1 &&
-			day <= time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day()
-		if year == 0 && month == 0 && day == 0 {
-			valid = true // the zero date; the engine refuses it (1235)
-		}
+		inRange = inRange && hour < 24 && month <= 12 && day <= 31
 	}
-	if !valid {
+	if !inRange {
+		// MariaDB stores a zero date for these, with a warning; ticketd
+		// holds no zero date.
+		return Value{Kind: ValTemporal, Str: "!" + b.String()}
+	}
+	if kind != TemporalTime && year == 0 && month == 0 && day == 0 && hour == 0 && minute == 0 && second == 0 && micro == 0 {
+		// The zero date, which MariaDB stores; ticketd holds none.
+		return Value{Kind: ValTemporal, Str: "!" + b.String()}
+	}
+	if kind != TemporalTime &&
+		(month == 0 || day == 0 || day > time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day()) {
+		// February 30th: MariaDB refuses it as it does the string (1292).
 		return Value{Kind: ValString, Str: b.String()}
 	}
 	return Value{Kind: ValTemporal, Str: b.String()}
@@ -86,6 +93,9 @@ func TemporalValue(kind int, neg bool, year, month, day, hour, minute, second, m
 func temporalVal(s string, now time.Time) (val, *Error) {
 	bad := func() (val, *Error) {
 		return val{}, mysqlerr.New(mysqlerr.CodeWrongArguments, "Incorrect arguments to mysqld_stmt_execute (temporal value %q)", s)
+	}
+	if strings.HasPrefix(s, "!") {
+		return val{}, mysqlerr.NotSupported("a temporal parameter that is the zero date or has fields out of range (MariaDB stores a zero date for " + s[1:] + ")")
 	}
 	if len(s) >= 10 && s[4] == '-' && s[7] == '-' {
 		if zeroDate(s) {
@@ -105,31 +115,9 @@ func temporalVal(s string, now time.Time) (val, *Error) {
 		return val{k: vTime, t: t}, nil
 	}
 	// TIME: [-]h+:mm:ss[.ffffff]
-	body, neg := strings.CutPrefix(s, "-")
-	hms, frac, _ := strings.Cut(body, ".")
-	parts := strings.Split(hms, ":")
-	if len(parts) != 3 {
+	d, ok := clockDuration(s)
+	if !ok {
 		return bad()
-	}
-	var n [3]int64
-	for i, p := range parts {
-		v, err := strconv.ParseInt(p, 10, 64)
-		if err != nil || v < 0 || v > 1<<32 {
-			return bad()
-		}
-		n[i] = v
-	}
-	var micro int64
-	if frac != "" {
-		v, err := strconv.ParseInt((frac + "000000")[:6], 10, 64)
-		if err != nil {
-			return bad()
-		}
-		micro = v
-	}
-	d := time.Duration(n[0])*time.Hour + time.Duration(n[1])*time.Minute + time.Duration(n[2])*time.Second + time.Duration(micro)*time.Microsecond
-	if neg {
-		d = -d
 	}
 	day := now.UTC().Truncate(24 * time.Hour)
 	return val{k: vTime, t: day.Add(d), clock: true, s: s}, nil
@@ -160,26 +148,116 @@ func doubleVal(s string) (val, *Error) {
 	return val{k: vDec, r: r, s: DoubleText(f), dbl: true}, nil
 }
 
-// DoubleText is a double as MariaDB renders it in a string context: the
-// shortest text that reads back as the same double, in positional form
-// unless its exponent is below -4 or 15 and above, then as 1.5e20 or
-// 1e-7 (no '+', no leading zero in the exponent).
-func DoubleText(f float64) string {
-	if f == 0 {
+// DoubleText is a double as MariaDB renders it in a string context
+// (SELECT, comparisons with strings): DoubleTextIn a wide string.
+func DoubleText(f float64) string { return DoubleTextIn(f, wideDouble) }
+
+// wideDouble is the width MariaDB renders a double in outside a column
+// (its String::set_real buffer): wide enough for any double's digits.
+const wideDouble = 300
+
+// DoubleTextIn is a double as MariaDB writes it into width characters
+// (a CHAR or VARCHAR column of that length; its my_gcvt): the shortest
+// digits that read back as the same double (fewer, rounded, if they do
+// not fit), positional ("0.00000015", "123456789012345") unless the
+// exponent form is needed to fit, or the number is 1e16 and above
+// without a fraction or below 1e-15 ("1e20", "1.234567890123456e15"
+// for 1234567890123456).
+func DoubleTextIn(f float64, width int) string {
+	if f == 0 || math.IsNaN(f) || math.IsInf(f, 0) {
 		return "0"
 	}
-	s := strconv.FormatFloat(f, 'e', -1, 64)
-	mant, e, _ := strings.Cut(s, "e")
-	if exp, _ := strconv.Atoi(e); exp >= -4 && exp < 15 {
-		return strconv.FormatFloat(f, 'f', -1, 64)
-	}
-	e = strings.TrimPrefix(e, "+")
 	sign := ""
-	if strings.HasPrefix(e, "-") {
-		sign, e = "-", e[1:]
+	if f < 0 {
+		sign, f = "-", -f
+		width--
 	}
-	e = strings.TrimLeft(e, "0")
-	return mant + "e" + sign + e
+	width = max(width, 1)
+	digits, decpt := decimalDigits(f, -1)
+	if len(digits) > width {
+		digits, decpt = decimalDigits(f, width)
+	}
+	n := len(digits)
+	expLen := 1
+	if decpt >= 101 || decpt <= -99 {
+		expLen++
+	}
+	if decpt >= 11 || decpt <= -9 {
+		expLen++
+	}
+	fixed := decpt // "NNN00"
+	switch {
+	case decpt <= 0:
+		fixed = n - decpt + 2 // "0.000NNN"
+	case decpt < n:
+		fixed = n + 1 // "NN.NN"
+	}
+	haveSpace := fixed <= width
+	forceE := decpt <= 0 && width <= 2-decpt && width >= 3+expLen
+	const dblDig = 15
+	useF := (haveSpace || (decpt <= width && (decpt >= -1 || (decpt == -2 && (n > 1 || !forceE))) && !forceE)) &&
+		(!haveSpace || (decpt >= -dblDig+1 && (decpt <= dblDig || n > decpt)))
+	if useF {
+		w := width
+		if decpt < n {
+			w--
+		}
+		if decpt <= 0 {
+			w -= 1 - decpt
+		}
+		if w < n {
+			// Fewer digits after the point, rounded.
+			s := strconv.FormatFloat(f, 'f', max(w, decpt)-decpt, 64)
+			if strings.Contains(s, ".") {
+				s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+			}
+			if s == "0" {
+				return "0"
+			}
+			return sign + s
+		}
+		switch {
+		case decpt <= 0:
+			return sign + "0." + strings.Repeat("0", -decpt) + digits
+		case decpt < n:
+			return sign + digits[:decpt] + "." + digits[decpt:]
+		}
+		return sign + digits + strings.Repeat("0", decpt-n)
+	}
+	w := width - 1 - expLen
+	if decpt-1 < 0 {
+		w--
+	}
+	if n > 1 {
+		w--
+	}
+	if w < n {
+		digits, decpt = decimalDigits(f, max(w, 1))
+		n = len(digits)
+	}
+	out := sign + digits[:1]
+	if n > 1 {
+		out += "." + digits[1:]
+	}
+	return out + "e" + strconv.Itoa(decpt-1)
+}
+
+// decimalDigits are f's significant digits (f > 0), the shortest that
+// read back as f when prec is -1, else rounded to prec digits, without
+// trailing zeros; f is 0.DIGITS times 10^decpt.
+func decimalDigits(f float64, prec int) (digits string, decpt int) {
+	p := prec - 1
+	if prec < 0 {
+		p = -1
+	}
+	s := strconv.FormatFloat(f, 'e', p, 64)
+	mant, e, _ := strings.Cut(s, "e")
+	exp, _ := strconv.Atoi(e)
+	digits = strings.TrimRight(strings.Replace(mant, ".", "", 1), "0")
+	if digits == "" {
+		digits = "0"
+	}
+	return digits, exp + 1
 }
 
 // roundHalfEven rounds r to an integer, halves to even: how MariaDB
@@ -199,4 +277,165 @@ func roundHalfEven(r *mb.Rat) *mb.Int {
 		}
 	}
 	return fl
+}
+
+// isDate reports a DATE or DATETIME value (not a TIME).
+func isDate(v val) bool { return v.k == vTime && !v.clock }
+
+// compareClock compares a TIME parameter with a string, a number or
+// another TIME as MariaDB does: as TIME ('12:34:56' and 123456 are
+// 12:34:56); a value that is no time matches nothing, with warning 1292.
+func (env *evalEnv) compareClock(a, b val) (int, bool, *Error) {
+	da, ok := env.toClock(a)
+	if !ok {
+		return 0, true, nil
+	}
+	db, ok := env.toClock(b)
+	if !ok {
+		return 0, true, nil
+	}
+	return cmpInt(int64(da), int64(db)), false, nil
+}
+
+// toClock is v as a TIME, read as MariaDB reads a string or a number
+// as a TIME: '12:34:56', 123456, '2.5' (seconds), '-1 02:03:04', a
+// DATETIME's time of day; a fraction of more than six digits is cut
+// with a note; anything else matches nothing, with warning 1292.
+func (env *evalEnv) toClock(v val) (time.Duration, bool) {
+	if v.k == vTime {
+		if v.clock {
+			d, _ := clockDuration(v.s)
+			return d, true
+		}
+		return v.t.Sub(v.t.Truncate(24 * time.Hour)), true
+	}
+	text := strings.TrimSpace(v.text())
+	d, level := textClock(text)
+	if level != "" {
+		env.warn(level, mysqlerr.CodeTruncatedWrongValue, "Truncated incorrect time value: '%s'", v.text())
+	}
+	return d, level != "Warning"
+}
+
+// textClock reads a TIME from a string; level is "" when it is clean,
+// "Note" when digits were cut, "Warning" when it is no time.
+func textClock(s string) (time.Duration, string) {
+	if strings.ContainsAny(s, ":") {
+		if t, ok := parseTime(s); ok && len(s) > 10 {
+			return t.Sub(t.Truncate(24 * time.Hour)), ""
+		}
+		body, neg := strings.CutPrefix(s, "-")
+		days := int64(0)
+		if d, rest, ok := strings.Cut(body, " "); ok {
+			n, err := strconv.ParseInt(d, 10, 64)
+			if err != nil || n > 34 {
+				return 0, "Warning"
+			}
+			days, body = n, rest
+		}
+		if strings.Count(body, ":") == 1 {
+			body += ":00"
+		}
+		d, ok := clockDuration(body)
+		if !ok {
+			return 0, "Warning"
+		}
+		d += time.Duration(days) * 24 * time.Hour
+		if neg {
+			d = -d
+		}
+		return d, ""
+	}
+	body, neg := strings.CutPrefix(s, "-")
+	whole, frac, _ := strings.Cut(body, ".")
+	if whole == "" || strings.Trim(whole, "0123456789") != "" || strings.Trim(frac, "0123456789") != "" || len(whole) > 14 {
+		return 0, "Warning"
+	}
+	level := ""
+	if len(frac) > 6 {
+		frac, level = frac[:6], "Note"
+	}
+	n, _ := strconv.ParseInt(whole, 10, 64)
+	micro, _ := strconv.ParseInt((frac + "000000")[:6], 10, 64)
+	if n > 8385959 {
+		// YYYYMMDD or YYYYMMDDhhmmss: a datetime's time of day.
+		t, ok := parseTime(whole)
+		if !ok || (len(whole) != 8 && len(whole) != 14) {
+			return 0, "Warning"
+		}
+		return t.Sub(t.Truncate(24 * time.Hour)), level
+	}
+	h, m, sec := n/10000, n/100%100, n%100
+	if m > 59 || sec > 59 {
+		return 0, "Warning"
+	}
+	d := time.Duration(h)*time.Hour + time.Duration(m)*time.Minute + time.Duration(sec)*time.Second + time.Duration(micro)*time.Microsecond
+	if neg {
+		d = -d
+	}
+	return d, level
+}
+
+// bigintConst is MariaDB's rule for a BIGINT column compared with a
+// constant (its convert_const_to_int): the constant is taken as a BIGINT
+// when it converts exactly, so that a DATE or DATETIME parameter is
+// compared as 20240102 or 20240102030405, without a warning. ok is false
+// when the rule does not apply.
+func (env *evalEnv) bigintConst(a, b val, ax, bx *RowExpr) (c int, ok bool) {
+	col, k := ax, b
+	if ax.Op != ECol {
+		col, k = bx, a
+	}
+	if col.Op != ECol || (ax.Op == ECol && bx.Op == ECol) || !isDate(k) || k.t.Nanosecond() != 0 {
+		return 0, false
+	}
+	j := env.rd.colIndex(col.Col)
+	if j < 0 || env.rd.Cols[j].Kind != ColInt || env.rd.Cols[j].Int.Kind != BigInt {
+		return 0, false
+	}
+	layout := "20060102150405"
+	if k.date {
+		layout = "20060102"
+	}
+	n, _ := new(mb.Rat).SetString(k.t.Format(layout))
+	colV := a
+	if col == bx {
+		colV = b
+	}
+	c = colV.rat().Cmp(n)
+	if col == bx {
+		c = -c
+	}
+	return c, true
+}
+
+// clockDuration reads a TIME's text, [-]h:mm:ss[.ffffff].
+func clockDuration(s string) (time.Duration, bool) {
+	body, neg := strings.CutPrefix(s, "-")
+	hms, frac, _ := strings.Cut(body, ".")
+	parts := strings.Split(hms, ":")
+	if len(parts) != 3 {
+		return 0, false
+	}
+	var n [3]int64
+	for i, p := range parts {
+		v, err := strconv.ParseInt(p, 10, 64)
+		if err != nil || v < 0 || (i > 0 && (v > 59 || len(p) != 2)) || v > 1<<32 {
+			return 0, false
+		}
+		n[i] = v
+	}
+	var micro int64
+	if frac != "" {
+		v, err := strconv.ParseInt((frac + "000000")[:6], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		micro = v
+	}
+	d := time.Duration(n[0])*time.Hour + time.Duration(n[1])*time.Minute + time.Duration(n[2])*time.Second + time.Duration(micro)*time.Microsecond
+	if neg {
+		d = -d
+	}
+	return d, true
 }

@@ -13,10 +13,20 @@ func TestTypedValues(t *testing.T) {
 			t.Errorf("roundHalfEven(%s) = %s, want %s", in, got, want)
 		}
 	}
-	for f, want := range map[float64]string{0.1: "0.1", 1e20: "1e20", 1.5e-7: "1.5e-7", -2.5: "-2.5", 123456789012345: "123456789012345",
-		1e15: "1e15", 0.0001: "0.0001", float64(float32(0.1)): "0.10000000149011612"} {
+	for f, want := range map[float64]string{0.1: "0.1", 1e20: "1e20", 1.5e-7: "0.00000015", -2.5: "-2.5", 123456789012345: "123456789012345",
+		1e15: "1e15", 0.0001: "0.0001", float64(float32(0.1)): "0.10000000149011612", 1234567890123456: "1.234567890123456e15",
+		-0.000012345: "-0.000012345", 1e-15: "0.000000000000001", 1e-16: "1e-16", 1e-14: "0.00000000000001", 1e16: "1e16"} {
 		if got := DoubleText(f); got != want {
 			t.Errorf("DoubleText(%v) = %s, want %s", f, got, want)
+		}
+	}
+	for _, tc := range []struct {
+		f     float64
+		width int
+		want  string
+	}{{1.0 / 3, 5, "0.333"}, {1.0 / 3, 40, "0.3333333333333333"}, {123456.789, 4, "1e5"}, {2.0 / 3, 3, "0.7"}, {-2.5, 4, "-2.5"}} {
+		if got := DoubleTextIn(tc.f, tc.width); got != tc.want {
+			t.Errorf("DoubleTextIn(%v, %d) = %s, want %s", tc.f, tc.width, got, tc.want)
 		}
 	}
 	now := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)

@@ -74,7 +74,8 @@ func typedArg(x mysql.TypedBytes) (ticket.Value, error) {
 		return ticket.Value{Kind: ticket.ValDecimal, Str: string(b)}, nil
 	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE:
 		switch len(b) {
-		case 0:
+		case 0, 1, 2, 3:
+			// MariaDB takes fewer than 4 bytes as the zero date.
 			return ticket.TemporalValue(ticket.TemporalDate, false, 0, 0, 0, 0, 0, 0, 0), nil
 		case 4, 7, 11:
 			// A DATE parameter's time part, if any, is ignored (set_param_date).
@@ -85,7 +86,7 @@ func typedArg(x mysql.TypedBytes) (ticket.Value, error) {
 	case mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIMESTAMP:
 		var hour, minute, second, micro int
 		switch len(b) {
-		case 0:
+		case 0, 1, 2, 3:
 			return ticket.TemporalValue(ticket.TemporalDateTime, false, 0, 0, 0, 0, 0, 0, 0), nil
 		case 4:
 		case 11:
@@ -100,7 +101,8 @@ func typedArg(x mysql.TypedBytes) (ticket.Value, error) {
 			int(binary.LittleEndian.Uint16(b)), int(b[2]), int(b[3]), hour, minute, second, micro), nil
 	case mysql.MYSQL_TYPE_TIME:
 		switch len(b) {
-		case 0:
+		case 0, 1, 2, 3, 4, 5, 6, 7:
+			// MariaDB takes fewer than 8 bytes as 00:00:00.
 			return ticket.TemporalValue(ticket.TemporalTime, false, 0, 0, 0, 0, 0, 0, 0), nil
 		case 8, 12:
 			var micro int

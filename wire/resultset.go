@@ -18,6 +18,7 @@ type column struct {
 	table string
 	db    string
 	typ   uint8
+	flag  uint16 // flags beyond the type's own (UNSIGNED_FLAG)
 }
 
 // rowset is a result set before encoding.
@@ -55,10 +56,20 @@ func (rs *rowset) typeOf(i int) (typ uint8, flag uint16) {
 			break rows
 		}
 	}
-	if typ == mysql.MYSQL_TYPE_LONGLONG {
+	flag |= rs.cols[i].flag
+	if isIntType(typ) {
 		flag |= mysql.BINARY_FLAG | mysql.NUM_FLAG
 	}
 	return typ, flag
+}
+
+// isIntType reports the integer column types.
+func isIntType(typ uint8) bool {
+	switch typ {
+	case mysql.MYSQL_TYPE_TINY, mysql.MYSQL_TYPE_SHORT, mysql.MYSQL_TYPE_INT24, mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_LONGLONG:
+		return true
+	}
+	return false
 }
 
 // result encodes the rowset in the text or binary row protocol.
@@ -122,7 +133,7 @@ func binaryRow(types []uint8, r []any) mysql.RowData {
 			b[1+(i+2)/8] |= 1 << uint((i+2)%8)
 			continue
 		}
-		if types[i] == mysql.MYSQL_TYPE_LONGLONG {
+		if isIntType(types[i]) {
 			var u uint64
 			switch x := v.(type) {
 			case int64:
@@ -132,10 +143,24 @@ func binaryRow(types []uint8, r []any) mysql.RowData {
 			case float64:
 				u = uint64(int64(math.Round(x)))
 			case string:
-				n, _ := strconv.ParseInt(x, 10, 64)
+				n, err := strconv.ParseInt(x, 10, 64)
 				u = uint64(n)
+				if err != nil {
+					u, _ = strconv.ParseUint(x, 10, 64)
+				}
 			}
-			b = binary.LittleEndian.AppendUint64(b, u)
+			// Each integer type has its size in the binary protocol;
+			// the column's unsigned flag says how clients read it.
+			switch types[i] {
+			case mysql.MYSQL_TYPE_TINY:
+				b = append(b, byte(u))
+			case mysql.MYSQL_TYPE_SHORT:
+				b = binary.LittleEndian.AppendUint16(b, uint16(u))
+			case mysql.MYSQL_TYPE_INT24, mysql.MYSQL_TYPE_LONG:
+				b = binary.LittleEndian.AppendUint32(b, uint32(u))
+			default:
+				b = binary.LittleEndian.AppendUint64(b, u)
+			}
 			continue
 		}
 		s, _ := textValue(v)
@@ -223,7 +248,7 @@ func (fc *fieldCache) field(k fieldKey) *mysql.Field {
 		Type:    k.typ,
 		Flag:    k.flag,
 	}
-	if k.typ == mysql.MYSQL_TYPE_VAR_STRING {
+	if k.typ == mysql.MYSQL_TYPE_VAR_STRING || k.typ == mysql.MYSQL_TYPE_STRING {
 		f.Charset = 45 // utf8mb4_general_ci
 		f.ColumnLength = 1024
 	} else {

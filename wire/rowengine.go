@@ -286,6 +286,10 @@ func (s *session) selectRowTable(p *sql.Select, src *source, args []any, bin boo
 				if a.Kind == ticket.ColString && a.Col == nil {
 					out.cols[i].typ = mysql.MYSQL_TYPE_NEWDECIMAL
 				}
+				if a.Col != nil {
+					c := rowColumn(a.Col)
+					out.cols[i].typ, out.cols[i].flag = c.typ, c.flag
+				}
 				switch {
 				case a.Col != nil:
 					row[i] = datumValue(a.Col, a.Value)
@@ -501,7 +505,9 @@ func (s *session) projectRows(p *sql.Select, t *ticket.Table, rows [][]ticket.Da
 			if j < 0 {
 				return nil, errUnknownColumn(x.Name, "field list")
 			}
-			out.cols = append(out.cols, column{name: p.Fields[i].Name, typ: colType(rd.Cols[j].Kind), table: t.Def.Name, db: t.Def.DB})
+			c := rowColumn(&rd.Cols[j])
+			c.name, c.table, c.db = p.Fields[i].Name, t.Def.Name, t.Def.DB
+			out.cols = append(out.cols, c)
 			continue
 		}
 		if hasKind(x, sql.ExprLastInsertID) {

@@ -109,9 +109,37 @@ func tableRowCount(st ticket.Store, t *ticket.Table) (uint64, error) {
 func rowsColumns(d *ticket.TableDef) []column {
 	cols := make([]column, len(d.Rows.Cols))
 	for i, c := range d.Rows.Cols {
-		cols[i] = column{name: c.Name, typ: colType(c.Kind)}
+		cols[i] = rowColumn(&c)
 	}
 	return cols
+}
+
+// rowColumn is a row table's column as a result column, with MariaDB's
+// type and unsigned flag for it: a client reading binary rows takes each
+// value's size and signedness from them (a BIGINT UNSIGNED above 2^63
+// read as signed is negative).
+func rowColumn(c *ticket.RowCol) column {
+	col := column{name: c.Name, typ: colType(c.Kind)}
+	switch c.Kind {
+	case ticket.ColInt:
+		col.typ = intColType[c.Int.Kind]
+		if c.Int.Unsigned {
+			col.flag = mysql.UNSIGNED_FLAG
+		}
+	case ticket.ColString:
+		if strings.HasPrefix(c.Type, "char") {
+			col.typ = mysql.MYSQL_TYPE_STRING
+		}
+	case ticket.ColTimestamp:
+		col.flag = mysql.UNSIGNED_FLAG | mysql.BINARY_FLAG // as MariaDB flags TIMESTAMP
+	}
+	return col
+}
+
+// intColType is the protocol type of each integer column type.
+var intColType = map[ticket.IntKind]uint8{
+	ticket.TinyInt: mysql.MYSQL_TYPE_TINY, ticket.SmallInt: mysql.MYSQL_TYPE_SHORT,
+	ticket.MediumInt: mysql.MYSQL_TYPE_INT24, ticket.Int: mysql.MYSQL_TYPE_LONG, ticket.BigInt: mysql.MYSQL_TYPE_LONGLONG,
 }
 
 func colType(k ticket.ColKind) uint8 {

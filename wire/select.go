@@ -435,7 +435,7 @@ func (src *source) filterAny(conds []sql.Cond, args []any, or bool) error {
 // sameText compares a column's value with a literal: numbers exactly,
 // strings as MySQL's default collation does.
 func sameText(c column, got, want string) bool {
-	if c.typ == mysql.MYSQL_TYPE_LONGLONG {
+	if isIntType(c.typ) {
 		a, err1 := strconv.ParseUint(got, 10, 64)
 		b, err2 := strconv.ParseUint(strings.TrimSpace(want), 10, 64)
 		return err1 == nil && err2 == nil && a == b
