@@ -1,0 +1,34 @@
+package raftstore
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// TestTypedParamsRoundTrip: the value kinds of typed binary parameters
+// (ticket.ValTemporal, ValDouble) survive the log, in VALUES and in the
+// row engine's expressions.
+func TestTypedParamsRoundTrip(t *testing.T) {
+	dt := ticket.TemporalValue(ticket.TemporalDateTime, false, 2024, 1, 2, 3, 4, 5, 678)
+	tm := ticket.TemporalValue(ticket.TemporalTime, true, 0, 0, 0, 26, 3, 4, 0)
+	dbl := ticket.DoubleValue(0.1)
+	cmds := []ticket.Command{
+		{Op: ticket.OpInsert, DB: "d", Table: "t", Values: [][]ticket.Value{{dt, tm, dbl}}, Rows: &ticket.RowsCommand{Engine: true}},
+		{Op: ticket.OpDelete, DB: "d", Table: "t", Rows: &ticket.RowsCommand{Engine: true,
+			Filter: &ticket.RowExpr{Op: ticket.EEq, Args: []ticket.RowExpr{{Op: ticket.ECol, Col: "v"}, {Op: ticket.EVal, Val: &dbl}}}}},
+	}
+	got, err := DecodeBatch(EncodeBatch(nil, cmds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, cmds) {
+		t.Fatalf("round trip\n got %+v\nwant %+v", got, cmds)
+	}
+	for i := range cmds {
+		if v := commandVersion(&cmds[i]); v != 5 {
+			t.Errorf("command %d: version %d, want 5", i, v)
+		}
+	}
+}
