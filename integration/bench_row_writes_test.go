@@ -20,8 +20,10 @@ import (
 )
 
 // TestBenchRowWrites is the second half of make bench-rows (issue 22's
-// write target): single-row INSERT, UPDATE by primary key and DELETE by
-// primary key at TICKETD_BENCH_CONNS connections (default 64) on a
+// write target): point SELECT by primary key (as a new text per key, and
+// through a prepared statement) beside SELECT 1, then single-row INSERT,
+// UPDATE by primary key and DELETE by primary key at
+// TICKETD_BENCH_CONNS connections (default 64) on a
 // WORKER_NODE table of TICKETD_BENCH_WRITE_ROWS rows (default 100,000),
 // on one ticketd node, on three (the connections spread over the nodes,
 // so two thirds of the writes are forwarded by a follower) and on
@@ -84,6 +86,7 @@ func TestBenchRowWrites(t *testing.T) {
 	fmt.Fprintf(&out, "\n### Row-table writes by key (make bench-rows: WORKER_NODE of %d rows, %d connections, %v per measurement)\n\n", size, conns, dur)
 	out.WriteString("| target | INSERT /s | p50 / p99 | UPDATE by key /s | p50 / p99 | DELETE by key /s | p50 / p99 | × InnoDB (INSERT, UPDATE, DELETE) |\n|---|---|---|---|---|---|---|---|\n")
 	var base [3]float64
+	var reads []string
 	for _, tg := range targets {
 		var dbs []*sql.DB
 		for _, a := range tg.addrs {
@@ -106,6 +109,47 @@ func TestBenchRowWrites(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		// Reads first, on the full table: a point SELECT as an
+		// interpolating driver sends it (a new text per key), the same
+		// through a server-side prepared statement (one COM_STMT_EXECUTE
+		// per key: no parse), and SELECT 1, the node's ceiling.
+		var prepared []*sql.DB
+		var stmts sync.Map // *sql.DB -> *sql.Stmt
+		for _, a := range tg.addrs {
+			db, err := sql.Open("mysql", harness.DSN(a, ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			db.SetMaxOpenConns(conns)
+			db.SetMaxIdleConns(conns)
+			st, err := db.Prepare("SELECT ID, HOST_NAME, PORT FROM rowsbench.WORKER_NODE WHERE ID = ?")
+			if err != nil {
+				t.Fatalf("%s: prepare: %v", tg.name, err)
+			}
+			stmts.Store(db, st)
+			prepared = append(prepared, db)
+		}
+		text := spreadRun(t, tg.name, dbs, conns, dur, func(db *sql.DB, _ int, r *rand.Rand) error {
+			var id int64
+			var host, port string
+			return db.QueryRow(fmt.Sprintf("SELECT ID, HOST_NAME, PORT FROM rowsbench.WORKER_NODE WHERE ID = %d", 1+r.IntN(size))).Scan(&id, &host, &port)
+		})
+		prep := spreadRun(t, tg.name, prepared, conns, dur, func(db *sql.DB, _ int, r *rand.Rand) error {
+			var id int64
+			var host, port string
+			st, _ := stmts.Load(db)
+			return st.(*sql.Stmt).QueryRow(1+r.IntN(size)).Scan(&id, &host, &port)
+		})
+		one := spreadRun(t, tg.name, dbs, conns, dur, func(db *sql.DB, _ int, _ *rand.Rand) error {
+			var v int
+			return db.QueryRow("SELECT 1").Scan(&v)
+		})
+		for _, db := range prepared {
+			db.Close()
+		}
+		reads = append(reads, fmt.Sprintf("| %s | %.0f (%.2f×) | %.0f (%.2f×) | %.0f |", tg.name,
+			text.rate, text.rate/one.rate, prep.rate, prep.rate/one.rate, one.rate))
+
 		ins := spreadRun(t, tg.name, dbs, conns, dur, func(db *sql.DB, _ int, r *rand.Rand) error {
 			_, err := db.Exec(workerInsert(1, r.Int()))
 			return err
@@ -150,6 +194,7 @@ func TestBenchRowWrites(t *testing.T) {
 			db.Close()
 		}
 	}
+	fmt.Fprintf(&out, "\n| target | point SELECT by key, text /s (÷ SELECT 1) | prepared /s (÷ SELECT 1) | SELECT 1 /s |\n|---|---|---|---|\n%s\n", strings.Join(reads, "\n"))
 	fmt.Println(out.String())
 	writeBenchOut(t, out.String())
 }
