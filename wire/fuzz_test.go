@@ -51,6 +51,20 @@ func FuzzPackets(f *testing.F) {
 		{cmd(mysql.COM_CHANGE_USER, "root\x00\x00f\x00\x2d\x00mysql_native_password\x00"), cmd(mysql.COM_QUERY, "SELECT USER()")},
 		{cmd(mysql.COM_CHANGE_USER, "root\x00\x14aaaaaaaaaaaaaaaaaaaa\x00"), {}, cmd(0x99, "x")},
 		{cmd(mysql.COM_QUERY, "SET @@auto_increment_increment = 5; SHOW WARNINGS; SHOW VARIABLES LIKE 'auto%'")},
+		// Typed binary parameters into a row table: DATE, DATETIME with
+		// microseconds, TIME, DOUBLE, DECIMAL, a BLOB sent as long data in
+		// two chunks, lengths that are none of their type's.
+		{cmd(mysql.COM_QUERY, "CREATE DATABASE IF NOT EXISTS f"),
+			cmd(mysql.COM_QUERY, "CREATE TABLE IF NOT EXISTS f.r (id int NOT NULL AUTO_INCREMENT, d date, at datetime, v int, s varchar(20), PRIMARY KEY (id)) ENGINE=InnoDB"),
+			cmd(mysql.COM_STMT_PREPARE, "INSERT INTO f.r (d, at, v, s) VALUES (?, ?, ?, ?)"),
+			execute(1, 0, 1, mysql.MYSQL_TYPE_DATE, 0, mysql.MYSQL_TYPE_DATETIME, 0, mysql.MYSQL_TYPE_TIME, 0, mysql.MYSQL_TYPE_DOUBLE, 0,
+				4, 0xe8, 7, 1, 2, 11, 0xe8, 7, 1, 2, 3, 4, 5, 1, 0, 0, 0, 12, 1, 1, 0, 0, 0, 2, 3, 4, 9, 0, 0, 0, 0, 0, 0, 0, 4, 0x40),
+			append(binary.LittleEndian.AppendUint32([]byte{mysql.COM_STMT_SEND_LONG_DATA}, 1), 3, 0, 'x', 'y'),
+			append(binary.LittleEndian.AppendUint32([]byte{mysql.COM_STMT_SEND_LONG_DATA}, 1), 3, 0, 'z'),
+			execute(1, 0, 1, mysql.MYSQL_TYPE_DATE, 0, mysql.MYSQL_TYPE_TIMESTAMP, 0, mysql.MYSQL_TYPE_NEWDECIMAL, 0, mysql.MYSQL_TYPE_BLOB, 0,
+				3, 1, 2, 3, 5, 1, 2, 3, 4, 5, 3, '2', '.', '5'),
+			execute(1, 0, 0),
+			cmd(mysql.COM_QUERY, "SELECT * FROM f.r")},
 	}
 	for _, s := range seeds {
 		var b []byte

@@ -145,3 +145,54 @@ func TestBinaryTemporalParams(t *testing.T) {
 		t.Fatalf("after a refused execute: %v", err)
 	}
 }
+
+// TestLongDataParams: parameters sent as COM_STMT_SEND_LONG_DATA (as
+// go-sql-driver does for a value over maxAllowedPacket/(params+1) bytes,
+// in chunks) reach the statement whole, and the parameters after them
+// keep their values. Before, go-mysql read the execute's values as if the
+// long parameter had one in the packet: the INSERT failed or stored the
+// wrong values.
+func TestLongDataParams(t *testing.T) {
+	base := startServer(t)
+	db := open(t, base)
+	mustExec(t, db, "CREATE DATABASE ld")
+	mustExec(t, db, "CREATE TABLE ld.t (id int NOT NULL AUTO_INCREMENT, name varchar(2000) DEFAULT NULL, v int DEFAULT NULL, b bigint unsigned DEFAULT NULL, PRIMARY KEY (id)) ENGINE=InnoDB")
+	ldb := open(t, base+"ld?maxAllowedPacket=1024")
+	long := strings.Repeat("0123456789", 150) // 1500 bytes: long data, two chunks
+	for i, args := range [][]any{
+		{long, int64(42), uint64(1<<63 + 5)},
+		{[]byte(long[:700]), nil, uint64(7)},
+		{long[:10], int64(-1), nil}, // short: in the packet, after long executes
+	} {
+		if _, err := ldb.Exec("INSERT INTO t (name, v, b) VALUES (?, ?, ?)", args...); err != nil {
+			t.Fatalf("insert %d: %v", i+1, err)
+		}
+	}
+	rows, err := ldb.Query("SELECT id, name, v, b FROM t WHERE name LIKE ? ORDER BY id", "0123%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var id int
+		var name string
+		var v, b *string
+		if err := rows.Scan(&id, &name, &v, &b); err != nil {
+			t.Fatal(err)
+		}
+		str := func(p *string) string {
+			if p == nil {
+				return "NULL"
+			}
+			return *p
+		}
+		got = append(got, strconv.Itoa(id)+"|"+strconv.Itoa(len(name))+"|"+str(v)+"|"+str(b))
+		if !strings.HasPrefix(long, name) {
+			t.Errorf("row %d: name is not the value sent", id)
+		}
+	}
+	if want := "1|1500|42|9223372036854775813 2|700|NULL|7 3|10|-1|NULL"; strings.Join(got, " ") != want {
+		t.Fatalf("rows %q, want %q", strings.Join(got, " "), want)
+	}
+}

@@ -50,6 +50,13 @@ import (
 //     (Conn.Farewell).
 // 10. Unbounded writes (Conn.Flush): go-mysql sets no write deadline, so
 //     a client that stops reading would hold a goroutine forever.
+// 11. Long data (Conn.sinkLongData, Conn.withLongData): go-mysql keeps a
+//     COM_STMT_SEND_LONG_DATA chunk as a slice of its read buffer, then
+//     reads the execute's values as if the parameter had one in the
+//     packet (it has none), which shifts every value after it, and
+//     overwrites the long data. Conn keeps the chunks itself and puts
+//     them into the execute packet as the parameter's value, a string
+//     (MariaDB's reading of long data); go-mysql never sees the chunks.
 //
 // Not here, because they live in the handler: package wire writes
 // COM_STMT_EXECUTE errors itself (go-mysql turns a returned error into
@@ -100,6 +107,13 @@ type Conn struct {
 	params map[uint32]int    // parameter count per prepared statement id
 	types  map[uint32][]byte // the parameter types last sent per statement id
 
+	// Long data: the current COM_STMT_SEND_LONG_DATA packet's payload
+	// while sinking, and the chunks so far per statement and parameter,
+	// until the statement's next execute (or a reset) takes them.
+	sinking bool
+	sink    []byte
+	long    map[uint32]map[uint16][]byte
+
 	dropNext bool // discard the next Write (see DropReply)
 
 	// A COM_STMT_EXECUTE refused before go-mysql saw it (fixExecute), and
@@ -108,6 +122,7 @@ type Conn struct {
 	// refusal and feeds the rest once go-mysql has answered what it has.
 	refuse    bool
 	refuseSeq byte
+	refuseErr *mysql.MyError // nil: malformed packet
 	later     []byte
 
 	// wbuf collects go-mysql's writes of one reply: it writes every
@@ -156,6 +171,9 @@ func (c *Conn) Read(p []byte) (int, error) {
 		if c.refuse {
 			c.refuse = false
 			e := &mysql.MyError{Code: mysql.ER_MALFORMED_PACKET, State: "HY000", Message: "Malformed communication packet."}
+			if c.refuseErr != nil {
+				e, c.refuseErr = c.refuseErr, nil
+			}
 			c.wbuf = appendPacket(c.wbuf, c.refuseSeq, errPayload(e))
 			if err := c.Flush(); err != nil {
 				return 0, err
@@ -216,14 +234,18 @@ func (c *Conn) feed(b []byte) {
 			c.atCmd = start
 			c.cont = n == maxFrame
 			c.remain = n
-			if start && !c.cont && n > 0 {
+			switch {
+			case start && !c.cont && n > 0:
 				c.hold = append(c.hold[:0], c.hdr[:]...)
 				c.holding = true
-			} else {
+			case c.sinking:
+				// A long-data packet's next frame: go-mysql sees none.
+			default:
 				c.out = append(c.out, c.hdr[:]...)
 			}
 			if n == 0 {
 				c.size = 0
+				c.endSink()
 			}
 			continue
 		}
@@ -234,20 +256,33 @@ func (c *Conn) feed(b []byte) {
 				c.err = err
 				return
 			}
-			if b[i] != mysql.COM_STMT_EXECUTE {
+			switch {
+			case b[i] == mysql.COM_STMT_SEND_LONG_DATA:
+				// Kept here (sinkLongData), never passed on.
+				if c.holding {
+					c.holding = false
+				} else {
+					c.out = c.out[:len(c.out)-4] // the header just queued
+				}
+				c.sinking, c.sink = true, c.sink[:0]
+			case b[i] != mysql.COM_STMT_EXECUTE && c.holding:
 				c.out = append(c.out, c.hold...)
 				c.holding = false
 			}
 		}
-		if c.holding {
+		switch {
+		case c.holding:
 			c.hold = append(c.hold, b[i:i+k]...)
-		} else {
+		case c.sinking:
+			c.sink = append(c.sink, b[i:i+k]...)
+		default:
 			c.out = append(c.out, b[i:i+k]...)
 		}
 		i += k
 		c.remain -= k
 		if c.remain == 0 && !c.cont {
 			c.size = 0
+			c.endSink()
 			if c.holding {
 				c.holding = false
 				if len(c.out) > 0 {
@@ -286,10 +321,130 @@ func (c *Conn) Prepared(id uint32, params int) {
 // cost the client its connection; such a packet is answered by Read.
 func (c *Conn) fixExecute(pkt []byte) (_ []byte, ok bool) {
 	pkt = c.withTypes(pkt)
+	pkt, ok = c.withLongData(pkt)
+	if !ok {
+		return nil, false
+	}
 	if p := pkt[4:]; len(p) >= 10 && !valuesComplete(p, c.params[binary.LittleEndian.Uint32(p[1:])]) {
 		return nil, false
 	}
 	return pkt, true
+}
+
+// endSink ends a COM_STMT_SEND_LONG_DATA packet: its chunk is kept for
+// its statement's next execute. MySQL answers nothing to it, whatever
+// it holds, so a chunk too short to name a statement and a parameter,
+// or naming neither, is dropped.
+func (c *Conn) endSink() {
+	if !c.sinking {
+		return
+	}
+	c.sinking = false
+	p := c.sink
+	if len(p) < 7 {
+		return
+	}
+	id, param := binary.LittleEndian.Uint32(p[1:]), binary.LittleEndian.Uint16(p[5:])
+	if int(param) >= c.params[id] {
+		return
+	}
+	if c.long == nil {
+		c.long = map[uint32]map[uint16][]byte{}
+	}
+	if c.long[id] == nil {
+		c.long[id] = map[uint16][]byte{}
+	}
+	c.long[id][param] = append(c.long[id][param], p[7:]...)
+	if cap(c.sink) > 64<<10 {
+		c.sink = nil
+	}
+}
+
+// errLongDataFrame refuses an execute whose long data does not fit one
+// protocol frame once put into the execute packet (the reply's sequence
+// number would no longer be the one the client expects).
+var errLongDataFrame = &mysql.MyError{Code: mysql.ER_NET_PACKET_TOO_LARGE, State: "08S01",
+	Message: "Got a packet bigger than 'max_allowed_packet' bytes (ticketd takes at most 16 MB of COM_STMT_SEND_LONG_DATA per execute)"}
+
+// withLongData puts the long data sent for an execute's statement into
+// the packet: each such parameter gets its chunks as a length-encoded
+// value, typed as a string (MariaDB reads long data as a string) unless
+// its type is a string or blob one already. The statement's long data is
+// then used up, as in MySQL. ok is false when the packet cannot be read
+// (valuesComplete refuses it then) or the result does not fit one frame
+// (c.refuseErr says so).
+func (c *Conn) withLongData(pkt []byte) (_ []byte, ok bool) {
+	p := pkt[4:]
+	if len(p) < 10 || len(c.long) == 0 {
+		return pkt, true
+	}
+	id := binary.LittleEndian.Uint32(p[1:])
+	long := c.long[id]
+	if long == nil {
+		return pkt, true
+	}
+	delete(c.long, id)
+	n := c.params[id]
+	m := (n + 7) / 8
+	if n == 0 || len(p) < 11+m+2*n || p[10+m] != 1 {
+		return pkt, true // no types: go-mysql passes NULLs, as before
+	}
+	nulls := p[10 : 10+m]
+	types := append([]byte(nil), p[11+m:11+m+2*n]...)
+	out := make([]byte, 0, len(pkt)+64)
+	out = append(out, pkt[:4+11+m]...)
+	typePos := len(out)
+	out = append(out, types...)
+	r := reader{b: p, pos: 11 + m + 2*n}
+	for i := range n {
+		if nulls[i/8]&(1<<(i%8)) != 0 {
+			continue
+		}
+		if data, has := long[uint16(i)]; has {
+			if !isStringType(types[2*i]) {
+				out[typePos+2*i] = mysql.MYSQL_TYPE_STRING
+			}
+			out = appendLenEnc(out, uint64(len(data)))
+			out = append(out, data...)
+			continue
+		}
+		start := r.pos
+		if ok, known := skipValue(&r, types[2*i]); !ok || !known {
+			return pkt, true // valuesComplete or go-mysql refuses it
+		}
+		out = append(out, p[start:r.pos]...)
+	}
+	out = append(out, p[r.pos:]...)
+	l := len(out) - 4
+	if l >= maxFrame {
+		c.refuseErr = errLongDataFrame
+		return nil, false
+	}
+	out[0], out[1], out[2] = byte(l), byte(l>>8), byte(l>>16)
+	return out, true
+}
+
+// isStringType reports the parameter types go-mysql passes as their bytes.
+func isStringType(t byte) bool {
+	switch t {
+	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB, mysql.MYSQL_TYPE_LONG_BLOB,
+		mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_STRING:
+		return true
+	}
+	return false
+}
+
+// appendLenEnc appends a length-encoded integer.
+func appendLenEnc(b []byte, n uint64) []byte {
+	switch {
+	case n < 251:
+		return append(b, byte(n))
+	case n < 1<<16:
+		return append(b, 0xfc, byte(n), byte(n>>8))
+	case n < 1<<24:
+		return append(b, 0xfd, byte(n), byte(n>>8), byte(n>>16))
+	}
+	return binary.LittleEndian.AppendUint64(append(b, 0xfe), n)
 }
 
 // valuesComplete walks an execute payload's parameter values (n
@@ -302,40 +457,12 @@ func valuesComplete(p []byte, n int) bool {
 	}
 	nulls, types := p[10:10+m], p[11+m:11+m+2*n]
 	r := reader{b: p, pos: 11 + m + 2*n}
-	fixed := func(size int) bool { _, ok := r.bytes(size); return ok }
 	for i := range n {
 		if nulls[i/8]&(1<<(i%8)) != 0 {
 			continue
 		}
-		ok := true
-		switch types[2*i] {
-		case mysql.MYSQL_TYPE_NULL:
-		case mysql.MYSQL_TYPE_TINY:
-			ok = fixed(1)
-		case mysql.MYSQL_TYPE_SHORT, mysql.MYSQL_TYPE_YEAR:
-			ok = fixed(2)
-		case mysql.MYSQL_TYPE_INT24, mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_FLOAT:
-			ok = fixed(4)
-		case mysql.MYSQL_TYPE_LONGLONG, mysql.MYSQL_TYPE_DOUBLE:
-			ok = fixed(8)
-		case mysql.MYSQL_TYPE_DECIMAL, mysql.MYSQL_TYPE_NEWDECIMAL, mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_BIT,
-			mysql.MYSQL_TYPE_ENUM, mysql.MYSQL_TYPE_SET, mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB,
-			mysql.MYSQL_TYPE_LONG_BLOB, mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_STRING,
-			mysql.MYSQL_TYPE_GEOMETRY, mysql.MYSQL_TYPE_VECTOR, mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE,
-			mysql.MYSQL_TYPE_TIMESTAMP, mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIME:
-			var c byte
-			if c, ok = r.byte(); !ok {
-				break
-			}
-			switch c {
-			case 0xfb: // NULL
-			case 0xff: // not a length prefix; go-mysql reads it as 255
-				ok = fixed(255)
-			default:
-				r.pos--
-				_, ok = r.lenencBytes()
-			}
-		default:
+		ok, known := skipValue(&r, types[2*i])
+		if !known {
 			return true // go-mysql refuses the type itself
 		}
 		if !ok {
@@ -343,6 +470,44 @@ func valuesComplete(p []byte, n int) bool {
 		}
 	}
 	return true
+}
+
+// skipValue moves r past one parameter value of type t, as go-mysql
+// reads it; ok is false when the value is cut off, known when go-mysql
+// knows the type (it refuses the others itself).
+func skipValue(r *reader, t byte) (ok, known bool) {
+	fixed := func(size int) bool { _, ok := r.bytes(size); return ok }
+	switch t {
+	case mysql.MYSQL_TYPE_NULL:
+		return true, true
+	case mysql.MYSQL_TYPE_TINY:
+		return fixed(1), true
+	case mysql.MYSQL_TYPE_SHORT, mysql.MYSQL_TYPE_YEAR:
+		return fixed(2), true
+	case mysql.MYSQL_TYPE_INT24, mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_FLOAT:
+		return fixed(4), true
+	case mysql.MYSQL_TYPE_LONGLONG, mysql.MYSQL_TYPE_DOUBLE:
+		return fixed(8), true
+	case mysql.MYSQL_TYPE_DECIMAL, mysql.MYSQL_TYPE_NEWDECIMAL, mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_BIT,
+		mysql.MYSQL_TYPE_ENUM, mysql.MYSQL_TYPE_SET, mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB,
+		mysql.MYSQL_TYPE_LONG_BLOB, mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_STRING,
+		mysql.MYSQL_TYPE_GEOMETRY, mysql.MYSQL_TYPE_VECTOR, mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE,
+		mysql.MYSQL_TYPE_TIMESTAMP, mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIME:
+		c, ok := r.byte()
+		if !ok {
+			return false, true
+		}
+		switch c {
+		case 0xfb: // NULL
+			return true, true
+		case 0xff: // not a length prefix; go-mysql reads it as 255
+			return fixed(255), true
+		}
+		r.pos--
+		_, ok = r.lenencBytes()
+		return ok, true
+	}
+	return true, false
 }
 
 // withTypes completes an execute packet's parameter types. A client
@@ -404,8 +569,14 @@ func (c *Conn) command(cmd byte) error {
 		if c.longData > c.limit {
 			return errPacketTooLarge
 		}
-	case mysql.COM_STMT_EXECUTE, mysql.COM_STMT_RESET, mysql.COM_STMT_CLOSE, mysql.COM_RESET_CONNECTION:
+	case mysql.COM_STMT_EXECUTE:
 		c.longData = 0
+	case mysql.COM_STMT_RESET, mysql.COM_STMT_CLOSE, mysql.COM_RESET_CONNECTION, mysql.COM_CHANGE_USER:
+		// A reset drops its statement's long data; the statement is not
+		// known before the packet's end, so all of it goes (a client
+		// sends long data for one statement at a time).
+		c.longData = 0
+		clear(c.long)
 	}
 	return nil
 }

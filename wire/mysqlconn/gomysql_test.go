@@ -38,3 +38,47 @@ func TestFixExecute(t *testing.T) {
 		t.Fatal("an execute whose value is cut off was passed to go-mysql")
 	}
 }
+
+// TestLongData checks workaround 11: COM_STMT_SEND_LONG_DATA chunks never
+// reach go-mysql; they are joined and put into the next execute of their
+// statement as the parameter's value (a string), the values after it
+// kept; a reset drops them.
+func TestLongData(t *testing.T) {
+	c := newConn(nil, nil, 1<<20, 0)
+	c.Prepared(1, 3)
+	frame := func(payload []byte) []byte {
+		return append([]byte{byte(len(payload)), byte(len(payload) >> 8), 0, 0}, payload...)
+	}
+	long := func(param byte, data string) []byte {
+		return frame(append([]byte{mysql.COM_STMT_SEND_LONG_DATA, 1, 0, 0, 0, param, 0}, data...))
+	}
+	// Two chunks for parameter 1 (a LONGLONG by its type), in one read
+	// with a ping after them: only the ping reaches go-mysql.
+	c.feed(append(append(long(1, "ab"), long(1, "cd")...), frame([]byte{mysql.COM_PING})...))
+	if want := frame([]byte{mysql.COM_PING}); !bytes.Equal(c.out, want) {
+		t.Fatalf("go-mysql is given %q, want only the ping %q", c.out, want)
+	}
+	// Execute: param 0 a TINY 7, param 1 long data (no value in the
+	// packet), param 2 a string "z".
+	exec := frame([]byte{mysql.COM_STMT_EXECUTE, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1,
+		mysql.MYSQL_TYPE_TINY, 0, mysql.MYSQL_TYPE_LONGLONG, 0x80, mysql.MYSQL_TYPE_VAR_STRING, 0, 7, 1, 'z'})
+	got, ok := c.fixExecute(exec)
+	want := frame([]byte{mysql.COM_STMT_EXECUTE, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1,
+		mysql.MYSQL_TYPE_TINY, 0, mysql.MYSQL_TYPE_STRING, 0x80, mysql.MYSQL_TYPE_VAR_STRING, 0, 7, 4, 'a', 'b', 'c', 'd', 1, 'z'})
+	if !ok || !bytes.Equal(got, want) {
+		t.Fatalf("execute with long data:\n got %v %v\nwant %v", got, ok, want)
+	}
+	// Used up: the next execute must send a value (this one has none).
+	if len(c.long) != 0 {
+		t.Fatalf("long data left after its execute: %v", c.long)
+	}
+	if _, ok := c.fixExecute(exec); ok {
+		t.Fatal("an execute without its LONGLONG value was passed on")
+	}
+	// A reset drops long data; so does a parameter beyond the count.
+	c.out = c.out[:0]
+	c.feed(append(append(long(1, "ab"), long(9, "x")...), frame([]byte{mysql.COM_STMT_RESET, 1, 0, 0, 0})...))
+	if len(c.long) != 0 {
+		t.Fatalf("long data after a reset: %v", c.long)
+	}
+}
