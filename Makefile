@@ -48,7 +48,9 @@ soak:
 	  echo "== soak, $$scope-scoped table $(SOAK_ARGS)"; \
 	  TICKETD_SOAK_DURATION=$(SOAK_DURATION) TICKETD_SOAK_SCOPE=$$scope TICKETD_SOAK_ARGS="$(SOAK_ARGS)" \
 	    $(GO) test -tags soak -count=1 -timeout 0 -run '^TestSoak$$' -v ./integration/faults/; \
-	done
+	done; \
+	echo "== soak, snowflake worker-id leases"; \
+	TICKETD_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -tags soak -count=1 -timeout 0 -run '^TestSoakSnowflake$$' -v ./integration/faults/
 
 # Measurements, not tests: sysbench (apt-get install sysbench) with
 # ../shared/bench/ticket.lua if installed, else integration/ticketload. The

@@ -10,6 +10,11 @@
 // nextval-nocache, ticket), reports fetches per second and Tinyid's lost
 // compare-and-sets, and checks the whole history (no id twice, strictly
 // increasing in real time); -setup creates the scheme's tables first.
+// -scheme snowflake runs -conns generators of ticket/snowflake (worker-id
+// leases) against one or more DSNs (comma-separated, tried in turn), each
+// claiming a slot, renewing it and issuing ids, optionally with a clock
+// set back at random (-rollback), and appends every claim and id to -out
+// for integration/history's CheckSnowflake (snowflake.go).
 //
 // It lives in integration/, next to the benchmarks that run it (make bench
 // without sysbench), because it uses the test tree's history checker and
@@ -29,6 +34,7 @@ import (
 	"os/signal"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -38,7 +44,7 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "ticketload:", err)
@@ -67,10 +73,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	workload := fs.String("workload", "ticket", "ticket or select1")
 	table := fs.String("table", "Tickets64", "ticket table")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	scheme := fs.String("scheme", "", "run an ID scheme's clients instead: leaf, leaf-dynamic, tinyid, tinyid-autocommit, uidgen, nextval, nextval-nocache, ticket")
+	scheme := fs.String("scheme", "", "run an ID scheme's clients instead: leaf, leaf-dynamic, tinyid, tinyid-autocommit, uidgen, nextval, nextval-nocache, ticket, snowflake")
 	setup := fs.Bool("setup", false, "with -scheme: create the scheme's tables (and seed rows) first")
+	var sf snowflakeFlags
+	sf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *scheme == "snowflake" {
+		return runSnowflake(ctx, out, &sf, *dsn, *conns, *dur, *setup, *asJSON)
 	}
 	if *scheme != "" {
 		return runScheme(ctx, out, schemes.Scheme(*scheme), *dsn, *conns, *dur, *setup, *asJSON)
@@ -249,4 +260,10 @@ func runScheme(ctx context.Context, out io.Writer, scheme schemes.Scheme, dsn st
 		return fmt.Errorf("history: %s", history.Report(vs, 5))
 	}
 	return nil
+}
+
+// percentile is the p-th percentile of ds (sorted in place).
+func percentile(ds []time.Duration, p int) time.Duration {
+	slices.Sort(ds)
+	return ds[(len(ds)-1)*p/100]
 }
