@@ -34,11 +34,11 @@ import (
 
 // sfSpec is one run of the snowflake fault test.
 type sfSpec struct {
-	gens  int           // generator processes
-	bits  uint          // worker bits: 2^bits slots, fewer than gens
-	dur   time.Duration // how long the faults go on
-	gap   time.Duration // between cluster faults (leader kill, pause, partition in turn)
-	seed  uint64
+	gens int           // generator processes
+	bits uint          // worker bits: 2^bits slots, fewer than gens
+	dur  time.Duration // how long the faults go on
+	gap  time.Duration // between cluster faults (leader kill, pause, partition in turn)
+	seed uint64
 }
 
 // generator is one ticketload process and how to start it again.
