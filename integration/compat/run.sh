@@ -98,6 +98,7 @@ clients=(
 	"node-mysql2|0|node|node $here/node/mysql2.js"
 	"ruby-mysql2|0|ruby|ruby $here/mysql2.rb"
 	"java-mariadb-connector-j|0|java|java -cp /usr/share/java/mariadb-java-client.jar $here/Compat.java"
+	"java-connector-j typed params|0|java|bash $here/typedparams.sh"
 )
 
 # The Go clients are one program, built once.
