@@ -13,7 +13,7 @@ func tickets64(db, name string) *TableDef {
 }
 
 type env struct {
-	t *testing.T
+	t testing.TB
 	s *MemStore
 }
 

@@ -61,31 +61,81 @@ type QueryResult struct {
 	Warnings []Warning
 }
 
-// SelectRows answers q over rows: the candidates of the access path
-// (wire reads them with ChooseAccess over EqualityConds(q.Filter), the
-// session's own writes laid over them), in that path's order.
-func SelectRows(t *Table, rows [][]Datum, q *Query) (*QueryResult, *Error) {
-	rd := t.Def.Rows
+// checkQuery reports q's first unknown column, as MariaDB names it even
+// when no row is read.
+func checkQuery(rd *RowsDef, q *Query) *Error {
 	if rd == nil {
-		return nil, mysqlerr.NotSupported("this table")
+		return mysqlerr.NotSupported("this table")
 	}
 	if e := checkCols(rd, q.Filter, "where clause"); e != nil {
-		return nil, e
+		return e
 	}
 	for _, c := range q.GroupBy {
 		if rd.colIndex(c) < 0 {
-			return nil, mysqlerr.UnknownColumn(c, "group statement")
+			return mysqlerr.UnknownColumn(c, "group statement")
 		}
 	}
 	for _, o := range q.OrderBy {
 		if rd.colIndex(o.Col) < 0 {
-			return nil, mysqlerr.UnknownColumn(o.Col, "order clause")
+			return mysqlerr.UnknownColumn(o.Col, "order clause")
 		}
 	}
 	for _, a := range q.Aggs {
 		if a.Col != "" && rd.colIndex(a.Col) < 0 {
-			return nil, mysqlerr.UnknownColumn(a.Col, "field list")
+			return mysqlerr.UnknownColumn(a.Col, "field list")
 		}
+	}
+	return nil
+}
+
+// SelectFrom answers q over a row table's stored rows: through the access
+// path PlanAccess picks, read as they come (an ORDER BY LIMIT the path's
+// order gives stops the scan). over, when not nil, lays a session's own
+// writes over the stored rows; the path is then a whole scan, since an
+// own write may match where the stored row does not.
+func SelectFrom(t *Table, rows TableRows, over func(pk string, r []Datum) []Datum, q *Query) (*QueryResult, *Error, error) {
+	rd := t.Def.Rows
+	if e := checkQuery(rd, q); e != nil {
+		return nil, e, nil
+	}
+	plain := q.Aggs == nil && !q.Distinct
+	access := RowsAccess{Index: ClusterIndex}
+	if over == nil {
+		access = PlanAccess(t, q.Filter, q.OrderBy, q.HasLimit && plain, q.Now)
+	}
+	if !plain {
+		var cands [][]Datum
+		err := ScanAccess(rows, access, func(pk string, r []Datum) bool {
+			if over != nil {
+				r = over(pk, r)
+			}
+			cands = append(cands, r)
+			return true
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		res, e := SelectRows(t, cands, q)
+		return res, e, nil
+	}
+	res := &QueryResult{}
+	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: q.Now, warns: &res.Warnings, lit: map[*RowExpr]val{}}
+	picked, e, err := env.scanPick(rows, access, over, q.Filter, q.OrderBy, q.HasLimit, q.Offset, q.Limit)
+	if err != nil || e != nil {
+		return nil, e, err
+	}
+	for _, m := range picked {
+		res.Rows = append(res.Rows, m.row)
+	}
+	return res, nil, nil
+}
+
+// SelectRows answers q over rows: the candidates of an access path, in
+// that path's order (SelectFrom reads them).
+func SelectRows(t *Table, rows [][]Datum, q *Query) (*QueryResult, *Error) {
+	rd := t.Def.Rows
+	if e := checkQuery(rd, q); e != nil {
+		return nil, e
 	}
 	res := &QueryResult{}
 	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: q.Now, warns: &res.Warnings, lit: map[*RowExpr]val{}}
@@ -311,18 +361,6 @@ func (env *evalEnv) pick(cands []matched, filter *RowExpr, order []RowOrder, has
 	return out, nil
 }
 
-// candidates are the rows of a row table a WHERE can match, by the access
-// path ChooseAccess picks from its top-level equalities, in that path's
-// order.
-func candidates(t *Table, rows TableRows, filter *RowExpr) ([]matched, error) {
-	var out []matched
-	err := ScanAccess(rows, ChooseAccess(t, EqualityConds(filter)), func(pk string, r []Datum) bool {
-		out = append(out, matched{pk, r})
-		return true
-	})
-	return out, err
-}
-
 // EqualityConds are the `column = literal` terms ANDed at the top of a
 // WHERE: what an index lookup can use (ChooseAccess). The predicate still
 // decides on every row found.
@@ -529,11 +567,11 @@ func applyRowsUpdateExpr(s Store, t *Table, c *Command, rc *RowsCommand) (Result
 	if err != nil || rows == nil {
 		return Result{}, rowsMissing(t, err)
 	}
-	cands, err := candidates(t, rows, filter)
+	access := PlanAccess(t, filter, rc.OrderBy, rc.HasLimit, now)
+	sel, e, err := env.scanPick(rows, access, nil, filter, rc.OrderBy, rc.HasLimit, 0, rc.Limit)
 	if err != nil {
 		return Result{}, err
 	}
-	sel, e := env.pick(cands, filter, rc.OrderBy, rc.HasLimit, 0, rc.Limit)
 	if e != nil {
 		return Result{Err: e}, nil
 	}
@@ -666,11 +704,11 @@ func applyRowsDeleteExpr(s Store, t *Table, c *Command, rc *RowsCommand) (Result
 	if err != nil || rows == nil {
 		return Result{}, rowsMissing(t, err)
 	}
-	cands, err := candidates(t, rows, filter)
+	access := PlanAccess(t, filter, rc.OrderBy, rc.HasLimit, env.now)
+	sel, e, err := env.scanPick(rows, access, nil, filter, rc.OrderBy, rc.HasLimit, 0, rc.Limit)
 	if err != nil {
 		return Result{}, err
 	}
-	sel, e := env.pick(cands, filter, rc.OrderBy, rc.HasLimit, 0, rc.Limit)
 	if e != nil {
 		return Result{Err: e}, nil
 	}

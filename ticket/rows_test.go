@@ -31,7 +31,7 @@ func workerSpec() *TableSpec {
 	}, Keys: []KeySpec{{Primary: true, Columns: []string{"ID"}}}}
 }
 
-func rowsEnv(t *testing.T, specs ...*TableSpec) *env {
+func rowsEnv(t testing.TB, specs ...*TableSpec) *env {
 	e := &env{t: t, s: NewMemStore()}
 	e.ok(Command{Op: OpCreateDB, DB: "ids"})
 	for _, s := range specs {

@@ -52,6 +52,8 @@ type TableRows interface {
 	// and < hi, in ascending key order; hi "" means no upper bound. It
 	// stops when fn returns false. fn must not change the rows.
 	Scan(index int, lo, hi string, fn func(pk string, row []Datum) bool) error
+	// ScanDesc is Scan in descending key order.
+	ScanDesc(index int, lo, hi string, fn func(pk string, row []Datum) bool) error
 	// Put stores row and returns its clustering key. pk is the row's key
 	// in a table clustered by hidden row id ("" for a new row); otherwise
 	// the key comes from the row and pk is ignored. A row with the same
@@ -336,6 +338,15 @@ func (t *RowTree) Get(pk string) ([]Datum, bool) {
 
 // Scan visits the rows whose index key lies in [lo, hi), in order.
 func (t *RowTree) Scan(index int, lo, hi string, fn func(pk string, row []Datum) bool) error {
+	return t.scan(index, lo, hi, false, fn)
+}
+
+// ScanDesc visits the rows whose index key lies in [lo, hi), last first.
+func (t *RowTree) ScanDesc(index int, lo, hi string, fn func(pk string, row []Datum) bool) error {
+	return t.scan(index, lo, hi, true, fn)
+}
+
+func (t *RowTree) scan(index int, lo, hi string, desc bool, fn func(pk string, row []Datum) bool) error {
 	if index < ClusterIndex || index >= len(t.index) {
 		return fmt.Errorf("ticket: scan of index %d of %d", index, len(t.index))
 	}
@@ -360,6 +371,24 @@ func (t *RowTree) Scan(index int, lo, hi string, fn func(pk string, row []Datum)
 			}
 			return inner(row)
 		}
+	}
+	if desc {
+		inRange := visit
+		visit = func(it rowItem) bool {
+			switch k := it.key(); {
+			case k < lo:
+				return false
+			case hi != "" && k >= hi:
+				return true // the pivot itself: hi is excluded
+			}
+			return inRange(it)
+		}
+		if hi != "" {
+			tree.DescendLessOrEqual(probe(hi), visit)
+		} else {
+			tree.Descend(visit)
+		}
+		return err
 	}
 	switch {
 	case hi != "":
@@ -600,6 +629,18 @@ type RowsAccess struct {
 	Lo, Hi string
 	// Point: Lo is a whole clustering key, found with one Get.
 	Point bool
+	// Empty: the bounds exclude every row (id > 5 AND id < 3).
+	Empty bool
+	// Ordered: the index order (descending when Desc) is the
+	// statement's ORDER BY (PlanAccess), so that a LIMIT can stop the
+	// scan.
+	Ordered bool
+	Desc    bool
+	// Resort: the candidates of this range of a secondary key are put
+	// back in clustering order before ORDER BY and LIMIT, so that a
+	// statement gives the rows, and a LIMIT without ORDER BY picks them,
+	// as a scan of the table would.
+	Resort bool
 }
 
 // ChooseAccess picks the narrowest access the WHERE's equalities allow:
@@ -673,11 +714,17 @@ func ChooseAccess(t *Table, conds []RowCond) RowsAccess {
 
 // ScanAccess visits the candidate rows of an access, in index order.
 func ScanAccess(rows TableRows, a RowsAccess, fn func(pk string, row []Datum) bool) error {
+	if a.Empty {
+		return nil
+	}
 	if a.Point {
 		if r, ok := rows.Get(a.Lo); ok {
 			fn(a.Lo, r)
 		}
 		return nil
+	}
+	if a.Desc {
+		return rows.ScanDesc(a.Index, a.Lo, a.Hi, fn)
 	}
 	return rows.Scan(a.Index, a.Lo, a.Hi, fn)
 }

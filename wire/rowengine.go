@@ -222,8 +222,9 @@ func (s *session) deleteRows(p *sql.Delete, args []any) (*mysql.Result, error) {
 	return okResult(r.Affected, 0), nil
 }
 
-// selectRowTable answers a SELECT on a row table through the engine:
-// src holds the table's rows with the session's own writes over them.
+// selectRowTable answers a SELECT on a row table through the engine
+// (ticket.Session.Select: the access path, the session's own writes over
+// the stored rows, the WHERE, order, LIMIT and aggregates).
 func (s *session) selectRowTable(p *sql.Select, src *source, args []any, bin bool) (*mysql.Result, error) {
 	q := &ticket.Query{Filter: src.pred, OrderBy: rowOrders(p.OrderBy), HasLimit: p.HasLimit, Limit: p.Limit, Offset: p.Offset,
 		GroupBy: p.GroupBy, Distinct: p.Distinct, Now: s.now()}
@@ -269,9 +270,17 @@ func (s *session) selectRowTable(p *sql.Select, src *source, args []any, bin boo
 			}
 		}
 	}
-	res, e := ticket.SelectRows(src.rowTable, src.data, q)
-	if e != nil {
-		return nil, e
+	tb := src.rowTable
+	var res *ticket.QueryResult
+	if err := s.view(func(st ticket.Store) (err error) {
+		tb, res, err = s.ts.Select(st, tb.Def.DB, tb.Def.Name, q)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if tb.Def.Rows != src.rowTable.Def.Rows {
+		// Read again with the rows: its columns as they are now.
+		*src = *s.rowsSource(tb, src.pred)
 	}
 	s.warnings = append(s.warnings, res.Warnings...)
 	if grouped {
@@ -306,8 +315,8 @@ func (s *session) selectRowTable(p *sql.Select, src *source, args []any, bin boo
 		}
 		return out.result(bin, &s.srv.fields), nil
 	}
-	rd := src.rowTable.Def.Rows
-	if out, err := s.projectRows(p, src.rowTable, res.Rows, args, bin); out != nil || err != nil {
+	rd := tb.Def.Rows
+	if out, err := s.projectRows(p, tb, res.Rows, args, bin); out != nil || err != nil {
 		return out, err
 	}
 	src.rows = src.rows[:0]

@@ -7,7 +7,6 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/ticketd/ticketd/sql"
-	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
 )
 
@@ -29,68 +28,27 @@ func (s *session) inTxn() bool {
 	return s.conn.HasStatus(mysql.SERVER_STATUS_IN_TRANS) || !s.conn.HasStatus(mysql.SERVER_STATUS_AUTOCOMMIT)
 }
 
-// remember keeps the rows a write left, for the rest of the transaction.
+// remember keeps the rows a write left, for the rest of the transaction
+// (ticket.Session.Remember).
 func (s *session) remember(db, table string, images [][]ticket.Datum) {
-	if len(images) == 0 || !s.inTxn() {
-		return
+	if s.inTxn() {
+		s.ts.Remember(db, table, images)
 	}
-	if s.own == nil {
-		s.own = map[string][][]ticket.Datum{}
-	}
-	k := strings.ToLower(db + "." + table)
-	s.own[k] = append(s.own[k], images...)
 }
 
 // endTxn forgets the transaction's writes.
-func (s *session) endTxn() { s.own = nil }
+func (s *session) endTxn() { s.ts.EndTxn() }
 
-// rowsSource gathers the rows of a row table that a WHERE filter can
-// match (the access path ticket.ChooseAccess picks from its equalities;
-// the row engine still evaluates it on each), with the session's own
-// writes of the open transaction over the stored rows. The table is read
-// again in the same view as its rows.
-func (s *session) rowsSource(db, name string, filter *ticket.RowExpr) (*source, error) {
-	own := s.own[strings.ToLower(db+"."+name)]
-	var src *source
-	err := s.view(func(st ticket.Store) error {
-		tb, err := st.Table(db, name)
-		if err != nil {
-			return err
-		}
-		rows, err := st.Rows(db, name)
-		if err != nil {
-			return err
-		}
-		if tb == nil || tb.Def.Rows == nil || rows == nil {
-			return mysqlerr.NoSuchTable(db, name)
-		}
-		rd := tb.Def.Rows
-		src = &source{rowTable: tb, pred: filter}
-		src.cols = rowsColumns(&tb.Def)
-		for i := range src.cols {
-			src.cols[i].table, src.cols[i].db = tb.Def.Name, tb.Def.DB
-		}
-		mine := map[string][]ticket.Datum{}
-		for _, img := range own {
-			if k, ok := rd.PrimaryKeyOf(img); ok {
-				mine[k] = img // the latest write of the row wins
-			}
-		}
-		access := ticket.RowsAccess{Index: ticket.ClusterIndex}
-		if len(mine) == 0 {
-			// An own write may match where the stored row does not:
-			// then every row is a candidate.
-			access = ticket.ChooseAccess(tb, ticket.EqualityConds(filter))
-		}
-		return ticket.ScanAccess(rows, access, func(pk string, r []ticket.Datum) bool {
-			if img, ok := mine[pk]; ok {
-				r = img
-			}
-			src.data = append(src.data, r)
-			return true
-		})
-	})
-	return src, err
+// rowsSource is a row table as a FROM source: its columns and the bound
+// WHERE. selectRowTable reads its rows through the row engine
+// (ticket.Session.Select), with the session's own writes over them.
+func (s *session) rowsSource(tb *ticket.Table, filter *ticket.RowExpr) *source {
+	src := &source{rowTable: tb, pred: filter}
+	src.cols = rowsColumns(&tb.Def)
+	for i := range src.cols {
+		src.cols[i].table, src.cols[i].db = tb.Def.Name, tb.Def.DB
+	}
+	return src
 }
 
 // tableRowCount is how many rows a table holds.

@@ -371,11 +371,9 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 type source struct {
 	rowset
 	where string // name used in "Unknown column ... in 'where clause'"
-	// rowTable is set for a row table: data are the rows its WHERE can
-	// match (the session's own writes over the stored rows), which the
-	// row engine selects from with pred, the bound WHERE.
+	// rowTable is set for a row table, whose rows the row engine selects
+	// with pred, the bound WHERE (selectRowTable).
 	rowTable *ticket.Table
-	data     [][]ticket.Datum
 	pred     *ticket.RowExpr
 }
 
@@ -524,7 +522,7 @@ func (s *session) source(t *sql.TableName, p *sql.Select, args []any) (*source, 
 		if err != nil {
 			return nil, err
 		}
-		return s.rowsSource(db, tb.Def.Name, filter)
+		return s.rowsSource(tb, filter), nil
 	}
 	src := &source{}
 	src.cols = tableColumns(&tb.Def)

@@ -20,7 +20,6 @@ func (e *evalCtx) sequence(x *sql.Expr) (any, error) {
 		return nil, err
 	}
 	name := x.Seq.Name
-	key := db + "." + name
 	switch x.Name {
 	case "NEXTVAL":
 		r, err := s.exec(&ticket.Command{Op: ticket.OpSeqNext, DB: db, Table: name, Seq: &ticket.SeqCommand{Count: 1}})
@@ -28,16 +27,13 @@ func (e *evalCtx) sequence(x *sql.Expr) (any, error) {
 			return nil, err
 		}
 		v := int64(r.First)
-		if s.seqLast == nil {
-			s.seqLast = map[string]int64{}
-		}
-		s.seqLast[key] = v
+		s.ts.SetLastVal(db, name, v)
 		return v, nil
 	case "LASTVAL":
 		if err := s.checkSequence(db, name); err != nil {
 			return nil, err
 		}
-		if v, ok := s.seqLast[key]; ok {
+		if v, ok := s.ts.LastVal(db, name); ok {
 			return v, nil
 		}
 		return nil, nil

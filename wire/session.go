@@ -49,12 +49,6 @@ type session struct {
 	rowCount int64
 	found    int64
 	txnWrote bool
-	// own are the rows this session's writes left in the open
-	// transaction, by db.table (rows.go).
-	own map[string][][]ticket.Datum
-	// seqLast is LASTVAL() per sequence ("db.name"): this session's last
-	// NEXTVAL of each.
-	seqLast map[string]int64
 	// pinned is SET timestamp's value in Unix microseconds, 0 when NOW()
 	// follows the clock (rowengine.go).
 	pinned int64
@@ -109,8 +103,6 @@ func (s *session) reset() {
 	s.rowCount = -1
 	s.found = 0
 	s.txnWrote = false
-	s.own = nil
-	s.seqLast = nil
 	s.pinned = 0
 	if s.conn != nil {
 		s.conn.SetStatus(mysql.SERVER_STATUS_AUTOCOMMIT)

@@ -1,0 +1,369 @@
+package ticket
+
+import (
+	"slices"
+	"strings"
+	"time"
+)
+
+// Access paths of the row engine: which rows of a row table a WHERE can
+// match, read through which key, in which order. The rows a path yields
+// are candidates: the whole WHERE is still evaluated on each, so a path
+// may yield more rows than match (a bound rounded outwards, a NULL), never
+// fewer. A bound that does not convert to its column's key as MariaDB
+// compares (a string with trailing junk on an integer column, NULL, a
+// number on a string column) binds nothing, and the path is wider.
+
+// PlanAccess picks the access path of a WHERE and ORDER BY on t: the
+// narrowest key range its top-level conjunction bounds (equalities on a
+// key's leading columns, then <, <=, >, >=, BETWEEN on the next one, with
+// literals or expressions of no column such as NOW() - INTERVAL 7 DAY),
+// preferring a point lookup of the whole clustering key, then a whole
+// unique key. The path is Ordered when its key order is the ORDER BY's,
+// so that a LIMIT stops the scan; an ORDER BY LIMIT that matches a key
+// and no bound is a scan of that key. now is NOW() for the statement.
+func PlanAccess(t *Table, filter *RowExpr, order []RowOrder, hasLimit bool, now time.Time) RowsAccess {
+	rd := t.Def.Rows
+	full := RowsAccess{Index: ClusterIndex}
+	if rd == nil {
+		return full
+	}
+	var buf [4]*RowExpr
+	conj := conjuncts(filter, buf[:0])
+	eq := map[int]Datum{}
+	// The greatest lower and least upper bound's key bytes of each
+	// column, inclusive (nil until a range is seen: a point SELECT makes
+	// neither).
+	var lo, hi map[int]string
+	for _, x := range conj {
+		switch x.Op {
+		case EEq:
+			a, b := &x.Args[0], &x.Args[1]
+			if a.Op != ECol {
+				a, b = b, a
+			}
+			if a.Op != ECol || b.Op != EVal || b.Val == nil {
+				continue
+			}
+			j := rd.colIndex(a.Col)
+			if j < 0 {
+				return full // the statement fails; no need for a path
+			}
+			if _, dup := eq[j]; dup {
+				continue
+			}
+			if d, ok := indexValue(&rd.Cols[j], *b.Val); ok {
+				eq[j] = d
+			}
+		case ELt, ELe, EGt, EGe:
+			a, b := &x.Args[0], &x.Args[1]
+			op := x.Op
+			if a.Op != ECol {
+				// 5 < id is id > 5.
+				a, b = b, a
+				op = map[ExprOp]ExprOp{ELt: EGt, ELe: EGe, EGt: ELt, EGe: ELe}[op]
+			}
+			if a.Op != ECol {
+				continue
+			}
+			j := rd.colIndex(a.Col)
+			if j < 0 {
+				return full
+			}
+			k, ok := boundKey(rd, j, b, now)
+			if !ok {
+				continue
+			}
+			if op == EGt || op == EGe {
+				tighten(&lo, j, k, true)
+			} else {
+				tighten(&hi, j, k, false)
+			}
+		case EBetween:
+			a := &x.Args[0]
+			if a.Op != ECol {
+				continue
+			}
+			j := rd.colIndex(a.Col)
+			if j < 0 {
+				return full
+			}
+			if k, ok := boundKey(rd, j, &x.Args[1], now); ok {
+				tighten(&lo, j, k, true)
+			}
+			if k, ok := boundKey(rd, j, &x.Args[2], now); ok {
+				tighten(&hi, j, k, false)
+			}
+		}
+	}
+	cluster := rd.ClusterKey()
+	best, bestN, bestScore, bestRange := -1, 0, 0, false
+	for k, key := range rd.Keys {
+		n := 0
+		for _, c := range key.Cols {
+			if _, ok := eq[c]; !ok {
+				break
+			}
+			n++
+		}
+		ranged := false
+		if n < len(key.Cols) {
+			_, l := lo[key.Cols[n]]
+			_, h := hi[key.Cols[n]]
+			ranged = l || h
+		}
+		if n == 0 && !ranged {
+			continue
+		}
+		// A whole clustering key, then a whole unique key, then the most
+		// bound columns, a range counting half a column; the clustering
+		// key wins ties (no second lookup per row).
+		score := 2*n + 1
+		if ranged {
+			score++
+		}
+		if n == len(key.Cols) && key.Unique {
+			score = 1 << 20
+		}
+		if k == cluster {
+			score++
+		}
+		if score > bestScore {
+			best, bestN, bestScore, bestRange = k, n, score, ranged
+		}
+	}
+	if best < 0 {
+		// No bound: an ORDER BY LIMIT that a key's order gives reads that
+		// key in order and stops at the LIMIT.
+		if hasLimit && len(order) > 0 {
+			for k := range rd.Keys {
+				if ok, desc := orderedBy(rd, k, 0, nil, order); ok {
+					a := RowsAccess{Index: k, Ordered: true, Desc: desc}
+					if k == cluster {
+						a.Index = ClusterIndex
+					}
+					return a
+				}
+			}
+		}
+		return full
+	}
+	key := &rd.Keys[best]
+	vals := make([]Datum, bestN)
+	for i := range vals {
+		vals[i] = eq[key.Cols[i]]
+	}
+	prefix := rd.ValueKey(best, vals)
+	a := RowsAccess{Index: best, Lo: prefix, Hi: PrefixEnd(prefix)}
+	if bestRange {
+		c := key.Cols[bestN]
+		if l, ok := lo[c]; ok {
+			a.Lo = prefix + l
+		} else {
+			// Not NULL: NULL is below every bound and matches none.
+			a.Lo = prefix + "\x01"
+		}
+		if h, ok := hi[c]; ok {
+			a.Hi = PrefixEnd(prefix + h)
+		}
+		if a.Hi != "" && a.Lo >= a.Hi {
+			a.Empty = true
+		}
+	}
+	if len(order) > 0 {
+		a.Ordered, a.Desc = orderedBy(rd, best, bestN, eq, order)
+	}
+	a.Resort = bestRange && best != cluster && !a.Ordered
+	if best == cluster {
+		a.Index = ClusterIndex
+		a.Point = bestN == len(key.Cols) && !bestRange
+	}
+	return a
+}
+
+// conjuncts appends the terms ANDed at the top of x to out.
+func conjuncts(x *RowExpr, out []*RowExpr) []*RowExpr {
+	if x == nil {
+		return out
+	}
+	if x.Op == EAnd {
+		out = conjuncts(&x.Args[0], out)
+		return conjuncts(&x.Args[1], out)
+	}
+	return append(out, x)
+}
+
+// tighten keeps the narrower of two inclusive bounds of column j.
+func tighten(bounds *map[int]string, j int, k string, lower bool) {
+	if *bounds == nil {
+		*bounds = map[int]string{}
+	}
+	old, ok := (*bounds)[j]
+	if !ok || (lower && k > old) || (!lower && k < old) {
+		(*bounds)[j] = k
+	}
+}
+
+// orderedBy reports whether key k's order, after its first n columns
+// (bound to single values by eq), is order's: every remaining column of
+// the key, in order, all ascending or all descending (desc; ORDER BY may
+// also name columns bound to one value).
+// Only then do rows that tie on the ORDER BY come in the order a full
+// scan and a stable sort give them (the clustering key's), so that a
+// LIMIT picks the same rows.
+func orderedBy(rd *RowsDef, k, n int, eq map[int]Datum, order []RowOrder) (ok, desc bool) {
+	key := &rd.Keys[k]
+	rest := key.Cols[n:]
+	i := 0
+	for x, o := range order {
+		j := rd.colIndex(o.Col)
+		if j < 0 || (x > 0 && o.Desc != desc) {
+			return false, false
+		}
+		desc = o.Desc
+		if _, bound := eq[j]; bound {
+			// One value in every matching row (equal as ORDER BY
+			// compares, by the same collation).
+			continue
+		}
+		if i >= len(rest) || rest[i] != j {
+			return false, false
+		}
+		i++
+	}
+	if i != len(rest) {
+		return false, false
+	}
+	if desc {
+		// A descending scan gives tied rows last first, where a stable
+		// sort keeps them in clustering order: only a key without ties
+		// (unique, no NULL) may be read backwards.
+		if !key.Unique {
+			return false, false
+		}
+		for _, c := range key.Cols {
+			if !rd.Cols[c].NotNull {
+				return false, false
+			}
+		}
+	}
+	return true, desc
+}
+
+// boundKey is the key bytes of a range bound x on column j: a literal, or
+// an expression of no column (NOW() - INTERVAL 7 DAY, -5, 2 * 3). The
+// bound is inclusive and may be rounded outwards (an integer column's
+// 2.5 is 3 as a lower bound and as an upper one, which the WHERE then
+// decides); ok is false when x does not convert as the comparison does.
+func boundKey(rd *RowsDef, j int, x *RowExpr, now time.Time) (string, bool) {
+	if hasColumn(x) {
+		return "", false
+	}
+	col := &rd.Cols[j]
+	var warns []Warning
+	env := &evalEnv{rd: rd, now: now, warns: &warns}
+	v, e := env.eval(x)
+	if e != nil || len(warns) > 0 || v.k == vNull {
+		return "", false
+	}
+	sc := &storeCtx{strict: false, warns: &warns}
+	switch col.Kind {
+	case ColInt:
+		switch v.k {
+		case vInt, vUint, vDec:
+		case vStr:
+			// Only a clean number: '5abc' compares as 5 with a warning
+			// that the rows' evaluation must raise as MariaDB does.
+			if p, rest := numericPrefix(v.s); p == "" || rest != "" || strings.TrimLeft(v.s, " \t\n\r") != v.s {
+				return "", false
+			}
+		default:
+			return "", false
+		}
+	case ColString:
+		// A string column against a number compares as numbers.
+		if v.k != vStr {
+			return "", false
+		}
+		return string(keyBytes(nil, col, Datum{S: v.s})), true
+	case ColDate, ColDateTime, ColTimestamp:
+		switch v.k {
+		case vTime:
+		case vStr, vInt, vUint:
+			if _, ok := parseTime(v.text()); !ok {
+				return "", false
+			}
+		default:
+			return "", false
+		}
+	default:
+		return "", false
+	}
+	// Stored as the column holds it: an integer rounded half away from
+	// zero and clamped to the type's range, a date's time of day or a
+	// datetime's fraction cut (all monotonic, off by less than one step,
+	// so an inclusive bound on the result keeps every matching row).
+	d, e := sc.store(col, v, 1)
+	if e != nil || d.Null {
+		return "", false
+	}
+	return string(keyBytes(nil, col, d)), true
+}
+
+// hasColumn reports whether x reads a column (or VALUES(col)).
+func hasColumn(x *RowExpr) bool {
+	if x.Op == ECol || x.Op == EValues || x.Op == ELastID {
+		return true
+	}
+	for i := range x.Args {
+		if hasColumn(&x.Args[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// scanPick is pick over the candidates of access a, read as they come:
+// each row the filter matches is kept; with a LIMIT and no ORDER BY, or
+// an ORDER BY the path's order gives, the scan stops once offset+limit
+// rows matched (InnoDB's early end: rows never read raise no warnings).
+// over, when not nil, may replace a stored row (a session's own write).
+func (env *evalEnv) scanPick(rows TableRows, a RowsAccess, over func(pk string, r []Datum) []Datum, filter *RowExpr,
+	order []RowOrder, hasLimit bool, offset, limit uint64) ([]matched, *Error, error) {
+	var out []matched
+	var e *Error
+	early := hasLimit && (len(order) == 0 && !a.Resort || a.Ordered)
+	want := offset + limit
+	if want < offset {
+		early = false // no end within reach
+	}
+	if early && want == 0 {
+		return nil, nil, nil
+	}
+	err := ScanAccess(rows, a, func(pk string, r []Datum) bool {
+		if over != nil {
+			r = over(pk, r)
+		}
+		env.row = r
+		ok, ee := env.matches(filter)
+		if ee != nil {
+			e = ee
+			return false
+		}
+		if ok {
+			out = append(out, matched{pk, r})
+		}
+		return !early || uint64(len(out)) < want
+	})
+	if err != nil || e != nil {
+		return nil, e, err
+	}
+	if a.Resort {
+		slices.SortFunc(out, func(x, y matched) int { return strings.Compare(x.pk, y.pk) })
+	}
+	if a.Ordered {
+		order = nil // already in order
+	}
+	picked, e := env.pick(out, nil, order, hasLimit, offset, limit)
+	return picked, e, nil
+}
