@@ -53,6 +53,46 @@ func BenchmarkTicketNodeScope(b *testing.B) {
 	})
 }
 
+// BenchmarkTicketPrepared is BenchmarkTicket through server-side prepared
+// statements, prepared once per connection (the binary protocol: the
+// stub a string parameter, the id a binary row).
+func BenchmarkTicketPrepared(b *testing.B) {
+	db := benchDB(b)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		defer conn.Close()
+		rep, err := conn.PrepareContext(ctx, "REPLACE INTO Tickets64 (stub) VALUES (?)")
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		defer rep.Close()
+		last, err := conn.PrepareContext(ctx, "SELECT LAST_INSERT_ID()")
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		defer last.Close()
+		for pb.Next() {
+			if _, err := rep.ExecContext(ctx, "a"); err != nil {
+				b.Error(err)
+				return
+			}
+			var id uint64
+			if err := last.QueryRowContext(ctx).Scan(&id); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
 // BenchmarkSelect1 is the protocol round trip alone, the ceiling for
 // BenchmarkTicket's two statements.
 func BenchmarkSelect1(b *testing.B) {
