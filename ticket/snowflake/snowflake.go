@@ -230,7 +230,7 @@ func Statements(table string, lease, guard time.Duration) map[string]string {
 			"prev_until DATETIME NOT NULL DEFAULT '" + noLease + "', " +
 			"prev_ms BIGINT NOT NULL DEFAULT 0, " +
 			"renewals BIGINT NOT NULL DEFAULT 0, " +
-			"PRIMARY KEY (id), UNIQUE KEY service_slot (service, slot)) ENGINE=InnoDB",
+			"PRIMARY KEY (id), UNIQUE KEY service_slot (service, slot), KEY service_holder (service, holder)) ENGINE=InnoDB",
 		// The slot rows: "INSERT IGNORE INTO t (service, slot) VALUES (?, 0), (?, 1), ...".
 		"slots": "INSERT IGNORE INTO " + table + " (service, slot) VALUES ",
 		// Claim, first the slot this instance held before (params: service, instance).
