@@ -444,6 +444,25 @@ var rowScript = []step{
 	{sql: "UPDATE rg SET v = v + 10 WHERE id > 4 ORDER BY id LIMIT 1"},
 	{sql: "DELETE FROM rg WHERE id BETWEEN 5 AND 6"},
 	{sql: "SELECT * FROM rg"},
+	// A NOT NULL column without a default that a statement gives no
+	// value: 1364 in strict mode, once for the statement, unless ON
+	// DUPLICATE KEY UPDATE assigns it (MariaDB's Bug #26261: the row then
+	// takes 0); without strict mode one warning per column and the
+	// implicit default.
+	{sql: "CREATE TABLE nd (a int NOT NULL, b int NOT NULL, c varchar(5) NOT NULL, PRIMARY KEY (a))"},
+	{sql: "INSERT INTO nd (a, c) VALUES (1, 'x')"},
+	{sql: "INSERT INTO nd (a, b, c) VALUES (1, 1, 'x')"},
+	{sql: "INSERT INTO nd (a, c) VALUES (1, 'x') ON DUPLICATE KEY UPDATE a = b"},
+	{sql: "INSERT INTO nd (a, c) VALUES (1, 'x') ON DUPLICATE KEY UPDATE b = a"},
+	{sql: "INSERT INTO nd (a, c) VALUES (2, 'y') ON DUPLICATE KEY UPDATE b = a"},
+	{sql: "INSERT INTO nd (a, c) VALUES (1, 'x'), (5, 'z', 9)"},
+	{sql: "SET sql_mode = ''"},
+	{sql: "INSERT INTO nd (a) VALUES (3), (4)"},
+	{sql: "SHOW WARNINGS", cols: warnCols},
+	{sql: "INSERT INTO nd (a) VALUES (5) ON DUPLICATE KEY UPDATE b = a"},
+	{sql: "SHOW WARNINGS", cols: warnCols},
+	{sql: "SELECT * FROM nd"},
+	{sql: "SET sql_mode = DEFAULT"},
 	{sql: "DROP DATABASE rt"},
 }
 

@@ -110,16 +110,54 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 		}
 		return Result{Err: e}, nil
 	}
-	for n, vals := range c.Values {
-		rowNum := n + 1
-		rowCols := cols
+	rowColsOf := func(vals []Value) []int {
 		if len(vals) == 0 && c.Columns == nil {
 			// VALUES (): every column takes its default.
-			rowCols = nil
+			return nil
 		}
-		if len(vals) != len(rowCols) {
-			return fail(mysqlerr.New(mysqlerr.CodeWrongValueCount, "Column count doesn't match value count at row %d", rowNum))
+		return cols
+	}
+	for n, vals := range c.Values {
+		if len(vals) != len(rowColsOf(vals)) {
+			return Result{Err: mysqlerr.New(mysqlerr.CodeWrongValueCount, "Column count doesn't match value count at row %d", n+1)}, nil
 		}
+	}
+	// MariaDB's check_that_all_fields_are_given_values, once for the
+	// statement: a NOT NULL column without a default that it gives no
+	// value, in its column list or in ON DUPLICATE KEY UPDATE, is 1364 in
+	// strict mode and a warning otherwise; rows then take the column's
+	// implicit default (0, '', ...), silently for a column the update
+	// assigns.
+	unlisted := make([]bool, len(rd.Cols))
+	if len(c.Values) > 0 {
+		for j := range unlisted {
+			unlisted[j] = true
+		}
+		for _, j := range rowColsOf(c.Values[0]) {
+			unlisted[j] = false
+		}
+	}
+	for _, j := range onDup {
+		unlisted[j] = false
+	}
+	for j := range rd.Cols {
+		col := &rd.Cols[j]
+		if !unlisted[j] || j == autoCol || col.DefaultNow || col.HasDefault || !col.NotNull {
+			continue
+		}
+		e := mysqlerr.New(mysqlerr.CodeNoDefault, "Field '%s' doesn't have a default value", col.Name)
+		if sc.strict {
+			return Result{Err: e}, nil
+		}
+		sc.warn("Warning", e.Code, "%s", e.Message)
+	}
+	assigned := make([]bool, len(rd.Cols))
+	for _, j := range onDup {
+		assigned[j] = true
+	}
+	for n, vals := range c.Values {
+		rowNum := n + 1
+		rowCols := rowColsOf(vals)
 		r := make([]Datum, len(rd.Cols))
 		given := make([]bool, len(rd.Cols))
 		for i, j := range rowCols {
@@ -191,7 +229,21 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 			case !col.NotNull:
 				r[j] = Datum{Null: true}
 			default:
-				return fail(mysqlerr.New(mysqlerr.CodeNoDefault, "Field '%s' doesn't have a default value", col.Name))
+				// No value and no default: unlisted, the statement's check
+				// above answered; DEFAULT for it is that row's 1364.
+				if !unlisted[j] && !assigned[j] {
+					e := mysqlerr.New(mysqlerr.CodeNoDefault, "Field '%s' doesn't have a default value", col.Name)
+					if sc.strict {
+						return fail(e)
+					}
+					sc.warn("Warning", e.Code, "%s", e.Message)
+				}
+				d, ok := implicitDefault(col, now)
+				if !ok || col.Kind == ColTimestamp {
+					// MariaDB stores a zero date; ticketd holds none.
+					return fail(mysqlerr.NotSupported("zero dates (a date or time column without a value or default)"))
+				}
+				r[j] = d
 			}
 		}
 		if autoCol >= 0 && given[autoCol] {
