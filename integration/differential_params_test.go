@@ -171,6 +171,11 @@ var paramScript = []step{
 	{sql: "DELETE FROM p WHERE at < ?", args: args(pDT(2024, 1, 2, 3, 4, 5, 0))},
 	{sql: "DELETE FROM p WHERE v = ?", args: args(2.0)},
 	{sql: "SELECT COUNT(*) FROM p", binary: true},
+	// Parameters as select items: their values and types.
+	{sql: "SELECT ? AS a, ? AS b, ? AS c, ? AS d, ? AS e", args: args(int64(-5), uint64(18446744073709551615), int8(7), nil, "str")},
+	{sql: "SELECT ? AS a, ? AS b, ? AS c", args: args(0.1, float32(1.5), 1e20)},
+	{sql: "SELECT ? AS a, ? AS b", args: args(pDec("1.50"), pDec("-12345678901234567890.5"))},
+	{sql: "SELECT ? AS a, ? AS b, ? AS c, ? AS d", args: args(pDate(2024, 1, 2), pDT(2024, 1, 2, 3, 4, 5, 0), pDT(2024, 1, 2, 3, 4, 5, 120000), pTime(true, 1, 2, 3, 4, 0))},
 	// Short TIMEs are 00:00:00 (a DATE of fewer than 4 bytes is the zero
 	// date, which ticketd refuses: wire's TestBinaryTemporalParams).
 	{sql: "INSERT INTO p (id, name) VALUES (?, ?)", args: args(int64(60), gmysql.TypedBytes{Type: gmysql.MYSQL_TYPE_TIME})},

@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/binary"
 	"fmt"
+	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
@@ -123,4 +124,66 @@ func typedArg(x mysql.TypedBytes) (ticket.Value, error) {
 
 func badArg(format string, args ...any) error {
 	return mysqlerr.New(mysqlerr.CodeWrongArguments, "Incorrect arguments to mysqld_stmt_execute (%s)", fmt.Sprintf(format, args...))
+}
+
+// paramColumn is a parameter as a select item (SELECT ?): MariaDB's
+// result type for the parameter's type, and the value as the result set
+// code takes it (nil, int64, uint64, float64 or string).
+func paramColumn(a any) (typ uint8, flag uint16, v any, err error) {
+	switch x := a.(type) {
+	case nil:
+		return mysql.MYSQL_TYPE_NULL, 0, nil, nil
+	case int8:
+		return mysql.MYSQL_TYPE_TINY, 0, int64(x), nil
+	case uint8:
+		return mysql.MYSQL_TYPE_TINY, mysql.UNSIGNED_FLAG, int64(x), nil
+	case int16:
+		return mysql.MYSQL_TYPE_SHORT, 0, int64(x), nil
+	case uint16:
+		return mysql.MYSQL_TYPE_SHORT, mysql.UNSIGNED_FLAG, int64(x), nil
+	case int32:
+		return mysql.MYSQL_TYPE_LONG, 0, int64(x), nil
+	case uint32:
+		return mysql.MYSQL_TYPE_LONG, mysql.UNSIGNED_FLAG, int64(x), nil
+	case int64:
+		return mysql.MYSQL_TYPE_LONGLONG, 0, x, nil
+	case uint64:
+		return mysql.MYSQL_TYPE_LONGLONG, mysql.UNSIGNED_FLAG, x, nil
+	case float32:
+		return mysql.MYSQL_TYPE_FLOAT, 0, float64(x), nil
+	case float64:
+		return mysql.MYSQL_TYPE_DOUBLE, 0, x, nil
+	case mysql.TypedBytes:
+		tv, err := typedArg(x)
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		switch x.Type {
+		case mysql.MYSQL_TYPE_DECIMAL, mysql.MYSQL_TYPE_NEWDECIMAL:
+			return mysql.MYSQL_TYPE_NEWDECIMAL, 0, tv.Str, nil
+		case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE, mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIMESTAMP, mysql.MYSQL_TYPE_TIME:
+			if strings.HasPrefix(tv.Str, "!") {
+				return 0, 0, nil, mysqlerr.NotSupported("a zero date, or a temporal parameter with fields out of range")
+			}
+			if tv.Kind != ticket.ValTemporal {
+				return mysql.MYSQL_TYPE_VAR_STRING, 0, tv.Str, nil // February 30th: text
+			}
+			typ := map[byte]uint8{mysql.MYSQL_TYPE_DATE: mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE: mysql.MYSQL_TYPE_DATE,
+				mysql.MYSQL_TYPE_TIME: mysql.MYSQL_TYPE_TIME}[x.Type]
+			if typ == 0 {
+				typ = mysql.MYSQL_TYPE_DATETIME
+			}
+			return typ, 0, tv.Str, nil
+		case mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_VARCHAR:
+			return mysql.MYSQL_TYPE_VAR_STRING, 0, tv.Str, nil
+		case mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB, mysql.MYSQL_TYPE_LONG_BLOB, mysql.MYSQL_TYPE_BLOB:
+			return mysql.MYSQL_TYPE_BLOB, 0, tv.Str, nil
+		}
+		return mysql.MYSQL_TYPE_STRING, 0, tv.Str, nil
+	case []byte:
+		return mysql.MYSQL_TYPE_STRING, 0, string(x), nil
+	case string:
+		return mysql.MYSQL_TYPE_STRING, 0, x, nil
+	}
+	return 0, 0, nil, badArg("a parameter of Go type %T", a)
 }

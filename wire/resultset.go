@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -163,10 +164,27 @@ func binaryRow(types []uint8, r []any) mysql.RowData {
 			}
 			continue
 		}
+		switch types[i] {
+		case mysql.MYSQL_TYPE_DOUBLE, mysql.MYSQL_TYPE_FLOAT:
+			f, ok := v.(float64)
+			if !ok {
+				s, _ := textValue(v)
+				f, _ = strconv.ParseFloat(s, 64)
+			}
+			if types[i] == mysql.MYSQL_TYPE_FLOAT {
+				b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(f)))
+			} else {
+				b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
+			}
+			continue
+		}
 		s, _ := textValue(v)
 		switch types[i] {
 		case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIMESTAMP:
 			b = appendBinaryTime(b, s)
+			continue
+		case mysql.MYSQL_TYPE_TIME:
+			b = appendBinaryClock(b, s)
 			continue
 		}
 		b = appendLenEncString(b, s)
@@ -187,6 +205,14 @@ func appendBinaryTime(b []byte, s string) []byte {
 	}
 	year, month, day := n(0, 4), n(5, 7), n(8, 10)
 	hour, minute, second := n(11, 13), n(14, 16), n(17, 19)
+	if len(s) > 20 && s[19] == '.' {
+		// Microseconds (a parameter's): the 11-byte form.
+		micro, _ := strconv.Atoi((s[20:] + "000000")[:6])
+		b = append(b, 11)
+		b = binary.LittleEndian.AppendUint16(b, uint16(year))
+		b = append(b, byte(month), byte(day), byte(hour), byte(minute), byte(second))
+		return binary.LittleEndian.AppendUint32(b, uint32(micro))
+	}
 	if hour == 0 && minute == 0 && second == 0 {
 		b = append(b, 4)
 		b = binary.LittleEndian.AppendUint16(b, uint16(year))
@@ -195,6 +221,43 @@ func appendBinaryTime(b []byte, s string) []byte {
 	b = append(b, 7)
 	b = binary.LittleEndian.AppendUint16(b, uint16(year))
 	return append(b, byte(month), byte(day), byte(hour), byte(minute), byte(second))
+}
+
+// appendBinaryClock encodes a TIME text ([-]h:mm:ss[.ffffff]) in the
+// binary protocol: a length byte, the sign, days (4 bytes), hour, minute,
+// second, and microseconds when there are any.
+func appendBinaryClock(b []byte, s string) []byte {
+	body, neg := strings.CutPrefix(s, "-")
+	hms, frac, _ := strings.Cut(body, ".")
+	parts := strings.Split(hms, ":")
+	if len(parts) != 3 {
+		return append(b, 0)
+	}
+	h, _ := strconv.Atoi(parts[0])
+	m, _ := strconv.Atoi(parts[1])
+	sec, _ := strconv.Atoi(parts[2])
+	micro := 0
+	if frac != "" {
+		micro, _ = strconv.Atoi((frac + "000000")[:6])
+	}
+	if h == 0 && m == 0 && sec == 0 && micro == 0 {
+		return append(b, 0)
+	}
+	size := byte(8)
+	if micro != 0 {
+		size = 12
+	}
+	sign := byte(0)
+	if neg {
+		sign = 1
+	}
+	b = append(b, size, sign)
+	b = binary.LittleEndian.AppendUint32(b, uint32(h/24))
+	b = append(b, byte(h%24), byte(m), byte(sec))
+	if micro != 0 {
+		b = binary.LittleEndian.AppendUint32(b, uint32(micro))
+	}
+	return b
 }
 
 func appendLenEncInt(b []byte, n uint64) []byte {

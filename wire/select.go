@@ -276,11 +276,19 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 			if p.Fields[i].Expr.Kind == sql.ExprStar {
 				return nil, mysqlerr.NoTablesUsed()
 			}
+			rs.cols[i].name = p.Fields[i].Name
+			if x := &p.Fields[i].Expr; x.Kind == sql.ExprValue && x.Value.Kind == sql.ValParam && x.Value.Param < len(args) {
+				// SELECT ?: typed as the parameter (params.go).
+				var err error
+				if rs.cols[i].typ, rs.cols[i].flag, row[i], err = paramColumn(args[x.Value.Param]); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			v, err := e.eval(&p.Fields[i].Expr)
 			if err != nil {
 				return nil, err
 			}
-			rs.cols[i].name = p.Fields[i].Name
 			row[i] = v
 		}
 		if !p.HasLimit || (p.Limit > 0 && p.Offset == 0) {
