@@ -1,9 +1,14 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -220,4 +225,57 @@ func TestSnowflakeClient(t *testing.T) {
 			t.Logf("%s: %d ids, slots %v", target.name, len(seen), slots)
 		})
 	}
+}
+
+// TestConnectorJSnowflake runs integration/compat/Snowflake.java (the
+// worker-id protocol through MariaDB Connector/J, client- and server-side
+// prepared statements) against MariaDB 10.11 and ticketd: the same output,
+// line for line (it prints only what does not depend on the clock).
+func TestConnectorJSnowflake(t *testing.T) {
+	java, err := exec.LookPath("java")
+	if _, serr := os.Stat(connectorJ); err != nil || serr != nil {
+		t.Skip("java or libmariadb-java is not installed: make compat skips Connector/J too")
+	}
+	root, err := harness.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(root, "integration/compat/Snowflake.java")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	run := func(addr string) string {
+		t.Helper()
+		host, port, _ := net.SplitHostPort(addr)
+		cmd := exec.CommandContext(ctx, java, "-cp", connectorJ, src)
+		cmd.Env = append(os.Environ(), "TICKETD_HOST="+host, "TICKETD_PORT="+port, "TICKETD_USER=root",
+			"TICKETD_PASSWORD=", "TICKETD_DB=sfj")
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("Snowflake.java against %s: %v\n%s\n%s", addr, err, out.String(), errOut.String())
+		}
+		return out.String()
+	}
+	maria := harness.StartMariaDB(t)
+	want := run(maria.Addr)
+	maria.Stop()
+	node := harness.Start(ctx, t, harness.Options{})
+	got := run(node.MySQLAddr())
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 1; i < max(len(wl), len(gl)); i++ { // line 0 is the version
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			t.Errorf("line %d differs:\n  mariadb: %s\n  ticketd: %s", i+1, w, g)
+		}
+	}
+	if !strings.HasSuffix(strings.TrimSpace(got), "ok") {
+		t.Errorf("ticketd's run did not finish:\n%s", got)
+	}
+	t.Logf("ticketd:\n%s", got)
 }

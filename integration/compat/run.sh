@@ -99,6 +99,7 @@ clients=(
 	"ruby-mysql2|0|ruby|ruby $here/mysql2.rb"
 	"java-mariadb-connector-j|0|java|java -cp /usr/share/java/mariadb-java-client.jar $here/Compat.java"
 	"java-connector-j typed params|0|java|bash $here/typedparams.sh"
+	"java-connector-j snowflake leases|0|java|java -cp /usr/share/java/mariadb-java-client.jar $here/Snowflake.java"
 )
 
 # The Go clients are one program, built once.
