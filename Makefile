@@ -5,7 +5,7 @@ PKGS_UNIT := ./ticket/... ./sql/... ./raftstore/... ./wire/... ./cmd/...
 SOAK_DURATION  ?= 10m
 BENCH_DURATION ?= 5s
 
-.PHONY: all build run test test-unit test-integration vet fmt-check soak soak-schemes bench bench-readme bench-schemes bench-rows clean
+.PHONY: all build run test test-unit test-integration vet fmt-check soak soak-schemes bench bench-readme bench-schemes bench-rows bench-restart clean
 
 all: build
 
@@ -78,6 +78,13 @@ bench-readme:
 BENCH_ROWS ?= 1000000
 bench-rows:
 	TICKETD_BENCH_ROWS=$(BENCH_ROWS) TICKETD_BENCH_OUT=$(CURDIR)/$(BENCH_OUT) $(GO) test -tags bench -count=1 -timeout 60m -run '^TestBenchRow(s|Writes)$$' -v ./integration/ | grep -v '^=== \|^--- '
+
+# Restart to ready at BENCH_ROWS rows after SIGTERM and kill -9; with
+# BENCH_BEFORE=path/to/an/older/ticketd, both restart the same data
+# directory in turn (before and after, same run).
+BENCH_BEFORE ?=
+bench-restart:
+	TICKETD_BENCH_ROWS=$(BENCH_ROWS) TICKETD_BENCH_BEFORE=$(BENCH_BEFORE) TICKETD_BENCH_OUT=$(CURDIR)/$(BENCH_OUT) $(GO) test -tags bench -count=1 -timeout 30m -run '^TestBenchRestart$$' -v ./integration/ | grep -v '^=== \|^--- '
 
 # The ID schemes alone (Leaf, Tinyid, NEXTVAL; also part of make bench).
 bench-schemes:

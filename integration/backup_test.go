@@ -261,7 +261,7 @@ func TestBackupRestoreCluster(t *testing.T) {
 		t.Errorf("second restore into a non-empty cluster: %v\n%s", err, out)
 	}
 
-	// A full restart rebuilds the state from snapshots and the log: the
+	// A full restart starts from the state files and the log: the
 	// restore must be in them.
 	if err := dst.Stop(); err != nil {
 		t.Fatal(err)

@@ -32,10 +32,12 @@ const crashConns = 32
 // linearizability checker. The torn-tail variant also garbles the end of
 // raft-wal's tail segment after each kill, as a write torn by a power cut
 // would: those bytes were never fsynced, so never acknowledged, and the
-// store must drop them without losing what was. The state-fsync variant
-// keeps the state file across restarts: it starts from the file's last
-// checkpoint, which lags behind what was applied, and Raft replays the
-// log from there.
+// store must drop them without losing what was. Every variant starts
+// from the state file's last checkpoint, which lags behind what was
+// applied, and Raft replays the log from there: without --state-fsync
+// the file was written without fsync, which a kill -9 in the same boot of
+// the machine leaves whole (raftstore's unsynced.go); the state-fsync
+// variant syncs it.
 func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")

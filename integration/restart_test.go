@@ -16,9 +16,9 @@ import (
 )
 
 // A restarted node must never answer from state older than its own log
-// (nor, on a follower, older than the leader's commit index): its state
-// file is rebuilt from the log at start, and the log is applied only once
-// a leader is known. These tests restart nodes and send statements the
+// (nor, on a follower, older than the leader's commit index): it replays
+// its log after its state file's last checkpoint at start, and the log is
+// applied only once a leader is known. These tests restart nodes and send statements the
 // moment the MySQL port accepts a connection.
 
 // restartCount is how many restarts TestRestartSingleNodeAtOnce does;

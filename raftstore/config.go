@@ -106,12 +106,14 @@ type Config struct {
 	// ForwardConns is the number of connections a follower keeps to the
 	// leader for forwarded batches, each carrying many at once. Default 2.
 	ForwardConns int
-	// StateNoSync skips fsync of state.db's checkpoints. The state file
-	// is then treated as a cache: it is deleted at every start and
-	// rebuilt from the latest snapshot and the Raft log (which stays
-	// fsynced), because a crash of the machine could leave it torn. With
-	// fsync, a node starts from its last checkpoint and replays the log
-	// after it.
+	// StateNoSync skips fsync of state.db's checkpoints. The node then
+	// starts from its last checkpoint (and replays the log after it)
+	// only when the file was written in the machine's current boot: a
+	// process that exited, even by kill -9, left its writes in the
+	// page cache; after a restart of the machine the file may be torn,
+	// and it is rebuilt from the latest snapshot and the Raft log (which
+	// stays fsynced). See unsynced.go. With fsync, a node always starts
+	// from its last checkpoint.
 	StateNoSync bool
 	// LogStore is the Raft log store (LogStoreBolt or LogStoreWAL); ""
 	// keeps the one the data directory has, or DefaultLogStore for a new
@@ -157,6 +159,17 @@ type Config struct {
 	// becomes appendClock(AppendedAt). Tests use it to play leaders whose
 	// clocks differ.
 	appendClock func(time.Time) time.Time
+	// bootIDFunc, if set, replaces the kernel's boot id (unsynced.go):
+	// tests play a restart of the machine with it.
+	bootIDFunc func() []byte
+}
+
+// bootID is the id of the machine's current boot, nil when unknown.
+func (c *Config) bootID() []byte {
+	if c.bootIDFunc != nil {
+		return c.bootIDFunc()
+	}
+	return readBootID()
 }
 
 // ApplyTimeoutFor is the ApplyTimeout that fits a statement timeout (the

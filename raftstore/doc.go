@@ -12,7 +12,10 @@
 // backup). Raft replays its log after a restart from the latest
 // snapshot, and the FSM skips the entries at or below the index it
 // starts from: an allocation is never applied twice, and the entries
-// after the last checkpoint are applied again from the log. A committed
+// after the last checkpoint are applied again from the log. Without
+// fsync of the state file (StateNoSync), the file is trusted only in the
+// boot of the machine that wrote it, and rebuilt from the latest snapshot
+// and the log after a reboot (unsynced.go). A committed
 // entry the FSM cannot decode is never skipped: the state machine stops
 // there (ErrUndecodable) and says so, and Propose writes only what every
 // replica decodes. A checkpoint that fails (disk full) is retried, never
@@ -68,6 +71,8 @@
 // On-disk layout under the data directory:
 //
 //	state.db              bbolt checkpoint: counters, catalog, globals, applied index
+//	state.unsynced        the boot of the machine in which state.db was written
+//	                      without fsync (StateNoSync; unsynced.go)
 //	LOCK                  held by the running process (lock.go)
 //	raft/raft.db          bbolt: Raft log and stable store (LogStoreBolt)
 //	raft/wal/             raft-wal segments and meta (LogStoreWAL)

@@ -1,8 +1,10 @@
 package raftstore
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ticketd/ticketd/ticket"
@@ -71,4 +73,12 @@ func autoInc(t testing.TB, r ticket.Reader, db, name string) uint64 {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// rebootEveryStart makes each Open of cfg's node see a new boot of the
+// machine (unsynced.go): a state file written without fsync is rebuilt
+// from the snapshot and the log at every start.
+func rebootEveryStart(cfg *Config) {
+	var n atomic.Int64
+	cfg.bootIDFunc = func() []byte { return fmt.Appendf(nil, "test-boot-%d", n.Add(1)) }
 }

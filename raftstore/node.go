@@ -137,21 +137,25 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 	trans := newTransport(m, cfg.TransportTimeout, hl)
 	undo = append(undo, func() { trans.Close() })
 
+	began := time.Now()
 	fsm, err := openFSM(&cfg, apply, log)
 	if err != nil {
 		return nil, err
 	}
 	undo = append(undo, func() { fsm.Close() })
+	log.Info("state loaded", "state_index", fsm.AppliedIndex(), "took", time.Since(began).Round(time.Millisecond))
 	if cv := fsm.ClusterVersion(); cv > cfg.commandVersion {
 		return nil, fmt.Errorf("%w: the cluster in %s runs command version %d and this build applies up to %d; start a build of version %d or later",
 			ErrDowngrade, cfg.DataDir, cv, cfg.commandVersion, cv)
 	}
 
+	began = time.Now()
 	rs, err := openRaftStorage(raftDir, &cfg, hl, log)
 	if err != nil {
 		return nil, err
 	}
 	undo = append(undo, func() { rs.store.Close() })
+	log.Info("raft log opened", "took", time.Since(began).Round(time.Millisecond))
 
 	rc := raftConfig(&cfg, hl)
 	if rc.NoSnapshotRestoreOnStart, err = stateAheadOfSnapshots(rs.snaps, fsm, log); err != nil {
@@ -306,18 +310,26 @@ func newTransport(m *mux, timeout time.Duration, hl hclog.Logger) *raft.NetworkT
 }
 
 // openFSM opens the state file the FSM applies entries to. With
-// StateNoSync the file is only a cache of the snapshot and log, and is
-// deleted first: a crash of the machine could have left it torn.
+// StateNoSync the file is kept only when it was written in this boot of
+// the machine, and otherwise rebuilt from the snapshot and the log
+// (unsynced.go): a crash of the machine could have left it torn.
 func openFSM(cfg *Config, apply applyFunc, log *slog.Logger) (*FSM, error) {
 	sp := statePath(cfg.DataDir)
-	if cfg.StateNoSync {
-		if err := os.Remove(sp); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("raftstore: reset state: %w", err)
-		}
+	syncOnce, err := prepareState(sp, cfg.StateNoSync, cfg.bootID(), log)
+	if err != nil {
+		return nil, err
 	}
 	fsm, err := OpenFSM(sp, cfg.StateNoSync, log)
 	if err != nil {
 		return nil, err
+	}
+	if syncOnce {
+		// Written without fsync in this boot, now used with fsync on:
+		// synced once, then as durable as the rest.
+		if err := errors.Join(fsm.db.Sync(), clearMarker(sp)); err != nil {
+			fsm.Close()
+			return nil, fmt.Errorf("raftstore: sync state: %w", err)
+		}
 	}
 	fsm.apply = apply
 	fsm.obs = cfg.Observer

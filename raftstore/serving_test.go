@@ -22,6 +22,7 @@ func TestReopenServesOnlyCaughtUp(t *testing.T) {
 	cfg.RaftAddr = "127.0.0.1:0"
 	cfg.AdvertiseAddr = "127.0.0.1:1" // a lone voter never dials itself
 	cfg.StateNoSync = true
+	rebootEveryStart(&cfg) // the state file is rebuilt at every start
 	n := openNode(t, cfg)
 	must(t, n.WaitServing(ctxT(t, 5*time.Second)))
 	rs := propose(t, n, append(setupCmds(), replaceCmd("flickr", "Tickets64", "a"), replaceCmd("flickr", "Tickets64", "a"))...)
@@ -129,6 +130,7 @@ func TestLongReplayBecomesReady(t *testing.T) {
 	cfg.RaftAddr = "127.0.0.1:0"
 	cfg.AdvertiseAddr = "127.0.0.1:1" // a lone voter never dials itself
 	cfg.StateNoSync = true            // the state is rebuilt from the log at every start
+	rebootEveryStart(&cfg)
 	n := openNode(t, cfg)
 	must(t, n.WaitServing(ctxT(t, 5*time.Second)))
 	propose(t, n, setupCmds()...)

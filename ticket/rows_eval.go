@@ -735,12 +735,60 @@ var timeLayouts = []string{
 // parseTime reads a DATE or DATETIME literal.
 func parseTime(s string) (time.Time, bool) {
 	s = strings.TrimSpace(s)
+	if t, ok := parseCanonicalTime(s); ok {
+		return t, true
+	}
 	for _, f := range timeLayouts {
 		if t, err := time.Parse(f, s); err == nil {
 			return t, true
 		}
 	}
 	return time.Time{}, false
+}
+
+// parseCanonicalTime reads the canonical forms, 2006-01-02 and
+// 2006-01-02 15:04:05 (every stored value, and what clients send), as
+// time.Parse does with those layouts, without trying the others first: a
+// failed time.Parse builds an error, and a replay of a million-row INSERT
+// log spent a fifth of its time there. It reports false for anything
+// else, invalid dates included, which parseTime's layouts then decide.
+func parseCanonicalTime(s string) (time.Time, bool) {
+	if len(s) != len(dateFormat) && len(s) != len(dateTimeFormat) {
+		return time.Time{}, false
+	}
+	num := func(i, n int) int {
+		v := 0
+		for _, c := range []byte(s[i : i+n]) {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	if s[4] != '-' || s[7] != '-' {
+		return time.Time{}, false
+	}
+	y, m, d := num(0, 4), num(5, 2), num(8, 2)
+	if y < 0 || m < 1 || m > 12 || d < 1 || d > daysIn(time.Month(m), y) {
+		return time.Time{}, false
+	}
+	var h, mi, sec int
+	if len(s) == len(dateTimeFormat) {
+		if s[10] != ' ' || s[13] != ':' || s[16] != ':' {
+			return time.Time{}, false
+		}
+		h, mi, sec = num(11, 2), num(14, 2), num(17, 2)
+		if h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 {
+			return time.Time{}, false
+		}
+	}
+	return time.Date(y, time.Month(m), d, h, mi, sec, 0, time.UTC), true
+}
+
+// daysIn is the number of days of month m in year y.
+func daysIn(m time.Month, y int) int {
+	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
 
 // compareStrings is utf8mb4_general_ci's order: case-insensitive, PAD

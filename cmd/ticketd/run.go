@@ -75,7 +75,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.DurationVar(&o.electionTimeout, "election-timeout", time.Second, "Raft's election timeout: a follower that has not heard from the leader for half of it (at least --leader-lease) stands for election, and a candidate that got no majority tries again after one to two of it")
 	fs.DurationVar(&o.leaderLease, "leader-lease", 500*time.Millisecond, "how long a leader goes without a quorum's answer before it steps down; at most --election-timeout")
 	fs.StringVar(&o.raftLog, "raft-log", "", "Raft log store for a new data directory: bolt (raft-boltdb) or wal (raft-wal); empty keeps the directory's, or wal")
-	fs.BoolVar(&o.stateFsync, "state-fsync", false, "fsync the bbolt state file's checkpoints (every second, and before snapshots and backups) and start from it; off, it is rebuilt from the (always fsynced) Raft log and snapshot at start")
+	fs.BoolVar(&o.stateFsync, "state-fsync", false, "fsync the bbolt state file's checkpoints (every second, and before snapshots and backups); off, a restart starts from the last checkpoint only in the same boot of the machine, and after a reboot rebuilds the state from the (always fsynced) Raft log and snapshot")
 	o.client.register(fs)
 	o.admin.register(fs, true)
 	o.node.register(fs)
@@ -280,8 +280,9 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 	met.reg.MustRegister(metrics.NewNodeCollector(node))
 
 	// Statements wait until this node's state has caught up with its own
-	// log and the leader's commit index (a restarted node's state file
-	// is rebuilt from the log, which is applied only once a leader is
+	// log and the leader's commit index (a restarted node replays the log
+	// after its last checkpoint, or after the snapshot when its state
+	// file was rebuilt, and the log is applied only once a leader is
 	// known).
 	wcfg.Gate = node
 	srv := wire.New(svc, wcfg)
