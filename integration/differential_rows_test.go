@@ -463,6 +463,17 @@ var rowScript = []step{
 	{sql: "SHOW WARNINGS", cols: warnCols},
 	{sql: "SELECT * FROM nd"},
 	{sql: "SET sql_mode = DEFAULT"},
+	// A column in VALUES reads the value given it earlier in the row, else
+	// its value before the row is filled (its default, 0 for the
+	// AUTO_INCREMENT id, '' for a NOT NULL string without one).
+	{sql: "CREATE TABLE cr (id int NOT NULL AUTO_INCREMENT, a int DEFAULT 7, b int, c varchar(5) NOT NULL, PRIMARY KEY (id))"},
+	{sql: "INSERT INTO cr (a, b, c) VALUES (1, a + 1, 'x')"},
+	{sql: "INSERT INTO cr (b, a, c) VALUES (a + 1, 1, 'y')"},
+	{sql: "INSERT INTO cr (a, b, c) VALUES (5, id, c)"},
+	{sql: "INSERT INTO cr (c, b) VALUES ('z', a * 2), ('w', b)"},
+	{sql: "INSERT INTO cr (id, a, b, c) VALUES (20, 1, id + a, 'q')"},
+	{sql: "INSERT INTO cr (a, b, c) VALUES (2, nosuch + 1, 'n')"},
+	{sql: "SELECT * FROM cr"},
 	{sql: "DROP DATABASE rt"},
 }
 

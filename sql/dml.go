@@ -352,7 +352,9 @@ func insertStmt(s *ast.InsertStmt) (Plan, error) {
 			if !ok {
 				// An expression, which row tables compute (MariaDB's
 				// VALUES (NOW() + INTERVAL 1 DAY, 1+1)).
-				x, err := rowExpr(e, scope{})
+				// A column reads the value given it earlier in the row
+				// (VALUES (10, id + 1)).
+				x, err := rowExpr(e, sc)
 				if err != nil {
 					return nil, err
 				}

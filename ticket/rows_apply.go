@@ -59,7 +59,7 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 	}
 	for _, row := range rc.Exprs {
 		for i := range row {
-			if e := checkCols(rd, &row[i], "field list"); e != nil {
+			if e := checkCols(rd, &row[i], "VALUES"); e != nil {
 				return Result{Err: e}, nil
 			}
 		}
@@ -160,14 +160,25 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 		rowCols := rowColsOf(vals)
 		r := make([]Datum, len(rd.Cols))
 		given := make([]bool, len(rd.Cols))
+		var exprs []RowExpr
+		if n < len(rc.Exprs) {
+			exprs = rc.Exprs[n]
+		}
+		// view is the row as an expression in VALUES sees it (id + 1):
+		// the values given so far, other columns as they were before the
+		// row was filled (made only for a row with an expression).
+		var view []Datum
+		if exprs != nil {
+			view, env.unknown = preInsertRow(rd)
+		}
 		for i, j := range rowCols {
 			col := &rd.Cols[j]
 			v := vals[i]
 			var lv val
 			var e *Error
-			if rc.Exprs != nil && n < len(rc.Exprs) && i < len(rc.Exprs[n]) && rc.Exprs[n][i].Op != 0 {
-				env.row = nil
-				lv, e = env.eval(&rc.Exprs[n][i])
+			if i < len(exprs) && exprs[i].Op != 0 {
+				env.row = view
+				lv, e = env.eval(&exprs[i])
 			} else if v.Kind == ValDefault {
 				continue
 			} else {
@@ -179,6 +190,13 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 			d, e := sc.store(col, lv, rowNum)
 			if e != nil {
 				return fail(e)
+			}
+			if view != nil {
+				view[j], env.unknown[j] = d, false
+				if d.Null && col.NotNull {
+					view[j] = Datum{S: "0"} // a NOT NULL field holds no NULL
+					env.unknown[j] = col.Kind != ColInt
+				}
 			}
 			if j == autoCol && (d.Null || (d.S == "0" && !noAutoZero)) {
 				// NULL and 0 generate the next value (0 is stored under
@@ -200,6 +218,7 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 			}
 			r[j], given[j] = d, true
 		}
+		env.unknown = nil
 		rowGen := uint64(0) // the id generated for this row
 		for j := range rd.Cols {
 			if given[j] {
@@ -418,6 +437,36 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 		}
 	}
 	return res, s.PutTable(t)
+}
+
+// preInsertRow is a row before INSERT fills it (MariaDB's record of
+// default values): each column's constant default, NULL, or for a NOT
+// NULL column without one 0 or ”; unknown marks the columns whose value
+// there ticketd cannot hold (a zero date, a DEFAULT CURRENT_TIMESTAMP not
+// yet computed), which an expression may not read.
+func preInsertRow(rd *RowsDef) (row []Datum, unknown []bool) {
+	row = make([]Datum, len(rd.Cols))
+	unknown = make([]bool, len(rd.Cols))
+	for j := range rd.Cols {
+		col := &rd.Cols[j]
+		switch {
+		case col.AutoInc:
+			row[j] = Datum{S: "0"}
+		case col.DefaultNow:
+			unknown[j] = true
+		case col.HasDefault:
+			row[j] = col.Default
+		case !col.NotNull:
+			row[j] = Datum{Null: true}
+		case col.Kind == ColInt:
+			row[j] = Datum{S: "0"}
+		case col.Kind == ColString:
+			row[j] = Datum{S: ""}
+		default:
+			unknown[j] = true
+		}
+	}
+	return row, unknown
 }
 
 // lastUniqueKey reports whether no unique key follows key k (MariaDB's

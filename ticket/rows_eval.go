@@ -193,6 +193,9 @@ type evalEnv struct {
 	// values is the row an INSERT ... ON DUPLICATE KEY UPDATE would have
 	// inserted, which VALUES(col) reads (nil elsewhere).
 	values []Datum
+	// unknown, when not nil, marks columns of row that an expression in
+	// an INSERT's VALUES may not read (preInsertRow).
+	unknown []bool
 }
 
 func (env *evalEnv) warn(level string, code uint16, format string, args ...any) {
@@ -276,6 +279,9 @@ func (env *evalEnv) eval(x *RowExpr) (val, *Error) {
 		}
 		if env.row == nil {
 			return val{}, mysqlerr.NotSupported("a column reference here")
+		}
+		if env.unknown != nil && env.unknown[j] {
+			return val{}, mysqlerr.NotSupported("a column in VALUES that holds no value yet (a zero date or a CURRENT_TIMESTAMP default)")
 		}
 		return colVal(&env.rd.Cols[j], env.row[j]), nil
 	case EValues:
