@@ -821,11 +821,10 @@ func (env *evalEnv) arith(x *RowExpr) (val, *Error) {
 	if a.k == vStr || b.k == vStr || a.k == vTime || b.k == vTime {
 		return val{}, mysqlerr.NotSupported("arithmetic on a string or a date")
 	}
-	if a.dbl || b.dbl {
-		// MariaDB computes it as a DOUBLE, with a DOUBLE result.
-		return val{}, mysqlerr.NotSupported("arithmetic on a DOUBLE parameter")
-	}
 	op := map[ExprOp]byte{EAdd: '+', ESub: '-', EMul: '*'}[x.Op]
+	if a.dbl || b.dbl {
+		return doubleArith(a, b, op, x)
+	}
 	if a.k == vDec || b.k == vDec {
 		var r *mb.Rat
 		switch op {

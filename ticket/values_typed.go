@@ -144,8 +144,35 @@ func doubleVal(s string) (val, *Error) {
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 		return val{}, mysqlerr.New(mysqlerr.CodeWrongArguments, "Incorrect arguments to mysqld_stmt_execute (double value %q)", s)
 	}
+	return dblVal(f), nil
+}
+
+// dblVal is a double as an evaluated value.
+func dblVal(f float64) val {
 	r, _ := new(mb.Rat).SetString(strconv.FormatFloat(f, 'f', -1, 64))
-	return val{k: vDec, r: r, s: DoubleText(f), dbl: true}, nil
+	return val{k: vDec, r: r, s: DoubleText(f), dbl: true}
+}
+
+// doubleArith is + - * with a DOUBLE operand: computed in double
+// precision with a DOUBLE result, as MariaDB does (max_id + ? with a
+// double 1000 is exact below 2^53, as there); out of the double's range
+// is 1690.
+func doubleArith(a, b val, op byte, x *RowExpr) (val, *Error) {
+	fa, _ := a.rat().Float64()
+	fb, _ := b.rat().Float64()
+	var f float64
+	switch op {
+	case '+':
+		f = fa + fb
+	case '-':
+		f = fa - fb
+	default:
+		f = fa * fb
+	}
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return val{}, mysqlerr.New(mysqlerr.CodeValueOutOfRange, "DOUBLE value is out of range in '%s %c %s'", exprText(&x.Args[0]), op, exprText(&x.Args[1]))
+	}
+	return dblVal(f), nil
 }
 
 // DoubleText is a double as MariaDB renders it in a string context
