@@ -185,6 +185,17 @@ var paramScript = []step{
 	{sql: "SELECT ? AS a, ? AS b, ? AS c", args: args(0.1, float32(1.5), 1e20)},
 	{sql: "SELECT ? AS a, ? AS b", args: args(pDec("1.50"), pDec("-12345678901234567890.5"))},
 	{sql: "SELECT ? AS a, ? AS b, ? AS c, ? AS d", args: args(pDate(2024, 1, 2), pDT(2024, 1, 2, 3, 4, 5, 0), pDT(2024, 1, 2, 3, 4, 5, 120000), pTime(true, 1, 2, 3, 4, 0))},
+	// Ticket tables' rows through binary rows: the id's type and sign.
+	{sql: "CREATE TABLE Tickets64 (id bigint(20) unsigned NOT NULL auto_increment, stub char(1) NOT NULL default '', PRIMARY KEY (id), UNIQUE KEY stub (stub)) ENGINE=MyISAM"},
+	{sql: "CREATE TABLE Tickets32 (id int(10) unsigned NOT NULL auto_increment, stub char(1) NOT NULL default '', PRIMARY KEY (id), UNIQUE KEY stub (stub)) ENGINE=MyISAM"},
+	{sql: "REPLACE INTO Tickets64 (stub) VALUES (?)", args: args("a")},
+	{sql: "ALTER TABLE Tickets64 AUTO_INCREMENT = 18446744073709551610"},
+	{sql: "REPLACE INTO Tickets64 (stub) VALUES (?)", args: args("b")},
+	{sql: "REPLACE INTO Tickets32 (stub) VALUES (?)", args: args([]byte("a"))},
+	{sql: "SELECT * FROM Tickets64 ORDER BY id", binary: true},
+	{sql: "SELECT id FROM Tickets64 WHERE stub = ?", args: args("b")},
+	{sql: "SELECT id, stub FROM Tickets32 WHERE id = ?", args: args(1.0)},
+	{sql: "SELECT LAST_INSERT_ID()", binary: true},
 	// Short TIMEs are 00:00:00 (a DATE of fewer than 4 bytes is the zero
 	// date, which ticketd refuses: wire's TestBinaryTemporalParams).
 	{sql: "INSERT INTO p (id, name) VALUES (?, ?)", args: args(int64(60), gmysql.TypedBytes{Type: gmysql.MYSQL_TYPE_TIME})},

@@ -559,11 +559,22 @@ func tableColumns(d *ticket.TableDef) []column {
 	if d.Rows != nil {
 		return rowsColumns(d)
 	}
-	id := column{name: d.IDCol, typ: mysql.MYSQL_TYPE_LONGLONG}
+	// The id column typed as MariaDB types it (binary rows' size and
+	// signedness: a BIGINT UNSIGNED id above 2^63 is not negative).
+	id := column{name: d.IDCol, typ: intColType[d.IDType.Kind]}
+	if id.typ == 0 {
+		id.typ = mysql.MYSQL_TYPE_LONGLONG
+	}
+	if d.IDType.Unsigned {
+		id.flag = mysql.UNSIGNED_FLAG
+	}
 	if d.StubCol == "" {
 		return []column{id}
 	}
 	stub := column{name: d.StubCol, typ: mysql.MYSQL_TYPE_VAR_STRING}
+	if strings.HasPrefix(d.StubType, "char") {
+		stub.typ = mysql.MYSQL_TYPE_STRING
+	}
 	if d.StubFirst {
 		return []column{stub, id}
 	}
