@@ -159,13 +159,14 @@ func runSnowflakeFaults(t *testing.T, s sfSpec) {
 	// reclaim its slot: its lease still holds it), and four killed and
 	// back after 8 s (their leases and the guard end meanwhile, and more
 	// generators than slots wait: their slots go to others).
-	time.Sleep(2 * time.Second)
-	holders, err := slotHolders(ctx, admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(holders) < 8 {
-		t.Fatalf("%d live slot holders after 2 s, want at least 8", len(holders))
+	var holders []string
+	for wait := time.Now().Add(30 * time.Second); len(holders) < 8; time.Sleep(200 * time.Millisecond) {
+		if holders, err = slotHolders(ctx, admin); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(wait) {
+			t.Fatalf("%d live slot holders 30 s after the generators started, want at least 8", len(holders))
+		}
 	}
 	byName := map[string]*generator{}
 	for _, g := range gens {
