@@ -105,6 +105,7 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./sql
 	$(GO) test -run '^$$' -fuzz '^FuzzPackets$$' -fuzztime $(FUZZTIME) ./wire
+	$(GO) test -run '^$$' -fuzz '^FuzzTypedValues$$' -fuzztime $(FUZZTIME) ./ticket
 	$(GO) test -run '^$$' -fuzz '^FuzzHandshakeParse$$' -fuzztime $(FUZZTIME) ./wire/mysqlconn
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeBatch$$' -fuzztime $(FUZZTIME) ./raftstore
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeStored$$' -fuzztime $(FUZZTIME) ./raftstore
