@@ -196,6 +196,8 @@ var paramScript = []step{
 	{sql: "SELECT id FROM Tickets64 WHERE stub = ?", args: args("b")},
 	{sql: "SELECT id, stub FROM Tickets32 WHERE id = ?", args: args(1.0)},
 	{sql: "SELECT LAST_INSERT_ID()", binary: true},
+	{sql: "SELECT ? AS x, id FROM Tickets64 WHERE id = ?", args: args(0.5, pDec("1.0"))},
+	{sql: "SELECT ? AS x, ? AS y, id FROM p WHERE id = ?", args: args(pDate(2024, 1, 2), uint64(18446744073709551615), int64(1))},
 	// Short TIMEs are 00:00:00 (a DATE of fewer than 4 bytes is the zero
 	// date, which ticketd refuses: wire's TestBinaryTemporalParams).
 	{sql: "INSERT INTO p (id, name) VALUES (?, ?)", args: args(int64(60), gmysql.TypedBytes{Type: gmysql.MYSQL_TYPE_TIME})},

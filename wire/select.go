@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -345,6 +346,13 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 				c.name = f.Name
 			}
 		}
+		if x := &f.Expr; x.Kind == sql.ExprValue && x.Value.Kind == sql.ValParam && x.Value.Param < len(args) {
+			// SELECT ? FROM t: typed as the parameter (params.go).
+			var err error
+			if c.typ, c.flag, _, err = paramColumn(args[x.Value.Param]); err != nil {
+				return nil, err
+			}
+		}
 		out.cols = append(out.cols, c)
 	}
 	e.cols = src.cols
@@ -354,6 +362,11 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 		for i := range p.Fields {
 			if p.Fields[i].Expr.Kind == sql.ExprStar {
 				row = append(row, r...)
+				continue
+			}
+			if x := &p.Fields[i].Expr; x.Kind == sql.ExprValue && x.Value.Kind == sql.ValParam && x.Value.Param < len(args) {
+				_, _, v, _ := paramColumn(args[x.Value.Param])
+				row = append(row, v)
 				continue
 			}
 			v, err := e.eval(&p.Fields[i].Expr)
@@ -444,6 +457,12 @@ func sameText(c column, got, want string) bool {
 	if isIntType(c.typ) {
 		a, err1 := strconv.ParseUint(got, 10, 64)
 		b, err2 := strconv.ParseUint(strings.TrimSpace(want), 10, 64)
+		if err2 != nil {
+			// A DECIMAL or DOUBLE that is whole (5.0, 5e0) is that integer.
+			if r, ok := new(big.Rat).SetString(strings.TrimSpace(want)); ok && r.IsInt() && r.Num().IsUint64() {
+				b, err2 = r.Num().Uint64(), nil
+			}
+		}
 		return err1 == nil && err2 == nil && a == b
 	}
 	return ticket.SameStub(got, want)
