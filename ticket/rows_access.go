@@ -35,6 +35,9 @@ func PlanAccess(t *Table, filter *RowExpr, order []RowOrder, hasLimit bool, now 
 	// column, inclusive (nil until a range is seen: a point SELECT makes
 	// neither).
 	var lo, hi map[int]string
+	// in holds the key bytes of each column's IN list, sorted, when every
+	// value converts as the comparison does.
+	var in map[int][]string
 	for _, x := range conj {
 		switch x.Op {
 		case EEq:
@@ -78,6 +81,40 @@ func PlanAccess(t *Table, filter *RowExpr, order []RowOrder, hasLimit bool, now 
 				tighten(&lo, j, k, true)
 			} else {
 				tighten(&hi, j, k, false)
+			}
+		case EIn, EOr:
+			col, list := inList(x)
+			if col == "" {
+				continue
+			}
+			j := rd.colIndex(col)
+			if j < 0 {
+				return full
+			}
+			if _, dup := in[j]; dup {
+				continue
+			}
+			var keys []string
+			ok := true
+			for _, b := range list {
+				if b.Op != EVal || b.Val == nil {
+					ok = false
+					break
+				}
+				if b.Val.Kind == ValNull {
+					continue // matches no row
+				}
+				var d Datum
+				if d, ok = indexValue(&rd.Cols[j], *b.Val); ok {
+					keys = append(keys, string(keyBytes(nil, &rd.Cols[j], d)))
+				}
+			}
+			if ok {
+				if in == nil {
+					in = map[int][]string{}
+				}
+				slices.Sort(keys)
+				in[j] = slices.Compact(keys)
 			}
 		case EBetween:
 			a := &x.Args[0]
@@ -132,6 +169,29 @@ func PlanAccess(t *Table, filter *RowExpr, order []RowOrder, hasLimit bool, now 
 			best, bestN, bestScore, bestRange = k, n, score, ranged
 		}
 	}
+	// col IN (list) on a key of that one column: a lookup per value, when
+	// no bound above is narrower.
+	for k, key := range rd.Keys {
+		keys, ok := in[key.Cols[0]]
+		if !ok || len(key.Cols) != 1 {
+			continue
+		}
+		score := 3
+		if key.Unique {
+			score = 1 << 19
+		}
+		if k == cluster {
+			score++
+		}
+		if score <= bestScore {
+			continue
+		}
+		a := RowsAccess{Index: k, In: keys, Empty: len(keys) == 0}
+		if k == cluster {
+			a.Index, a.Point = ClusterIndex, true
+		}
+		return a
+	}
 	if best < 0 {
 		// No bound: an ORDER BY LIMIT that a key's order gives reads that
 		// key in order and stops at the LIMIT.
@@ -173,12 +233,49 @@ func PlanAccess(t *Table, filter *RowExpr, order []RowOrder, hasLimit bool, now 
 	if len(order) > 0 {
 		a.Ordered, a.Desc = orderedBy(rd, best, bestN, eq, order)
 	}
-	a.Resort = bestRange && best != cluster && !a.Ordered
 	if best == cluster {
 		a.Index = ClusterIndex
 		a.Point = bestN == len(key.Cols) && !bestRange
 	}
 	return a
+}
+
+// inList reads col IN (values) and col = v1 OR col = v2 ... (ORs of
+// equalities of one column): the column, and the values' expressions;
+// col "" for anything else.
+func inList(x *RowExpr) (col string, list []*RowExpr) {
+	if x.Op == EIn {
+		if x.Args[0].Op != ECol {
+			return "", nil
+		}
+		for i := 1; i < len(x.Args); i++ {
+			list = append(list, &x.Args[i])
+		}
+		return x.Args[0].Col, list
+	}
+	var walk func(x *RowExpr) bool
+	walk = func(x *RowExpr) bool {
+		switch x.Op {
+		case EOr:
+			return walk(&x.Args[0]) && walk(&x.Args[1])
+		case EEq:
+			a, b := &x.Args[0], &x.Args[1]
+			if a.Op != ECol {
+				a, b = b, a
+			}
+			if a.Op != ECol || (col != "" && !strings.EqualFold(col, a.Col)) {
+				return false
+			}
+			col = a.Col
+			list = append(list, b)
+			return true
+		}
+		return false
+	}
+	if !walk(x) {
+		return "", nil
+	}
+	return col, list
 }
 
 // conjuncts appends the terms ANDed at the top of x to out.
@@ -332,7 +429,7 @@ func (env *evalEnv) scanPick(rows TableRows, a RowsAccess, over func(pk string, 
 	order []RowOrder, hasLimit bool, offset, limit uint64) ([]matched, *Error, error) {
 	var out []matched
 	var e *Error
-	early := hasLimit && (len(order) == 0 && !a.Resort || a.Ordered)
+	early := hasLimit && (len(order) == 0 || a.Ordered)
 	want := offset + limit
 	if want < offset {
 		early = false // no end within reach
@@ -357,9 +454,6 @@ func (env *evalEnv) scanPick(rows TableRows, a RowsAccess, over func(pk string, 
 	})
 	if err != nil || e != nil {
 		return nil, e, err
-	}
-	if a.Resort {
-		slices.SortFunc(out, func(x, y matched) int { return strings.Compare(x.pk, y.pk) })
 	}
 	if a.Ordered {
 		order = nil // already in order

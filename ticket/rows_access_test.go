@@ -2,6 +2,7 @@ package ticket
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,10 +51,13 @@ func rangeTable(t testing.TB, n int) (*env, *Table) {
 
 // TestRangeAccess: every WHERE below answers the same rows, order and
 // warnings through the access path PlanAccess picks as through a scan of
-// the whole table, and the ones a key can bound do use a key range (an
+// the whole index it reads (with ORDER BY, also as a scan in clustering
+// order; without LIMIT, the same rows as that), and the ones a key can
+// bound do use a key range (an
 // inclusive or exclusive bound, NULLs, a decimal or string bound on an
 // integer key, a clamped bound, a date bound on a DATETIME key, an
-// ORDER BY LIMIT that stops the scan); the ones whose bound does not
+// ORDER BY LIMIT that stops the scan, an IN list of a key's values); the
+// ones whose bound does not
 // convert as MariaDB compares ('5abc', 'abc' on a date, a number on a
 // string key) scan the table.
 func TestRangeAccess(t *testing.T) {
@@ -64,6 +68,9 @@ func TestRangeAccess(t *testing.T) {
 	op := func(o ExprOp, a, b RowExpr) *RowExpr { return &RowExpr{Op: o, Args: []RowExpr{a, b}} }
 	and := func(a, b *RowExpr) *RowExpr { return &RowExpr{Op: EAnd, Args: []RowExpr{*a, *b}} }
 	betw := func(a, lo, hi RowExpr) *RowExpr { return &RowExpr{Op: EBetween, Args: []RowExpr{a, lo, hi}} }
+	in := func(a RowExpr, list ...RowExpr) *RowExpr {
+		return &RowExpr{Op: EIn, Args: append([]RowExpr{a}, list...)}
+	}
 	now := time.Date(2024, 1, 5, 12, 0, 0, 0, time.UTC)
 	nowMinus := func(days int64) RowExpr {
 		return RowExpr{Op: EInterval, Unit: "DAY", Args: []RowExpr{v(Value{Kind: ValNow}), {Op: ENeg, Args: []RowExpr{v(num(days))}}}}
@@ -130,14 +137,28 @@ func TestRangeAccess(t *testing.T) {
 		{order: []RowOrder{{Col: "v", Desc: true}}, limit: 4, indexed: scan},
 		{order: []RowOrder{{Col: "name", Desc: true}}, limit: 4, indexed: scan},
 		{filter: op(EEq, c("v"), v(num(2))), order: []RowOrder{{Col: "v"}, {Col: "id"}}, limit: 2, indexed: ranged},
+		{filter: in(c("id"), v(num(7)), v(num(3)), v(num(3)), v(num(99)), v(Value{Kind: ValNull})), indexed: ranged},
+		{filter: in(c("id"), v(num(7)), v(num(3)), dec("4.0"), v(str("5"))), limit: 2, indexed: ranged},
+		{filter: in(c("id"), v(num(7)), v(str("3abc"))), indexed: scan},
+		{filter: in(c("id"), v(Value{Kind: ValNull})), indexed: ranged},
+		{filter: in(c("v"), v(num(2)), v(num(-3)), v(num(5))), limit: 3, indexed: ranged},
+		{filter: in(c("v"), v(num(2)), v(num(-3))), order: []RowOrder{{Col: "id", Desc: true}}, limit: 3, indexed: ranged},
+		{filter: in(c("name"), v(str("b")), v(str("C ")), v(str("zz"))), indexed: ranged},
+		{filter: &RowExpr{Op: EOr, Args: []RowExpr{*op(EEq, c("v"), v(num(4))), *op(EEq, v(num(-3)), c("v"))}}, indexed: ranged},
+		{filter: &RowExpr{Op: EOr, Args: []RowExpr{*op(EEq, c("v"), v(num(4))), *op(EEq, c("id"), v(num(3)))}}, indexed: scan},
+		{filter: &RowExpr{Op: EOr, Args: []RowExpr{*op(EEq, c("v"), v(num(4))), *op(EGt, c("v"), v(num(3)))}}, indexed: scan},
+		{filter: and(in(c("v"), v(num(2)), v(num(4))), op(EEq, c("id"), v(num(12)))), indexed: ranged},
 	} {
 		q := &Query{Filter: tc.filter, OrderBy: tc.order, HasLimit: tc.limit > 0, Limit: tc.limit, Now: now}
 		what := fmt.Sprintf("WHERE %s ORDER BY %v LIMIT %d", exprString(tc.filter), tc.order, tc.limit)
 		a := PlanAccess(tb, q.Filter, q.OrderBy, q.HasLimit, q.Now)
-		if got := a != (RowsAccess{Index: ClusterIndex}); got != tc.indexed {
+		if got := a.Index != ClusterIndex || a.Lo != "" || a.Hi != "" || a.Point || a.Empty || a.Ordered || a.In != nil; got != tc.indexed {
 			t.Errorf("%s: access %+v, want a key range %v", what, a, tc.indexed)
 		}
-		var planned, whole *QueryResult
+		// The reference: every row of the same index in the same direction
+		// (the bounds are what is tested), and, with ORDER BY, every row in
+		// clustering order (a stable sort gives the same rows).
+		var planned, sameIndex, clustered *QueryResult
 		if err := e.s.View(func(s Store) error {
 			rows, err := s.Rows("ids", "r")
 			if err != nil {
@@ -147,22 +168,33 @@ func TestRangeAccess(t *testing.T) {
 			if planned, e, err = SelectFrom(tb, rows, nil, q); e != nil || err != nil {
 				return fmt.Errorf("%v %v", e, err)
 			}
-			var all [][]Datum
-			if err := rows.Scan(ClusterIndex, "", "", func(_ string, r []Datum) bool { all = append(all, r); return true }); err != nil {
-				return err
-			}
-			if whole, e = SelectRows(tb, all, q); e != nil {
-				return e
+			for _, ref := range []struct {
+				access RowsAccess
+				out    **QueryResult
+			}{{RowsAccess{Index: a.Index, Desc: a.Desc}, &sameIndex}, {RowsAccess{Index: ClusterIndex}, &clustered}} {
+				var all [][]Datum
+				if err := ScanAccess(rows, ref.access, func(_ string, r []Datum) bool { all = append(all, r); return true }); err != nil {
+					return err
+				}
+				if *ref.out, e = SelectRows(tb, all, q); e != nil {
+					return e
+				}
 			}
 			return nil
 		}); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-		if got, want := text(planned.Rows), text(whole.Rows); got != want {
+		if got, want := text(planned.Rows), text(sameIndex.Rows); got != want {
 			t.Errorf("%s through %+v:\n%swant\n%s", what, a, got, want)
 		}
-		if fmt.Sprint(planned.Warnings) != fmt.Sprint(whole.Warnings) {
-			t.Errorf("%s: warnings %v, want %v", what, planned.Warnings, whole.Warnings)
+		if fmt.Sprint(planned.Warnings) != fmt.Sprint(sameIndex.Warnings) {
+			t.Errorf("%s: warnings %v, want %v", what, planned.Warnings, sameIndex.Warnings)
+		}
+		if got, want := text(planned.Rows), text(clustered.Rows); len(tc.order) > 0 && got != want {
+			t.Errorf("%s through %+v, against a scan in clustering order:\n%swant\n%s", what, a, got, want)
+		}
+		if got, want := sortedText(planned.Rows), sortedText(clustered.Rows); tc.limit == 0 && got != want {
+			t.Errorf("%s through %+v: rows\n%swant\n%s", what, a, got, want)
 		}
 	}
 }
@@ -212,6 +244,7 @@ func BenchmarkRangeSelect(b *testing.B) {
 		{"id_between_100", Query{Filter: &RowExpr{Op: EBetween, Args: []RowExpr{c("id"), v(num(mid)), v(num(mid + 99))}}}},
 		{"id_gt_limit_10", Query{Filter: &RowExpr{Op: EGt, Args: []RowExpr{c("id"), v(num(mid))}}, HasLimit: true, Limit: 10}},
 		{"order_by_at_limit_10", Query{OrderBy: []RowOrder{{Col: "at"}}, HasLimit: true, Limit: 10}},
+		{"id_in_5", Query{Filter: &RowExpr{Op: EIn, Args: []RowExpr{c("id"), v(num(mid)), v(num(7)), v(num(mid + 5)), v(num(3)), v(num(int64(n) - 1))}}}},
 		{"at_range_1_day", Query{Filter: &RowExpr{Op: EAnd, Args: []RowExpr{
 			{Op: EGe, Args: []RowExpr{c("at"), v(str("2025-01-01"))}}, {Op: ELt, Args: []RowExpr{c("at"), v(str("2025-01-02"))}}}}}},
 	}
@@ -235,4 +268,11 @@ func BenchmarkRangeSelect(b *testing.B) {
 			})
 		}
 	}
+}
+
+// sortedText is text of rows in sorted order, to compare sets of rows.
+func sortedText(rows [][]Datum) string {
+	lines := strings.SplitAfter(text(rows), "\n")
+	slices.Sort(lines)
+	return strings.Join(lines, "")
 }

@@ -441,7 +441,7 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 
 // preInsertRow is a row before INSERT fills it (MariaDB's record of
 // default values): each column's constant default, NULL, or for a NOT
-// NULL column without one 0 or ”; unknown marks the columns whose value
+// NULL column without one 0 or the empty string; unknown marks the columns whose value
 // there ticketd cannot hold (a zero date, a DEFAULT CURRENT_TIMESTAMP not
 // yet computed), which an expression may not read.
 func preInsertRow(rd *RowsDef) (row []Datum, unknown []bool) {

@@ -636,11 +636,9 @@ type RowsAccess struct {
 	// scan.
 	Ordered bool
 	Desc    bool
-	// Resort: the candidates of this range of a secondary key are put
-	// back in clustering order before ORDER BY and LIMIT, so that a
-	// statement gives the rows, and a LIMIT without ORDER BY picks them,
-	// as a scan of the table would.
-	Resort bool
+	// In, when not nil, lists whole values of the one-column key Index
+	// (sorted): the candidates are the rows of each (col IN (list)).
+	In []string
 }
 
 // ChooseAccess picks the narrowest access the WHERE's equalities allow:
@@ -715,6 +713,24 @@ func ChooseAccess(t *Table, conds []RowCond) RowsAccess {
 // ScanAccess visits the candidate rows of an access, in index order.
 func ScanAccess(rows TableRows, a RowsAccess, fn func(pk string, row []Datum) bool) error {
 	if a.Empty {
+		return nil
+	}
+	if a.In != nil {
+		for _, k := range a.In {
+			if a.Point {
+				if r, ok := rows.Get(k); ok && !fn(k, r) {
+					return nil
+				}
+				continue
+			}
+			stop := false
+			if err := rows.Scan(a.Index, k, PrefixEnd(k), func(pk string, r []Datum) bool {
+				stop = !fn(pk, r)
+				return !stop
+			}); err != nil || stop {
+				return err
+			}
+		}
 		return nil
 	}
 	if a.Point {
