@@ -81,4 +81,10 @@ func TestLongData(t *testing.T) {
 	if len(c.long) != 0 {
 		t.Fatalf("long data after a reset: %v", c.long)
 	}
+	// Long data that would not fit one frame in the execute is refused
+	// with 1153 (the connection goes on).
+	c.long = map[uint32]map[uint16][]byte{1: {1: make([]byte, maxFrame)}}
+	if _, ok := c.fixExecute(exec); ok || c.refuseErr == nil || c.refuseErr.Code != mysql.ER_NET_PACKET_TOO_LARGE {
+		t.Fatalf("16 MB of long data: ok %v, refusal %v", ok, c.refuseErr)
+	}
 }
