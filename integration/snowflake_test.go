@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/ticketd/ticketd/integration/harness"
 	"github.com/ticketd/ticketd/ticket/snowflake"
@@ -79,7 +82,12 @@ func snowflakeScript() []step {
 	// h5 takes the released slot first (its lease end is the oldest), then
 	// h6 the one that expired longest ago, lowest slot first.
 	s = append(s, claim("h5")...)
-	s = append(s, slot(0))
+	s = append(s, slot(0),
+		// The session's LAST_INSERT_ID() in a row-table WHERE (1235 before).
+		step{sql: "SELECT slot, holder, epoch FROM slots WHERE id = LAST_INSERT_ID()"},
+		step{sql: "UPDATE slots SET renewals = renewals + 1 WHERE id = LAST_INSERT_ID() AND holder = 'h5'"},
+		step{sql: "SELECT slot, renewals FROM slots WHERE id = LAST_INSERT_ID() OR slot = 3 ORDER BY slot"},
+		step{sql: "DELETE FROM slots WHERE id = LAST_INSERT_ID() AND holder = 'nobody'"})
 	s = append(s, claim("h6")...)
 	s = append(s, slot(1),
 		// h2 renews after h6 took its slot: nothing.
@@ -278,4 +286,43 @@ func TestConnectorJSnowflake(t *testing.T) {
 		t.Errorf("ticketd's run did not finish:\n%s", got)
 	}
 	t.Logf("ticketd:\n%s", got)
+}
+
+// TestLastInsertIDInRowWhere: the session's LAST_INSERT_ID() in a
+// row-table WHERE, through the text protocol and server-side prepared
+// statements, is the value at the statement's start; beside
+// LAST_INSERT_ID(expr) in one statement it is refused (1235) rather than
+// read per row as MariaDB does.
+func TestLastInsertIDInRowWhere(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	node := harness.Start(ctx, t, harness.Options{})
+	setup := pinConn(t, ctx, openDB(t, harness.DSN(node.MySQLAddr(), "")))
+	mustExec(t, ctx, setup, "CREATE DATABASE lii")
+	mustExec(t, ctx, setup, "CREATE TABLE lii.t (id int NOT NULL AUTO_INCREMENT, v int NOT NULL, PRIMARY KEY (id)) ENGINE=InnoDB")
+	mustExec(t, ctx, setup, "INSERT INTO lii.t (v) VALUES (10), (20), (30)")
+	for _, params := range []string{"interpolateParams=true", "interpolateParams=false"} {
+		c := pinConn(t, ctx, openDB(t, harness.DSN(node.MySQLAddr(), "lii", params)))
+		mustExec(t, ctx, c, "UPDATE t SET v = v + 1, id = LAST_INSERT_ID(id) WHERE id = ?", 2)
+		if got := queryUint(t, ctx, c, "SELECT v FROM t WHERE id = LAST_INSERT_ID() AND v > ?", 0); got != 21 {
+			t.Fatalf("%s: SELECT by LAST_INSERT_ID(): v %d, want 21", params, got)
+		}
+		if res := mustExec(t, ctx, c, "UPDATE t SET v = v - 1 WHERE id = LAST_INSERT_ID()"); rows(t, res) != 1 {
+			t.Fatalf("%s: UPDATE by LAST_INSERT_ID() changed %d rows", params, rows(t, res))
+		}
+		_, err := c.ExecContext(ctx, "UPDATE t SET id = LAST_INSERT_ID(id) WHERE id = LAST_INSERT_ID()")
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != 1235 {
+			t.Fatalf("%s: both forms in one statement: %v, want 1235", params, err)
+		}
+	}
+}
+
+func rows(t *testing.T, r sql.Result) int64 {
+	t.Helper()
+	n, err := r.RowsAffected()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

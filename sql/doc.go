@@ -36,7 +36,8 @@
 // !=, <, <=, >, >=, <=>, IS [NOT] NULL, [NOT] IN (list), [NOT] BETWEEN,
 // [NOT] LIKE, AND, OR, XOR, NOT, NOW() and its synonyms (UTC_TIMESTAMP()
 // too: ticketd's time zone is UTC), NOW() ± INTERVAL n
-// SECOND|MINUTE|HOUR|DAY|WEEK, LAST_INSERT_ID(expr), DEFAULT, and in ON
+// SECOND|MINUTE|HOUR|DAY|WEEK, LAST_INSERT_ID() (the session's value,
+// which wire writes in) and LAST_INSERT_ID(expr), DEFAULT, and in ON
 // DUPLICATE KEY UPDATE VALUES(col).
 //   - Set: SET of session, global and user variables; SET NAMES and SET
 //     CHARACTER SET become the variables they set.

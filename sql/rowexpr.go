@@ -165,6 +165,10 @@ func rowFunc(f *ast.FuncCallExpr, sc scope) (Expr, error) {
 	switch {
 	case f.Schema.O != "":
 		return Expr{}, unsupported("stored function")
+	case name == "last_insert_id" && len(f.Args) == 0:
+		// The session's value: the wire layer writes it in as a literal
+		// (the statement's commands must not depend on the session).
+		return Expr{Kind: ExprLastInsertID}, nil
 	case name == "last_insert_id" && len(f.Args) == 1:
 		a, err := rowExpr(f.Args[0], sc)
 		if err != nil {

@@ -422,6 +422,11 @@ func (env *evalEnv) eval(x *RowExpr) (val, *Error) {
 		}
 		return v, e
 	case ELastID:
+		if len(x.Args) == 0 {
+			// LAST_INSERT_ID() without an argument is the session's, which
+			// the wire layer writes in as a literal wherever it allows it.
+			return val{}, mysqlerr.NotSupported("LAST_INSERT_ID() here")
+		}
 		v, e := env.eval(&x.Args[0])
 		if e != nil || v.k == vNull {
 			return v, e

@@ -95,6 +95,10 @@ func rowExpr(x *sql.Expr, args []any) (ticket.RowExpr, error) {
 		}
 		return out, nil
 	case sql.ExprLastInsertID:
+		if len(x.Args) == 0 {
+			// A marker the session replaces with its value (bindLastID).
+			return ticket.RowExpr{Op: ticket.ELastID}, nil
+		}
 		if len(x.Args) != 1 {
 			return ticket.RowExpr{}, unsupported("LAST_INSERT_ID() in a row-table statement")
 		}
@@ -198,6 +202,13 @@ func (s *session) updateRowsExpr(p *sql.Update, db string, args []any) (ticket.R
 	if rc.Filter, err = filterExpr(p.Filter, args); err != nil {
 		return ticket.Result{}, err
 	}
+	xs := []*ticket.RowExpr{rc.Filter}
+	for i := range rc.Assigns {
+		xs = append(xs, &rc.Assigns[i].Expr)
+	}
+	if err := bindLastID(s.ts.LastInsertID, xs...); err != nil {
+		return ticket.Result{}, err
+	}
 	rc.OrderBy, rc.HasLimit, rc.Limit = rowOrders(p.OrderBy), p.HasLimit, p.Limit
 	return s.exec(&ticket.Command{Op: ticket.OpUpdate, DB: db, Table: p.Table.Name, Rows: rc})
 }
@@ -210,6 +221,9 @@ func (s *session) deleteRows(p *sql.Delete, args []any) (*mysql.Result, error) {
 	}
 	rc := s.rowsCommand()
 	if rc.Filter, err = filterExpr(p.Filter, args); err != nil {
+		return nil, err
+	}
+	if err := bindLastID(s.ts.LastInsertID, rc.Filter); err != nil {
 		return nil, err
 	}
 	rc.OrderBy, rc.HasLimit, rc.Limit = rowOrders(p.OrderBy), p.HasLimit, p.Limit
@@ -589,4 +603,37 @@ func colIndexOf(rd *ticket.RowsDef, name string) int {
 		}
 	}
 	return -1
+}
+
+// bindLastID writes the session's LAST_INSERT_ID() into the markers
+// rowExpr left for it in xs (the value at the statement's start, as
+// MariaDB reads it). A statement that also sets it with
+// LAST_INSERT_ID(expr) is refused: MariaDB's LAST_INSERT_ID() then reads
+// the value the rows before set, row by row.
+func bindLastID(id uint64, xs ...*ticket.RowExpr) error {
+	var marker, setter bool
+	var walk func(x *ticket.RowExpr)
+	walk = func(x *ticket.RowExpr) {
+		if x.Op == ticket.ELastID {
+			if len(x.Args) == 0 {
+				marker = true
+				v := ticket.Value{Kind: ticket.ValUint, Uint: id}
+				*x = ticket.RowExpr{Op: ticket.EVal, Val: &v}
+				return
+			}
+			setter = true
+		}
+		for i := range x.Args {
+			walk(&x.Args[i])
+		}
+	}
+	for _, x := range xs {
+		if x != nil {
+			walk(x)
+		}
+	}
+	if marker && setter {
+		return unsupported("LAST_INSERT_ID() beside LAST_INSERT_ID(expr) in one statement")
+	}
+	return nil
 }

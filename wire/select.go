@@ -549,6 +549,9 @@ func (s *session) source(t *sql.TableName, p *sql.Select, args []any) (*source, 
 		if err != nil {
 			return nil, err
 		}
+		if err := bindLastID(s.ts.LastInsertID, filter); err != nil {
+			return nil, err
+		}
 		return s.rowsSource(tb, filter), nil
 	}
 	src := &source{}
