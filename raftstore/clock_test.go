@@ -128,3 +128,83 @@ func TestClockLeadersDisagree(t *testing.T) {
 		t.Fatalf("replicated clock %v, last NOW() %s, first %v", clk, last, first)
 	}
 }
+
+// TestClockMixedVersions: while a member runs command version 3, NOW()
+// is each entry's leader time on every replica alike, even backwards
+// (what version 3 applies); once that member is upgraded and the leader
+// raises the cluster's version, every replica starts the clock at the
+// same entry and holds the same one, and NOW() no longer goes back.
+func TestClockMixedVersions(t *testing.T) {
+	const ahead = time.Hour
+	c := startCluster(t, func(cfg *Config) {
+		switch cfg.NodeID {
+		case "n1":
+			cfg.appendClock = func(at time.Time) time.Time { return at.Add(ahead) }
+		case "n3":
+			cfg.commandVersion = 3
+		}
+	})
+	lead := func(id string) *Node {
+		t.Helper()
+		l := c.leader()
+		if l.ID() != id {
+			_, err := l.TransferLeadership(ctxT(t, 5*time.Second), id)
+			must(t, err)
+			l = c.leader()
+		}
+		if l.ID() != id {
+			t.Fatalf("leader %s, want %s", l.ID(), id)
+		}
+		return l
+	}
+	insert := func(n *Node, i int) string {
+		t.Helper()
+		return proposeRetry(t, n, workerInsert("ids", 1, i))[0].Images[0][5].S
+	}
+	waitFor(t, "every member's version announced", 10*time.Second, func() bool {
+		v := statusVersions(c.nodes["n1"])
+		return len(v) == 3 && v["n3"] == 3
+	})
+	n1 := lead("n1")
+	proposeRetry(t, n1, createDB("ids"), ticket.Command{Op: ticket.OpCreateTable, DB: "ids", Table: "WORKER_NODE", Def: workerDef("ids")})
+	a := insert(n1, 1)
+	b := insert(lead("n2"), 2)
+	if b >= a {
+		t.Fatalf("version 3: NOW() %s under n2 after %s under n1 an hour ahead; want it to go back as version 3 applies", b, a)
+	}
+	for id, n := range c.nodes {
+		if n.ClusterVersion() != 3 || !n.fsm.Clock().IsZero() {
+			t.Fatalf("%s: cluster version %d, clock %v in a mixed cluster", id, n.ClusterVersion(), n.fsm.Clock())
+		}
+	}
+
+	// Upgrade n3.
+	addr3 := c.nodes["n3"].Addr()
+	must(t, c.nodes["n3"].Close())
+	cfg := c.cfgs["n3"]
+	cfg.Listener, cfg.RaftAddr, cfg.commandVersion = nil, addr3, CommandVersion
+	n3, err := Open(cfg)
+	must(t, err)
+	t.Cleanup(func() { n3.Close() })
+	c.nodes["n3"] = n3
+	waitFor(t, "the cluster's version to rise and the clocks to agree", 15*time.Second, func() bool {
+		var clk time.Time
+		for _, n := range c.nodes {
+			if n.ClusterVersion() != CommandVersion || n.fsm.Clock().IsZero() ||
+				!clk.IsZero() && !clk.Equal(n.fsm.Clock()) {
+				return false
+			}
+			clk = n.fsm.Clock()
+		}
+		return true
+	})
+	d := insert(lead("n1"), 3)
+	e := insert(lead("n2"), 4)
+	if e < d {
+		t.Fatalf("after the upgrade: NOW() %s under n2 after %s under n1: the clock went back", e, d)
+	}
+	waitFor(t, "the replicas to agree", 5*time.Second, func() bool {
+		x := c.nodes["n1"].fsm.Clock()
+		return x.Equal(c.nodes["n2"].fsm.Clock()) && x.Equal(c.nodes["n3"].fsm.Clock())
+	})
+}
