@@ -159,7 +159,9 @@ var errRowsShape = mysqlerr.NotSupported("UPDATE of several columns, or of anoth
 // newRowsDef builds the definition of a row table from s, or the error
 // MariaDB gives for it; 1235 names what ticketd does not hold.
 func newRowsDef(s *TableSpec) (*TableDef, error) {
-	d := &TableDef{DB: s.DB, Name: s.Name, Engine: engineName(s.Engine), Comment: s.Comment}
+	// A row table answers as InnoDB does (DESIGN §4a), whatever ENGINE it
+	// was created with, and says so.
+	d := &TableDef{DB: s.DB, Name: s.Name, Engine: "InnoDB", Comment: s.Comment}
 	rd := &RowsDef{}
 	index := map[string]int{}
 	for i := range s.Columns {
@@ -216,6 +218,11 @@ func newRowsDef(s *TableSpec) (*TableDef, error) {
 				return nil, mysqlerr.New(mysqlerr.CodeInvalidDefault, "Invalid default value for '%s'", c.Name)
 			}
 			dv, e := convert(&col, c.Default, time.Time{}, 0, "", "")
+			if (col.Kind == ColDate || col.Kind == ColDateTime || col.Kind == ColTimestamp) && c.Default.Kind != ValNull && zeroDate(valueText(c.Default)) {
+				// MariaDB takes it without NO_ZERO_DATE; ticketd holds no
+				// zero date.
+				return nil, mysqlerr.NotSupported("zero dates")
+			}
 			if e != nil || (dv.Null && col.NotNull) {
 				return nil, mysqlerr.New(mysqlerr.CodeInvalidDefault, "Invalid default value for '%s'", c.Name)
 			}
@@ -288,24 +295,6 @@ func newRowsDef(s *TableSpec) (*TableDef, error) {
 	}
 	d.Rows = rd
 	return d, nil
-}
-
-// engineName is an ENGINE= option as MariaDB spells the engine in SHOW
-// CREATE TABLE.
-func engineName(e string) string {
-	switch strings.ToLower(e) {
-	case "":
-		return DefaultEngine
-	case "innodb":
-		return "InnoDB"
-	case "myisam":
-		return "MyISAM"
-	case "aria":
-		return "Aria"
-	case "memory":
-		return "MEMORY"
-	}
-	return e
 }
 
 // colIndex finds a column by name, case-insensitively.

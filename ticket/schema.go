@@ -80,10 +80,11 @@ func NewTableDef(s *TableSpec) (*TableDef, error) {
 	if !s.ticketShaped() {
 		return newRowsDef(s)
 	}
-	d := &TableDef{DB: s.DB, Name: s.Name, Engine: s.Engine, Comment: s.Comment}
-	if d.Engine == "" {
-		d.Engine = DefaultEngine
-	}
+	// A ticket table answers as MyISAM does (DESIGN §2: its counter
+	// never moves back, a failed multi-row INSERT keeps the rows before
+	// the failure, ON DUPLICATE KEY UPDATE burns no id), whatever ENGINE
+	// it was created with, and says so.
+	d := &TableDef{DB: s.DB, Name: s.Name, Engine: "MyISAM", Comment: s.Comment}
 	if n, ok := CacheOption(s.Comment); ok {
 		d.Cache = n
 	}
@@ -170,9 +171,10 @@ func NewTableDef(s *TableSpec) (*TableDef, error) {
 	return d, nil
 }
 
-// ticketShaped reports whether s can be a ticket table: at most one
-// integer and one CHAR/VARCHAR column, keys of one column, no
-// CURRENT_TIMESTAMP. Anything else is a row table (rows.go).
+// ticketShaped reports whether s can be a ticket table: one integer
+// column, alone or as the AUTO_INCREMENT id beside a unique CHAR/VARCHAR
+// stub, keys of one column, no CURRENT_TIMESTAMP. Anything else is a row
+// table (rows.go).
 func (s *TableSpec) ticketShaped() bool {
 	ints, strs := 0, 0
 	for _, c := range s.Columns {
@@ -196,7 +198,30 @@ func (s *TableSpec) ticketShaped() bool {
 			return false
 		}
 	}
-	return true
+	if strs == 0 {
+		return true // an id alone: the manual's sequence table, or ids without stubs
+	}
+	// With a string column, only Flickr's shape (DESIGN §2): an
+	// AUTO_INCREMENT id and a unique stub. Any other table of an integer
+	// and a string (a name beside an id, a value beside a label) answers
+	// as InnoDB does, through the row engine.
+	autoInc, stubUnique := false, false
+	for _, c := range s.Columns {
+		_, isInt := intKinds[c.Type]
+		switch {
+		case isInt:
+			autoInc = c.AutoInc
+		case c.Unique || c.PrimaryKey:
+			stubUnique = true
+		default:
+			for _, k := range s.Keys {
+				if (k.Primary || k.Unique) && len(k.Columns) == 1 && strings.EqualFold(k.Columns[0], c.Name) {
+					stubUnique = true
+				}
+			}
+		}
+	}
+	return autoInc && stubUnique
 }
 
 // hasIndexOn reports a key starting with col; a plain KEY on the id

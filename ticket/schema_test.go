@@ -43,7 +43,7 @@ func TestNewTableDefDefaultWidth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.IDType.SQL() != "int(10) unsigned" || d.Engine != DefaultEngine {
+	if d.IDType.SQL() != "int(10) unsigned" || d.Engine != "MyISAM" {
 		t.Fatalf("def = %+v", d)
 	}
 }
