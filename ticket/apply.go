@@ -184,7 +184,14 @@ func applyInsert(s Store, c *Command) (Result, error) {
 	}
 	switch {
 	case st.exprSet:
+		// LAST_INSERT_ID(expr) sets the session's value, unless a row
+		// generated an id: at the statement's end MariaDB makes the first
+		// generated id LAST_INSERT_ID() (THD::cleanup_after_query), and
+		// its OK packet carries it.
 		res.SetLastID, res.LastID, res.InsertID = true, st.exprID, st.exprID
+		if st.firstGen != 0 {
+			res.LastID, res.InsertID = st.firstGen, st.firstGen
+		}
 	case st.firstGen != 0:
 		// MySQL sets LAST_INSERT_ID to the first generated id even when a
 		// later row of a non-transactional statement fails.

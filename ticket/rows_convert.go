@@ -249,6 +249,9 @@ func implicitDefault(col *RowCol, now time.Time) (Datum, bool) {
 // NO_ZERO_DATE and NO_ZERO_IN_DATE and time.Parse does not.
 func zeroDate(s string) bool {
 	s = strings.TrimSpace(s)
+	if s != "" && strings.Trim(s, "0") == "" {
+		return true // the number 0, which MariaDB stores as '0000-00-00'
+	}
 	var y, m, d string
 	switch {
 	case len(s) >= 10 && s[4] == '-' && s[7] == '-':

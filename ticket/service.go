@@ -44,6 +44,24 @@ type Service struct {
 	obs  Observer
 }
 
+// ErrNotLeader is FlushTables' answer on a node that does not lead: the
+// sequence caches it would drop are the leader's.
+var ErrNotLeader = errors.New("ticket: not the leader")
+
+// FlushTables drops every sequence cache, as MariaDB's FLUSH TABLES does:
+// the next NEXTVAL of each sequence reserves anew from the value no cache
+// holds.
+func (s *Service) FlushTables() error {
+	if s.seq == nil {
+		return nil
+	}
+	if _, leader := s.seq.lead.LeaderTerm(); !leader {
+		return ErrNotLeader
+	}
+	s.seq.reset()
+	return nil
+}
+
 // NewService starts a Service over a Replicator and the local state.
 func NewService(repl Replicator, read Reader, cfg Config, log *slog.Logger) *Service {
 	if cfg.Proposals <= 0 {

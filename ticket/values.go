@@ -119,6 +119,11 @@ func idValue(def *TableDef, v Value, rowNum int) (id uint64, set bool, e *Error)
 		id = v.Uint
 	case ValString:
 		n, err := strconv.ParseUint(strings.TrimSpace(v.Str), 10, 64)
+		if err != nil && func() bool { p, _ := numericPrefix(v.Str); return p != "" }() {
+			// MariaDB rounds '5.5', cuts '5abc' with 1265, takes '-1':
+			// ticketd's ticket tables take plain integers only.
+			return 0, false, mysqlerr.NotSupported("a string that is not a plain integer as a ticket table's id")
+		}
 		if err != nil {
 			return 0, false, mysqlerr.New(mysqlerr.CodeIncorrectValue, "Incorrect integer value: '%s' for column `%s`.`%s`.`%s` at row %d",
 				v.Str, def.DB, def.Name, def.IDCol, rowNum)
