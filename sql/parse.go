@@ -141,6 +141,11 @@ func planErr(err error) error {
 }
 
 func statement(stmt ast.StmtNode, src string) (Plan, error) {
+	var rowid rowidFinder
+	if stmt.Accept(&rowid); rowid.found {
+		// MariaDB's alias of a one-column integer primary key.
+		return nil, unsupported("_rowid")
+	}
 	switch s := stmt.(type) {
 	case *ast.SelectStmt:
 		return selectStmt(s)
@@ -199,6 +204,9 @@ func statement(stmt ast.StmtNode, src string) (Plan, error) {
 	case *ast.FlushStmt:
 		if s.Tp == ast.FlushHosts {
 			return &FlushHosts{}, nil
+		}
+		if s.Tp == ast.FlushTables && !s.ReadLock {
+			return &FlushTables{}, nil
 		}
 		return &Empty{}, nil
 	case *ast.LockTablesStmt, *ast.UnlockTablesStmt:
@@ -486,3 +494,15 @@ func exprParams(e *Expr) int {
 	}
 	return n
 }
+
+// rowidFinder looks for a _rowid column reference.
+type rowidFinder struct{ found bool }
+
+func (f *rowidFinder) Enter(n ast.Node) (ast.Node, bool) {
+	if c, ok := n.(*ast.ColumnName); ok && c.Name.L == "_rowid" {
+		f.found = true
+	}
+	return n, f.found
+}
+
+func (f *rowidFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }

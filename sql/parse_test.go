@@ -626,7 +626,10 @@ func TestParseMisc(t *testing.T) {
 		{"ROLLBACK TO SAVEPOINT s", one(unsup("ROLLBACK TO SAVEPOINT"))},
 		{"COMMIT AND CHAIN", one(unsup("COMMIT AND CHAIN / RELEASE"))},
 
-		{"FLUSH TABLES", one(&Empty{})},
+		{"FLUSH TABLES", one(&FlushTables{})},
+		{"SELECT _rowid, t._ROWID FROM t", one(unsup("_rowid"))},
+		{"UPDATE t SET v = 1 WHERE _rowid = 2", one(unsup("_rowid"))},
+		{"FLUSH TABLES WITH READ LOCK", one(&Empty{})},
 		{"FLUSH PRIVILEGES", one(&Empty{})},
 		{"LOCK TABLES t WRITE", one(&Empty{})},
 		{"UNLOCK TABLES", one(&Empty{})},

@@ -366,6 +366,10 @@ type Failed struct{ Err *Error }
 // connection errors.
 type FlushHosts struct{}
 
+// FlushTables is FLUSH TABLES: as in MariaDB, sequences drop their caches
+// (the next NEXTVAL starts at the value no cache holds).
+type FlushTables struct{}
+
 // Account is a statement that manages accounts or privileges (GRANT,
 // REVOKE, CREATE/ALTER/DROP/RENAME USER, SET PASSWORD, roles): ticketd's
 // accounts live in its users file, so these are refused. Stmt names the
@@ -391,5 +395,6 @@ func (*Txn) isPlan()            {}
 func (*Empty) isPlan()          {}
 func (*Account) isPlan()        {}
 func (*FlushHosts) isPlan()     {}
+func (*FlushTables) isPlan()    {}
 func (*Unsupported) isPlan()    {}
 func (*Failed) isPlan()         {}

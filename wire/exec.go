@@ -108,6 +108,13 @@ func (s *session) dispatch(p sql.Plan, args []any, bin bool, prevWarnings int) (
 	case *sql.FlushHosts:
 		s.srv.acceptor.FlushHosts()
 		return okResult(0, 0), nil
+	case *sql.FlushTables:
+		if f, ok := s.srv.svc.(tableFlusher); ok {
+			if err := f.FlushTables(); err != nil {
+				return nil, unsupported("FLUSH TABLES through a node that is not the leader (the sequence caches are the leader's)")
+			}
+		}
+		return okResult(0, 0), nil
 	case *sql.Unsupported:
 		return nil, unsupported(p.Reason)
 	case *sql.Failed:
@@ -168,6 +175,10 @@ func bind(v sql.Value, args []any) (ticket.Value, error) {
 	}
 	return ticket.Value{}, unsupported("this value")
 }
+
+// tableFlusher is the Service that FLUSH TABLES drops sequence caches of
+// (ticket.Service); the tests' services hold none.
+type tableFlusher interface{ FlushTables() error }
 
 // MaxRowsPerStatement bounds the VALUES tuples of one INSERT or REPLACE.
 // A multi-row REPLACE is ticketd's batch fetch: n consecutive ids (with
@@ -238,6 +249,9 @@ func (s *session) insert(p *sql.Insert, args []any) (*mysql.Result, error) {
 			}
 		}
 		c.Values[i] = vals
+	}
+	if err := s.insertRefusal(db, p, c.Values, rowTable); err != nil {
+		return nil, err
 	}
 	r, err := s.exec(c)
 	s.warnings = append(s.warnings, r.Warnings...)
@@ -314,7 +328,9 @@ func assignment(a *sql.Assign, args []any) (ticket.Update, error) {
 	switch v.Kind {
 	case ticket.ValInt:
 		if v.Int < 0 {
-			return u, mysqlerr.OutOfRange(a.Column, 1)
+			// MariaDB stores it in a signed column, 1264 in an unsigned
+			// one; a ticket table's ids are not negative.
+			return u, unsupported("negative values for a ticket table's id")
 		}
 		u.Value = uint64(v.Int)
 	case ticket.ValUint:

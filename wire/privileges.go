@@ -50,7 +50,7 @@ func (s *session) authorize(p sql.Plan) error {
 		return mysqlerr.DBAccessDenied(s.user, s.login.Host, p.Name)
 	case *sql.DropDatabase:
 		return mysqlerr.DBAccessDenied(s.user, s.login.Host, p.Name)
-	case *sql.FlushHosts:
+	case *sql.FlushHosts, *sql.FlushTables:
 		return errNeedReload()
 	case *sql.Set:
 		for _, v := range p.Vars {

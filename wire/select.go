@@ -21,6 +21,9 @@ type evalCtx struct {
 	cols         []column
 	row          []any
 	prevWarnings int
+	// from: the SELECT reads a table, so that MariaDB opens every name in
+	// it first and an unknown sequence is 1146, not 4091.
+	from bool
 }
 
 func errUnknownColumn(name, where string) error {
@@ -257,7 +260,7 @@ func (s *session) sysVar(name string, scope sql.Scope, prevWarnings int) (any, e
 	}
 	v, ok := s.vars[name]
 	if !ok {
-		return nil, mysqlerr.UnknownSystemVar(name)
+		return nil, unknownVariable(name)
 	}
 	if scope != sql.ScopeGlobal {
 		if sv, ok := s.setVars[name]; ok {
@@ -269,7 +272,7 @@ func (s *session) sysVar(name string, scope sql.Scope, prevWarnings int) (any, e
 
 // selectRows answers SELECT, with or without a FROM table.
 func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings int) (*mysql.Result, error) {
-	e := &evalCtx{s: s, args: args, prevWarnings: prevWarnings}
+	e := &evalCtx{s: s, args: args, prevWarnings: prevWarnings, from: p.From != nil}
 	if p.From == nil {
 		rs := rowset{cols: make([]column, len(p.Fields))}
 		row := make([]any, len(p.Fields))

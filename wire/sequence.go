@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -14,6 +15,16 @@ import (
 // served from the leader's cache) before the row is built, so that a
 // SELECT with two NEXTVALs takes two values in order, as in MariaDB.
 func (e *evalCtx) sequence(x *sql.Expr) (any, error) {
+	v, err := e.sequenceValue(x)
+	var me *mysqlerr.Error
+	if err != nil && e.from && errors.As(err, &me) && me.Code == mysqlerr.CodeUnknownSequence {
+		db, _ := e.s.dbFor(*x.Seq)
+		return nil, mysqlerr.NoSuchTable(db, x.Seq.Name)
+	}
+	return v, err
+}
+
+func (e *evalCtx) sequenceValue(x *sql.Expr) (any, error) {
 	s := e.s
 	db, err := s.dbFor(*x.Seq)
 	if err != nil {

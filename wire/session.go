@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -543,10 +544,19 @@ func (s *session) table(db, name string) (*ticket.Table, error) {
 		return nil, err
 	}
 	if t == nil {
+		if seqEngineTable.MatchString(name) {
+			// MariaDB answers these from its SEQUENCE engine, in any
+			// database.
+			return nil, unsupported("the SEQUENCE engine's seq_N_to_M tables")
+		}
 		return nil, mysqlerr.NoSuchTable(db, name)
 	}
 	return t, nil
 }
+
+// seqEngineTable names MariaDB's SEQUENCE engine tables (seq_1_to_10,
+// seq_1_to_10_step_2).
+var seqEngineTable = regexp.MustCompile(`(?i)^seq_[0-9]+_to_[0-9]+(_step_[0-9]+)?$`)
 
 // exec commits a command, bounded by the statement timeout, and applies
 // its effect on the session.

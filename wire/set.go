@@ -64,7 +64,7 @@ func (s *session) setOne(e *evalCtx, v *sql.SetVar) (func() error, error) {
 	}
 	def, ok := s.vars[name]
 	if !ok {
-		return nil, mysqlerr.UnknownSystemVar(name)
+		return nil, unknownVariable(name)
 	}
 	if def.readOnly {
 		return nil, mysqlerr.New(mysqlerr.CodeReadOnlyVar, "Variable '%s' is a read only variable", name)
