@@ -1,6 +1,7 @@
 package ticket
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
@@ -120,5 +121,27 @@ func TestODKUGeneratedIDWins(t *testing.T) {
 		OnDup: &Update{Column: "id", SetLastID: true}})
 	if r.InsertID != 2 || r.LastID != 2 {
 		t.Fatalf("insert id %d, LAST_INSERT_ID %d; want 2 and 2", r.InsertID, r.LastID)
+	}
+}
+
+// TestODKUColumnCountsAsGiven: a NOT NULL column without a default that
+// ON DUPLICATE KEY UPDATE assigns is not 1364 for a new row, which takes
+// its implicit default; one it does not assign still is 1364
+// (main/insert_update, under TRADITIONAL).
+func TestODKUColumnCountsAsGiven(t *testing.T) {
+	e := rowsEnv(t, &TableSpec{DB: "ids", Name: "o", Columns: []ColumnSpec{
+		{Name: "a", Type: "int", NotNull: true, PrimaryKey: true}, {Name: "b", Type: "int", NotNull: true}}})
+	ins := func(a int64, set string) Result {
+		return e.do(Command{Op: OpInsert, DB: "ids", Table: "o", Columns: []string{"a"}, Values: [][]Value{{num(a)}},
+			Rows: &RowsCommand{Engine: true, OnDup: []RowAssign{{Col: set, Expr: RowExpr{Op: ECol, Col: "a"}}}}})
+	}
+	if r := ins(2, "b"); r.Err != nil || r.Affected != 1 {
+		t.Fatalf("ODKU b = a, new row: %+v", r)
+	}
+	if got := strings.TrimSpace(text(e.rows("ids", "o"))); got != "2|0" {
+		t.Errorf("rows %s, want 2|0", got)
+	}
+	if r := ins(3, "a"); r.Err == nil || r.Err.Code != mysqlerr.CodeNoDefault {
+		t.Errorf("ODKU a = a, new row: %v, want 1364", r.Err)
 	}
 }

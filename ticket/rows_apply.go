@@ -247,6 +247,15 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 				r[j] = col.Default
 			case !col.NotNull:
 				r[j] = Datum{Null: true}
+			case slices.Contains(onDup, j):
+				// A column ON DUPLICATE KEY UPDATE assigns counts as given
+				// (MariaDB checks the statement's write set): a new row
+				// takes its implicit default (main/insert_update).
+				d, ok := implicitDefault(col, now)
+				if !ok {
+					return fail(mysqlerr.NotSupported("zero dates"))
+				}
+				r[j] = d
 			default:
 				// No value and no default: unlisted, the statement's check
 				// above answered; DEFAULT for it is that row's 1364.
