@@ -605,9 +605,9 @@ func literal(e ast.ExprNode) (Value, bool, error) {
 		case *test_driver.MyDecimal:
 			return Value{Kind: ValDecimal, Str: v.String()}, true, nil
 		case float64:
-			return Value{Kind: ValDecimal, Str: strconv.FormatFloat(v, 'g', -1, 64)}, true, nil
+			return Value{Kind: ValDecimal, Str: strconv.FormatFloat(v, 'g', -1, 64), Approx: true}, true, nil
 		case float32:
-			return Value{Kind: ValDecimal, Str: strconv.FormatFloat(float64(v), 'g', -1, 32)}, true, nil
+			return Value{Kind: ValDecimal, Str: strconv.FormatFloat(float64(v), 'g', -1, 32), Approx: true}, true, nil
 		}
 		// Hexadecimal and bit literals are strings or numbers depending on
 		// context, which ticketd does not track.

@@ -28,6 +28,10 @@ type Value struct {
 	Uint  uint64
 	Str   string
 	Param int
+	// Approx marks a DOUBLE literal (1e2, 9.999999e+0), whose Str is its
+	// shortest decimal text: MariaDB stores a DOUBLE into a string column
+	// cut to fit and a DECIMAL exactly.
+	Approx bool
 }
 
 // ExprKind says what an Expr computes.

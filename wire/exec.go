@@ -250,7 +250,7 @@ func (s *session) insert(p *sql.Insert, args []any) (*mysql.Result, error) {
 		}
 		c.Values[i] = vals
 	}
-	if err := s.insertRefusal(db, p, c.Values, rowTable); err != nil {
+	if err := s.insertRefusal(db, p, c.Values, args, rowTable); err != nil {
 		return nil, err
 	}
 	r, err := s.exec(c)
