@@ -190,9 +190,10 @@ func (sc *storeCtx) storeTime(col *RowCol, v val, row int) (Datum, *Error) {
 		v = val{k: vStr, s: v.r.Num().String()}
 		fallthrough
 	case vStr, vInt, vUint:
-		if zeroDate(v.text()) {
-			// MariaDB stores these (without NO_ZERO_DATE/NO_ZERO_IN_DATE);
-			// ticketd holds no zero date.
+		if zeroDate(v.text()) || (v.k != vStr && v.text() == "0") {
+			// MariaDB stores these, and the number 0 as '0000-00-00'
+			// (without NO_ZERO_DATE/NO_ZERO_IN_DATE); ticketd holds no
+			// zero date.
 			return Datum{}, mysqlerr.NotSupported("zero dates")
 		}
 		t, ok = parseTime(v.text())
@@ -249,9 +250,6 @@ func implicitDefault(col *RowCol, now time.Time) (Datum, bool) {
 // NO_ZERO_DATE and NO_ZERO_IN_DATE and time.Parse does not.
 func zeroDate(s string) bool {
 	s = strings.TrimSpace(s)
-	if s != "" && strings.Trim(s, "0") == "" {
-		return true // the number 0, which MariaDB stores as '0000-00-00'
-	}
 	var y, m, d string
 	switch {
 	case len(s) >= 10 && s[4] == '-' && s[7] == '-':
