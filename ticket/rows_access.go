@@ -429,7 +429,7 @@ func (env *evalEnv) scanPick(rows TableRows, a RowsAccess, over func(pk string, 
 	order []RowOrder, hasLimit bool, offset, limit uint64) ([]matched, *Error, error) {
 	var out []matched
 	var e *Error
-	early := hasLimit && (len(order) == 0 || a.Ordered)
+	early := hasLimit && !a.Resort && (len(order) == 0 || a.Ordered)
 	want := offset + limit
 	if want < offset {
 		early = false // no end within reach
@@ -455,9 +455,40 @@ func (env *evalEnv) scanPick(rows TableRows, a RowsAccess, over func(pk string, 
 	if err != nil || e != nil {
 		return nil, e, err
 	}
+	if a.Resort {
+		slices.SortFunc(out, func(x, y matched) int { return strings.Compare(x.pk, y.pk) })
+	}
 	if a.Ordered {
 		order = nil // already in order
 	}
 	picked, e := env.pick(out, nil, order, hasLimit, offset, limit)
 	return picked, e, nil
+}
+
+// applyAccess is the access path of an UPDATE or DELETE, which the state
+// machine applies: the order its rows come in decides which rows a LIMIT
+// takes and, through unique keys, whether the statement succeeds, so it
+// must be the order every build gives, including builds from before key
+// ranges (ChooseAccess of the WHERE's equalities, then a stable sort by
+// ORDER BY). PlanAccess's path is used as it is when its order is that
+// one (a narrower range of the same index; an ORDER BY it gives, where
+// the older path read the clustering key: the same rows in the same order
+// as the stable sort); where the older path read the clustering key, any
+// other path's rows are put back in clustering order (Resort) before
+// ORDER BY and LIMIT; otherwise the older path.
+func applyAccess(t *Table, filter *RowExpr, order []RowOrder, hasLimit bool, now time.Time) RowsAccess {
+	old := ChooseAccess(t, EqualityConds(filter))
+	a := PlanAccess(t, filter, order, hasLimit, now)
+	switch {
+	case a.Empty:
+		return a // no row matches, in any order
+	case a.Index == old.Index && a.In == nil && !a.Desc:
+		return a
+	case old.Index == ClusterIndex:
+		if !a.Ordered {
+			a.Resort = true
+		}
+		return a
+	}
+	return old
 }

@@ -567,7 +567,7 @@ func applyRowsUpdateExpr(s Store, t *Table, c *Command, rc *RowsCommand) (Result
 	if err != nil || rows == nil {
 		return Result{}, rowsMissing(t, err)
 	}
-	access := PlanAccess(t, filter, rc.OrderBy, rc.HasLimit, now)
+	access := applyAccess(t, filter, rc.OrderBy, rc.HasLimit, now)
 	sel, e, err := env.scanPick(rows, access, nil, filter, rc.OrderBy, rc.HasLimit, 0, rc.Limit)
 	if err != nil {
 		return Result{}, err
@@ -704,7 +704,7 @@ func applyRowsDeleteExpr(s Store, t *Table, c *Command, rc *RowsCommand) (Result
 	if err != nil || rows == nil {
 		return Result{}, rowsMissing(t, err)
 	}
-	access := PlanAccess(t, filter, rc.OrderBy, rc.HasLimit, env.now)
+	access := applyAccess(t, filter, rc.OrderBy, rc.HasLimit, env.now)
 	sel, e, err := env.scanPick(rows, access, nil, filter, rc.OrderBy, rc.HasLimit, 0, rc.Limit)
 	if err != nil {
 		return Result{}, err

@@ -636,6 +636,9 @@ type RowsAccess struct {
 	// scan.
 	Ordered bool
 	Desc    bool
+	// Resort puts the candidates in clustering order before ORDER BY and
+	// LIMIT, as a scan of the table gives them (applyAccess).
+	Resort bool
 	// In, when not nil, lists whole values of the one-column key Index
 	// (sorted): the candidates are the rows of each (col IN (list)).
 	In []string
