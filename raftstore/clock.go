@@ -87,6 +87,11 @@ func (f *FSM) Clock() time.Time {
 	return time.Unix(0, int64(clock)).UTC()
 }
 
+// Clock is the replicated clock as this node has applied it (FSM.Clock):
+// the wire server's NOW() for statements that are not replicated never
+// reads below it.
+func (n *Node) Clock() time.Time { return n.fsm.Clock() }
+
 // unixNanos is t in Unix nanoseconds, 0 for times before 1970 (the zero
 // time of an entry without AppendedAt).
 func unixNanos(t time.Time) uint64 {

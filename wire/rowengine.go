@@ -430,12 +430,20 @@ func normalizeMode(v string) (string, error) {
 	return strings.Join(out, ","), nil
 }
 
-// now is NOW() for the session: SET timestamp's value while it is set.
+// now is NOW() for the session's statements that are not replicated:
+// SET timestamp's value while it is set, else the local clock or the
+// replicated clock, whichever is later (Config.Clock).
 func (s *session) now() time.Time {
 	if s.pinned != 0 {
 		return time.UnixMicro(s.pinned).UTC()
 	}
-	return time.Now().UTC()
+	now := time.Now().UTC()
+	if s.srv.cfg.Clock != nil {
+		if c := s.srv.cfg.Clock(); c.After(now) {
+			return c
+		}
+	}
+	return now
 }
 
 // setTimestamp is SET timestamp = n (seconds since the epoch, with up to

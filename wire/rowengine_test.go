@@ -2,7 +2,10 @@ package wire
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"testing"
+	"time"
 )
 
 // TestSessionModes: sql_mode takes only the modes ticketd honours, in
@@ -81,5 +84,52 @@ func TestSessionModes(t *testing.T) {
 	}
 	if got := str("SELECT @@timestamp"); got == "1700000000.000000" {
 		t.Fatal("SET timestamp = DEFAULT kept the pinned time")
+	}
+}
+
+// TestNowReadsReplicatedClock: NOW() outside a replicated statement
+// never reads below the replicated clock (Config.Clock): a write stamped
+// by a leader whose clock ran an hour ahead must not look as if it came
+// from the future to a SELECT on a node whose own clock is behind.
+func TestNowReadsReplicatedClock(t *testing.T) {
+	ahead := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	addr, _ := startServerWith(t, Config{Clock: func() time.Time { return ahead }})
+	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(%s)/", addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	var utc string
+	if err := db.QueryRow("SELECT UTC_TIMESTAMP()").Scan(&utc); err != nil {
+		t.Fatal(err)
+	}
+	if want := ahead.Format("2006-01-02 15:04:05"); utc != want {
+		t.Fatalf("UTC_TIMESTAMP() = %s, want the replicated clock %s", utc, want)
+	}
+	for _, q := range []string{"CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY, at DATETIME NOT NULL)",
+		"INSERT INTO d.t VALUES (1, '" + time.Now().UTC().Add(-time.Minute).Format("2006-01-02 15:04:05") + "')"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	// The row holds the local clock's time a minute ago: 61 minutes
+	// before the replicated clock.
+	var n int
+	if err := db.QueryRow("SELECT COUNT(*) FROM d.t WHERE at < UTC_TIMESTAMP() - INTERVAL 30 MINUTE").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Fatalf("a row stamped an hour behind the replicated clock: %d rows older than its 30 minutes, want 1", n)
+	}
+	// SET timestamp still pins it.
+	if _, err := db.Exec("SET timestamp = 1000000000"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow("SELECT UTC_TIMESTAMP()").Scan(&utc); err != nil {
+		t.Fatal(err)
+	}
+	if utc != "2001-09-09 01:46:40" {
+		t.Fatalf("pinned UTC_TIMESTAMP() = %s", utc)
 	}
 }

@@ -76,6 +76,12 @@ type Config struct {
 	// PlanCacheSize bounds the number of cached query texts.
 	PlanCacheSize int
 	Logger        *slog.Logger
+	// Clock, if set, is the replicated clock as this node has applied it
+	// (DESIGN §4d). NOW() in a statement that is not replicated (a SELECT)
+	// reads the later of it and the local clock, so that a read never
+	// sees a time below one a write before it stored, whichever node's
+	// clock stamped that write.
+	Clock func() time.Time
 
 	// Users are the accounts clients log in as. Nil: a fresh MySQL's
 	// accounts, root with no password from loopback addresses only.

@@ -285,6 +285,7 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 	// file was rebuilt, and the log is applied only once a leader is
 	// known).
 	wcfg.Gate = node
+	wcfg.Clock = node.Clock
 	srv := wire.New(svc, wcfg)
 	defer srv.Close()
 
