@@ -176,6 +176,7 @@ var paramScript = []step{
 	{sql: "UPDATE p SET big = big + ? WHERE id = ?", args: args(0.0, int64(32))},
 	{sql: "UPDATE p SET big = big - ? WHERE id = ?", args: args(1000.0, int64(4))},
 	{sql: "SELECT id FROM p WHERE v + ? > ? ORDER BY id", args: args(0.5, 5.0)},
+	{sql: "SELECT id, v * ? AS x, -v + ? AS y FROM p WHERE v IS NOT NULL ORDER BY id", args: args(1.5, 1e20)},
 	{sql: "SELECT id, d, at, v, big, name FROM p WHERE id BETWEEN ? AND ? OR id IN (?, ?) ORDER BY id", args: args(int64(20), int64(26), int64(4), int64(32))},
 	{sql: "DELETE FROM p WHERE at < ?", args: args(pDT(2024, 1, 2, 3, 4, 5, 0))},
 	{sql: "DELETE FROM p WHERE v = ?", args: args(2.0)},

@@ -141,6 +141,11 @@ func TestBinaryTemporalParams(t *testing.T) {
 	if _, err := c.Execute(ins, "h2", "1", int32(2), dateArg(2024, 13, 1), nil, nil); codeOf(err) != mysql.ER_NOT_SUPPORTED_YET {
 		t.Fatalf("month 13: %v, want 1235", err)
 	}
+	// A statement ticketd refuses is refused when prepared (its parameter
+	// count would be 0, and a client binding one would fail on that).
+	if _, err := c.Prepare("SELECT TYPE > ? FROM WORKER_NODE"); codeOf(err) != mysql.ER_NOT_SUPPORTED_YET {
+		t.Fatalf("prepare of an unsupported statement: %v, want 1235", err)
+	}
 	if r, err := c.Execute("SELECT COUNT(*) FROM WORKER_NODE"); err != nil || rowText(r) != "1" {
 		t.Fatalf("after a refused execute: %v", err)
 	}

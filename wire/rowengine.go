@@ -577,6 +577,9 @@ func (s *session) projectRows(p *sql.Select, t *ticket.Table, rows [][]ticket.Da
 			out.cols[col].typ = colType(kind)
 			if dec {
 				out.cols[col].typ = mysql.MYSQL_TYPE_NEWDECIMAL
+				if doubleExpr(exprs[i]) {
+					out.cols[col].typ = mysql.MYSQL_TYPE_DOUBLE
+				}
 			}
 			if d.Null {
 				row = append(row, nil)
@@ -772,4 +775,20 @@ func approx(v sql.Value, args []any) bool {
 		return false
 	}
 	return v.Approx
+}
+
+// doubleExpr reports arithmetic with a DOUBLE parameter, whose result
+// MariaDB types DOUBLE (the row engine computes it in double precision).
+func doubleExpr(x *ticket.RowExpr) bool {
+	switch x.Op {
+	case ticket.EVal:
+		return x.Val != nil && x.Val.Kind == ticket.ValDouble
+	case ticket.EAdd, ticket.ESub, ticket.EMul, ticket.ENeg:
+		for i := range x.Args {
+			if doubleExpr(&x.Args[i]) {
+				return true
+			}
+		}
+	}
+	return false
 }

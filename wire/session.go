@@ -331,6 +331,15 @@ func (s *session) HandleStmtPrepare(query string) (int, int, any, error) {
 	if len(plans) != 1 {
 		return 0, 0, nil, s.countErr(packet(mysqlerr.SyntaxBecause("a prepared statement holds one statement")))
 	}
+	// A statement ticketd refuses is refused here, with its own error:
+	// prepared, it would announce no parameters (their count is not
+	// known), and a client binding some would fail on that instead.
+	switch p := plans[0].(type) {
+	case *sql.Unsupported:
+		return 0, 0, nil, s.countErr(myErr(unsupported(p.Reason)))
+	case *sql.Failed:
+		return 0, 0, nil, s.countErr(myErr(p.Err))
+	}
 	n := sql.ParamCount(plans[0])
 	if s.cc != nil {
 		s.cc.Prepared(s.prepares, n)
