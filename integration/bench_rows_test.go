@@ -174,7 +174,7 @@ func TestBenchRows(t *testing.T) {
 	o := node.Options()
 	o.Args, o.NoWait = append(o.Args, "--state-fsync"), true
 	synced := harness.NewNode(t, o)
-	_ = timeToReady(ctx, t, synced) // rebuilds state.db once, fsynced from now on
+	_ = timeToReady(ctx, t, synced) // syncs state.db once (written without fsync in this boot), fsynced from now on
 	time.Sleep(2 * time.Second)     // a checkpoint
 	if err := synced.Stop(); err != nil {
 		t.Fatal(err)
