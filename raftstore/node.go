@@ -156,6 +156,22 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 	}
 	undo = append(undo, func() { rs.store.Close() })
 	log.Info("raft log opened", "took", time.Since(began).Round(time.Millisecond))
+	if !rs.existing && fsm.AppliedIndex() > 0 {
+		// A state file without the Raft state it came from (raft/ was
+		// emptied, not the whole directory): this node starts a new log
+		// from index 1, whose entries the state machine would skip up to
+		// the file's index. It starts from an empty state instead.
+		log.Warn("state file without Raft state: starting from an empty state", "state_index", fsm.AppliedIndex())
+		if err := fsm.Close(); err != nil {
+			return nil, err
+		}
+		if err := os.Remove(statePath(cfg.DataDir)); err != nil {
+			return nil, fmt.Errorf("raftstore: reset state: %w", err)
+		}
+		if fsm, err = openFSM(&cfg, apply, log); err != nil {
+			return nil, err
+		}
+	}
 
 	rc := raftConfig(&cfg, hl)
 	if rc.NoSnapshotRestoreOnStart, err = stateAheadOfSnapshots(rs.snaps, fsm, log); err != nil {

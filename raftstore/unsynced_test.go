@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/ticketd/ticketd/ticket"
 )
 
 // TestPrepareState: which state files are kept, which deleted, and what
@@ -105,5 +107,39 @@ func TestUnsyncedStateKept(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, unsyncedName)); !os.IsNotExist(err) {
 		t.Fatalf("marker after the first start with fsync: %v", err)
+	}
+}
+
+// TestStateWithoutRaftStateReset: a data directory whose raft/ was
+// emptied but whose state file was kept starts from an empty state: a
+// new log starts at index 1, and a state machine holding a later index
+// would skip its entries. Before the state file was kept across
+// restarts, only --state-fsync kept it.
+func TestStateWithoutRaftStateReset(t *testing.T) {
+	for _, noSync := range []bool{true, false} {
+		dir := t.TempDir()
+		cfg := testConfig("n1", dir, nil)
+		cfg.RaftAddr = "127.0.0.1:0"
+		cfg.AdvertiseAddr = "127.0.0.1:1"
+		cfg.StateNoSync = noSync
+		n := openNode(t, cfg)
+		must(t, n.WaitReady(ctxT(t, 10*time.Second)))
+		propose(t, n, setupCmds()...)
+		must(t, n.Close())
+		must(t, os.RemoveAll(filepath.Join(dir, "raft")))
+
+		n = openNode(t, cfg)
+		must(t, n.WaitReady(ctxT(t, 10*time.Second)))
+		must(t, n.View(func(s ticket.Store) error {
+			if ok, _ := s.Database("flickr"); ok {
+				t.Errorf("noSync=%v: the old state's database is there after raft/ was emptied", noSync)
+			}
+			return nil
+		}))
+		propose(t, n, setupCmds()...)
+		if v := autoInc(t, n, "flickr", "Tickets64"); v != 1 {
+			t.Errorf("noSync=%v: next id %d in the new state, want 1", noSync, v)
+		}
+		must(t, n.Close())
 	}
 }
