@@ -125,9 +125,12 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 	// MariaDB's check_that_all_fields_are_given_values, once for the
 	// statement: a NOT NULL column without a default that it gives no
 	// value, in its column list or in ON DUPLICATE KEY UPDATE, is 1364 in
-	// strict mode and a warning otherwise; rows then take the column's
-	// implicit default (0, '', ...), silently for a column the update
-	// assigns.
+	// strict mode; rows take the column's implicit default (0, '', ...),
+	// silently for a column the update assigns. Outside strict mode (and
+	// with IGNORE) MariaDB warns and stores the implicit default; builds
+	// before command version 6 answered 1364 there, and a replica of one
+	// must change nothing where this one would insert: ticketd refuses it
+	// (1235) until a command version says otherwise.
 	unlisted := make([]bool, len(rd.Cols))
 	if len(c.Values) > 0 {
 		for j := range unlisted {
@@ -145,11 +148,10 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 		if !unlisted[j] || j == autoCol || col.DefaultNow || col.HasDefault || !col.NotNull {
 			continue
 		}
-		e := mysqlerr.New(mysqlerr.CodeNoDefault, "Field '%s' doesn't have a default value", col.Name)
 		if sc.strict {
-			return Result{Err: e}, nil
+			return Result{Err: mysqlerr.New(mysqlerr.CodeNoDefault, "Field '%s' doesn't have a default value", col.Name)}, nil
 		}
-		sc.warn("Warning", e.Code, "%s", e.Message)
+		return Result{Err: noDefaultLax(col)}, nil
 	}
 	assigned := make([]bool, len(rd.Cols))
 	for _, j := range onDup {
@@ -260,11 +262,10 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 				// No value and no default: unlisted, the statement's check
 				// above answered; DEFAULT for it is that row's 1364.
 				if !unlisted[j] && !assigned[j] {
-					e := mysqlerr.New(mysqlerr.CodeNoDefault, "Field '%s' doesn't have a default value", col.Name)
 					if sc.strict {
-						return fail(e)
+						return fail(mysqlerr.New(mysqlerr.CodeNoDefault, "Field '%s' doesn't have a default value", col.Name))
 					}
-					sc.warn("Warning", e.Code, "%s", e.Message)
+					return fail(noDefaultLax(col))
 				}
 				d, ok := implicitDefault(col, now)
 				if !ok || col.Kind == ColTimestamp {
@@ -446,6 +447,14 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 		}
 	}
 	return res, s.PutTable(t)
+}
+
+// noDefaultLax refuses a row that would take col's implicit default
+// outside strict mode (MariaDB: warning 1364 and 0 or an empty string), which
+// replicas of builds before command version 6 answer with 1364 and
+// nothing written.
+func noDefaultLax(col *RowCol) *Error {
+	return mysqlerr.NotSupported("an INSERT without a value for NOT NULL column " + col.Name + " that has no default, outside strict mode")
 }
 
 // preInsertRow is a row before INSERT fills it (MariaDB's record of
