@@ -489,6 +489,40 @@ var rowScript = []step{
 	{sql: "UPDATE il SET v = 9 WHERE id IN (2, 5)"},
 	{sql: "DELETE FROM il WHERE v IN (9) AND id IN (5, 6)"},
 	{sql: "SELECT * FROM il"},
+	// Issue 21 item 2, the rest: CURRENT_TIMESTAMP (± INTERVAL) into
+	// DATETIME, TIMESTAMP and DATE; SET from another column; XOR and
+	// NULL's three-valued logic; a failing multi-row statement changes
+	// nothing (InnoDB), under STRICT_ALL_TABLES too; the modes shown as
+	// MariaDB lists them.
+	{sql: "CREATE TABLE ct (id int NOT NULL, a datetime DEFAULT NULL, b timestamp NULL DEFAULT NULL, d date DEFAULT NULL, n int DEFAULT NULL, m int DEFAULT NULL, s varchar(8) DEFAULT NULL, PRIMARY KEY (id))"},
+	{sql: "SET timestamp = 1700000000"},
+	{sql: "INSERT INTO ct (id, a, b, d) VALUES (1, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP(), CURRENT_TIMESTAMP)"},
+	{sql: "SHOW WARNINGS", cols: warnCols},
+	{sql: "UPDATE ct SET a = CURRENT_TIMESTAMP + INTERVAL 2 HOUR, b = CURRENT_TIMESTAMP - INTERVAL 1 DAY WHERE id = 1"},
+	{sql: "SELECT id, a, b, d FROM ct"},
+	{sql: "INSERT INTO ct (id, n, m, s) VALUES (2, 5, NULL, 'x'), (3, NULL, 7, 'y'), (4, 0, 0, NULL)"},
+	{sql: "UPDATE ct SET m = n WHERE id = 2"},
+	{sql: "UPDATE ct SET n = m + 1, m = n WHERE id = 3"},
+	{sql: "SELECT id, n, m FROM ct WHERE id > 1 ORDER BY id"},
+	{sql: "SELECT id FROM ct WHERE n = 5 XOR m = 7 ORDER BY id"},
+	{sql: "SELECT id FROM ct WHERE (n > 1) XOR (s IS NULL) ORDER BY id"},
+	{sql: "SELECT id FROM ct WHERE NOT (n = 5 AND m IS NULL) ORDER BY id"},
+	{sql: "SELECT id FROM ct WHERE n BETWEEN NULL AND 10"},
+	{sql: "SELECT id FROM ct WHERE n IN (NULL, 0) OR m = NULL ORDER BY id"},
+	{sql: "SELECT id FROM ct WHERE NOT (n <=> NULL) ORDER BY id DESC"},
+	{sql: "INSERT INTO ct (id, n) VALUES (10, 1), (11, 2), (12, 'x')"},
+	{sql: "SELECT COUNT(*) FROM ct WHERE id >= 10"},
+	{sql: "UPDATE ct SET n = 'x' WHERE id > 1"},
+	{sql: "SELECT id, n FROM ct WHERE id > 1 ORDER BY id"},
+	{sql: "SET sql_mode = 'STRICT_ALL_TABLES'"},
+	{sql: "SELECT @@sql_mode"},
+	{sql: "INSERT INTO ct (id, n) VALUES (10, 1), (11, 99999999999)"},
+	{sql: "SELECT COUNT(*) FROM ct WHERE id >= 10"},
+	{sql: "SET sql_mode = 'STRICT_TRANS_TABLES,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO'"},
+	{sql: "SELECT @@sql_mode"},
+	{sql: "SHOW WARNINGS", cols: warnCols},
+	{sql: "SET sql_mode = DEFAULT"},
+	{sql: "SET timestamp = DEFAULT"},
 	{sql: "DROP DATABASE rt"},
 }
 
