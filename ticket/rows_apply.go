@@ -86,7 +86,11 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 	// packet's id when nothing was generated).
 	var firstGen uint64
 	var lastAuto Datum
-	generated := false
+	// keepCounter is what builds before this one kept to decide whether a
+	// failing statement's generated ids stay used: the first generated
+	// id, unless its row was ignored (the state must not depend on the
+	// build).
+	var keepCounter uint64
 	// reuse is a generated id an ignored or updated row left for the next
 	// row, and reserved how many more the statement takes from the
 	// counter: InnoDB reserves one per row of a simple INSERT and hands
@@ -103,7 +107,7 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 		if err := tx.rollback(); err != nil {
 			return Result{}, err
 		}
-		if generated {
+		if keepCounter != 0 {
 			if err := s.PutTable(t); err != nil {
 				return Result{}, err
 			}
@@ -236,11 +240,13 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 						return fail(e)
 					}
 					advance(t, v)
-					generated = true
 				} else {
 					reserved++
 				}
 				reuse = 0
+				if keepCounter == 0 {
+					keepCounter = v
+				}
 				r[j] = Datum{S: strconv.FormatUint(v, 10)}
 				rowGen = v
 			case col.DefaultNow:
@@ -287,6 +293,9 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 		giveBack := func() {
 			if rowGen != 0 {
 				reuse = rowGen
+				if keepCounter == rowGen {
+					keepCounter = 0
+				}
 			}
 		}
 		switch {
@@ -304,8 +313,18 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 					// MariaDB overwrites the row in place when the key is
 					// the last unique one, and InnoDB reports an identical
 					// row as not updated: nothing deleted, one row copied.
-					same = true
-					break
+					if tx.cluster >= 0 {
+						same = true
+						break
+					}
+					// Clustered by hidden row id: the row is written again
+					// under a new one, as builds before this did (the state
+					// must not depend on the build); only the count is
+					// MariaDB's.
+					if err := tx.del(pk); err != nil {
+						return Result{}, err
+					}
+					continue
 				}
 				if err := tx.del(pk); err != nil {
 					return Result{}, err

@@ -110,3 +110,36 @@ func TestRowsNoDefault(t *testing.T) {
 		t.Fatalf("rows: %q", got)
 	}
 }
+
+// TestRowsReplayAlike: what builds before this one wrote for the same
+// command, where only the answer changed: REPLACE of an identical row on
+// a table clustered by hidden row id counts 1 (MariaDB's in-place update)
+// but still writes the row again under a new id (it moves to the end, as
+// before); a failing INSERT IGNORE whose only generated id went to an
+// ignored row leaves the counter where it was.
+func TestRowsReplayAlike(t *testing.T) {
+	e := rowsEnv(t, &TableSpec{DB: "ids", Name: "h", Columns: []ColumnSpec{{Name: "a", Type: "int"}, {Name: "b", Type: "int"}},
+		Keys: []KeySpec{{Name: "a", Unique: true, Columns: []string{"a"}}}},
+		&TableSpec{DB: "ids", Name: "g", Columns: []ColumnSpec{
+			{Name: "id", Type: "int", NotNull: true, AutoInc: true}, {Name: "k", Type: "varchar", Width: 5, NotNull: true}, {Name: "d", Type: "date"}},
+			Keys: []KeySpec{{Primary: true, Columns: []string{"id"}}, {Name: "k", Unique: true, Columns: []string{"k"}}}})
+	rc := func() *RowsCommand { return &RowsCommand{Engine: true} }
+	e.ok(Command{Op: OpInsert, DB: "ids", Table: "h", Values: [][]Value{{num(1), num(1)}, {num(2), num(2)}}, Rows: rc()})
+	r := e.ok(Command{Op: OpInsert, DB: "ids", Table: "h", Replace: true, Values: [][]Value{{num(1), num(1)}}, Rows: rc()})
+	if r.Affected != 1 {
+		t.Fatalf("REPLACE of an identical row: affected %d, want 1", r.Affected)
+	}
+	if got := text(e.rows("ids", "h")); got != "2|2\n1|1\n" {
+		t.Fatalf("hidden-id table after REPLACE:\n%s", got)
+	}
+	e.ok(Command{Op: OpInsert, DB: "ids", Table: "g", Columns: []string{"k"}, Values: [][]Value{{str("a")}}, Rows: rc(), Increment: 1, Offset: 1})
+	before := func() uint64 { tb, _ := e.s.Table("ids", "g"); return tb.AutoInc }()
+	r = e.do(Command{Op: OpInsert, DB: "ids", Table: "g", Ignore: true, Columns: []string{"k", "d"}, Increment: 1, Offset: 1,
+		Values: [][]Value{{str("a"), {Kind: ValNull}}, {str("b"), str("2024-02-30")}}, Rows: rc()})
+	if r.Err == nil {
+		t.Fatalf("INSERT IGNORE of a date MariaDB stores as zero: %+v", r)
+	}
+	if tb, _ := e.s.Table("ids", "g"); tb.AutoInc != before {
+		t.Fatalf("counter %d after the failed statement, was %d", tb.AutoInc, before)
+	}
+}
