@@ -181,6 +181,11 @@ var paramScript = []step{
 	{sql: "DELETE FROM p WHERE at < ?", args: args(pDT(2024, 1, 2, 3, 4, 5, 0))},
 	{sql: "DELETE FROM p WHERE v = ?", args: args(2.0)},
 	{sql: "SELECT COUNT(*) FROM p", binary: true},
+	// DOUBLE literals are doubles too.
+	{sql: "INSERT INTO p (id, v, name, big) VALUES (70, 2.5e0, 1e20, 1.5e1)"},
+	{sql: "INSERT INTO p (id, v, name, c) VALUES (71, -3.5E0, 1.5e-7, 2e0)"},
+	{sql: "UPDATE p SET v = v * 1.5e0 WHERE id = 70"},
+	{sql: "SELECT id, v, name, big, c FROM p WHERE id >= 70 AND v < 1e1 ORDER BY id"},
 	// Parameters as select items: their values and types.
 	{sql: "SELECT ? AS a, ? AS b, ? AS c, ? AS d, ? AS e", args: args(int64(-5), uint64(18446744073709551615), int8(7), nil, "str")},
 	{sql: "SELECT ? AS a, ? AS b, ? AS c", args: args(0.1, float32(1.5), 1e20)},

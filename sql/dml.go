@@ -645,10 +645,11 @@ func negate(v Value) (Value, bool, error) {
 		}
 		return Value{Kind: ValDecimal, Str: "-" + strconv.FormatUint(v.Uint, 10)}, true, nil
 	case ValDecimal:
+		// A DOUBLE literal stays one (-1.37e+0).
 		if s, ok := strings.CutPrefix(v.Str, "-"); ok {
-			return Value{Kind: ValDecimal, Str: s}, true, nil
+			return Value{Kind: ValDecimal, Str: s, Approx: v.Approx}, true, nil
 		}
-		return Value{Kind: ValDecimal, Str: "-" + v.Str}, true, nil
+		return Value{Kind: ValDecimal, Str: "-" + v.Str, Approx: v.Approx}, true, nil
 	}
 	return Value{}, false, nil
 }

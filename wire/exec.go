@@ -164,6 +164,14 @@ func bind(v sql.Value, args []any) (ticket.Value, error) {
 	case sql.ValString:
 		return ticket.Value{Kind: ticket.ValString, Str: v.Str}, nil
 	case sql.ValDecimal:
+		if v.Approx {
+			// A DOUBLE literal (1e2) is a double, as a DOUBLE parameter is:
+			// 2.5e0 into an INT is 2 (half to even), 1e20 into a VARCHAR
+			// is '1e20'.
+			if f, err := strconv.ParseFloat(v.Str, 64); err == nil {
+				return ticket.DoubleValue(f), nil
+			}
+		}
 		return ticket.Value{Kind: ticket.ValDecimal, Str: v.Str}, nil
 	case sql.ValNow:
 		return ticket.Value{Kind: ticket.ValNow}, nil

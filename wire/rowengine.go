@@ -656,9 +656,6 @@ func bindLastID(id uint64, xs ...*ticket.RowExpr) error {
 //     AUTO_INCREMENT value and lets others generate one: InnoDB reserves
 //     a block of values for the statement and an explicit value moves
 //     within it, which ticketd does not reproduce;
-//   - a DOUBLE (1e2, a FLOAT or DOUBLE parameter) into a row table's
-//     string column: MariaDB formats it to fit the column (1406 here),
-//     and the value's kind does not reach the row engine;
 //   - NULL for a NOT NULL column after the first row of a multi-row
 //     INSERT into a ticket table: MyISAM stores the column's implicit
 //     default there, with a warning.
@@ -668,10 +665,7 @@ func (s *session) insertRefusal(db string, p *sql.Insert, vals [][]ticket.Value,
 	suspect := false
 	for i, row := range vals {
 		for _, v := range row {
-			switch v.Kind {
-			case ticket.ValDecimal:
-				suspect = true
-			case ticket.ValNull:
+			if v.Kind == ticket.ValNull {
 				suspect = suspect || i > 0
 			}
 		}
@@ -700,7 +694,7 @@ func (s *session) insertRefusal(db string, p *sql.Insert, vals [][]ticket.Value,
 	}
 	if rd := t.Def.Rows; rd != nil {
 		explicit, generated := false, false
-		for i, row := range vals {
+		for _, row := range vals {
 			auto := len(row) == 0 // VALUES (): generated
 			for j, v := range row {
 				name := colOf(j)
@@ -712,9 +706,6 @@ func (s *session) insertRefusal(db string, p *sql.Insert, vals [][]ticket.Value,
 				}
 				if col == nil {
 					continue
-				}
-				if col.Kind == ticket.ColString && v.Kind == ticket.ValDecimal && approx(p.Rows[i][j], args) {
-					return unsupported("a floating-point number into a string column")
 				}
 				if t.Def.AutoInc && strings.EqualFold(col.Name, t.Def.IDCol) {
 					auto = true
@@ -762,19 +753,6 @@ func (s *session) insertRefusal(db string, p *sql.Insert, vals [][]ticket.Value,
 		}
 	}
 	return nil
-}
-
-// approx reports a DOUBLE: a literal such as 1e2, or a FLOAT/DOUBLE
-// binary parameter.
-func approx(v sql.Value, args []any) bool {
-	if v.Kind == sql.ValParam && v.Param < len(args) {
-		switch args[v.Param].(type) {
-		case float32, float64:
-			return true
-		}
-		return false
-	}
-	return v.Approx
 }
 
 // doubleExpr reports arithmetic with a DOUBLE parameter, whose result
