@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -150,6 +151,41 @@ func loadCAPool(path string) (*x509.CertPool, error) {
 		return nil, fmt.Errorf("%s: no PEM certificate in it", path)
 	}
 	return pool, nil
+}
+
+// adminConn is a client subcommand's way to one node's admin API: the
+// client and base URL its flags call for, and the token it sends.
+type adminConn struct {
+	client *http.Client
+	base   string
+	token  string
+}
+
+// dial reads the admin token and sets up the client for the node at addr,
+// the steps every client subcommand (status, leader-transfer, backup,
+// restore) takes, in this order, before it builds its request: a bad
+// token is reported before a bad certificate. Nothing is sent yet.
+func (f *adminFlags) dial(getenv func(string) string, addr string) (adminConn, error) {
+	token, err := f.token(getenv)
+	if err != nil {
+		return adminConn{}, err
+	}
+	client, base, err := f.client(addr, false)
+	if err != nil {
+		return adminConn{}, err
+	}
+	return adminConn{client: client, base: base, token: token}, nil
+}
+
+// request is a request for path (with its query) on the node, carrying
+// the token if there is one.
+func (c adminConn) request(ctx context.Context, method, path string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return nil, err
+	}
+	setToken(req, c.token)
+	return req, nil
 }
 
 // setToken adds the bearer token to an admin request, if there is one.

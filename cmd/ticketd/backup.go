@@ -254,25 +254,20 @@ func backupCmd(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	token, err := af.token(getenv)
-	if err != nil {
-		return err
-	}
-	client, base, err := af.client(*from, false)
+	conn, err := af.dial(getenv, *from)
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	u := base + "/backup"
+	u := "/backup"
 	if *stale {
 		u += "?stale=1"
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	req, err := conn.request(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return err
 	}
-	setToken(req, token)
-	resp, err := client.Do(req)
+	resp, err := conn.client.Do(req)
 	if err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
@@ -431,11 +426,7 @@ func restoreCmd(ctx context.Context, args []string, getenv func(string) string, 
 	if _, err := b.Dump.Advance(*advance, *floor); err != nil {
 		return fmt.Errorf("restore refused, nothing sent: %w", err)
 	}
-	token, err := af.token(getenv)
-	if err != nil {
-		return err
-	}
-	client, base, err := af.client(*to, false)
+	conn, err := af.dial(getenv, *to)
 	if err != nil {
 		return err
 	}
@@ -451,17 +442,16 @@ func restoreCmd(ctx context.Context, args []string, getenv func(string) string, 
 		q.Set("force", "1")
 	}
 	prog := newProgress(stderr, "restore: upload", b.FileSize)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/restore?"+q.Encode(), progressReader{f, prog})
+	req, err := conn.request(ctx, http.MethodPost, "/restore?"+q.Encode(), progressReader{f, prog})
 	if err != nil {
 		return err
 	}
 	req.ContentLength = b.FileSize
 	req.Header.Set("Content-Type", "application/octet-stream")
-	setToken(req, token)
 	start := time.Now()
 	// The upload ends before the cluster has applied the rows.
 	prog.next = "Waiting for the cluster to apply the state."
-	resp, err := client.Do(req)
+	resp, err := conn.client.Do(req)
 	prog.end("")
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)

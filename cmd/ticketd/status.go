@@ -219,20 +219,15 @@ func statusCmd(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	token, err := af.token(getenv)
+	conn, err := af.dial(getenv, *from)
 	if err != nil {
 		return err
 	}
-	client, base, err := af.client(*from, false)
+	req, err := conn.request(ctx, http.MethodGet, "/status?members=1", nil)
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/status?members=1", nil)
-	if err != nil {
-		return err
-	}
-	setToken(req, token)
-	resp, err := client.Do(req)
+	resp, err := conn.client.Do(req)
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
 	}

@@ -112,25 +112,20 @@ func leaderTransferCmd(ctx context.Context, args []string, getenv func(string) s
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	token, err := af.token(getenv)
+	conn, err := af.dial(getenv, *addr)
 	if err != nil {
 		return err
 	}
-	client, base, err := af.client(*addr, false)
-	if err != nil {
-		return err
-	}
-	u := base + "/leader/transfer"
+	u := "/leader/transfer"
 	if *to != "" {
 		u += "?to=" + url.QueryEscape(*to)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, nil)
+	req, err := conn.request(ctx, http.MethodPost, u, nil)
 	if err != nil {
 		return err
 	}
-	setToken(req, token)
 	start := time.Now()
-	resp, err := client.Do(req)
+	resp, err := conn.client.Do(req)
 	if err != nil {
 		return fmt.Errorf("leader-transfer: %w", err)
 	}
