@@ -166,7 +166,9 @@ func (n *Node) transferLocal(ctx context.Context, to string, deadline time.Time)
 		if !done && n.raft.State() == raft.Leader && n.raft.CurrentTerm() == term {
 			return "", fmt.Errorf("raftstore: leadership transfer: %w: %w", ticket.ErrNoQuorum, errors.Join(errs...))
 		}
-		if !n.pauseShort(ctx, settle) {
+		// A 2 ms step: this wait is measured in round trips. A step that
+		// ends at settle still gives the loop one more look.
+		if !n.sleep(ctx, settle, 2*time.Millisecond) {
 			return "", fmt.Errorf("raftstore: leadership transfer: %w: no new leader known two election timeouts after stepping down (%w)", ticket.ErrUncertain, errors.Join(errs...))
 		}
 	}
@@ -197,22 +199,4 @@ func (n *Node) transferTargets(to string) ([]raft.Server, error) {
 		return nil, ErrNoTransferTarget
 	}
 	return out, nil
-}
-
-// pauseShort is pause with a 2 ms step, for waits measured in round trips.
-func (n *Node) pauseShort(ctx context.Context, deadline time.Time) bool {
-	d := min(time.Until(deadline), 2*time.Millisecond)
-	if d <= 0 {
-		return false
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	case <-n.closed:
-		return false
-	}
 }

@@ -304,9 +304,19 @@ func (n *Node) deadline(ctx context.Context) time.Time {
 }
 
 // pause waits before retrying; false when the deadline, the context or
-// Close ends the call.
+// Close ends the call. A step that ends at the deadline is false too: the
+// retry loops give up there rather than try once more.
 func (n *Node) pause(ctx context.Context, deadline time.Time) bool {
-	d := min(time.Until(deadline), 20*time.Millisecond)
+	return n.sleep(ctx, deadline, 20*time.Millisecond) && time.Now().Before(deadline)
+}
+
+// sleep waits step, or until deadline if that is sooner. It is true when
+// that time has passed, even if it ended at the deadline, and false at
+// once when the deadline has already passed or when the context or Close
+// ends the wait. It serves pause (retry loops, which stop at the deadline)
+// and the hand-over's settle wait (which looks once more at the end).
+func (n *Node) sleep(ctx context.Context, deadline time.Time, step time.Duration) bool {
+	d := min(time.Until(deadline), step)
 	if d <= 0 {
 		return false
 	}
@@ -314,7 +324,7 @@ func (n *Node) pause(ctx context.Context, deadline time.Time) bool {
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return time.Now().Before(deadline)
+		return true
 	case <-ctx.Done():
 		return false
 	case <-n.closed:
