@@ -75,12 +75,17 @@ func TemporalValue(kind int, neg bool, year, month, day, hour, minute, second, m
 		// holds no zero date.
 		return Value{Kind: ValTemporal, Str: "!" + b.String()}
 	}
-	if kind != TemporalTime && year == 0 && month == 0 && day == 0 && hour == 0 && minute == 0 && second == 0 && micro == 0 {
-		// The zero date, which MariaDB stores; ticketd holds none.
+	if kind == TemporalTime && hour > 838 {
+		// Beyond TIME's range: MariaDB cuts it to 838:59:59, with a warning.
 		return Value{Kind: ValTemporal, Str: "!" + b.String()}
 	}
-	if kind != TemporalTime &&
-		(month == 0 || day == 0 || day > time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day()) {
+	if kind != TemporalTime && (month == 0 || day == 0) {
+		// The zero date, or a zero month or day ('2024-00-10'), which
+		// MariaDB stores (without NO_ZERO_DATE/NO_ZERO_IN_DATE); ticketd
+		// holds none.
+		return Value{Kind: ValTemporal, Str: "!" + b.String()}
+	}
+	if kind != TemporalTime && day > time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day() {
 		// February 30th: MariaDB refuses it as it does the string (1292).
 		return Value{Kind: ValString, Str: b.String()}
 	}
@@ -95,7 +100,7 @@ func temporalVal(s string, now time.Time) (val, *Error) {
 		return val{}, mysqlerr.New(mysqlerr.CodeWrongArguments, "Incorrect arguments to mysqld_stmt_execute (temporal value %q)", s)
 	}
 	if strings.HasPrefix(s, "!") {
-		return val{}, mysqlerr.NotSupported("a temporal parameter that is the zero date or has fields out of range (MariaDB stores a zero date for " + s[1:] + ")")
+		return val{}, mysqlerr.NotSupported("a temporal parameter that is a zero date or out of range (MariaDB stores a zero date, or 838:59:59, for " + s[1:] + ")")
 	}
 	if len(s) >= 10 && s[4] == '-' && s[7] == '-' {
 		if zeroDate(s) {

@@ -136,10 +136,13 @@ func TestBinaryTemporalParams(t *testing.T) {
 	if _, err := c.Execute(ins, "h2", "1", int32(2), mysql.TypedBytes{Type: mysql.MYSQL_TYPE_DATE, Bytes: []byte{1, 2, 3}}, nil, nil); codeOf(err) != mysql.ER_NOT_SUPPORTED_YET {
 		t.Fatalf("3-byte DATE: %v, want 1235", err)
 	}
-	// A month 13: MariaDB stores a zero date, with a warning; ticketd
-	// holds none and refuses it.
-	if _, err := c.Execute(ins, "h2", "1", int32(2), dateArg(2024, 13, 1), nil, nil); codeOf(err) != mysql.ER_NOT_SUPPORTED_YET {
-		t.Fatalf("month 13: %v, want 1235", err)
+	// A month 13 (MariaDB stores a zero date, with a warning), a zero
+	// month, a zero date with a time (MariaDB stores them): ticketd holds
+	// no zero date and refuses them.
+	for _, d := range []mysql.TypedBytes{dateArg(2024, 13, 1), dateArg(2024, 0, 10), datetimeArg(mysql.MYSQL_TYPE_DATETIME, 0, 0, 0, 12, 0, 0, 0)} {
+		if _, err := c.Execute(ins, "h2", "1", int32(2), d, nil, nil); codeOf(err) != mysql.ER_NOT_SUPPORTED_YET {
+			t.Fatalf("DATE %v: %v, want 1235", d.Bytes, err)
+		}
 	}
 	// A statement ticketd refuses is refused when prepared (its parameter
 	// count would be 0, and a client binding one would fail on that).
