@@ -23,12 +23,14 @@ const (
 	// ValTemporal is a DATE, DATETIME/TIMESTAMP or TIME parameter. Str
 	// holds it in MariaDB's text form: '2024-01-02' (DATE),
 	// '2024-01-02 03:04:05' with '.ffffff' when it has microseconds
-	// (DATETIME), '[-]hhh:mm:ss[.ffffff]' (TIME).
+	// (DATETIME), '[-]hhh:mm:ss[.ffffff]' (TIME); after a '!', one that
+	// MariaDB would store as a zero date (or cut to 838:59:59), which
+	// the row engine refuses (1235).
 	ValTemporal ValueKind = 9
 	// ValDouble is a DOUBLE or FLOAT parameter (a FLOAT is widened to
-	// double, as MariaDB does). Str holds Go's shortest round-trip text
-	// of the float64 (strconv 'g', -1), so that every replica reads back
-	// the same bits.
+	// double, as MariaDB does), or a DOUBLE literal (1e2). Str holds Go's
+	// shortest round-trip text of the float64 (strconv 'g', -1), so that
+	// every replica reads back the same bits.
 	ValDouble ValueKind = 10
 )
 
@@ -46,10 +48,10 @@ const (
 
 // TemporalValue is a binary-protocol temporal parameter as a statement
 // value: kind is TemporalDate, TemporalDateTime or TemporalTime. For a
-// TIME, days and hour together are the hours; neg is its sign. A value
-// whose fields are out of range (month 13) is sent on as its text, a
-// string, which the row engine refuses as MariaDB does a string that is
-// no date (1292).
+// TIME, hour holds the days too; neg is its sign. A date that does not
+// exist (February 30th) is sent on as its text, a string, which the row
+// engine refuses as MariaDB does (1292); one MariaDB would store as a
+// zero date (month 13, month 0, 0000-00-00) is marked for refusal.
 func TemporalValue(kind int, neg bool, year, month, day, hour, minute, second, micro int) Value {
 	var b strings.Builder
 	switch kind {
