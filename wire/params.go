@@ -23,7 +23,7 @@ import (
 
 // argValue converts a COM_STMT_EXECUTE argument as go-mysql decodes it
 // into a statement value of the parameter's MariaDB type. An argument
-// that is no value of its type (a DATE of 3 bytes) is error 1210.
+// that is no value of its type (a DATETIME of 5 bytes) is error 1210.
 func argValue(a any) (ticket.Value, error) {
 	switch x := a.(type) {
 	case nil:
