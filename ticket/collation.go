@@ -1,0 +1,214 @@
+package ticket
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Collation is how a row table's string column compares, orders and
+// keys its values. It is part of the column's definition (RowCol) and so
+// of the replicated state: the keys of a table's rows (clustering key,
+// unique and secondary index keys) are stored encoded by it, so a table
+// keeps the collation it was created with, on every replica and across
+// every restart and replay.
+type Collation uint8
+
+const (
+	// CollLegacy is the folding of tables created by builds before
+	// command version 8: strings.ToLower of the value with trailing
+	// spaces removed, compared byte by byte. It is not MariaDB's: 'é' and
+	// 'E' differ, '_' sorts before the letters. Kept, unchanged, for the
+	// tables that have it.
+	CollLegacy Collation = 0
+	// CollGeneralCI is MariaDB's utf8mb4_general_ci (the collation of
+	// --collation-server=utf8mb4_general_ci): each character weighs
+	// GeneralCIWeight, PAD SPACE (the shorter string compares as if
+	// padded with spaces). Every string column of a table created by
+	// this build has it.
+	CollGeneralCI Collation = 1
+)
+
+// String is the collation's name as MariaDB spells it.
+func (c Collation) String() string {
+	if c == CollGeneralCI {
+		return "utf8mb4_general_ci"
+	}
+	return "legacy"
+}
+
+// GeneralCIWeight is r's weight in MariaDB's utf8mb4_general_ci: what it
+// equals to and orders by. Derived, not copied: the upper case of the
+// character's base letter (its canonical decomposition's first
+// character) for Latin, Greek and Cyrillic letters, the upper case of
+// the character itself elsewhere, with the differences of MariaDB's
+// table, which dates from Unicode 3.0 (TestGeneralCIWeights in
+// integration checks every BMP character against MariaDB's own
+// WEIGHT_STRING):
+//
+//   - a character beyond the BMP (an emoji) weighs U+FFFD: all of them
+//     are equal to each other;
+//   - ß weighs S; ϲ (lunate sigma) weighs Σ, its upper case before
+//     Unicode 4.0;
+//   - Й and й keep their breve (they are not И);
+//   - a character whose canonical decomposition is a single other
+//     character (U+1F71 ά oxia, U+0340) or that is excluded from
+//     composition is not decomposed;
+//   - the case pairs Unicode added after 3.0 (noFoldRanges) weigh as
+//     themselves.
+func GeneralCIWeight(r rune) rune {
+	if r < 0 || r > 0xFFFF {
+		return utf8.RuneError
+	}
+	return rune(generalCITable()[r])
+}
+
+// generalCITable is GeneralCIWeight of every BMP character, computed once
+// (the derivation normalises, too slow for every comparison).
+var generalCITable = sync.OnceValue(func() *[0x10000]uint16 {
+	var t [0x10000]uint16
+	for r := range rune(0x10000) {
+		t[r] = uint16(deriveGeneralCI(r))
+	}
+	return &t
+})
+
+// noFoldRanges are the BMP characters that MariaDB's utf8mb4_general_ci
+// weighs as themselves where Go's Unicode data (newer than MariaDB's
+// table) has an upper case: mostly lower-case letters whose capital
+// Unicode added after 3.0 (Ƀ for ƀ, Ⱥ and the Latin Extended-C/D
+// blocks, Cyrillic Supplement, Georgian Mkhedruli's capitals,
+// Glagolitic, Coptic, Cherokee's lower case). Found by comparing with
+// MariaDB over the BMP; a range may take in characters that weigh as
+// themselves anyway.
+var noFoldRanges = [...][2]rune{
+	{0x0180, 0x0180}, {0x019A, 0x019E}, {0x023C, 0x0252}, {0x025C, 0x025C},
+	{0x0261, 0x0261}, {0x0265, 0x0266}, {0x026A, 0x026C}, {0x0271, 0x0271},
+	{0x027D, 0x027D}, {0x0282, 0x0282}, {0x0287, 0x0287}, {0x0289, 0x0289},
+	{0x028C, 0x028C}, {0x029D, 0x029E}, {0x0371, 0x0385}, {0x03D7, 0x03D9},
+	{0x03F3, 0x03FB}, {0x048B, 0x048B}, {0x04C6, 0x04C6}, {0x04CA, 0x04CA},
+	{0x04CE, 0x04CF}, {0x04F7, 0x04F7}, {0x04FB, 0x052F}, {0x10D0, 0x1D8E},
+	{0x1EFB, 0x1EFF}, {0x1FC1, 0x1FC1}, {0x1FCD, 0x1FCF}, {0x1FDD, 0x1FDF},
+	{0x1FED, 0x1FED}, {0x214E, 0x214E}, {0x2184, 0x2184}, {0x2C30, 0xABBF},
+}
+
+func deriveGeneralCI(r rune) rune {
+	switch r {
+	case 0x00DF: // ß
+		return 'S'
+	case 0x03F2: // ϲ
+		return 0x03A3
+	}
+	if r >= 0xD800 && r <= 0xDFFF {
+		return r // surrogates: no character, never in a Go string
+	}
+	for _, nr := range noFoldRanges {
+		if r >= nr[0] && r <= nr[1] {
+			return r
+		}
+	}
+	base := r
+	if (r < 0x0500 || (r >= 0x1E00 && r < 0x2000)) && r != 0x0419 && r != 0x0439 {
+		s := string(r)
+		if norm.NFC.String(s) == s {
+			if d := norm.NFD.String(s); d != s {
+				base, _ = utf8.DecodeRuneInString(d)
+			}
+		}
+	}
+	if u := unicode.ToUpper(base); u <= 0xFFFF {
+		return u
+	}
+	return base
+}
+
+// The key encoding of CollGeneralCI (collKey): the weights, as UTF-8
+// (whose byte order is the code points' order), with MariaDB's PAD SPACE
+// built in so that comparing two keys byte by byte is comparing the
+// strings. PAD SPACE compares the shorter string as if followed by
+// spaces without end: 'a' = 'a  ', 'a\t' < 'a' < 'a b'. So a run of k
+// spaces is written with what follows it, and the end as "spaces for
+// ever":
+//
+//   - a character after no space: its weight, as UTF-8; those below
+//     space start with 0x00-0x1F, those above with 0x21 or more;
+//   - k > 0 spaces then a character weighing below space: 0x20, k
+//     ascending (one byte 0x01-0x7E, or 0x7F and four bytes), the weight;
+//   - the end (trailing spaces are not written): 0x20 0x80;
+//   - k > 0 spaces then a character weighing above space: 0x20, k
+//     descending (one byte 0xFF-k, 0x82-0xFE, or 0x81 and four bytes of
+//     ^k), the weight.
+//
+// The end never starts another unit, so a key is never a prefix of
+// another and the keys of several columns concatenate in order.
+const (
+	collSpace    = 0x20
+	collEnd      = 0x80
+	collShortMax = 0x7E
+)
+
+// appendCollKey appends s's key in collation c.
+func appendCollKey(b []byte, c Collation, s string) []byte {
+	if c != CollGeneralCI {
+		return appendEscaped(b, foldStub(s))
+	}
+	s = strings.TrimRight(s, " ")
+	table := generalCITable()
+	spaces := 0
+	for _, r := range s {
+		w := utf8.RuneError
+		if r <= 0xFFFF {
+			w = rune(table[r])
+		}
+		if w == collSpace {
+			spaces++
+			continue
+		}
+		if spaces > 0 {
+			b = append(b, collSpace)
+			switch {
+			case w < collSpace && spaces <= collShortMax:
+				b = append(b, byte(spaces))
+			case w < collSpace:
+				b = binary.BigEndian.AppendUint32(append(b, 0x7F), uint32(spaces))
+			case spaces <= collShortMax-1:
+				b = append(b, byte(0xFF-spaces))
+			default:
+				b = binary.BigEndian.AppendUint32(append(b, 0x81), ^uint32(spaces))
+			}
+			spaces = 0
+		}
+		b = utf8.AppendRune(b, w)
+	}
+	return append(b, collSpace, collEnd)
+}
+
+// compareColl compares a and b as collation c does: -1, 0 or 1.
+func compareColl(c Collation, a, b string) int {
+	if c != CollGeneralCI {
+		return strings.Compare(foldStub(a), foldStub(b))
+	}
+	if a == b {
+		return 0
+	}
+	var ba, bb [64]byte
+	return bytes.Compare(appendCollKey(ba[:0], c, a), appendCollKey(bb[:0], c, b))
+}
+
+// likeRunes is s as LIKE compares it in collation c: character by
+// character (no padding), each by its weight.
+func likeRunes(c Collation, s string) []rune {
+	if c != CollGeneralCI {
+		return []rune(strings.ToLower(s))
+	}
+	out := make([]rune, 0, len(s))
+	for _, r := range s {
+		out = append(out, GeneralCIWeight(r))
+	}
+	return out
+}
