@@ -280,11 +280,7 @@ func (nb *nodeBlocks) prefetch(e *block, c *Command) {
 // load reads the table's definition and stubs into e, as of epoch ep or
 // later.
 func (nb *nodeBlocks) load(e *block, c *Command, ep, gen uint64) {
-	var t *Table
-	err := nb.read.View(func(s Store) (err error) {
-		t, err = s.Table(c.DB, c.Table)
-		return err
-	})
+	t, err := readTable(nb.read, c.DB, c.Table)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.gen != gen || e.loaded {
@@ -301,10 +297,7 @@ func (nb *nodeBlocks) load(e *block, c *Command, ep, gen uint64) {
 	if cache <= 1 {
 		return
 	}
-	stubs := make(map[string]bool, len(t.Rows))
-	for _, r := range t.Rows {
-		stubs[foldStub(r.Stub)] = true
-	}
+	stubs := stubSet(t.Rows)
 	e.node, e.cache, e.def, e.stubs = true, cache, t.Def, stubs
 }
 
@@ -458,11 +451,7 @@ func (ns *nodeSeqs) next(ctx context.Context, c *Command) (Result, bool, error) 
 }
 
 func (ns *nodeSeqs) load(e *nodeSeq, c *Command, ep, gen uint64) {
-	var t *Table
-	err := ns.read.View(func(s Store) (err error) {
-		t, err = s.Table(c.DB, c.Table)
-		return err
-	})
+	t, err := readTable(ns.read, c.DB, c.Table)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.gen != gen || e.loaded {

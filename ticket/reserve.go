@@ -310,11 +310,7 @@ func (rs *reservations) cacheSize(d *TableDef) uint64 {
 // load reads the table's definition and stubs into e, or marks the
 // table as not using a cache in this term.
 func (rs *reservations) load(e *reservation, c *Command, term, gen uint64) {
-	var t *Table
-	err := rs.read.View(func(s Store) (err error) {
-		t, err = s.Table(c.DB, c.Table)
-		return err
-	})
+	t, err := readTable(rs.read, c.DB, c.Table)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.gen != gen || e.valid || e.refilling != nil {
@@ -327,15 +323,37 @@ func (rs *reservations) load(e *reservation, c *Command, term, gen uint64) {
 		e.noCache = true
 		return
 	}
-	stubs := make(map[string]bool, len(t.Rows))
-	for _, r := range t.Rows {
-		stubs[foldStub(r.Stub)] = true
-	}
+	stubs := stubSet(t.Rows)
 	// An empty range: the first request refills it.
 	e.def, e.stubs, e.valid, e.next, e.last = t.Def, stubs, true, 1, 0
 }
 
 func foldStub(s string) string { return strings.ToLower(strings.TrimRight(s, " ")) }
+
+// stubSet is the set of a ticket table's stubs, folded by foldStub, that
+// the leader's reservations and the node-scoped blocks load alike:
+// fitsStubs serves a REPLACE from either only when each of its stubs
+// already has a row.
+func stubSet(rows []Row) map[string]bool {
+	stubs := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		stubs[foldStub(r.Stub)] = true
+	}
+	return stubs
+}
+
+// readTable is db.table as this node's state holds it, for the caches'
+// loads (reservations, node-scoped blocks and ranges, the leader's
+// sequence caches), which read it before they take their entry's lock
+// and then check that no drop came in between.
+func readTable(read Reader, db, table string) (*Table, error) {
+	var t *Table
+	err := read.View(func(s Store) (err error) {
+		t, err = s.Table(db, table)
+		return err
+	})
+	return t, err
+}
 
 // verifier shares VerifyLeader rounds between concurrent requests. A
 // request joins the next round that has not started yet, never one in

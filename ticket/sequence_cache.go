@@ -98,11 +98,7 @@ func (sc *seqCaches) reset() {
 
 // load learns whether the sequence caches, from the local state.
 func (sc *seqCaches) load(e *seqCache, c *Command, term, gen uint64) {
-	var t *Table
-	err := sc.read.View(func(s Store) (err error) {
-		t, err = s.Table(c.DB, c.Table)
-		return err
-	})
+	t, err := readTable(sc.read, c.DB, c.Table)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.gen != gen || e.loaded {
