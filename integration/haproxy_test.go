@@ -87,7 +87,7 @@ func TestHAProxy(t *testing.T) {
 
 	// Steady state: every client allocating, every node holding some of
 	// the connections (leastconn over three UP servers).
-	if err := l.waitEveryClient(time.Time{}, 20*time.Second); err != nil {
+	if err := waitEveryClient(l.h, haproxyClients, time.Time{}, 20*time.Second); err != nil {
 		t.Fatalf("before the kill: %v", err)
 	}
 	time.Sleep(500 * time.Millisecond)
@@ -108,7 +108,7 @@ func TestHAProxy(t *testing.T) {
 	t.Logf("killed leader %s (kill -9) at %s", leader.ID(), stamp(kill))
 	// Generous bounds: the machine is shared, and what is asserted is
 	// that service comes back, not how fast.
-	if err := l.waitEveryClient(kill, 25*time.Second); err != nil {
+	if err := waitEveryClient(l.h, haproxyClients, kill, 25*time.Second); err != nil {
 		t.Errorf("after the kill: %v", err)
 	}
 	if err := hp.waitStatus(ctx, 15*time.Second, map[string]string{leader.ID(): "DOWN"}); err != nil {
@@ -129,7 +129,7 @@ func TestHAProxy(t *testing.T) {
 		t.Errorf("HAProxy never put the restarted node back: %v", err)
 	}
 	back := time.Now()
-	if err := l.waitEveryClient(back, 20*time.Second); err != nil {
+	if err := waitEveryClient(l.h, haproxyClients, back, 20*time.Second); err != nil {
 		t.Errorf("after the restart: %v", err)
 	}
 	stopLoad()
@@ -299,33 +299,6 @@ func (l *hapLoad) allocate(ctx context.Context, db *sql.DB, conn **sql.Conn, id 
 		l.mu.Unlock()
 	}
 	return nil
-}
-
-// waitEveryClient waits until every client has had an allocation called
-// at or after since succeed, or bound passes.
-func (l *hapLoad) waitEveryClient(since time.Time, bound time.Duration) error {
-	deadline := time.Now().Add(bound)
-	for {
-		done := map[int]bool{}
-		var lastErr error
-		for _, o := range l.h.Ops() {
-			if o.Call.Before(since) {
-				continue
-			}
-			if o.OK() {
-				done[o.Client] = true
-			} else {
-				lastErr = o.Err
-			}
-		}
-		if len(done) == haproxyClients {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("only %d of %d clients got an id within %v (last error: %v)", len(done), haproxyClients, bound, lastErr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // haproxyProc is a running haproxy with the rendered configuration.

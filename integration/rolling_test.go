@@ -75,7 +75,7 @@ func TestRollingRestart(t *testing.T) {
 		go l.client(i)
 	}
 	defer l.halt()
-	if err := l.waitEveryClient(time.Time{}, 20*time.Second); err != nil {
+	if err := waitEveryClient(l.h, rollingClients, time.Time{}, 20*time.Second); err != nil {
 		t.Fatalf("before the restarts: %v", err)
 	}
 	time.Sleep(time.Second)
@@ -265,14 +265,16 @@ func (l *poolLoad) client(id int) {
 	}
 }
 
-// waitEveryClient waits until every client has had an allocation called
-// at or after since succeed, or bound passes.
-func (l *poolLoad) waitEveryClient(since time.Time, bound time.Duration) error {
+// waitEveryClient waits until each of a load's clients (clients of them,
+// recorded in h) has had an allocation called at or after since succeed,
+// or bound passes. The rolling restart and the HAProxy test ask it of
+// their own loads after each disruption.
+func waitEveryClient(h *history.History, clients int, since time.Time, bound time.Duration) error {
 	deadline := time.Now().Add(bound)
 	for {
 		done := map[int]bool{}
 		var lastErr error
-		for _, o := range l.h.Ops() {
+		for _, o := range h.Ops() {
 			if o.Call.Before(since) {
 				continue
 			}
@@ -282,11 +284,11 @@ func (l *poolLoad) waitEveryClient(since time.Time, bound time.Duration) error {
 				lastErr = o.Err
 			}
 		}
-		if len(done) == rollingClients {
+		if len(done) == clients {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("only %d of %d clients got an id within %v (last error: %v)", len(done), rollingClients, bound, lastErr)
+			return fmt.Errorf("only %d of %d clients got an id within %v (last error: %v)", len(done), clients, bound, lastErr)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
