@@ -174,6 +174,9 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 	if kind == fwdPeers {
 		return stOK, n.peersAnswer()
 	}
+	if kind == fwdRemoved {
+		return n.heardRemoved(payload)
+	}
 	if n.raft.State() != raft.Leader {
 		return stNotLeader, []byte("not the leader")
 	}

@@ -2,6 +2,7 @@ package raftstore
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -151,7 +152,67 @@ func (n *Node) membershipLocal(kind byte, id, addr string, deadline time.Time) e
 		}
 		return fmt.Errorf("raftstore: membership change: %w", err)
 	}
+	if kind == fwdRemove && raft.ServerID(id) != n.id {
+		go n.tellRemoved(string(cur.Address), id, f.Index())
+	}
 	return nil
+}
+
+// fwdRemoved tells a server that the configuration committed at an
+// index removes it (payload: u64 index, the server's id). Raft makes
+// only one attempt to bring a removed server the entry that removes it:
+// the leader stops replicating to it as soon as it appends the entry,
+// and under load the last attempt often fails (TestMembership saw n3
+// never learn it). The server would then wait for a leader for ever,
+// refusing statements with "no leader" instead of saying it was removed.
+const fwdRemoved byte = 11
+
+// tellRemoved sends fwdRemoved to a server this leader has just removed,
+// retrying for a few seconds; a server that is down learns nothing, and
+// one of a build without the kind refuses it, both as before.
+func (n *Node) tellRemoved(addr, id string, index uint64) {
+	payload := appendString(binary.BigEndian.AppendUint64(nil, index), id)
+	for i := 0; i < 20 && !n.isClosed(); i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		status, _, err := n.fwd.call(ctx, addr, time.Now().Add(time.Second), fwdRemoved, payload, nil)
+		cancel()
+		if err == nil && (status == stOK || status == stRejected) {
+			return
+		}
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-n.closed:
+			return
+		}
+	}
+}
+
+// heardRemoved answers fwdRemoved: this node counts as removed when the
+// message names it and its index is above the latest configuration Raft
+// has given it (one it had not received; the entry itself would make
+// watchMembership see the removal).
+func (n *Node) heardRemoved(payload []byte) (byte, []byte) {
+	if len(payload) < 8 {
+		return stRejected, []byte("short fwdRemoved")
+	}
+	index := binary.BigEndian.Uint64(payload)
+	d := decoder{b: payload[8:]}
+	id := d.string()
+	if err := d.done(); err != nil {
+		return stRejected, []byte(err.Error())
+	}
+	if raft.ServerID(id) != n.id {
+		return stRejected, []byte(fmt.Sprintf("this is %q, not %q", n.id, id))
+	}
+	cf := n.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		return stRejected, []byte(err.Error())
+	}
+	if cf.Index() < index {
+		n.toldRemoved.Store(true)
+		n.log.Warn("the leader removed this node from the cluster's configuration", "index", index)
+	}
+	return stOK, nil
 }
 
 // waitMembership waits for a configuration change. A leader that removes

@@ -72,10 +72,13 @@ type Node struct {
 	// entries from Raft's own (see stateIncludes).
 	logs raft.LogStore
 	// When the local state may answer statements (see serving.go).
-	caughtUp   atomic.Bool
-	removed    atomic.Bool
-	memberSeen *atomic.Bool // a configuration listing this node was seen
-	leaderTerm atomic.Uint64
+	caughtUp atomic.Bool
+	removed  atomic.Bool
+	// toldRemoved: the leader that removed this node said so (fwdRemoved)
+	// before Raft could bring it the entry (membership.go).
+	toldRemoved atomic.Bool
+	memberSeen  *atomic.Bool // a configuration listing this node was seen
+	leaderTerm  atomic.Uint64
 	// nudging is set while a nudge of the leader is under way (WaitApplied).
 	nudging atomic.Bool
 	// handingOver is set while this leader hands leadership over: it

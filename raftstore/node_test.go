@@ -664,3 +664,77 @@ func TestFollowerReadyAsksLeader(t *testing.T) {
 		l = c.leader()
 	}
 }
+
+// cutListener is a listener whose node can be cut off: cut closes every
+// connection it accepted and closes new ones at once until heal.
+type cutListener struct {
+	net.Listener
+	mu    sync.Mutex
+	isCut bool
+	conns []net.Conn
+}
+
+func (l *cutListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		l.mu.Lock()
+		if l.isCut {
+			l.mu.Unlock()
+			c.Close()
+			continue
+		}
+		l.conns = append(l.conns, c)
+		l.mu.Unlock()
+		return c, nil
+	}
+}
+
+func (l *cutListener) cut() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.isCut = true
+	for _, c := range l.conns {
+		c.Close()
+	}
+	l.conns = nil
+}
+
+func (l *cutListener) heal() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.isCut = false
+}
+
+// TestRemovedWhileCutOffLearnsIt: Raft makes one attempt to bring a
+// removed server the entry that removes it, and stops replicating to it
+// after one AppendEntries however far behind it is. A server cut off
+// while the cluster moved on, and removed meanwhile, never gets the
+// entry; the leader tells it (fwdRemoved), so it refuses statements as
+// removed rather than waiting for a leader for ever.
+func TestRemovedWhileCutOffLearnsIt(t *testing.T) {
+	cfg := func(id string, ln net.Listener, join bool) Config {
+		c := testConfig(id, t.TempDir(), ln)
+		c.MaxAppendEntries = 2 // a few entries behind is more than one AppendEntries
+		c.NoBootstrap = join
+		return c
+	}
+	n1 := openNode(t, cfg("n1", listen(t), false))
+	must(t, n1.WaitReady(ctxT(t, 5*time.Second)))
+	propose(t, n1, append(setupCmds(), replaceCmd("flickr", "Tickets64", "a"))...)
+	cl := &cutListener{Listener: listen(t)}
+	n2, n3 := openNode(t, cfg("n2", listen(t), true)), openNode(t, cfg("n3", cl, true))
+	must(t, n1.Join(ctxT(t, 5*time.Second), "n2", n2.Addr()))
+	must(t, n1.Join(ctxT(t, 5*time.Second), "n3", n3.Addr()))
+	must(t, n3.WaitReady(ctxT(t, 5*time.Second)))
+
+	cl.cut()
+	for range 10 {
+		propose(t, n1, replaceCmd("flickr", "Tickets64", "a"))
+	}
+	must(t, n1.Remove(ctxT(t, 5*time.Second), "n3"))
+	cl.heal()
+	waitFor(t, "n3 to know it was removed", 5*time.Second, func() bool { return errors.Is(n3.Serving(), ErrRemoved) })
+}

@@ -237,7 +237,7 @@ func (n *Node) watchMembership(interval time.Duration) {
 			// removed only once it has been a member (seen here, or in a
 			// committed entry the FSM was handed), or when it resumed
 			// from state of its own (it was one before it stopped).
-			removed := len(servers) > 0 && !member && (n.memberSeen.Load() || n.restarted)
+			removed := len(servers) > 0 && !member && (n.memberSeen.Load() || n.restarted) || n.toldRemoved.Load()
 			if removed != n.removed.Swap(removed) && removed {
 				n.log.Warn("this node is no longer in the cluster's configuration: refusing every statement; restart it with an empty data directory and --join to serve again")
 			}
