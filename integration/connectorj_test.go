@@ -103,3 +103,42 @@ func dropVersion(out string) string {
 	}
 	return strings.Join(lines, "\n") + "\n"
 }
+
+// TestMysqliParams runs integration/compat/typedparams.php (PHP mysqli
+// with mysqlnd's native prepared statements: doubles, a blob as long
+// data with its NULL bit set, re-executions without parameter types)
+// against MariaDB 10.11 and against ticketd and requires the same
+// output. Before, the long-data blob was stored as NULL.
+func TestMysqliParams(t *testing.T) {
+	php, err := exec.LookPath("php")
+	if err != nil {
+		t.Skip("php is not installed: make compat fails without it")
+	}
+	root, err := harness.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(root, "integration/compat/typedparams.php")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run := func(addr string) string {
+		t.Helper()
+		host, port, _ := net.SplitHostPort(addr)
+		cmd := exec.CommandContext(ctx, php, src)
+		cmd.Env = append(os.Environ(), "TICKETD_HOST="+host, "TICKETD_PORT="+port, "TICKETD_USER=root",
+			"TICKETD_PASSWORD=", "TICKETD_DB=php")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("typedparams.php against %s: %v\n%s", addr, err, out)
+		}
+		return dropVersion(string(out))
+	}
+	maria := harness.StartMariaDB(t)
+	want := run(maria.Addr)
+	maria.Stop()
+	node := harness.Start(ctx, t, harness.Options{})
+	if got := run(node.MySQLAddr()); got != want {
+		t.Errorf("mysqli typed parameters differ\nmariadb:\n%s\nticketd:\n%s", want, got)
+	}
+	t.Logf("mysqli typed parameters, MariaDB's output:\n%s", want)
+}

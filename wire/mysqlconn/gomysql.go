@@ -397,15 +397,18 @@ func (c *Conn) withLongData(pkt []byte) (_ []byte, ok bool) {
 	out = append(out, types...)
 	r := reader{b: p, pos: 11 + m + 2*n}
 	for i := range n {
-		if nulls[i/8]&(1<<(i%8)) != 0 {
-			continue
-		}
 		if data, has := long[uint16(i)]; has {
+			// Long data wins over the NULL bit, as in MariaDB: mysqlnd
+			// sets it for a blob whose PHP variable is null.
+			out[4+10+i/8] &^= 1 << (i % 8)
 			if !isStringType(types[2*i]) {
 				out[typePos+2*i] = mysql.MYSQL_TYPE_STRING
 			}
 			out = appendLenEnc(out, uint64(len(data)))
 			out = append(out, data...)
+			continue
+		}
+		if nulls[i/8]&(1<<(i%8)) != 0 {
 			continue
 		}
 		start := r.pos

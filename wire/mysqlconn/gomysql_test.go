@@ -68,6 +68,16 @@ func TestLongData(t *testing.T) {
 	if !ok || !bytes.Equal(got, want) {
 		t.Fatalf("execute with long data:\n got %v %v\nwant %v", got, ok, want)
 	}
+	// Long data wins over the parameter's NULL bit (mysqlnd sets it for
+	// a blob whose PHP variable is null): the bit is cleared.
+	c.feed(long(1, "xy"))
+	nullExec := frame([]byte{mysql.COM_STMT_EXECUTE, 1, 0, 0, 0, 0, 1, 0, 0, 0, 2, 1,
+		mysql.MYSQL_TYPE_TINY, 0, mysql.MYSQL_TYPE_LONG_BLOB, 0, mysql.MYSQL_TYPE_VAR_STRING, 0, 7, 1, 'z'})
+	want = frame([]byte{mysql.COM_STMT_EXECUTE, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1,
+		mysql.MYSQL_TYPE_TINY, 0, mysql.MYSQL_TYPE_LONG_BLOB, 0, mysql.MYSQL_TYPE_VAR_STRING, 0, 7, 2, 'x', 'y', 1, 'z'})
+	if got, ok := c.fixExecute(nullExec); !ok || !bytes.Equal(got, want) {
+		t.Fatalf("long data with the NULL bit set:\n got %v %v\nwant %v", got, ok, want)
+	}
 	// Used up: the next execute must send a value (this one has none).
 	if len(c.long) != 0 {
 		t.Fatalf("long data left after its execute: %v", c.long)
