@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,30 +31,9 @@ import (
 // TICKETD_BENCH_PROFILE set to a directory, a CPU profile of each restart
 // (its first 10 s) and the node's log are written there.
 func TestBenchRestart(t *testing.T) {
-	total := 1000000
-	if v := os.Getenv("TICKETD_BENCH_ROWS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1000 {
-			t.Fatalf("TICKETD_BENCH_ROWS=%q: want a number >= 1000", v)
-		}
-		total = n
-	}
-	burst := 3 * time.Second
-	if v := os.Getenv("TICKETD_BENCH_BURST"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			t.Fatalf("TICKETD_BENCH_BURST: %v", err)
-		}
-		burst = d
-	}
-	rounds := 2
-	if v := os.Getenv("TICKETD_BENCH_ROUNDS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("TICKETD_BENCH_ROUNDS=%q", v)
-		}
-		rounds = n
-	}
+	total := benchCount(t, "TICKETD_BENCH_ROWS", 1000000, 1000, "want a number >= 1000")
+	burst := benchDuration(t, "TICKETD_BENCH_BURST", 3*time.Second)
+	rounds := benchCount(t, "TICKETD_BENCH_ROUNDS", 2, 1, "")
 	ctx := context.Background()
 	node := harness.Start(ctx, t, harness.Options{ReadyTimeout: 5 * time.Minute})
 	t.Cleanup(func() { _ = node.Stop() })
@@ -184,14 +162,7 @@ func TestBenchRestart(t *testing.T) {
 // which the follower would catch up without a snapshot
 // (TICKETD_BENCH_CLUSTER_LOG=wal shows that).
 func TestBenchRowsCluster(t *testing.T) {
-	total := 100000
-	if v := os.Getenv("TICKETD_BENCH_CLUSTER_ROWS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 2000 {
-			t.Fatalf("TICKETD_BENCH_CLUSTER_ROWS=%q: want a number >= 2000", v)
-		}
-		total = n
-	}
+	total := benchCount(t, "TICKETD_BENCH_CLUSTER_ROWS", 100000, 2000, "want a number >= 2000")
 	const election = time.Second // ticketd's default --election-timeout
 	ctx := context.Background()
 	logStore := "bolt"

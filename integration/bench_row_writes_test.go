@@ -7,7 +7,6 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -31,38 +30,10 @@ import (
 // removes a row that exists (every connection walks its own keys), so
 // none of them is a no-op.
 func TestBenchRowWrites(t *testing.T) {
-	size := 100000
-	if v := os.Getenv("TICKETD_BENCH_WRITE_ROWS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1000 {
-			t.Fatalf("TICKETD_BENCH_WRITE_ROWS=%q: want a number >= 1000", v)
-		}
-		size = n
-	}
-	conns := 64
-	if v := os.Getenv("TICKETD_BENCH_CONNS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("TICKETD_BENCH_CONNS=%q: want one number", v)
-		}
-		conns = n
-	}
-	dur := 3 * time.Second
-	if v := os.Getenv("TICKETD_BENCH_DURATION"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			t.Fatalf("TICKETD_BENCH_DURATION: %v", err)
-		}
-		dur = d
-	}
-	root, err := harness.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	benchDir := root + "/../shared/bench"
-	if v := os.Getenv("TICKETD_BENCH_DIR"); v != "" {
-		benchDir = v
-	}
+	size := benchCount(t, "TICKETD_BENCH_WRITE_ROWS", 100000, 1000, "want a number >= 1000")
+	conns := benchCount(t, "TICKETD_BENCH_CONNS", 64, 1, "want one number")
+	dur := benchDuration(t, "TICKETD_BENCH_DURATION", 3*time.Second)
+	benchDir := benchScriptDir(t)
 	ctx := context.Background()
 
 	type target struct {

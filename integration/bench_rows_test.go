@@ -34,22 +34,8 @@ import (
 // after kill -9. TICKETD_BENCH_DURATION sets each measurement's length
 // (default 3s). The fill uses INSERTs of 1,000 rows from 4 connections.
 func TestBenchRows(t *testing.T) {
-	total := 1000000
-	if v := os.Getenv("TICKETD_BENCH_ROWS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1000 {
-			t.Fatalf("TICKETD_BENCH_ROWS=%q: want a number >= 1000", v)
-		}
-		total = n
-	}
-	dur := 3 * time.Second
-	if v := os.Getenv("TICKETD_BENCH_DURATION"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			t.Fatalf("TICKETD_BENCH_DURATION: %v", err)
-		}
-		dur = d
-	}
+	total := benchCount(t, "TICKETD_BENCH_ROWS", 1000000, 1000, "want a number >= 1000")
+	dur := benchDuration(t, "TICKETD_BENCH_DURATION", 3*time.Second)
 	var sizes []int
 	for _, s := range []int{10000, 100000, 1000000} {
 		if s < total {
@@ -57,14 +43,7 @@ func TestBenchRows(t *testing.T) {
 		}
 	}
 	sizes = append(sizes, total)
-	root, err := harness.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	benchDir := root + "/../shared/bench"
-	if v := os.Getenv("TICKETD_BENCH_DIR"); v != "" {
-		benchDir = v
-	}
+	benchDir := benchScriptDir(t)
 	ctx := context.Background()
 
 	var out strings.Builder

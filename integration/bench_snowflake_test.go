@@ -7,7 +7,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -37,22 +36,8 @@ import (
 // TICKETD_BENCH_DURATION sets the renew and churn phases' length
 // (default 5s).
 func TestBenchSnowflake(t *testing.T) {
-	dur := 5 * time.Second
-	if v := os.Getenv("TICKETD_BENCH_DURATION"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			t.Fatalf("TICKETD_BENCH_DURATION: %v", err)
-		}
-		dur = d
-	}
-	root, err := harness.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	benchDir := root + "/../shared/bench"
-	if v := os.Getenv("TICKETD_BENCH_DIR"); v != "" {
-		benchDir = v
-	}
+	dur := benchDuration(t, "TICKETD_BENCH_DURATION", 5*time.Second)
+	benchDir := benchScriptDir(t)
 	ctx := context.Background()
 	var rows []sfBenchRow
 	maria := startBenchMariaDB(t, benchDir)

@@ -37,22 +37,12 @@ import (
 // sysbench with ../shared/bench/ticket.lua when sysbench is installed,
 // else from the project's own integration/ticketload.
 func TestBench(t *testing.T) {
-	durText := os.Getenv("TICKETD_BENCH_DURATION")
-	if durText == "" {
-		durText = "5s"
-	}
-	dur, err := time.ParseDuration(durText)
-	if err != nil {
-		t.Fatalf("TICKETD_BENCH_DURATION: %v", err)
-	}
+	dur := benchDuration(t, "TICKETD_BENCH_DURATION", 5*time.Second)
 	root, err := harness.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	benchDir := filepath.Join(root, "..", "shared", "bench")
-	if v := os.Getenv("TICKETD_BENCH_DIR"); v != "" {
-		benchDir = v
-	}
+	benchDir := benchScriptDir(t)
 	conns := []int{1, 16, 64}
 	if v := os.Getenv("TICKETD_BENCH_CONNS"); v != "" {
 		conns = nil
