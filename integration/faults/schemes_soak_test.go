@@ -5,8 +5,6 @@ package faults
 import (
 	"context"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -19,20 +17,7 @@ import (
 // TestSchemeFaults, the whole run's histories and final rows at the end.
 // TICKETD_SOAK_SEED repeats a run (the seed is always logged).
 func TestSoakSchemes(t *testing.T) {
-	spec := os.Getenv("TICKETD_SOAK_DURATION")
-	if spec == "" {
-		spec = "10m"
-	}
-	dur, err := time.ParseDuration(spec)
-	if err != nil || dur <= 0 {
-		t.Fatalf("TICKETD_SOAK_DURATION=%q: want a positive Go duration such as 10m", spec)
-	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("TICKETD_SOAK_SEED"); s != "" {
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatalf("TICKETD_SOAK_SEED=%q: %v", s, err)
-		}
-	}
+	dur, seed := soakSettings(t)
 	t.Logf("seed %d (TICKETD_SOAK_SEED), duration %v", seed, dur)
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	pool := []schemeFault{

@@ -19,6 +19,29 @@ import (
 	"github.com/ticketd/ticketd/integration/netproxy"
 )
 
+// soakSettings are the soak tests' length and seed:
+// TICKETD_SOAK_DURATION (a positive Go duration, default 10m) and
+// TICKETD_SOAK_SEED (default: from the clock; the tests log it, so that
+// a run can be repeated). A value that does not parse fails the run.
+func soakSettings(t *testing.T) (time.Duration, uint64) {
+	t.Helper()
+	spec := os.Getenv("TICKETD_SOAK_DURATION")
+	if spec == "" {
+		spec = "10m"
+	}
+	dur, err := time.ParseDuration(spec)
+	if err != nil || dur <= 0 {
+		t.Fatalf("TICKETD_SOAK_DURATION=%q: want a positive Go duration such as 10m", spec)
+	}
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("TICKETD_SOAK_SEED"); s != "" {
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("TICKETD_SOAK_SEED=%q: %v", s, err)
+		}
+	}
+	return dur, seed
+}
+
 // TestSoak is the long randomized fault loop behind `make soak`, built
 // only with the soak tag, for TICKETD_SOAK_DURATION (a Go duration,
 // default 10m): a
@@ -37,20 +60,7 @@ import (
 // 'ticketd:cache=100,scope=node', and the history is checked for
 // cluster-wide uniqueness and per-node order, DESIGN §4c).
 func TestSoak(t *testing.T) {
-	spec := os.Getenv("TICKETD_SOAK_DURATION")
-	if spec == "" {
-		spec = "10m"
-	}
-	dur, err := time.ParseDuration(spec)
-	if err != nil || dur <= 0 {
-		t.Fatalf("TICKETD_SOAK_DURATION=%q: want a positive Go duration such as 10m", spec)
-	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("TICKETD_SOAK_SEED"); s != "" {
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatalf("TICKETD_SOAK_SEED=%q: %v", s, err)
-		}
-	}
+	dur, seed := soakSettings(t)
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 
 	// A lowish snapshot threshold so that snapshots and log truncation
