@@ -40,21 +40,8 @@ func TestConnectorJParams(t *testing.T) {
 	src := filepath.Join(root, "integration/compat/TypedParams.java")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	run := func(addr string) string {
-		t.Helper()
-		host, port, _ := net.SplitHostPort(addr)
-		cmd := exec.CommandContext(ctx, java, "-cp", connectorJ, src)
-		cmd.Env = append(os.Environ(), "TICKETD_HOST="+host, "TICKETD_PORT="+port, "TICKETD_USER=root",
-			"TICKETD_PASSWORD=", "TICKETD_DB=cj")
-		var out, errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("TypedParams.java against %s: %v\n%s\n%s", addr, err, out.String(), errOut.String())
-		}
-		return out.String()
-	}
 	maria := harness.StartMariaDB(t)
-	want := run(maria.Addr)
+	want := runConnectorJ(ctx, t, java, src, maria.Addr, "cj")
 	maria.Stop()
 	if os.Getenv("TICKETD_TYPEDPARAMS_EXPECTED") == "1" {
 		var keep []string
@@ -68,7 +55,7 @@ func TestConnectorJParams(t *testing.T) {
 		}
 	}
 	node := harness.Start(ctx, t, harness.Options{})
-	got := run(node.MySQLAddr())
+	got := runConnectorJ(ctx, t, java, src, node.MySQLAddr(), "cj")
 	wantLines, gotLines := strings.Split(dropVersion(want), "\n"), strings.Split(dropVersion(got), "\n")
 	same := 0
 	for i := range max(len(wantLines), len(gotLines)) {
@@ -86,6 +73,24 @@ func TestConnectorJParams(t *testing.T) {
 		t.Errorf("line %d differs:\n  mariadb: %s\n  ticketd: %s", i+1, w, g)
 	}
 	t.Logf("Connector/J typed parameters: %d/%d lines the same", same, len(wantLines))
+}
+
+// runConnectorJ runs the Java program src (one source file, which java
+// compiles and runs) with Connector/J against the server at addr, its
+// database db, and returns what it printed; the test fails if it fails.
+// The Connector/J tests run theirs so against MariaDB and ticketd alike.
+func runConnectorJ(ctx context.Context, t *testing.T, java, src, addr, db string) string {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(addr)
+	cmd := exec.CommandContext(ctx, java, "-cp", connectorJ, src)
+	cmd.Env = append(os.Environ(), "TICKETD_HOST="+host, "TICKETD_PORT="+port, "TICKETD_USER=root",
+		"TICKETD_PASSWORD=", "TICKETD_DB="+db)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s against %s: %v\n%s\n%s", filepath.Base(src), addr, err, out.String(), errOut.String())
+	}
+	return out.String()
 }
 
 // dropVersion removes the driver's version line and joins a statement's

@@ -1,12 +1,10 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -251,24 +249,11 @@ func TestConnectorJSnowflake(t *testing.T) {
 	src := filepath.Join(root, "integration/compat/Snowflake.java")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	run := func(addr string) string {
-		t.Helper()
-		host, port, _ := net.SplitHostPort(addr)
-		cmd := exec.CommandContext(ctx, java, "-cp", connectorJ, src)
-		cmd.Env = append(os.Environ(), "TICKETD_HOST="+host, "TICKETD_PORT="+port, "TICKETD_USER=root",
-			"TICKETD_PASSWORD=", "TICKETD_DB=sfj")
-		var out, errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("Snowflake.java against %s: %v\n%s\n%s", addr, err, out.String(), errOut.String())
-		}
-		return out.String()
-	}
 	maria := harness.StartMariaDB(t)
-	want := run(maria.Addr)
+	want := runConnectorJ(ctx, t, java, src, maria.Addr, "sfj")
 	maria.Stop()
 	node := harness.Start(ctx, t, harness.Options{})
-	got := run(node.MySQLAddr())
+	got := runConnectorJ(ctx, t, java, src, node.MySQLAddr(), "sfj")
 	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
 	for i := 1; i < max(len(wl), len(gl)); i++ { // line 0 is the version
 		var w, g string
