@@ -74,18 +74,7 @@ func killMidRun(t *testing.T, cfgs []Config) {
 	// Allocations in flight at the kill lose their connection; a node
 	// still replaying its log may refuse with 1290.
 	checkMix(t, o, 20, ClassConflict, ClassConn, "1290")
-	for counter, h := range o.Histories {
-		served := false
-		for _, op := range h.Ops() {
-			if op.OK() && op.Call.After(killed) {
-				served = true
-				break
-			}
-		}
-		if !served {
-			t.Errorf("%s: no successful allocation started after the restart", counter)
-		}
-	}
+	checkServedAfter(t, o, killed)
 	if err := o.CheckState(ctx, dsn); err != nil {
 		t.Error(err)
 	}

@@ -84,6 +84,26 @@ func checkMixLax(t *testing.T, m *Mix, lax []string, minOK int, allowed ...strin
 	}
 }
 
+// checkServedAfter fails the test for each counter of m without a
+// successful allocation called after killed: the kill tests' proof that
+// the server (MariaDB or ticketd) serves every scheme again after its
+// restart.
+func checkServedAfter(t *testing.T, m *Mix, killed time.Time) {
+	t.Helper()
+	for counter, h := range m.Histories {
+		served := false
+		for _, op := range h.Ops() {
+			if op.OK() && op.Call.After(killed) {
+				served = true
+				break
+			}
+		}
+		if !served {
+			t.Errorf("%s: no successful allocation started after the restart", counter)
+		}
+	}
+}
+
 // allSchemes is every scheme of cfgs, for Setup.
 func allSchemes(cfgs []Config) []Scheme {
 	var s []Scheme
