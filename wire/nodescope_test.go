@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"database/sql"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -31,18 +32,26 @@ func (r *reserveCounter) Propose(ctx context.Context, cmds []ticket.Command) ([]
 	return r.memRepl.Propose(ctx, cmds)
 }
 
-// TestNodeScopeTableOption: the table comment 'ticketd:cache=N,scope=node'
-// shows in SHOW CREATE TABLE and information_schema, makes REPLACE take
-// its ids from the node's blocks (one reservation per N ids, LAST_INSERT_ID
-// per session), and ALTER TABLE ... COMMENT switches it off.
-func TestNodeScopeTableOption(t *testing.T) {
+// startReserveCounter serves a memory store through a reserveCounter and
+// returns it with a root connection, for the node-scope tests, which
+// count what the server replicates.
+func startReserveCounter(t *testing.T) (*reserveCounter, *sql.DB) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	repl := &reserveCounter{memRepl: memRepl{st: ticket.NewMemStore()}}
 	addr, _ := serveRepl(t, Config{}, ln, repl)
-	db := open(t, "root@tcp("+addr+")/")
+	return repl, open(t, "root@tcp("+addr+")/")
+}
+
+// TestNodeScopeTableOption: the table comment 'ticketd:cache=N,scope=node'
+// shows in SHOW CREATE TABLE and information_schema, makes REPLACE take
+// its ids from the node's blocks (one reservation per N ids, LAST_INSERT_ID
+// per session), and ALTER TABLE ... COMMENT switches it off.
+func TestNodeScopeTableOption(t *testing.T) {
+	repl, db := startReserveCounter(t)
 	mustExec(t, db, "CREATE DATABASE flickr")
 	mustExec(t, db, "USE flickr")
 	mustExec(t, db, strings.TrimSuffix(flickrDDL, " ENGINE=MyISAM")+" ENGINE=MyISAM COMMENT='ticketd:cache=10,scope=node'")
@@ -101,13 +110,7 @@ func TestNodeScopeTableOption(t *testing.T) {
 // NEXTVAL takes its values from the node's ranges (one replicated
 // NEXTVAL per CACHE values).
 func TestNodeScopeSequenceOption(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repl := &reserveCounter{memRepl: memRepl{st: ticket.NewMemStore()}}
-	addr, _ := serveRepl(t, Config{}, ln, repl)
-	db := open(t, "root@tcp("+addr+")/")
+	repl, db := startReserveCounter(t)
 	mustExec(t, db, "CREATE DATABASE d")
 	mustExec(t, db, "USE d")
 	mustExec(t, db, "CREATE SEQUENCE s START WITH 1 INCREMENT BY 1 CACHE 10 ENGINE=InnoDB COMMENT='ticketd:scope=node'")

@@ -10,10 +10,10 @@ import (
 	"github.com/ticketd/ticketd/wire/mysqlconn"
 )
 
-// TestRoles: an alloc account allocates and reads but gets MySQL's
-// privilege errors for everything that could lose or reissue ids; an
-// admin account may do it all.
-func TestRoles(t *testing.T) {
+// appAndOps has an allocating account (app, password apppw) and an admin
+// (ops, opspw): the accounts the privilege and sequence tests log in as.
+func appAndOps(t *testing.T) *Users {
+	t.Helper()
 	users := NewUsers()
 	if err := users.AddRole("app", "apppw", mysqlconn.RoleAlloc); err != nil {
 		t.Fatal(err)
@@ -21,7 +21,14 @@ func TestRoles(t *testing.T) {
 	if err := users.Add("ops", "opspw"); err != nil {
 		t.Fatal(err)
 	}
-	addr, _ := startServerWith(t, Config{Users: users})
+	return users
+}
+
+// TestRoles: an alloc account allocates and reads but gets MySQL's
+// privilege errors for everything that could lose or reissue ids; an
+// admin account may do it all.
+func TestRoles(t *testing.T) {
+	addr, _ := startServerWith(t, Config{Users: appAndOps(t)})
 	admin := open(t, fmt.Sprintf("ops:opspw@tcp(%s)/", addr))
 	mustExec(t, admin, "CREATE DATABASE flickr")
 	mustExec(t, admin, "USE flickr")
@@ -102,14 +109,7 @@ func TestDefaultRootIsAdmin(t *testing.T) {
 // MySQL answers an account without the privilege. Before, alloc could
 // exhaust a counter with one INSERT of id 2^64-1.
 func TestAllocTakesIDsOnly(t *testing.T) {
-	users := NewUsers()
-	if err := users.AddRole("app", "apppw", mysqlconn.RoleAlloc); err != nil {
-		t.Fatal(err)
-	}
-	if err := users.Add("ops", "opspw"); err != nil {
-		t.Fatal(err)
-	}
-	addr, _ := startServerWith(t, Config{Users: users})
+	addr, _ := startServerWith(t, Config{Users: appAndOps(t)})
 	admin := open(t, fmt.Sprintf("ops:opspw@tcp(%s)/", addr))
 	for _, q := range []string{
 		"CREATE DATABASE d", "USE d", flickrDDL,

@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
-
-	"github.com/ticketd/ticketd/wire/mysqlconn"
 )
 
 func wantErr(t *testing.T, db *sql.DB, q string, code uint16) {
@@ -24,14 +22,7 @@ func wantErr(t *testing.T, db *sql.DB, q string, code uint16) {
 // roles, prepared statements with arguments, multi-statements, LASTVAL
 // per session.
 func TestSequences(t *testing.T) {
-	users := NewUsers()
-	if err := users.AddRole("app", "apppw", mysqlconn.RoleAlloc); err != nil {
-		t.Fatal(err)
-	}
-	if err := users.Add("ops", "opspw"); err != nil {
-		t.Fatal(err)
-	}
-	addr, _ := startServerWith(t, Config{Users: users})
+	addr, _ := startServerWith(t, Config{Users: appAndOps(t)})
 	admin := open(t, fmt.Sprintf("ops:opspw@tcp(%s)/?multiStatements=true", addr))
 	admin.SetMaxOpenConns(1)
 	mustExec(t, admin, "CREATE DATABASE d")
