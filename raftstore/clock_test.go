@@ -166,7 +166,7 @@ func TestClockMixedVersions(t *testing.T) {
 		return len(v) == 3 && v["n3"] == 3
 	})
 	n1 := lead("n1")
-	proposeRetry(t, n1, createDB("ids"), ticket.Command{Op: ticket.OpCreateTable, DB: "ids", Table: "WORKER_NODE", Def: workerDef("ids")})
+	proposeRetry(t, n1, createDB("ids"), ticket.Command{Op: ticket.OpCreateTable, DB: "ids", Table: "WORKER_NODE", Def: legacyDef(workerDef("ids"))})
 	a := insert(n1, 1)
 	b := insert(lead("n2"), 2)
 	if b >= a {

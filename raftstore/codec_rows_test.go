@@ -22,7 +22,7 @@ func rowsSeedCommands() []ticket.Command {
 		panic(err)
 	}
 	return []ticket.Command{
-		{Op: ticket.OpCreateTable, DB: "d", Table: "leaf_alloc", Def: def},
+		{Op: ticket.OpCreateTable, DB: "d", Table: "leaf_alloc", Def: legacyDef(def)},
 		{Op: ticket.OpInsert, DB: "d", Table: "leaf_alloc", Columns: []string{"biz_tag", "step", "update_time"},
 			Values: [][]ticket.Value{{{Kind: ticket.ValString, Str: "a"}, {Kind: ticket.ValInt, Int: 100}, {Kind: ticket.ValNow}}}},
 		{Op: ticket.OpUpdate, DB: "d", Table: "leaf_alloc", Rows: &ticket.RowsCommand{

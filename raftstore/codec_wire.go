@@ -47,7 +47,10 @@ import (
 //	}
 //	message RowAssign { string col = 1; RowExpr expr = 2; bool default = 3; }
 //	message RowOrder { string col = 1; bool desc = 2; }
-//	message RowsDef { repeated RowCol cols = 1; repeated RowKey keys = 2; }
+//	message RowsDef {
+//	  repeated RowCol cols = 1; repeated RowKey keys = 2;
+//	  uint32 collation = 3;               // ticket.Collation (version 8); 0: the older folding
+//	}
 //	message RowCol {
 //	  string name = 1; uint32 kind = 2; IntType int = 3; string type = 4;
 //	  sint64 len = 5; bool not_null = 6; bool auto_inc = 7; bool has_default = 8;
@@ -157,6 +160,10 @@ const (
 	rcolOnUpdateNow
 	rcolComment
 )
+
+// rdCollation is RowsDef's collation (fields 1 and 2, its columns and
+// keys, have had no names).
+const rdCollation protowire.Number = 3
 
 const (
 	rkName protowire.Number = 1 + iota
@@ -358,7 +365,7 @@ func appendWireRowsDef(b []byte, rd *ticket.RowsDef) []byte {
 		}
 		b = endMsg(b, at)
 	}
-	return b
+	return wireUint(b, rdCollation, uint64(rd.Collation))
 }
 
 func appendWireDatum(b []byte, num protowire.Number, v ticket.Datum) []byte {
@@ -704,6 +711,11 @@ func (d *decoder) wireRowsDef(b []byte, rd *ticket.RowsDef) {
 		case 2:
 			rd.Keys = append(rd.Keys, ticket.RowKey{})
 			d.wireKey(m.bytes(), &rd.Keys[len(rd.Keys)-1])
+		case rdCollation:
+			rd.Collation = ticket.Collation(m.small())
+			if rd.Collation != ticket.CollGeneralCI {
+				d.fail("row table collation %d", rd.Collation)
+			}
 		default:
 			m.unknown()
 		}

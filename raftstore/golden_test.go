@@ -103,6 +103,20 @@ func goldenUpsertCommands() []ticket.Command {
 	}
 }
 
+// goldenCollationCommands is a CREATE TABLE of a row table with
+// utf8mb4_general_ci (command version 8, RowsDef field 3) and a restore
+// carrying it.
+func goldenCollationCommands() []ticket.Command {
+	def := *goldenRowsCommands()[0].Def
+	rd := *def.Rows
+	rd.Collation = ticket.CollGeneralCI
+	def.Rows = &rd
+	return []ticket.Command{
+		{Op: ticket.OpCreateTable, DB: "d", Table: "w", Def: &def},
+		{Op: ticket.OpRestore, Dump: &ticket.Dump{Databases: []string{"d"}, Tables: []ticket.Table{{Def: def, AutoInc: 3}}}},
+	}
+}
+
 // goldenRowTable is a row table as the state file holds it.
 func goldenRowTable() *ticket.Table {
 	return &ticket.Table{Def: *goldenRowsCommands()[0].Def, AutoInc: 42}
@@ -149,6 +163,8 @@ func TestGoldenRows(t *testing.T) {
 		{"rows-batch-wire.hex", EncodeBatch(nil, cmds)},
 		{"rows-upsert-wire.hex", EncodeBatch(nil, goldenUpsertCommands())},
 		{"rows-upsert-json.hex", encodeBatch(nil, goldenUpsertCommands(), rowsJSON)},
+		{"rows-collation-wire.hex", EncodeBatch(nil, goldenCollationCommands())},
+		{"rows-collation-table-wire.hex", encodeTable(nil, &goldenCollationCommands()[1].Dump.Tables[0], rowsWire)},
 		{"rows-batch-json.hex", encodeBatch(nil, cmds, rowsFormatAt(rowsWireVersion-1))},
 		{"rows-batch-wire.hex", encodeBatch(nil, cmds, rowsFormatAt(rowsWireVersion))},
 		{"rows-table-wire.hex", encodeTable(nil, goldenRowTable(), rowsWire)},
@@ -185,6 +201,12 @@ func TestGoldenRows(t *testing.T) {
 		if want := goldenUpsertCommands(); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s decodes to\n%+v\nwant\n%+v", name, got, want)
 		}
+	}
+	if got, err := DecodeBatch(readHex(t, "rows-collation-wire.hex")); err != nil || !reflect.DeepEqual(got, goldenCollationCommands()) {
+		t.Errorf("rows-collation-wire.hex decodes to\n%+v (%v)\nwant\n%+v", got, err, goldenCollationCommands())
+	}
+	if got, err := decodeTable(readHex(t, "rows-collation-table-wire.hex")); err != nil || !reflect.DeepEqual(*got, goldenCollationCommands()[1].Dump.Tables[0]) {
+		t.Errorf("rows-collation-table-wire.hex decodes to\n%+v (%v)", got, err)
 	}
 	for _, name := range []string{"rows-table-json.hex", "rows-table-wire.hex"} {
 		got, err := decodeTable(readHex(t, name))
@@ -228,7 +250,7 @@ func TestWireFieldsNumbered(t *testing.T) {
 		{ticket.RowExpr{}, 6},
 		{ticket.RowAssign{}, 3},
 		{ticket.RowOrder{}, 2},
-		{ticket.RowsDef{}, 2},
+		{ticket.RowsDef{}, 3},
 		{ticket.RowCol{}, 12},
 		{ticket.IntType{}, 3},
 		{ticket.Datum{}, 2},

@@ -33,6 +33,18 @@ func workerDef(db string) *ticket.TableDef {
 	return def
 }
 
+// legacyDef is d as a build before command version 8 made it: a row
+// table without a collation (the older folding), which members of any
+// version take; the goldens and the mixed-version tests use it.
+func legacyDef(d *ticket.TableDef) *ticket.TableDef {
+	if d.Rows != nil {
+		rd := *d.Rows
+		rd.Collation = ticket.CollLegacy
+		d.Rows = &rd
+	}
+	return d
+}
+
 // workerInsert is UidGenerator's INSERT of n rows.
 func workerInsert(db string, n, from int) ticket.Command {
 	c := ticket.Command{Op: ticket.OpInsert, DB: db, Table: "WORKER_NODE",

@@ -78,7 +78,20 @@ import (
 // results in numbered fields (codec_wire.go), which a leader writes only
 // once the cluster runs version 7 (rowsFormatAt): no command needs it, so
 // no statement is refused for it.
-const CommandVersion = 7
+//
+// Version 8: a row table's collation (ticket.RowsDef.Collation, numbered
+// field 3 of RowsDef): a CREATE TABLE of this build makes a table that
+// compares strings as MariaDB's utf8mb4_general_ci, which an older build
+// would refuse to decode (an unknown field) or, reading JSON, create with
+// the older folding, keying its rows apart. Such a CREATE TABLE, and a
+// restore or key change carrying such a table, is refused (1235, naming
+// the members behind) until every member runs version 8. Tables of older
+// entries have no collation field and keep the older folding.
+const CommandVersion = 8
+
+// collationVersion is the command version that creates and carries row
+// tables with a collation (ticket.RowsDef.Collation).
+const collationVersion = 8
 
 // baseVersion is the version of a build from before command versions
 // (which announces nothing): what the build at commit 3e891bc, the oldest
@@ -155,7 +168,12 @@ func commandVersion(c *ticket.Command) uint32 {
 	}
 	v = max(v, maskVersion(commandMask(c), cmdBitVersions))
 	if c.Def != nil {
-		v = max(v, maskVersion(defMask(c.Def), defBitVersions))
+		v = max(v, maskVersion(defMask(c.Def), defBitVersions), defVersion(c.Def))
+	}
+	if c.Dump != nil {
+		for i := range c.Dump.Tables {
+			v = max(v, defVersion(&c.Dump.Tables[i].Def))
+		}
 	}
 	for _, row := range c.Values {
 		for i := range row {
@@ -194,6 +212,15 @@ func commandVersion(c *ticket.Command) uint32 {
 		}
 	}
 	return v
+}
+
+// defVersion is the version of what a table definition holds beyond its
+// presence bits: a row table's collation.
+func defVersion(d *ticket.TableDef) uint32 {
+	if d.Rows != nil && d.Rows.Collation != ticket.CollLegacy {
+		return collationVersion
+	}
+	return baseVersion
 }
 
 // exprVersion is the version of the values in a row-engine expression.
@@ -375,6 +402,9 @@ func opName(c *ticket.Command) string {
 	case ticket.OpDropSeq:
 		return "DROP SEQUENCE"
 	case ticket.OpCreateTable:
+		if c.Def != nil && defVersion(c.Def) == collationVersion {
+			return "CREATE TABLE of a row table (its strings compare as utf8mb4_general_ci)"
+		}
 		return "CREATE TABLE of this kind"
 	case ticket.OpInsert:
 		if c.Rows.NeedsV6() {

@@ -89,6 +89,9 @@ func TestCommandVersionTables(t *testing.T) {
 			Rows: &ticket.RowsCommand{Engine: true, OnDup: []ticket.RowAssign{{Col: "n", Expr: ticket.RowExpr{Op: ticket.EValues, Col: "n"}}}}}, 6},
 		{"row engine INSERT of an expression", ticket.Command{Op: ticket.OpInsert, DB: "d", Table: "t", Values: [][]ticket.Value{{{Kind: ticket.ValNull}}},
 			Rows: &ticket.RowsCommand{Engine: true, Exprs: [][]ticket.RowExpr{{{Op: ticket.EAdd}}}}}, 6},
+		{"CREATE TABLE (row, older folding)", rowsSeedCommands()[0], 2},
+		{"CREATE TABLE (row, utf8mb4_general_ci)", goldenCollationCommands()[0], 8},
+		{"restore of a utf8mb4_general_ci row table", goldenCollationCommands()[1], 8},
 		{"unknown op", ticket.Command{Op: 200}, CommandVersion},
 	} {
 		if got := commandVersion(&tc.c); got != tc.want {
@@ -255,7 +258,8 @@ func TestNewClusterTakesNewCommandsAtOnce(t *testing.T) {
 // version 5, INSERT ... ON DUPLICATE KEY UPDATE and an expression in
 // VALUES on a row table (version 6) are refused with 1235 naming n3, and
 // nothing of them is written; an older INSERT on the same table beside them
-// commits.
+// commits. A CREATE TABLE of a utf8mb4_general_ci row table (version 8)
+// is refused the same way.
 func TestMixedClusterRefusesRowUpsert(t *testing.T) {
 	c := startCluster(t, func(cfg *Config) {
 		if cfg.NodeID == "n3" {
@@ -286,6 +290,12 @@ func TestMixedClusterRefusesRowUpsert(t *testing.T) {
 	}
 	if res[2].Err != nil || res[2].Affected != 1 {
 		t.Fatalf("older INSERT beside them: %+v", res[2])
+	}
+	// A row table of this build (utf8mb4_general_ci, version 8) is
+	// refused too; the table of older builds' folding above was not.
+	res = proposeRetry(t, l, goldenCollationCommands()[0])
+	if e := res[0].Err; e == nil || e.Code != ticket.CodeNotSupported || !strings.Contains(e.Message, "n3 (version 5") || !strings.Contains(e.Message, "utf8mb4_general_ci") {
+		t.Fatalf("CREATE TABLE with a collation in a mixed cluster: %+v", res[0])
 	}
 	c.agree()
 	must(t, l.View(func(s ticket.Store) error {

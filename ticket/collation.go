@@ -212,3 +212,14 @@ func likeRunes(c Collation, s string) []rune {
 	}
 	return out
 }
+
+// likeEscape is LIKE's escape character as likeMatch meets it among
+// likeRunes: by its weight in CollGeneralCI (so an escape letter also
+// escapes where its other case stands, where MariaDB takes only the
+// character itself; the default '\' weighs as itself).
+func likeEscape(c Collation, esc rune) rune {
+	if c != CollGeneralCI || esc == 0 {
+		return esc
+	}
+	return GeneralCIWeight(esc)
+}

@@ -67,6 +67,11 @@ type RowKey struct {
 type RowsDef struct {
 	Cols []RowCol
 	Keys []RowKey `json:",omitempty"`
+	// Collation is how the table's strings compare, order and key
+	// (collation.go): CollGeneralCI for a table created by a build with
+	// command version 8 or later, CollLegacy (the zero value) for the
+	// tables of older builds' state and log entries, which keep it.
+	Collation Collation `json:",omitempty"`
 }
 
 // Datum is one stored value: its text in MySQL's canonical form (an
@@ -162,7 +167,7 @@ func newRowsDef(s *TableSpec) (*TableDef, error) {
 	// A row table answers as InnoDB does (DESIGN §4a), whatever ENGINE it
 	// was created with, and says so.
 	d := &TableDef{DB: s.DB, Name: s.Name, Engine: "InnoDB", Comment: s.Comment}
-	rd := &RowsDef{}
+	rd := &RowsDef{Collation: CollGeneralCI}
 	index := map[string]int{}
 	for i := range s.Columns {
 		c := &s.Columns[i]
@@ -529,9 +534,9 @@ func touches(k *RowKey, changed []bool) bool {
 	return false
 }
 
-// compareDatum orders two values of col: numbers numerically, strings as
-// the default collation, dates by their text; NULL first.
-func compareDatum(col *RowCol, a, b Datum) int {
+// compareDatum orders two values of col: numbers numerically, strings in
+// collation coll, dates by their text; NULL first.
+func compareDatum(coll Collation, col *RowCol, a, b Datum) int {
 	switch {
 	case a.Null && b.Null:
 		return 0
@@ -558,7 +563,7 @@ func compareDatum(col *RowCol, a, b Datum) int {
 		return 1
 	}
 	if col.Kind == ColString {
-		return strings.Compare(foldStub(a.S), foldStub(b.S))
+		return compareColl(coll, a.S, b.S)
 	}
 	return strings.Compare(a.S, b.S)
 }

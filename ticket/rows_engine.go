@@ -186,7 +186,7 @@ func SelectRows(t *Table, rows [][]Datum, q *Query) (*QueryResult, *Error) {
 func groupKey(rd *RowsDef, cols []int, r []Datum) string {
 	var b []byte
 	for _, c := range cols {
-		b = keyBytes(b, &rd.Cols[c], r[c])
+		b = keyBytes(b, rd.Collation, &rd.Cols[c], r[c])
 	}
 	return string(b)
 }
@@ -254,7 +254,7 @@ func (env *evalEnv) groups(q *Query, cands []matched, res *QueryResult) *Error {
 			return func(a, b [][]Datum) int {
 				for _, o := range order {
 					j := rd.colIndex(o.Col)
-					c := orderDatum(&rd.Cols[j], a[0][j], b[0][j])
+					c := orderDatum(rd.Collation, &rd.Cols[j], a[0][j], b[0][j])
 					if o.Desc {
 						c = -c
 					}
@@ -339,7 +339,7 @@ func (env *evalEnv) pick(cands []matched, filter *RowExpr, order []RowOrder, has
 		}
 		slices.SortStableFunc(out, func(a, b matched) int {
 			for i, o := range order {
-				c := orderDatum(&env.rd.Cols[idx[i]], a.row[idx[i]], b.row[idx[i]])
+				c := orderDatum(env.rd.Collation, &env.rd.Cols[idx[i]], a.row[idx[i]], b.row[idx[i]])
 				if o.Desc {
 					c = -c
 				}
@@ -384,8 +384,9 @@ func EqualityConds(f *RowExpr) []RowCond {
 }
 
 // orderDatum orders two values of a column as ORDER BY does: NULL first,
-// numbers numerically, strings by the default collation, dates by time.
-func orderDatum(c *RowCol, a, b Datum) int {
+// numbers numerically, strings in the table's collation coll, dates by
+// time.
+func orderDatum(coll Collation, c *RowCol, a, b Datum) int {
 	switch {
 	case a.Null && b.Null:
 		return 0
@@ -394,10 +395,7 @@ func orderDatum(c *RowCol, a, b Datum) int {
 	case b.Null:
 		return 1
 	}
-	if c.Kind == ColString {
-		return compareStrings(a.S, b.S)
-	}
-	return compareDatum(c, a, b)
+	return compareDatum(coll, c, a, b)
 }
 
 // aggregate computes one aggregate over the selected rows.
@@ -429,7 +427,7 @@ func aggregate(rd *RowsDef, a Agg, rows [][]Datum) (AggResult, *Error) {
 				out.Value = r[j]
 				continue
 			}
-			c := orderDatum(col, r[j], out.Value)
+			c := orderDatum(rd.Collation, col, r[j], out.Value)
 			if (a.Fn == "MIN" && c < 0) || (a.Fn == "MAX" && c > 0) {
 				out.Value = r[j]
 			}

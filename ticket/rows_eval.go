@@ -329,7 +329,8 @@ func (env *evalEnv) eval(x *RowExpr) (val, *Error) {
 		if e != nil || a.k == vNull || p.k == vNull {
 			return val{}, e
 		}
-		m := likeMatch([]rune(strings.ToLower(a.text())), []rune(strings.ToLower(p.text())), rune(x.Escape))
+		coll := env.rd.Collation
+		m := likeMatch(likeRunes(coll, a.text()), likeRunes(coll, p.text()), likeEscape(coll, rune(x.Escape)))
 		return boolVal(m == (x.Op == ELike)), nil
 	case EIsNull, EIsNotNull:
 		v, e := env.eval(&x.Args[0])
@@ -557,7 +558,7 @@ func (env *evalEnv) compare(ax, bx *RowExpr) (c int, null bool, e *Error) {
 	}
 	switch {
 	case a.k == vStr && b.k == vStr:
-		return compareStrings(a.s, b.s), false, nil
+		return compareColl(env.rd.Collation, a.s, b.s), false, nil
 	case (a.clock && !isDate(b)) || (b.clock && !isDate(a)):
 		return env.compareClock(a, b)
 	case (isDate(a) && b.isNum()) || (isDate(b) && a.isNum()):
@@ -800,12 +801,6 @@ func parseCanonicalTime(s string) (time.Time, bool) {
 // daysIn is the number of days of month m in year y.
 func daysIn(m time.Month, y int) int {
 	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
-}
-
-// compareStrings is utf8mb4_general_ci's order: case-insensitive, PAD
-// SPACE (trailing spaces do not count).
-func compareStrings(a, b string) int {
-	return strings.Compare(foldStub(strings.TrimRight(a, " ")), foldStub(strings.TrimRight(b, " ")))
 }
 
 // arith is + - * with MariaDB's result types: integers stay integers

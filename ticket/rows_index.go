@@ -21,7 +21,7 @@ func alterKeys(s Store, t *Table, c *Command) (res Result, e *Error, err error) 
 		return res, mysqlerr.NotSupported("adding or dropping keys of a ticket table or sequence"), nil
 	}
 	old := t.Def.Rows
-	rd := &RowsDef{Cols: append([]RowCol(nil), old.Cols...), Keys: append([]RowKey(nil), old.Keys...)}
+	rd := &RowsDef{Cols: append([]RowCol(nil), old.Cols...), Keys: append([]RowKey(nil), old.Keys...), Collation: old.Collation}
 	for _, name := range c.DropKeys {
 		i := keyIndex(rd, name)
 		if i < 0 {

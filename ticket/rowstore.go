@@ -63,14 +63,15 @@ type TableRows interface {
 	Delete(pk string) error
 }
 
-// keyBytes appends d's key encoding as a value of col: NULL as 0x00 (NULL
-// sorts first, as in MySQL); any other value as 0x01 and then integers as
-// 8 big-endian bytes (signed ones with the sign bit flipped), strings
-// folded as the default collation compares them (utf8mb4_general_ci, PAD
-// SPACE: case folded, trailing blanks ignored) and dates as their
-// canonical text, both with 0x00 escaped as 0x00 0xFF and ended by 0x00
-// 0x01 so that a key of several columns orders column by column.
-func keyBytes(b []byte, col *RowCol, d Datum) []byte {
+// keyBytes appends d's key encoding as a value of col in a table of
+// collation coll: NULL as 0x00 (NULL sorts first, as in MySQL); any other
+// value as 0x01 and then integers as 8 big-endian bytes (signed ones with
+// the sign bit flipped), strings as their collation key (appendCollKey:
+// byte order is the collation's order, equal keys are equal strings) and
+// dates as their canonical text with 0x00 escaped as 0x00 0xFF and ended
+// by 0x00 0x01; each value ends where no other value of its column does,
+// so a key of several columns orders column by column.
+func keyBytes(b []byte, coll Collation, col *RowCol, d Datum) []byte {
 	if d.Null {
 		return append(b, 0)
 	}
@@ -90,7 +91,7 @@ func keyBytes(b []byte, col *RowCol, d Datum) []byte {
 		}
 		return binary.BigEndian.AppendUint64(b, u)
 	case ColString:
-		return appendEscaped(b, foldStub(d.S))
+		return appendCollKey(b, coll, d.S)
 	}
 	return appendEscaped(b, d.S)
 }
@@ -112,7 +113,7 @@ func (rd *RowsDef) IndexKey(k int, row []Datum) (key string, null bool) {
 	b := buf[:0]
 	for _, c := range rd.Keys[k].Cols {
 		null = null || row[c].Null
-		b = keyBytes(b, &rd.Cols[c], row[c])
+		b = keyBytes(b, rd.Collation, &rd.Cols[c], row[c])
 	}
 	return string(b), null
 }
@@ -124,7 +125,7 @@ func (rd *RowsDef) ValueKey(k int, vals []Datum) string {
 	var b []byte
 	for i, d := range vals {
 		c := rd.Keys[k].Cols[i]
-		b = keyBytes(b, &rd.Cols[c], d)
+		b = keyBytes(b, rd.Collation, &rd.Cols[c], d)
 	}
 	return string(b)
 }
