@@ -38,16 +38,7 @@ const haproxyClients = 6
 // whole history has no duplicate and no id below one returned before its
 // call. It logs the recovery time seen through HAProxy.
 func TestHAProxy(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cluster test skipped in -short mode")
-	}
-	haproxy, err := exec.LookPath("haproxy")
-	if err != nil {
-		if os.Getenv("TICKETD_REQUIRE_HAPROXY") == "1" {
-			t.Fatalf("haproxy not found and TICKETD_REQUIRE_HAPROXY=1: %v", err)
-		}
-		t.Skipf("haproxy not installed (apt-get install haproxy): %v", err)
-	}
+	haproxy := haproxyBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 
@@ -299,6 +290,25 @@ func (l *hapLoad) allocate(ctx context.Context, db *sql.DB, conn **sql.Conn, id 
 		l.mu.Unlock()
 	}
 	return nil
+}
+
+// haproxyBinary is the haproxy the HAProxy and rolling-restart tests run
+// in front of their cluster. Those tests are skipped in -short mode and
+// without haproxy, unless TICKETD_REQUIRE_HAPROXY=1 (CI) makes a missing
+// haproxy a failure.
+func haproxyBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("cluster test skipped in -short mode")
+	}
+	haproxy, err := exec.LookPath("haproxy")
+	if err != nil {
+		if os.Getenv("TICKETD_REQUIRE_HAPROXY") == "1" {
+			t.Fatalf("haproxy not found and TICKETD_REQUIRE_HAPROXY=1: %v", err)
+		}
+		t.Skipf("haproxy not installed (apt-get install haproxy): %v", err)
+	}
+	return haproxy
 }
 
 // haproxyProc is a running haproxy with the rendered configuration.

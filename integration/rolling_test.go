@@ -38,16 +38,7 @@ const rollingDrain = "2500ms"
 // longest cluster-wide gap (no allocation returned anywhere) per restart;
 // DESIGN §6's target is 0.3 s.
 func TestRollingRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cluster test skipped in -short mode")
-	}
-	haproxy, err := exec.LookPath("haproxy")
-	if err != nil {
-		if os.Getenv("TICKETD_REQUIRE_HAPROXY") == "1" {
-			t.Fatalf("haproxy not found and TICKETD_REQUIRE_HAPROXY=1: %v", err)
-		}
-		t.Skipf("haproxy not installed (apt-get install haproxy): %v", err)
-	}
+	haproxy := haproxyBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
 
