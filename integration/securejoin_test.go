@@ -106,11 +106,7 @@ func TestSecuredJoin(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	token := "integration-admin-token-0123456789"
-	tokenFile := filepath.Join(dir, "admin-token")
-	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	token, tokenFile := writeAdminToken(t, dir)
 	ca := tlstest.NewCA(t, "ticketd cluster CA")
 	admin := httpsAdmin{token: token, client: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12}}}}

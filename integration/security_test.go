@@ -21,6 +21,19 @@ import (
 	"github.com/ticketd/ticketd/raftstore/tlstest"
 )
 
+// writeAdminToken writes the secured-cluster tests' admin token into dir
+// (with a newline, as an operator's file would have) and returns it and
+// the file's path, for --admin-token-file.
+func writeAdminToken(t *testing.T, dir string) (token, file string) {
+	t.Helper()
+	token = "integration-admin-token-0123456789"
+	file = filepath.Join(dir, "admin-token")
+	if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return token, file
+}
+
 // TestSecuredCluster runs three nodes with mutual TLS on the Raft port and
 // an admin token (cmd/ticketd/OPERATIONS.md "Securing a cluster"): allocation through a
 // follower is forwarded over TLS; /join without the token is refused with
@@ -33,11 +46,7 @@ func TestSecuredCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	token := "integration-admin-token-0123456789"
-	tokenFile := filepath.Join(dir, "admin-token")
-	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	token, tokenFile := writeAdminToken(t, dir)
 	ca := tlstest.NewCA(t, "ticketd cluster CA")
 
 	ids := []string{"n1", "n2", "n3"}
