@@ -594,9 +594,13 @@ func (env *evalEnv) compare(ax, bx *RowExpr) (c int, null bool, e *Error) {
 		}
 		return cmpUint(a.u, uint64(b.i)), false, nil
 	}
-	// A number against a number or a string: as DECIMAL.
+	// A number against a number or a string: as DECIMAL (as DOUBLE with
+	// a DOUBLE operand, but against an integer: values_typed.go).
 	ra := env.numeric(a, ax)
 	rb := env.numeric(b, bx)
+	if (a.dbl && !b.isInt()) || (b.dbl && !a.isInt()) {
+		return cmpDouble(ra, rb), false, nil
+	}
 	return ra.Cmp(rb), false, nil
 }
 

@@ -144,8 +144,8 @@ func clockNumber(s string) *mb.Rat {
 	return r
 }
 
-// doubleVal is a ValDouble as an evaluated value: an exact rational of
-// the double's bits (comparisons with it are exact), with MariaDB's text.
+// doubleVal is a ValDouble as an evaluated value: the shortest decimal
+// that reads back as the double (0.1 is 1/10), with MariaDB's text.
 func doubleVal(s string) (val, *Error) {
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
@@ -472,4 +472,27 @@ func clockDuration(s string) (time.Duration, bool) {
 		d = -d
 	}
 	return d, true
+}
+
+// cmpDouble compares two numbers as MariaDB does when one is a DOUBLE
+// and the other a string or a decimal: both as doubles (the string
+// '0.10000000000000001' equals the double 0.1). Against an integer
+// the comparison stays exact: MariaDB converts a whole DOUBLE constant to
+// the BIGINT it equals (9007199254740993 is not 9007199254740992.0), and
+// smaller integers are exact as doubles.
+//
+// isInt reports an integer value.
+func (v val) isInt() bool { return v.k == vInt || v.k == vUint }
+
+// cmpDouble is the comparison itself.
+func cmpDouble(a, b *mb.Rat) int {
+	fa, _ := a.Float64()
+	fb, _ := b.Float64()
+	switch {
+	case fa < fb:
+		return -1
+	case fa > fb:
+		return 1
+	}
+	return 0
 }
