@@ -176,6 +176,22 @@ func runSnowflakeFaults(t *testing.T, s sfSpec) {
 	var killMu sync.Mutex
 	var wg sync.WaitGroup
 	stopKills := make(chan struct{})
+	// restartAfter starts a killed generator again under its own name
+	// after delay, unless the kills have stopped by then.
+	restartAfter := func(g *generator, delay time.Duration) {
+		wg.Go(func() {
+			select {
+			case <-stopKills:
+				return
+			case <-time.After(delay):
+			}
+			killMu.Lock()
+			defer killMu.Unlock()
+			g.start(t, bin)
+			g.down = false
+			restarts++
+		})
+	}
 	for i, h := range holders[:8] {
 		g := byName[h]
 		if g == nil {
@@ -190,18 +206,7 @@ func runSnowflakeFaults(t *testing.T, s sfSpec) {
 		if i >= 4 {
 			delay = 8 * time.Second
 		}
-		wg.Go(func() {
-			select {
-			case <-stopKills:
-				return
-			case <-time.After(delay):
-			}
-			killMu.Lock()
-			defer killMu.Unlock()
-			g.start(t, bin)
-			g.down = false
-			restarts++
-		})
+		restartAfter(g, delay)
 	}
 
 	// Then, every 2-4 s, SIGKILL 2-6 generators; each comes
@@ -238,18 +243,7 @@ func runSnowflakeFaults(t *testing.T, s sfSpec) {
 				case 2:
 					delay = time.Duration(6000+rng.IntN(3000)) * time.Millisecond
 				}
-				wg.Go(func() {
-					select {
-					case <-stopKills:
-						return
-					case <-time.After(delay):
-					}
-					killMu.Lock()
-					defer killMu.Unlock()
-					g.start(t, bin)
-					g.down = false
-					restarts++
-				})
+				restartAfter(g, delay)
 			}
 		}
 	})
