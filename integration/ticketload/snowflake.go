@@ -47,23 +47,14 @@ func (f *snowflakeFlags) register(fs *flag.FlagSet) {
 
 // skewClock is the system clock set back by an offset in [-max, 0] that
 // changes at random times: an NTP step back, and later forward again.
+// Only the wall clock moves: Mono and Sleep are snowflake.SystemClock's,
+// as leases are measured with it.
 type skewClock struct {
-	start  time.Time
+	snowflake.Clock
 	offset atomic.Int64 // ns, <= 0
 }
 
-func (c *skewClock) Wall() time.Time     { return time.Now().Add(time.Duration(c.offset.Load())) }
-func (c *skewClock) Mono() time.Duration { return time.Since(c.start) }
-func (c *skewClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (c *skewClock) Wall() time.Time { return c.Clock.Wall().Add(time.Duration(c.offset.Load())) }
 
 func (c *skewClock) wander(ctx context.Context, most time.Duration) {
 	for {
@@ -158,7 +149,7 @@ func runSnowflake(ctx context.Context, out io.Writer, f *snowflakeFlags, dsns st
 		h, _ := os.Hostname()
 		instance = fmt.Sprintf("%s-%d", h, os.Getpid())
 	}
-	clk := &skewClock{start: time.Now()}
+	clk := &skewClock{Clock: snowflake.SystemClock()}
 	rctx, cancel := context.WithTimeout(ctx, dur)
 	defer cancel()
 	if f.rollback > 0 {
