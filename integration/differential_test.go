@@ -609,7 +609,7 @@ func TestDifferential(t *testing.T) {
 		name      string
 		steps     []step
 		foundRows bool
-	}{{"tickets", diffScript, false}, {"rows", rowScript, false}, {"rows, CLIENT_FOUND_ROWS", foundRowsScript, true}}
+	}{{"tickets", diffScript, false}, {"rows", rowScript, false}, {"rows, CLIENT_FOUND_ROWS", foundRowsScript, true}, {"collation", collationScript, false}}
 	maria := harness.StartMariaDB(t)
 	want := make([][]outcome, len(scripts))
 	for i, sc := range scripts {
