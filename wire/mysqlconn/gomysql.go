@@ -50,7 +50,7 @@ import (
 //     (Conn.Farewell).
 // 10. Unbounded writes (Conn.Flush): go-mysql sets no write deadline, so
 //     a client that stops reading would hold a goroutine forever.
-// 11. Long data (Conn.sinkLongData, Conn.withLongData): go-mysql keeps a
+// 11. Long data (Conn.endSink, Conn.withLongData): go-mysql keeps a
 //     COM_STMT_SEND_LONG_DATA chunk as a slice of its read buffer, then
 //     reads the execute's values as if the parameter had one in the
 //     packet (it has none), which shifts every value after it, and
@@ -235,7 +235,10 @@ func (c *Conn) feed(b []byte) {
 			c.cont = n == maxFrame
 			c.remain = n
 			switch {
-			case start && !c.cont && n > 0:
+			case start && n > 0:
+				// Held until its command byte says where it goes: a
+				// long-data packet never reaches go-mysql, a one-frame
+				// execute may be completed (fixExecute).
 				c.hold = append(c.hold[:0], c.hdr[:]...)
 				c.holding = true
 			case c.sinking:
@@ -258,14 +261,11 @@ func (c *Conn) feed(b []byte) {
 			}
 			switch {
 			case b[i] == mysql.COM_STMT_SEND_LONG_DATA:
-				// Kept here (sinkLongData), never passed on.
-				if c.holding {
-					c.holding = false
-				} else {
-					c.out = c.out[:len(c.out)-4] // the header just queued
-				}
+				// Kept here (endSink), never passed on.
+				c.holding = false
 				c.sinking, c.sink = true, c.sink[:0]
-			case b[i] != mysql.COM_STMT_EXECUTE && c.holding:
+			case c.holding && (b[i] != mysql.COM_STMT_EXECUTE || c.cont):
+				// Only a one-frame execute stays held.
 				c.out = append(c.out, c.hold...)
 				c.holding = false
 			}

@@ -98,3 +98,33 @@ func TestLongData(t *testing.T) {
 		t.Fatalf("16 MB of long data: ok %v, refusal %v", ok, c.refuseErr)
 	}
 }
+
+// TestLongDataFrames: a long-data chunk of more than one protocol frame,
+// read in pieces that end right after a header, is kept whole and none of
+// it reaches go-mysql (its first header was once queued for go-mysql
+// before the command byte was read).
+func TestLongDataFrames(t *testing.T) {
+	c := newConn(nil, nil, 64<<20, 0)
+	c.Prepared(1, 1)
+	payload := append([]byte{mysql.COM_STMT_SEND_LONG_DATA, 1, 0, 0, 0, 0, 0}, bytes.Repeat([]byte{'x'}, maxFrame+10-7)...)
+	first := append([]byte{0xff, 0xff, 0xff, 0}, payload[:maxFrame]...)
+	rest := payload[maxFrame:]
+	second := append([]byte{byte(len(rest)), 0, 0, 1}, rest...)
+	for _, piece := range [][]byte{first[:4], first[4:], second[:4], second[4:]} {
+		c.feed(piece)
+		if len(c.out) != 0 || c.err != nil {
+			t.Fatalf("go-mysql is given %d bytes of a long-data packet (err %v)", len(c.out), c.err)
+		}
+	}
+	if got := len(c.long[1][0]); got != maxFrame+10-7 {
+		t.Fatalf("long data kept: %d bytes, want %d", got, maxFrame+10-7)
+	}
+	// A multi-frame packet of another command passes through whole.
+	q := append([]byte{mysql.COM_QUERY}, bytes.Repeat([]byte{' '}, maxFrame)...)
+	pkt := append(append([]byte{0xff, 0xff, 0xff, 0}, q[:maxFrame]...), append([]byte{1, 0, 0, 1}, q[maxFrame:]...)...)
+	c.feed(pkt[:4])
+	c.feed(pkt[4:])
+	if !bytes.Equal(c.out, pkt) {
+		t.Fatalf("a two-frame COM_QUERY reached go-mysql as %d bytes, want %d unchanged", len(c.out), len(pkt))
+	}
+}
