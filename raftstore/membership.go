@@ -173,6 +173,9 @@ const fwdRemoved byte = 11
 func (n *Node) tellRemoved(addr, id string, index uint64) {
 	payload := appendString(binary.BigEndian.AppendUint64(nil, index), id)
 	for i := 0; i < 20 && !n.isClosed(); i++ {
+		if n.isMember(id) {
+			return // joined again meanwhile (a new process under the old id)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		status, _, err := n.fwd.call(ctx, addr, time.Now().Add(time.Second), fwdRemoved, payload, nil)
 		cancel()
@@ -187,10 +190,26 @@ func (n *Node) tellRemoved(addr, id string, index uint64) {
 	}
 }
 
+// isMember reports whether id is in this node's latest configuration.
+func (n *Node) isMember(id string) bool {
+	cf := n.raft.GetConfiguration()
+	if cf.Error() != nil {
+		return false
+	}
+	for _, s := range cf.Configuration().Servers {
+		if s.ID == raft.ServerID(id) {
+			return true
+		}
+	}
+	return false
+}
+
 // heardRemoved answers fwdRemoved: this node counts as removed when the
-// message names it and its index is above the latest configuration Raft
-// has given it (one it had not received; the entry itself would make
-// watchMembership see the removal).
+// message names it, it has been a member (like watchMembership's rule: a
+// new process started under the removed id with an empty data directory
+// to join again must not take the message for itself), and the index is
+// above the latest configuration Raft has given it (one it had not
+// received; the entry itself would make watchMembership see the removal).
 func (n *Node) heardRemoved(payload []byte) (byte, []byte) {
 	if len(payload) < 8 {
 		return stRejected, []byte("short fwdRemoved")
@@ -208,7 +227,7 @@ func (n *Node) heardRemoved(payload []byte) (byte, []byte) {
 	if err := cf.Error(); err != nil {
 		return stRejected, []byte(err.Error())
 	}
-	if cf.Index() < index {
+	if (n.memberSeen.Load() || n.restarted) && cf.Index() < index {
 		n.toldRemoved.Store(true)
 		n.log.Warn("the leader removed this node from the cluster's configuration", "index", index)
 	}

@@ -738,3 +738,35 @@ func TestRemovedWhileCutOffLearnsIt(t *testing.T) {
 	cl.heal()
 	waitFor(t, "n3 to know it was removed", 5*time.Second, func() bool { return errors.Is(n3.Serving(), ErrRemoved) })
 }
+
+// TestRejoinUnderRemovedIDServes: the leader's fwdRemoved messages to a
+// removed server may reach a new process started at its address under
+// its id with an empty data directory, to join again (the manual's
+// recipe). That process must not take them for itself.
+func TestRejoinUnderRemovedIDServes(t *testing.T) {
+	cfg := func(id string, ln net.Listener, join bool) Config {
+		c := testConfig(id, t.TempDir(), ln)
+		c.NoBootstrap = join
+		return c
+	}
+	n1 := openNode(t, cfg("n1", listen(t), false))
+	must(t, n1.WaitReady(ctxT(t, 5*time.Second)))
+	propose(t, n1, append(setupCmds(), replaceCmd("flickr", "Tickets64", "a"))...)
+	cl := &cutListener{Listener: listen(t)}
+	addr := cl.Addr().String()
+	n2, n3 := openNode(t, cfg("n2", listen(t), true)), openNode(t, cfg("n3", cl, true))
+	must(t, n1.Join(ctxT(t, 5*time.Second), "n2", n2.Addr()))
+	must(t, n1.Join(ctxT(t, 5*time.Second), "n3", n3.Addr()))
+	must(t, n3.WaitReady(ctxT(t, 5*time.Second)))
+
+	// n3 dies with its disk, cut off first so that the leader keeps
+	// telling its address that it was removed.
+	cl.cut()
+	must(t, n1.Remove(ctxT(t, 5*time.Second), "n3"))
+	n3.Close()
+	fresh := openNode(t, cfg("n3", listenAt(t, addr), true))
+	time.Sleep(500 * time.Millisecond) // the leader's messages arrive meanwhile
+	must(t, n1.Join(ctxT(t, 5*time.Second), "n3", addr))
+	must(t, fresh.WaitReady(ctxT(t, 5*time.Second)))
+	waitFor(t, "the rejoined n3 to serve", 5*time.Second, func() bool { return fresh.Serving() == nil })
+}
