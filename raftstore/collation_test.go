@@ -1,6 +1,7 @@
 package raftstore
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -16,7 +17,8 @@ import (
 // a checkpoint and in a state replayed from the same entries: in the
 // older table 'é' and 'E' are two keys and '_a' sorts before 'b', in the
 // new one 'E' is 1062 and '_a' sorts after the letters; 'Ë' after the
-// restart is a new key of the older table and 1062 in the new one.
+// restart is a new key of the older table and 1062 in the new one. A
+// backup of it restores both tables with their own comparison.
 func TestCollationKeptAcrossRestart(t *testing.T) {
 	def := func(name string) *ticket.TableDef {
 		d, err := ticket.NewTableDef(&ticket.TableSpec{DB: "d", Name: name, Columns: []ticket.ColumnSpec{
@@ -105,4 +107,17 @@ func TestCollationKeptAcrossRestart(t *testing.T) {
 		t.Errorf("replay: codes %v", got)
 	}
 	check("replayed", h)
+
+	// And a backup of it restored.
+	data, _ := backupBytes(t, g)
+	b, err := ReadBackup(bytes.NewReader(data), t.TempDir())
+	must(t, err)
+	k := openTestFSM(t, "")
+	if r := applyOK(t, k, entry(1, ticket.Command{Op: ticket.OpRestore, Dump: &b.Dump})); r[0].Err != nil {
+		t.Fatal(r[0].Err)
+	}
+	check("restored from a backup", k)
+	if got := codes(k, 2, []ticket.Command{insert("old", "ê"), insert("new", "ê")}); fmt.Sprint(got) != "[0 1062]" {
+		t.Errorf("restored: 'ê' into each: codes %v, want [0 1062]", got)
+	}
 }
