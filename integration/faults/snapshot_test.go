@@ -77,7 +77,21 @@ func TestSnapshotCatchUp(t *testing.T) {
 	}
 	had := st.Raw["last_log_index"]
 	lastIndex, _ := had.(float64)
-	t.Logf("killed follower %s at last log index %v", victim.ID(), had)
+	// The follower may have appended more between the status and the
+	// kill (a loaded machine can pause this goroutine for a while); the
+	// leader's last index after the kill bounds what it can hold. Once
+	// the survivors have compacted past that, only a snapshot can bring
+	// the follower back (with the status' index alone, a survivor that
+	// compacted to 323 still held what a follower killed "at 309" lacked,
+	// and it caught up from the log: seen once in a CI-like run).
+	if ls, err := lead.Status(ctx); err == nil {
+		if li, ok := ls.Raw["last_log_index"].(float64); ok && li > lastIndex {
+			lastIndex = li
+		}
+	} else {
+		t.Fatalf("leader %s status after the kill: %v", lead.ID(), err)
+	}
+	t.Logf("killed follower %s at last log index %v (the leader's was %v)", victim.ID(), had, lastIndex)
 
 	// Allocate until both survivors have compacted past the victim's log.
 	rest := others(hc.Nodes, victim)
