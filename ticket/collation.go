@@ -1,7 +1,6 @@
 package ticket
 
 import (
-	"bytes"
 	"encoding/binary"
 	"strings"
 	"sync"
@@ -188,16 +187,63 @@ func appendCollKey(b []byte, c Collation, s string) []byte {
 	return append(b, collSpace, collEnd)
 }
 
-// compareColl compares a and b as collation c does: -1, 0 or 1.
+// compareColl compares a and b as collation c does: -1, 0 or 1. For
+// CollGeneralCI it is MariaDB's own walk (what appendCollKey's byte order
+// agrees with): weight by weight, then the rest of the longer string
+// against spaces.
 func compareColl(c Collation, a, b string) int {
 	if c != CollGeneralCI {
 		return strings.Compare(foldStub(a), foldStub(b))
 	}
-	if a == b {
-		return 0
+	for len(a) > 0 && len(b) > 0 {
+		wa, na := nextWeight(a)
+		wb, nb := nextWeight(b)
+		if wa != wb {
+			if wa < wb {
+				return -1
+			}
+			return 1
+		}
+		a, b = a[na:], b[nb:]
 	}
-	var ba, bb [64]byte
-	return bytes.Compare(appendCollKey(ba[:0], c, a), appendCollKey(bb[:0], c, b))
+	if len(a) > 0 {
+		return againstSpaces(a)
+	}
+	if len(b) > 0 {
+		return -againstSpaces(b)
+	}
+	return 0
+}
+
+// nextWeight is the weight of s's first character and its length.
+func nextWeight(s string) (rune, int) {
+	if c := s[0]; c < utf8.RuneSelf {
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		return rune(c), 1
+	}
+	r, n := utf8.DecodeRuneInString(s)
+	if r > 0xFFFF {
+		return utf8.RuneError, n
+	}
+	return rune(generalCITable()[r]), n
+}
+
+// againstSpaces compares the rest of a longer string with the spaces
+// PAD SPACE gives the shorter one.
+func againstSpaces(s string) int {
+	for len(s) > 0 {
+		w, n := nextWeight(s)
+		switch {
+		case w < collSpace:
+			return -1
+		case w > collSpace:
+			return 1
+		}
+		s = s[n:]
+	}
+	return 0
 }
 
 // likeRunes is s as LIKE compares it in collation c: character by

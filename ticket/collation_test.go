@@ -82,3 +82,17 @@ func TestCollMariaDBAnswers(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCollCompare: one comparison of two short strings in each
+// collation (the older folding lower-cases both, allocating).
+func BenchmarkCollCompare(b *testing.B) {
+	pairs := [][2]string{{"10.0.1.17", "10.0.1.170"}, {"biz_tag_leaf_segment", "biz_tag_leaf_segmenT"}, {"Ärger mit é", "arger mit E"}}
+	for _, c := range []Collation{CollLegacy, CollGeneralCI} {
+		b.Run(c.String(), func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				p := pairs[i%len(pairs)]
+				compareColl(c, p[0], p[1])
+			}
+		})
+	}
+}
