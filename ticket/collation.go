@@ -259,13 +259,64 @@ func likeRunes(c Collation, s string) []rune {
 	return out
 }
 
-// likeEscape is LIKE's escape character as likeMatch meets it among
-// likeRunes: by its weight in CollGeneralCI (so an escape letter also
-// escapes where its other case stands, where MariaDB takes only the
-// character itself; the default '\' weighs as itself).
-func likeEscape(c Collation, esc rune) rune {
-	if c != CollGeneralCI || esc == 0 {
-		return esc
+// likeChar is one character of a LIKE pattern: raw is the character
+// itself (what % _ and the escape are recognised by), w what it matches
+// by (its weight, or its lower case in CollLegacy).
+type likeChar struct{ raw, w rune }
+
+// likePattern is the pattern p of LIKE in collation c. In CollLegacy the
+// metacharacters were recognised in the lower-cased pattern: raw is that.
+func likePattern(c Collation, p string) []likeChar {
+	if c != CollGeneralCI {
+		p = strings.ToLower(p)
 	}
-	return GeneralCIWeight(esc)
+	out := make([]likeChar, 0, len(p))
+	for _, r := range p {
+		w := r
+		if c == CollGeneralCI {
+			w = GeneralCIWeight(r)
+		}
+		out = append(out, likeChar{raw: r, w: w})
+	}
+	return out
+}
+
+// likeMatch is LIKE of s (likeRunes) against p: % is any run of
+// characters, _ one character, esc makes the next character literal, as
+// MariaDB recognises them: by the pattern's characters themselves (with
+// ESCAPE 'x', 'X' is a letter). Trailing spaces count (LIKE does not
+// pad).
+func likeMatch(s []rune, p []likeChar, esc rune) bool {
+	for len(p) > 0 {
+		switch c := p[0]; {
+		case c.raw == '%':
+			for len(p) > 0 && p[0].raw == '%' {
+				p = p[1:]
+			}
+			if len(p) == 0 {
+				return true
+			}
+			for i := 0; i <= len(s); i++ {
+				if likeMatch(s[i:], p, esc) {
+					return true
+				}
+			}
+			return false
+		case c.raw == '_':
+			if len(s) == 0 {
+				return false
+			}
+			s, p = s[1:], p[1:]
+		default:
+			if esc != 0 && c.raw == esc && len(p) > 1 {
+				p = p[1:]
+				c = p[0]
+			}
+			if len(s) == 0 || s[0] != c.w {
+				return false
+			}
+			s, p = s[1:], p[1:]
+		}
+	}
+	return len(s) == 0
 }

@@ -96,3 +96,23 @@ func BenchmarkCollCompare(b *testing.B) {
 		})
 	}
 }
+
+// TestLikeGeneralCI: LIKE by weight, with the metacharacters and the
+// escape recognised as the pattern's own characters; the answers are
+// MariaDB 10.11's (SET NAMES utf8mb4 COLLATE utf8mb4_general_ci).
+func TestLikeGeneralCI(t *testing.T) {
+	for _, tc := range []struct {
+		s, p string
+		esc  rune
+		want bool
+	}{
+		{"a_", "ax_", 'x', true}, {"a_", "aX_", 'x', false}, {"aX", "aX", 'x', true}, {"ab", "aX_", 'x', false},
+		{"É", "é", 'é', true}, {"e%", "eÉ%", 'é', false}, {"ä", "a", '\\', true}, {"ß", "s", '\\', true},
+		{"Straße", "STRASSE", '\\', false}, {"a ", "a", '\\', false}, {"😀", "🚀", '\\', true}, {"x_y", "X\\_Y", '\\', true},
+		{"xzy", "X\\_Y", '\\', false}, {"Ärger", "a%R", '\\', true},
+	} {
+		if got := likeMatch(likeRunes(CollGeneralCI, tc.s), likePattern(CollGeneralCI, tc.p), tc.esc); got != tc.want {
+			t.Errorf("%q LIKE %q ESCAPE %q = %v, want %v", tc.s, tc.p, tc.esc, got, tc.want)
+		}
+	}
+}

@@ -330,7 +330,7 @@ func (env *evalEnv) eval(x *RowExpr) (val, *Error) {
 			return val{}, e
 		}
 		coll := env.rd.Collation
-		m := likeMatch(likeRunes(coll, a.text()), likeRunes(coll, p.text()), likeEscape(coll, rune(x.Escape)))
+		m := likeMatch(likeRunes(coll, a.text()), likePattern(coll, p.text()), rune(x.Escape))
 		return boolVal(m == (x.Op == ELike)), nil
 	case EIsNull, EIsNotNull:
 		v, e := env.eval(&x.Args[0])
@@ -953,44 +953,6 @@ func (env *evalEnv) interval(x *RowExpr) (val, *Error) {
 	// DATE + INTERVAL of a unit below DAY is a DATETIME.
 	date := a.k == vTime && a.date && d >= 24*time.Hour
 	return val{k: vTime, t: out, date: date}, nil
-}
-
-// likeMatch is LIKE on case-folded text: % is any run of characters, _ one
-// character, esc makes the next character literal. Trailing spaces count
-// (LIKE does not pad).
-func likeMatch(s, p []rune, esc rune) bool {
-	for len(p) > 0 {
-		switch c := p[0]; {
-		case c == '%':
-			for len(p) > 0 && p[0] == '%' {
-				p = p[1:]
-			}
-			if len(p) == 0 {
-				return true
-			}
-			for i := 0; i <= len(s); i++ {
-				if likeMatch(s[i:], p, esc) {
-					return true
-				}
-			}
-			return false
-		case c == '_':
-			if len(s) == 0 {
-				return false
-			}
-			s, p = s[1:], p[1:]
-		default:
-			if esc != 0 && c == esc && len(p) > 1 {
-				p = p[1:]
-				c = p[0]
-			}
-			if len(s) == 0 || s[0] != c {
-				return false
-			}
-			s, p = s[1:], p[1:]
-		}
-	}
-	return len(s) == 0
 }
 
 // warnCount is the number of warnings raised so far.
