@@ -60,6 +60,10 @@ func (c Collation) String() string {
 //     composition is not decomposed;
 //   - the case pairs Unicode added after 3.0 (noFoldRanges) weigh as
 //     themselves.
+//
+// The weights are stored state (the keys of these tables' rows): they
+// must never change, whatever Unicode version Go and x/text bring;
+// TestGeneralCIWeightsPinned holds their digest.
 func GeneralCIWeight(r rune) rune {
 	if r < 0 || r > 0xFFFF {
 		return utf8.RuneError

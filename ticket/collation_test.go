@@ -2,6 +2,9 @@ package ticket
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -114,5 +117,25 @@ func TestLikeGeneralCI(t *testing.T) {
 		if got := likeMatch(likeRunes(CollGeneralCI, tc.s), likePattern(CollGeneralCI, tc.p), tc.esc); got != tc.want {
 			t.Errorf("%q LIKE %q ESCAPE %q = %v, want %v", tc.s, tc.p, tc.esc, got, tc.want)
 		}
+	}
+}
+
+// TestGeneralCIWeightsPinned: the weights are part of the stored state
+// (the keys of every utf8mb4_general_ci table's rows), so they may never
+// change between builds; they are derived from Go's and x/text's Unicode
+// data, which a toolchain or module update can change. This digest of
+// all 65,536 was taken when integration's TestGeneralCIWeights found
+// them equal to MariaDB 10.11's; a change fails here even without
+// MariaDB at hand.
+func TestGeneralCIWeightsPinned(t *testing.T) {
+	h := sha256.New()
+	var b [2]byte
+	for r := range rune(0x10000) {
+		binary.BigEndian.PutUint16(b[:], uint16(GeneralCIWeight(r)))
+		h.Write(b[:])
+	}
+	const want = "0a239a9be083538f9460c7c656b068e1999187701cb0c3c828c121c6f5630a49"
+	if got := hex.EncodeToString(h.Sum(nil)); got != want {
+		t.Fatalf("weights digest %s, want %s: the utf8mb4_general_ci weights changed (Go's or x/text's Unicode data?); stored keys would no longer match", got, want)
 	}
 }
