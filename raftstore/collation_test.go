@@ -17,7 +17,8 @@ import (
 // a checkpoint and in a state replayed from the same entries: in the
 // older table 'é' and 'E' are two keys and '_a' sorts before 'b', in the
 // new one 'E' is 1062 and '_a' sorts after the letters; 'Ë' after the
-// restart is a new key of the older table and 1062 in the new one. A
+// restart (and a unique key added) is a new key of the older table and
+// 1062 in the new one. A
 // backup of it restores both tables with their own comparison.
 func TestCollationKeptAcrossRestart(t *testing.T) {
 	def := func(name string) *ticket.TableDef {
@@ -94,16 +95,22 @@ func TestCollationKeptAcrossRestart(t *testing.T) {
 
 	g := openTestFSM(t, path)
 	check("reloaded", g)
-	after := []ticket.Command{insert("old", "Ë"), insert("new", "Ë")}
-	if got := codes(g, uint64(len(entries)+1), after); fmt.Sprint(got) != "[0 1062]" {
-		t.Errorf("after reload, 'Ë' into each: codes %v, want [0 1062]", got)
+	// A key added to each keeps the table's comparison (ALTER TABLE
+	// copies the definition).
+	addKey := func(table string) ticket.Command {
+		return ticket.Command{Op: ticket.OpAlterTable, DB: "d", Table: table,
+			AddKeys: []ticket.KeySpec{{Name: "u", Unique: true, Columns: []string{"name"}}}}
+	}
+	after := []ticket.Command{addKey("old"), addKey("new"), insert("old", "Ë"), insert("new", "Ë")}
+	if got := codes(g, uint64(len(entries)+1), after); fmt.Sprint(got) != "[0 0 0 1062]" {
+		t.Errorf("after reload, a unique key added, 'Ë' into each: codes %v, want [0 0 0 1062]", got)
 	}
 	wantOld = []string{"_a", "b", "E", "é", "Ë"}
 	check("reloaded, then written", g)
 
 	// A replay of the same entries into an empty state answers alike.
 	h := openTestFSM(t, "")
-	if got := codes(h, 1, append(slices.Clone(entries), after...)); fmt.Sprint(got) != fmt.Sprint(append(want, 0, 1062)) {
+	if got := codes(h, 1, append(slices.Clone(entries), after...)); fmt.Sprint(got) != fmt.Sprint(append(want, 0, 0, 0, 1062)) {
 		t.Errorf("replay: codes %v", got)
 	}
 	check("replayed", h)
