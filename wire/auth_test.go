@@ -170,6 +170,15 @@ func TestTLS(t *testing.T) {
 			if err := db.Ping(); err != nil {
 				t.Fatalf("go-sql-driver over TLS: %v", err)
 			}
+			// Clients (Python's mysqlclient among them) check the
+			// session's TLS with these status variables.
+			var name, version, cipher string
+			if err := db.QueryRow("SHOW SESSION STATUS LIKE 'Ssl_version'").Scan(&name, &version); err != nil || version != "TLSv1.3" {
+				t.Fatalf("Ssl_version over TLS: %q %v", version, err)
+			}
+			if err := db.QueryRow("SHOW STATUS LIKE 'Ssl_cipher'").Scan(&name, &cipher); err != nil || !strings.HasPrefix(cipher, "TLS_") {
+				t.Fatalf("Ssl_cipher over TLS: %q %v", cipher, err)
+			}
 			plain := open(t, "alice:s3cret:with colon@tcp("+addr+")/?tls=false")
 			err := plain.Ping()
 			switch {
@@ -177,6 +186,10 @@ func TestTLS(t *testing.T) {
 				t.Fatalf("plain TCP with --require-tls: %v, want 3159", err)
 			case !require && err != nil:
 				t.Fatalf("plain TCP: %v", err)
+			case !require:
+				if err := plain.QueryRow("SHOW STATUS LIKE 'Ssl_version'").Scan(&name, &version); err != nil || version != "" {
+					t.Fatalf("Ssl_version over plain TCP: %q %v, want empty", version, err)
+				}
 			}
 		})
 	}

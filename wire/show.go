@@ -35,6 +35,10 @@ func (s *session) show(p *sql.Show, bin bool) (*mysql.Result, error) {
 		s.srv.mu.Lock()
 		rs.add("Threads_connected", strconv.Itoa(len(s.srv.conns)))
 		s.srv.mu.Unlock()
+		// Clients check these to see that their connection is TLS
+		// (empty on a plain one, as in MariaDB).
+		rs.add("Ssl_cipher", s.login.TLSCipher)
+		rs.add("Ssl_version", s.login.TLSVersion)
 	case sql.ShowTableStatus:
 		err = s.showTableStatus(p, &rs)
 	case sql.ShowCreateTable:
@@ -79,9 +83,9 @@ func (s *session) show(p *sql.Show, bin bool) (*mysql.Result, error) {
 		rs.rows = filterRows(rs.rows, func(r []any) bool { t, _ := textValue(r[0]); return likeMatch(p.Like, t) })
 		if p.Kind == sql.ShowStatus && len(rs.rows) == 0 {
 			// MariaDB has hundreds of status variables (Handler_*, Com_*,
-			// ...); ticketd has these two, and an empty answer would say
+			// ...); ticketd has these four, and an empty answer would say
 			// the asked ones do not exist.
-			return nil, unsupported("status variables other than Uptime and Threads_connected")
+			return nil, unsupported("status variables other than Uptime, Threads_connected, Ssl_cipher and Ssl_version")
 		}
 	}
 	if len(p.Where) > 0 {

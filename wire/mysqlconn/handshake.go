@@ -187,6 +187,9 @@ type Login struct {
 	Secure bool   // the connection is TLS
 	Role   Role   // what the account may do
 	Host   string // the client's host, as MySQL's messages name it
+	// TLSVersion and TLSCipher name the TLS session of a secure one, as
+	// MariaDB's Ssl_version and Ssl_cipher status variables show them.
+	TLSVersion, TLSCipher string
 }
 
 // Connect runs the connection phase on nc: the initial handshake, the
@@ -234,6 +237,7 @@ func (a *Acceptor) connect(nc net.Conn, connID uint32, h server.Handler, ready f
 		return nil, nil, err
 	}
 	secure := false
+	var tlsVersion, tlsCipher string
 	if sslRequest {
 		if a.cfg.TLS == nil {
 			pc.writeErr(errBadHandshake)
@@ -247,6 +251,8 @@ func (a *Acceptor) connect(nc net.Conn, connID uint32, h server.Handler, ready f
 			return nil, nil, fmt.Errorf("TLS handshake: %w", err)
 		}
 		pc.conn, secure = tc, true
+		st := tc.ConnectionState()
+		tlsVersion, tlsCipher = tlsVersionName(st.Version), tls.CipherSuiteName(st.CipherSuite)
 		if pkt, err = pc.ReadPacket(); err != nil {
 			return nil, nil, err
 		}
@@ -273,7 +279,7 @@ func (a *Acceptor) connect(nc net.Conn, connID uint32, h server.Handler, ready f
 		return nil, nil, err
 	}
 	role, _, _ := a.cfg.Users.Role(l.user)
-	if err := ready(Login{User: l.user, DB: l.db, Caps: l.caps, Salt: salt, Secure: secure, Role: role, Host: hostOf(nc.RemoteAddr())}); err != nil {
+	if err := ready(Login{User: l.user, DB: l.db, Caps: l.caps, Salt: salt, Secure: secure, TLSVersion: tlsVersion, TLSCipher: tlsCipher, Role: role, Host: hostOf(nc.RemoteAddr())}); err != nil {
 		var me *mysql.MyError
 		if errors.As(err, &me) {
 			pc.writeErr(me)
@@ -314,7 +320,7 @@ func (a *Acceptor) ChangeUser(c *Conn, data []byte, prev Login) (Login, error) {
 		return prev, err
 	}
 	role, _, _ := a.cfg.Users.Role(l.user)
-	return Login{User: l.user, DB: l.db, Caps: prev.Caps, Salt: prev.Salt, Secure: prev.Secure, Role: role, Host: prev.Host}, nil
+	return Login{User: l.user, DB: l.db, Caps: prev.Caps, Salt: prev.Salt, Secure: prev.Secure, TLSVersion: prev.TLSVersion, TLSCipher: prev.TLSCipher, Role: role, Host: prev.Host}, nil
 }
 
 // initialHandshake is Protocol::HandshakeV10.
@@ -501,4 +507,19 @@ func (r *reader) lenencBytes() ([]byte, bool) {
 		return nil, false
 	}
 	return r.bytes(int(n))
+}
+
+// tlsVersionName is a TLS version as MariaDB's Ssl_version shows it.
+func tlsVersionName(v uint16) string {
+	switch v {
+	case tls.VersionTLS13:
+		return "TLSv1.3"
+	case tls.VersionTLS12:
+		return "TLSv1.2"
+	case tls.VersionTLS11:
+		return "TLSv1.1"
+	case tls.VersionTLS10:
+		return "TLSv1"
+	}
+	return tls.VersionName(v)
 }
