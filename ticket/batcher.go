@@ -48,6 +48,11 @@ type batcher struct {
 	leading     func() bool
 	leaderSlots chan struct{}
 	obs         Observer
+	// workers is the size of the worker set; forwarding counts those in
+	// a proposal taken without a leader slot (while this node followed,
+	// so forwarded to the leader of the time). See execMany.
+	workers    int
+	forwarding atomic.Int32
 }
 
 func newBatcher(repl Replicator, workers, leaderSlots, maxBatch int, leading func() bool, obs Observer) *batcher {
@@ -59,6 +64,7 @@ func newBatcher(repl Replicator, workers, leaderSlots, maxBatch int, leading fun
 		leading:     leading,
 		leaderSlots: make(chan struct{}, leaderSlots),
 		obs:         obs,
+		workers:     workers,
 	}
 	b.pool.New = func() any { return &request{done: make(chan struct{}, 1)} }
 	b.wg.Add(workers)
@@ -104,6 +110,17 @@ func (b *batcher) exec(ctx context.Context, c *Command) (Result, error) {
 // they may land in one proposal or several. The first replication error
 // is returned.
 func (b *batcher) execMany(ctx context.Context, cmds []*Command) ([]Result, error) {
+	if b.leading != nil && int(b.forwarding.Load()) >= b.workers && b.leading() {
+		// Every worker is still waiting on a batch it forwarded to the
+		// leader before this node took over. That old leader relays
+		// what it had not started to this node, here, and answers the
+		// workers only then: queued, the relay would wait for a worker
+		// and the workers for the relay until their grace ran out (a
+		// rolling restart lost 4-5 statements, one per worker, to
+		// ErrUncertain when the leader stopped). Proposed directly, it
+		// waits for nobody; this node leads, so it proposes itself.
+		return b.direct(ctx, cmds)
+	}
 	reqs := make([]*request, len(cmds))
 	for i, c := range cmds {
 		reqs[i] = &request{cmd: c, done: make(chan struct{}, 1)}
@@ -129,6 +146,24 @@ func (b *batcher) execMany(ctx context.Context, cmds []*Command) ([]Result, erro
 		}
 	}
 	return out, first
+}
+
+// direct proposes cmds as one batch without a worker (execMany).
+func (b *batcher) direct(ctx context.Context, cmds []*Command) ([]Result, error) {
+	flat := make([]Command, len(cmds))
+	for i, c := range cmds {
+		flat[i] = *c
+	}
+	start := time.Now()
+	res, err := b.repl.Propose(ctx, flat)
+	b.obs.BatchProposed(len(flat), time.Since(start), err)
+	if err != nil {
+		return nil, err
+	}
+	if len(res) != len(cmds) {
+		return nil, fmt.Errorf("ticket: %d results for %d commands: %w", len(res), len(cmds), ErrUncertain)
+	}
+	return res, nil
 }
 
 func (b *batcher) work() {
@@ -177,7 +212,13 @@ func (b *batcher) work() {
 		// Proposals are bounded by the Replicator's own timeout; the
 		// batch does not belong to any one caller's context.
 		start := time.Now()
+		if !slot {
+			b.forwarding.Add(1)
+		}
 		results, err := b.repl.Propose(context.Background(), cmds)
+		if !slot {
+			b.forwarding.Add(-1)
+		}
 		b.obs.BatchProposed(len(cmds), time.Since(start), err)
 		if slot {
 			<-b.leaderSlots
