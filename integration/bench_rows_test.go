@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -269,41 +268,7 @@ type runStats struct {
 
 // run calls op from conns goroutines for d and measures it.
 func (tg *rowsTarget) run(t *testing.T, conns int, d time.Duration, op func(*sql.DB, *rand.Rand) error) runStats {
-	var mu sync.Mutex
-	var lat []time.Duration
-	var failed error
-	var wg sync.WaitGroup
-	stop := time.Now().Add(d)
-	for g := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(uint64(g), uint64(time.Now().UnixNano())))
-			var mine []time.Duration
-			for time.Now().Before(stop) {
-				s := time.Now()
-				if err := op(tg.db, r); err != nil {
-					mu.Lock()
-					failed = err
-					mu.Unlock()
-					return
-				}
-				mine = append(mine, time.Since(s))
-			}
-			mu.Lock()
-			lat = append(lat, mine...)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	if failed != nil {
-		t.Fatalf("%s: %v", tg.name, failed)
-	}
-	slices.Sort(lat)
-	if len(lat) == 0 {
-		return runStats{}
-	}
-	return runStats{rate: float64(len(lat)) / d.Seconds(), p50: lat[len(lat)/2], p99: lat[len(lat)*99/100]}
+	return spreadRun(t, tg.name, []*sql.DB{tg.db}, conns, d, func(db *sql.DB, _ int, r *rand.Rand) error { return op(db, r) })
 }
 
 func openBench(t *testing.T, addr, db string, conns int) *sql.DB {
