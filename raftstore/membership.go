@@ -108,13 +108,7 @@ func (n *Node) membershipLocal(kind byte, id, addr string, deadline time.Time) e
 	if err := cf.Error(); err != nil {
 		return fmt.Errorf("raftstore: configuration: %w", err)
 	}
-	var cur *raft.Server
-	for _, s := range cf.Configuration().Servers {
-		if s.ID == raft.ServerID(id) {
-			cur = &s
-			break
-		}
-	}
+	cur := serverOf(cf.Configuration(), id)
 	var f raft.IndexFuture
 	switch kind {
 	case fwdJoin:
@@ -193,16 +187,24 @@ func (n *Node) tellRemoved(addr, id string, index uint64) {
 // isMember reports whether id is in this node's latest configuration.
 func (n *Node) isMember(id string) bool {
 	cf := n.raft.GetConfiguration()
-	if cf.Error() != nil {
-		return false
-	}
-	for _, s := range cf.Configuration().Servers {
-		if s.ID == raft.ServerID(id) {
-			return true
+	return cf.Error() == nil && serverOf(cf.Configuration(), id) != nil
+}
+
+// serverOf is the server of c named id, or nil.
+func serverOf(c raft.Configuration, id string) *raft.Server {
+	for i := range c.Servers {
+		if c.Servers[i].ID == raft.ServerID(id) {
+			return &c.Servers[i]
 		}
 	}
-	return false
+	return nil
 }
+
+// wasMember reports whether this node has been a member of its cluster:
+// seen in a configuration, or resumed from state of its own. A node that
+// joins starts with an empty configuration and replays older ones that
+// predate it; it is not "removed" from those.
+func (n *Node) wasMember() bool { return n.memberSeen.Load() || n.restarted }
 
 // heardRemoved answers fwdRemoved: this node counts as removed when the
 // message names it, it has been a member (like watchMembership's rule: a
@@ -227,7 +229,7 @@ func (n *Node) heardRemoved(payload []byte) (byte, []byte) {
 	if err := cf.Error(); err != nil {
 		return stRejected, []byte(err.Error())
 	}
-	if (n.memberSeen.Load() || n.restarted) && cf.Index() < index {
+	if n.wasMember() && cf.Index() < index {
 		n.toldRemoved.Store(true)
 		n.log.Warn("the leader removed this node from the cluster's configuration", "index", index)
 	}

@@ -224,20 +224,16 @@ func (n *Node) watchMembership(interval time.Duration) {
 	for {
 		f := n.raft.GetConfiguration()
 		if f.Error() == nil {
-			servers := f.Configuration().Servers
-			member := false
-			for _, s := range servers {
-				member = member || s.ID == n.id
-			}
+			c := f.Configuration()
+			member := serverOf(c, string(n.id)) != nil
 			if member {
 				n.memberSeen.Store(true)
 			}
-			// A node that joins starts with an empty configuration and
-			// then replays older ones that predate it: it counts as
-			// removed only once it has been a member (seen here, or in a
-			// committed entry the FSM was handed), or when it resumed
-			// from state of its own (it was one before it stopped).
-			removed := len(servers) > 0 && !member && (n.memberSeen.Load() || n.restarted) || n.toldRemoved.Load()
+			// Removed only once it has been a member (wasMember: seen
+			// here, or in a committed entry the FSM was handed, or it
+			// resumed from state of its own), or when the leader said
+			// so (fwdRemoved).
+			removed := len(c.Servers) > 0 && !member && n.wasMember() || n.toldRemoved.Load()
 			if removed != n.removed.Swap(removed) && removed {
 				n.log.Warn("this node is no longer in the cluster's configuration: refusing every statement; restart it with an empty data directory and --join to serve again")
 			}
