@@ -49,12 +49,13 @@ import (
 //	message RowOrder { string col = 1; bool desc = 2; }
 //	message RowsDef {
 //	  repeated RowCol cols = 1; repeated RowKey keys = 2;
-//	  uint32 collation = 3;               // ticket.Collation (version 8); 0: the older folding
+//	  uint32 collation = 3;               // ticket.Collation (version 8: 1; version 9: 1-4); 0: the older folding
 //	}
 //	message RowCol {
 //	  string name = 1; uint32 kind = 2; IntType int = 3; string type = 4;
 //	  sint64 len = 5; bool not_null = 6; bool auto_inc = 7; bool has_default = 8;
 //	  Datum default = 9; bool default_now = 10; bool on_update_now = 11; string comment = 12;
+//	  uint32 collation = 13;              // ticket.Collation, when not the table's (version 9)
 //	}
 //	message IntType { uint32 kind = 1; bool unsigned = 2; sint64 width = 3; }
 //	message Datum { bool null = 1; string s = 2; }
@@ -159,6 +160,7 @@ const (
 	rcolDefaultNow
 	rcolOnUpdateNow
 	rcolComment
+	rcolCollation // version 9
 )
 
 // rdCollation is RowsDef's collation (fields 1 and 2, its columns and
@@ -346,6 +348,7 @@ func appendWireRowsDef(b []byte, rd *ticket.RowsDef) []byte {
 		b = wireBool(b, rcolDefaultNow, c.DefaultNow)
 		b = wireBool(b, rcolOnUpdateNow, c.OnUpdateNow)
 		b = wireString(b, rcolComment, c.Comment)
+		b = wireUint(b, rcolCollation, uint64(c.Collation))
 		b = endMsg(b, at)
 	}
 	for i := range rd.Keys {
@@ -713,7 +716,7 @@ func (d *decoder) wireRowsDef(b []byte, rd *ticket.RowsDef) {
 			d.wireKey(m.bytes(), &rd.Keys[len(rd.Keys)-1])
 		case rdCollation:
 			rd.Collation = ticket.Collation(m.small())
-			if rd.Collation != ticket.CollGeneralCI {
+			if rd.Collation == ticket.CollLegacy || !rd.Collation.Known() {
 				d.fail("row table collation %d", rd.Collation)
 			}
 		default:
@@ -762,6 +765,11 @@ func (d *decoder) wireCol(b []byte, c *ticket.RowCol) {
 			c.OnUpdateNow = m.bool()
 		case rcolComment:
 			c.Comment = m.string()
+		case rcolCollation:
+			c.Collation = ticket.Collation(m.small())
+			if c.Collation == ticket.CollLegacy || !c.Collation.Known() {
+				d.fail("row table column collation %d", c.Collation)
+			}
 		default:
 			m.unknown()
 		}

@@ -117,6 +117,23 @@ func goldenCollationCommands() []ticket.Command {
 	}
 }
 
+// goldenColumnCollationCommands is a CREATE TABLE of a row table with a
+// default collation of its own (utf8mb4_bin, command version 9) and a
+// column of another (utf8mb3_general_ci, RowCol field 13), and a restore
+// carrying it.
+func goldenColumnCollationCommands() []ticket.Command {
+	def := *goldenRowsCommands()[0].Def
+	rd := *def.Rows
+	rd.Collation = ticket.CollBin
+	rd.Cols = append([]ticket.RowCol(nil), rd.Cols...)
+	rd.Cols[2].Collation = ticket.CollGeneralCI3
+	def.Rows = &rd
+	return []ticket.Command{
+		{Op: ticket.OpCreateTable, DB: "d", Table: "w", Def: &def},
+		{Op: ticket.OpRestore, Dump: &ticket.Dump{Databases: []string{"d"}, Tables: []ticket.Table{{Def: def, AutoInc: 3}}}},
+	}
+}
+
 // goldenRowTable is a row table as the state file holds it.
 func goldenRowTable() *ticket.Table {
 	return &ticket.Table{Def: *goldenRowsCommands()[0].Def, AutoInc: 42}
@@ -165,6 +182,8 @@ func TestGoldenRows(t *testing.T) {
 		{"rows-upsert-json.hex", encodeBatch(nil, goldenUpsertCommands(), rowsJSON)},
 		{"rows-collation-wire.hex", EncodeBatch(nil, goldenCollationCommands())},
 		{"rows-collation-table-wire.hex", encodeTable(nil, &goldenCollationCommands()[1].Dump.Tables[0], rowsWire)},
+		{"rows-colcoll-wire.hex", EncodeBatch(nil, goldenColumnCollationCommands())},
+		{"rows-colcoll-table-wire.hex", encodeTable(nil, &goldenColumnCollationCommands()[1].Dump.Tables[0], rowsWire)},
 		{"rows-batch-json.hex", encodeBatch(nil, cmds, rowsFormatAt(rowsWireVersion-1))},
 		{"rows-batch-wire.hex", encodeBatch(nil, cmds, rowsFormatAt(rowsWireVersion))},
 		{"rows-table-wire.hex", encodeTable(nil, goldenRowTable(), rowsWire)},
@@ -207,6 +226,12 @@ func TestGoldenRows(t *testing.T) {
 	}
 	if got, err := decodeTable(readHex(t, "rows-collation-table-wire.hex")); err != nil || !reflect.DeepEqual(*got, goldenCollationCommands()[1].Dump.Tables[0]) {
 		t.Errorf("rows-collation-table-wire.hex decodes to\n%+v (%v)", got, err)
+	}
+	if got, err := DecodeBatch(readHex(t, "rows-colcoll-wire.hex")); err != nil || !reflect.DeepEqual(got, goldenColumnCollationCommands()) {
+		t.Errorf("rows-colcoll-wire.hex decodes to\n%+v (%v)\nwant\n%+v", got, err, goldenColumnCollationCommands())
+	}
+	if got, err := decodeTable(readHex(t, "rows-colcoll-table-wire.hex")); err != nil || !reflect.DeepEqual(*got, goldenColumnCollationCommands()[1].Dump.Tables[0]) {
+		t.Errorf("rows-colcoll-table-wire.hex decodes to\n%+v (%v)", got, err)
 	}
 	for _, name := range []string{"rows-table-json.hex", "rows-table-wire.hex"} {
 		got, err := decodeTable(readHex(t, name))
@@ -251,7 +276,7 @@ func TestWireFieldsNumbered(t *testing.T) {
 		{ticket.RowAssign{}, 3},
 		{ticket.RowOrder{}, 2},
 		{ticket.RowsDef{}, 3},
-		{ticket.RowCol{}, 12},
+		{ticket.RowCol{}, 13},
 		{ticket.IntType{}, 3},
 		{ticket.Datum{}, 2},
 		{ticket.RowKey{}, 4},

@@ -87,11 +87,25 @@ import (
 // restore or key change carrying such a table, is refused (1235, naming
 // the members behind) until every member runs version 8. Tables of older
 // entries have no collation field and keep the older folding.
-const CommandVersion = 8
+//
+// Version 9: collations per column and per table (CREATE TABLE's
+// COLLATE, CHARACTER SET and BINARY): the table's default collation may
+// be utf8mb4_bin, utf8mb3_general_ci or utf8mb3_bin (RowsDef field 3's
+// values 2-4), and a string column may have its own (RowCol field 13).
+// A version 8 build refuses both when decoding; a CREATE TABLE, restore
+// or key change carrying them is refused (1235, naming the members
+// behind) until every member runs version 9. A table of the default
+// utf8mb4_general_ci everywhere is written as in version 8.
+const CommandVersion = 9
 
 // collationVersion is the command version that creates and carries row
 // tables with a collation (ticket.RowsDef.Collation).
 const collationVersion = 8
+
+// columnCollationVersion is the command version that creates and carries
+// row tables with another default collation than utf8mb4_general_ci or a
+// column collation of its own.
+const columnCollationVersion = 9
 
 // baseVersion is the version of a build from before command versions
 // (which announces nothing): what the build at commit 3e891bc, the oldest
@@ -215,9 +229,21 @@ func commandVersion(c *ticket.Command) uint32 {
 }
 
 // defVersion is the version of what a table definition holds beyond its
-// presence bits: a row table's collation.
+// presence bits: a row table's collations.
 func defVersion(d *ticket.TableDef) uint32 {
-	if d.Rows != nil && d.Rows.Collation != ticket.CollLegacy {
+	rd := d.Rows
+	if rd == nil {
+		return baseVersion
+	}
+	if rd.Collation > ticket.CollGeneralCI {
+		return columnCollationVersion
+	}
+	for i := range rd.Cols {
+		if rd.Cols[i].Collation != ticket.CollLegacy {
+			return columnCollationVersion
+		}
+	}
+	if rd.Collation != ticket.CollLegacy {
 		return collationVersion
 	}
 	return baseVersion
@@ -404,6 +430,9 @@ func opName(c *ticket.Command) string {
 	case ticket.OpCreateTable:
 		if c.Def != nil && defVersion(c.Def) == collationVersion {
 			return "CREATE TABLE of a row table (its strings compare as utf8mb4_general_ci)"
+		}
+		if c.Def != nil && defVersion(c.Def) == columnCollationVersion {
+			return "CREATE TABLE of a row table with a CHARACTER SET or COLLATE other than utf8mb4_general_ci"
 		}
 		return "CREATE TABLE of this kind"
 	case ticket.OpInsert:

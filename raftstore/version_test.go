@@ -92,6 +92,8 @@ func TestCommandVersionTables(t *testing.T) {
 		{"CREATE TABLE (row, older folding)", rowsSeedCommands()[0], 2},
 		{"CREATE TABLE (row, utf8mb4_general_ci)", goldenCollationCommands()[0], 8},
 		{"restore of a utf8mb4_general_ci row table", goldenCollationCommands()[1], 8},
+		{"CREATE TABLE (row, utf8mb4_bin, a utf8mb3 column)", goldenColumnCollationCommands()[0], 9},
+		{"restore of a row table with column collations", goldenColumnCollationCommands()[1], 9},
 		{"unknown op", ticket.Command{Op: 200}, CommandVersion},
 	} {
 		if got := commandVersion(&tc.c); got != tc.want {
@@ -259,7 +261,8 @@ func TestNewClusterTakesNewCommandsAtOnce(t *testing.T) {
 // VALUES on a row table (version 6) are refused with 1235 naming n3, and
 // nothing of them is written; an older INSERT on the same table beside them
 // commits. A CREATE TABLE of a utf8mb4_general_ci row table (version 8)
-// is refused the same way.
+// and one with collations of its own (version 9) are refused the same
+// way.
 func TestMixedClusterRefusesRowUpsert(t *testing.T) {
 	c := startCluster(t, func(cfg *Config) {
 		if cfg.NodeID == "n3" {
@@ -296,6 +299,11 @@ func TestMixedClusterRefusesRowUpsert(t *testing.T) {
 	res = proposeRetry(t, l, goldenCollationCommands()[0])
 	if e := res[0].Err; e == nil || e.Code != ticket.CodeNotSupported || !strings.Contains(e.Message, "n3 (version 5") || !strings.Contains(e.Message, "utf8mb4_general_ci") {
 		t.Fatalf("CREATE TABLE with a collation in a mixed cluster: %+v", res[0])
+	}
+	// A row table with collations of its own (version 9), too.
+	res = proposeRetry(t, l, goldenColumnCollationCommands()[0])
+	if e := res[0].Err; e == nil || e.Code != ticket.CodeNotSupported || !strings.Contains(e.Message, "n3 (version 5") || !strings.Contains(e.Message, "COLLATE") {
+		t.Fatalf("CREATE TABLE with column collations in a mixed cluster: %+v", res[0])
 	}
 	c.agree()
 	must(t, l.View(func(s ticket.Store) error {

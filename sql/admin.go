@@ -256,9 +256,12 @@ func createTable(s *ast.CreateTableStmt) (Plan, error) {
 			plan.Comment = o.StrValue
 		case ast.TableOptionAutoIncrement:
 			plan.HasAutoInc, plan.AutoInc = true, o.UintValue
+		case ast.TableOptionCharset:
+			plan.Charsets = append(plan.Charsets, strings.ToLower(o.StrValue))
+		case ast.TableOptionCollate:
+			plan.Collates = append(plan.Collates, strings.ToLower(o.StrValue))
 		}
-		// Charset, collation, row format and the like change nothing for
-		// a counter.
+		// Row format and the like change no answer.
 	}
 	return plan, nil
 }
@@ -275,6 +278,13 @@ func columnDef(c *ast.ColumnDef) (ColumnDef, error) {
 	}
 	if w := ft.GetFlen(); w != types.UnspecifiedLength {
 		col.Width = w
+	}
+	if col.Type == "char" || col.Type == "varchar" {
+		// VARBINARY, BINARY and BLOB are other types (binary charset);
+		// the BINARY attribute of a CHAR/VARCHAR is a _bin collation.
+		col.Charset = strings.ToLower(ft.GetCharset())
+		col.Collate = strings.ToLower(ft.GetCollate())
+		col.Binary = mysql.HasBinaryFlag(ft.GetFlag())
 	}
 	for _, o := range c.Options {
 		switch o.Tp {
@@ -304,7 +314,13 @@ func columnDef(c *ast.ColumnDef) (ColumnDef, error) {
 				return ColumnDef{}, unsupported("column COMMENT expression")
 			}
 			col.Comment = v.Str
-		case ast.ColumnOptionNoOption, ast.ColumnOptionCollate, ast.ColumnOptionColumnFormat,
+		case ast.ColumnOptionCollate:
+			// A COLLATE on a column of another type changes nothing
+			// (MariaDB takes it too).
+			if col.Type == "char" || col.Type == "varchar" {
+				col.Collate = strings.ToLower(o.StrValue)
+			}
+		case ast.ColumnOptionNoOption, ast.ColumnOptionColumnFormat,
 			ast.ColumnOptionStorage, ast.ColumnOptionSecondaryEngineAttribute:
 		case ast.ColumnOptionOnUpdate:
 			if !isNow(o.Expr) {

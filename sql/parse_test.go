@@ -573,7 +573,23 @@ func TestParseDDL(t *testing.T) {
 				},
 				Keys:   []KeyDef{{Name: "kk", Columns: []string{"k", "Stub"}}},
 				Engine: "InnoDB", HasAutoInc: true, AutoInc: 1000, Comment: "ticketd:cache=1000",
+				Charsets: []string{"utf8mb4"},
 			})},
+		// Collations: the column's COLLATE (an option, or the type's),
+		// CHARACTER SET and BINARY attribute, the table's options in order;
+		// a COLLATE on another type is dropped (MariaDB ignores it).
+		{"CREATE TABLE t (a VARCHAR(10) COLLATE utf8mb4_BIN, b CHAR(2) CHARACTER SET utf8 COLLATE utf8_bin, " +
+			"c varchar(3) BINARY, n int COLLATE utf8mb4_bin) DEFAULT CHARSET=UTF8 COLLATE utf8_bin CHARSET latin1",
+			one(&CreateTable{Table: TableName{Name: "t"},
+				Columns: []ColumnDef{
+					{Name: "a", Type: "varchar", Width: 10, Collate: "utf8mb4_bin"},
+					{Name: "b", Type: "char", Width: 2, Charset: "utf8", Collate: "utf8_bin"},
+					{Name: "c", Type: "varchar", Width: 3, Binary: true},
+					{Name: "n", Type: "int"},
+				},
+				Charsets: []string{"utf8", "latin1"}, Collates: []string{"utf8_bin"}})},
+		{"CREATE TABLE t (a varbinary(3), b binary(2), c blob)", one(&CreateTable{Table: TableName{Name: "t"},
+			Columns: []ColumnDef{{Name: "a", Type: "varbinary", Width: 3}, {Name: "b", Type: "binary", Width: 2}, {Name: "c", Type: "blob"}}})},
 		{"CREATE TABLE t (a tinyint, b smallint(5) unsigned, c mediumint, d binary(4), e text, f decimal(10,2), UNIQUE (a))",
 			one(&CreateTable{Table: TableName{Name: "t"},
 				Columns: []ColumnDef{

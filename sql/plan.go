@@ -283,6 +283,11 @@ type ColumnDef struct {
 	// DefaultNow and OnUpdateNow are DEFAULT / ON UPDATE CURRENT_TIMESTAMP
 	// (HasDefault is set with DefaultNow).
 	DefaultNow, OnUpdateNow bool
+	// Charset and Collate are the column's CHARACTER SET and COLLATE as
+	// written (lower case; "" when absent); Binary is the BINARY
+	// attribute of CHAR/VARCHAR (the character set's _bin collation).
+	Charset, Collate string
+	Binary           bool
 }
 
 // KeyDef is a table-level key of CREATE TABLE.
@@ -303,6 +308,9 @@ type CreateTable struct {
 	Comment     string
 	HasAutoInc  bool
 	AutoInc     uint64
+	// Charsets and Collates are the table's [DEFAULT] CHARACTER SET and
+	// COLLATE options as written (lower case), in order.
+	Charsets, Collates []string
 }
 
 // DropTable is DROP TABLE [IF EXISTS] a, b.

@@ -2,6 +2,7 @@ package ticket
 
 import (
 	"encoding/binary"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -28,17 +29,102 @@ const (
 	// CollGeneralCI is MariaDB's utf8mb4_general_ci (the collation of
 	// --collation-server=utf8mb4_general_ci): each character weighs
 	// GeneralCIWeight, PAD SPACE (the shorter string compares as if
-	// padded with spaces). Every string column of a table created by
-	// this build has it.
+	// padded with spaces). The default of a table created by this build.
 	CollGeneralCI Collation = 1
+	// CollBin is utf8mb4_bin (command version 9): each character weighs
+	// its code point (an emoji too), PAD SPACE.
+	CollBin Collation = 2
+	// CollGeneralCI3 is utf8mb3_general_ci (utf8_general_ci): the weights
+	// of CollGeneralCI, in a character set without the characters beyond
+	// the BMP, which such a column refuses to store (1366).
+	CollGeneralCI3 Collation = 3
+	// CollBin3 is utf8mb3_bin (utf8_bin): CollBin's weights, utf8mb3's
+	// characters.
+	CollBin3 Collation = 4
 )
+
+// collNames are the collations' names as MariaDB 10.11 spells them.
+var collNames = [...]string{CollLegacy: "legacy", CollGeneralCI: "utf8mb4_general_ci",
+	CollBin: "utf8mb4_bin", CollGeneralCI3: "utf8mb3_general_ci", CollBin3: "utf8mb3_bin"}
 
 // String is the collation's name as MariaDB spells it.
 func (c Collation) String() string {
-	if c == CollGeneralCI {
-		return "utf8mb4_general_ci"
+	if int(c) < len(collNames) {
+		return collNames[c]
 	}
-	return "legacy"
+	return "collation " + strconv.Itoa(int(c))
+}
+
+// Charset is the character set of c as MariaDB names it (utf8mb4 for
+// CollLegacy, whose tables took any character).
+func (c Collation) Charset() string {
+	if c.MB3() {
+		return "utf8mb3"
+	}
+	return "utf8mb4"
+}
+
+// MB3 reports a collation of utf8mb3, whose columns hold only the BMP.
+func (c Collation) MB3() bool { return c == CollGeneralCI3 || c == CollBin3 }
+
+// Bin reports a _bin collation: characters weigh their code points.
+func (c Collation) Bin() bool { return c == CollBin || c == CollBin3 }
+
+// Known reports a collation this build compares by.
+func (c Collation) Known() bool { return c <= CollBin3 }
+
+// charsetDefaults is each character set ticketd holds with its default
+// collation, under the names MariaDB takes (utf8 is utf8mb3).
+var charsetDefaults = map[string]Collation{
+	"utf8mb4": CollGeneralCI, "utf8mb3": CollGeneralCI3, "utf8": CollGeneralCI3,
+}
+
+// LookupCharset is the default collation of the character set named cs;
+// ok is false for a character set ticketd does not hold.
+func LookupCharset(cs string) (c Collation, ok bool) {
+	c, ok = charsetDefaults[strings.ToLower(cs)]
+	return c, ok
+}
+
+// LookupCollation is the collation named name (utf8_bin is utf8mb3_bin,
+// as in MariaDB); ok is false for one ticketd does not compare by.
+func LookupCollation(name string) (c Collation, ok bool) {
+	name = strings.ToLower(name)
+	if rest, isUTF8 := strings.CutPrefix(name, "utf8_"); isUTF8 {
+		name = "utf8mb3_" + rest
+	}
+	for c := CollGeneralCI; c <= CollBin3; c++ {
+		if collNames[c] == name {
+			return c, true
+		}
+	}
+	return 0, false
+}
+
+// binOf is the _bin collation of c's character set.
+func (c Collation) binOf() Collation {
+	if c.MB3() {
+		return CollBin3
+	}
+	return CollBin
+}
+
+// aggColl is the collation MariaDB compares two columns' values by
+// (DTCollation::aggregate, both of derivation IMPLICIT): of different
+// character sets, utf8mb4's (the superset); of one, the _bin one.
+func aggColl(a, b Collation) Collation {
+	switch {
+	case a == b || a == CollLegacy || b == CollLegacy:
+		return a
+	case a.MB3() != b.MB3():
+		if a.MB3() {
+			return b
+		}
+		return a
+	case b.Bin():
+		return b
+	}
+	return a
 }
 
 // GeneralCIWeight is r's weight in MariaDB's utf8mb4_general_ci: what it
@@ -130,7 +216,8 @@ func deriveGeneralCI(r rune) rune {
 	return base
 }
 
-// The key encoding of CollGeneralCI (collKey): the weights, as UTF-8
+// The key encoding of every collation but CollLegacy (collKey): the
+// weights (code points in a _bin collation), as UTF-8
 // (whose byte order is the code points' order), with MariaDB's PAD SPACE
 // built in so that comparing two keys byte by byte is comparing the
 // strings. PAD SPACE compares the shorter string as if followed by
@@ -157,16 +244,21 @@ const (
 
 // appendCollKey appends s's key in collation c.
 func appendCollKey(b []byte, c Collation, s string) []byte {
-	if c != CollGeneralCI {
+	if c == CollLegacy {
 		return appendEscaped(b, foldStub(s))
 	}
 	s = strings.TrimRight(s, " ")
 	table := generalCITable()
+	bin := c.Bin()
 	spaces := 0
 	for _, r := range s {
-		w := utf8.RuneError
-		if r <= 0xFFFF {
+		w := r
+		switch {
+		case bin:
+		case r <= 0xFFFF:
 			w = rune(table[r])
+		default:
+			w = utf8.RuneError
 		}
 		if w == collSpace {
 			spaces++
@@ -192,16 +284,17 @@ func appendCollKey(b []byte, c Collation, s string) []byte {
 }
 
 // compareColl compares a and b as collation c does: -1, 0 or 1. For
-// CollGeneralCI it is MariaDB's own walk (what appendCollKey's byte order
+// every collation but CollLegacy it is MariaDB's own walk (what appendCollKey's byte order
 // agrees with): weight by weight, then the rest of the longer string
 // against spaces.
 func compareColl(c Collation, a, b string) int {
-	if c != CollGeneralCI {
+	if c == CollLegacy {
 		return strings.Compare(foldStub(a), foldStub(b))
 	}
+	bin := c.Bin()
 	for len(a) > 0 && len(b) > 0 {
-		wa, na := nextWeight(a)
-		wb, nb := nextWeight(b)
+		wa, na := nextWeight(bin, a)
+		wb, nb := nextWeight(bin, b)
 		if wa != wb {
 			if wa < wb {
 				return -1
@@ -211,23 +304,27 @@ func compareColl(c Collation, a, b string) int {
 		a, b = a[na:], b[nb:]
 	}
 	if len(a) > 0 {
-		return againstSpaces(a)
+		return againstSpaces(bin, a)
 	}
 	if len(b) > 0 {
-		return -againstSpaces(b)
+		return -againstSpaces(bin, b)
 	}
 	return 0
 }
 
-// nextWeight is the weight of s's first character and its length.
-func nextWeight(s string) (rune, int) {
+// nextWeight is the weight of s's first character and its length: in a
+// _bin collation (bin) its code point.
+func nextWeight(bin bool, s string) (rune, int) {
 	if c := s[0]; c < utf8.RuneSelf {
-		if 'a' <= c && c <= 'z' {
+		if 'a' <= c && c <= 'z' && !bin {
 			c -= 'a' - 'A'
 		}
 		return rune(c), 1
 	}
 	r, n := utf8.DecodeRuneInString(s)
+	if bin {
+		return r, n
+	}
 	if r > 0xFFFF {
 		return utf8.RuneError, n
 	}
@@ -236,9 +333,9 @@ func nextWeight(s string) (rune, int) {
 
 // againstSpaces compares the rest of a longer string with the spaces
 // PAD SPACE gives the shorter one.
-func againstSpaces(s string) int {
+func againstSpaces(bin bool, s string) int {
 	for len(s) > 0 {
-		w, n := nextWeight(s)
+		w, n := nextWeight(bin, s)
 		switch {
 		case w < collSpace:
 			return -1
@@ -253,8 +350,11 @@ func againstSpaces(s string) int {
 // likeRunes is s as LIKE compares it in collation c: character by
 // character (no padding), each by its weight.
 func likeRunes(c Collation, s string) []rune {
-	if c != CollGeneralCI {
+	switch {
+	case c == CollLegacy:
 		return []rune(strings.ToLower(s))
+	case c.Bin():
+		return []rune(s)
 	}
 	out := make([]rune, 0, len(s))
 	for _, r := range s {
@@ -271,13 +371,13 @@ type likeChar struct{ raw, w rune }
 // likePattern is the pattern p of LIKE in collation c. In CollLegacy the
 // metacharacters were recognised in the lower-cased pattern: raw is that.
 func likePattern(c Collation, p string) []likeChar {
-	if c != CollGeneralCI {
+	if c == CollLegacy {
 		p = strings.ToLower(p)
 	}
 	out := make([]likeChar, 0, len(p))
 	for _, r := range p {
 		w := r
-		if c == CollGeneralCI {
+		if c != CollLegacy && !c.Bin() {
 			w = GeneralCIWeight(r)
 		}
 		out = append(out, likeChar{raw: r, w: w})

@@ -12,8 +12,11 @@ import (
 
 // padSpaceCompare is MariaDB's PAD SPACE comparison written directly:
 // weights compared one by one, the shorter string continued by spaces.
-func padSpaceCompare(a, b string) int {
-	wa, wb := likeRunes(CollGeneralCI, a), likeRunes(CollGeneralCI, b)
+func padSpaceCompare(a, b string) int { return padSpaceCompareIn(CollGeneralCI, a, b) }
+
+// padSpaceCompareIn is padSpaceCompare in collation c.
+func padSpaceCompareIn(c Collation, a, b string) int {
+	wa, wb := likeRunes(c, a), likeRunes(c, b)
 	for i := 0; i < max(len(wa), len(wb)); i++ {
 		x, y := rune(' '), rune(' ')
 		if i < len(wa) {
@@ -61,6 +64,50 @@ func TestCollKeyOrder(t *testing.T) {
 		if got := bytes.Compare(ka, kb); got != want {
 			t.Fatalf("key(%q, %q) vs key(%q, %q) = %d, want %d", a, c, b, d, got, want)
 		}
+	}
+}
+
+// TestCollKeyOrderBin: the same for the _bin collations: code points,
+// PAD SPACE; utf8mb3's keys and order are utf8mb4's.
+func TestCollKeyOrderBin(t *testing.T) {
+	alphabet := []string{" ", " ", "\t", "\x00", "a", "A", "é", "E", "e", "ß", "s", "_", "Z", "😀", "🚀", "\uFFFF", "\uFFFD", strings.Repeat(" ", 130)}
+	rng := rand.New(rand.NewPCG(3, 4))
+	gen := func() string {
+		var b strings.Builder
+		for n := rng.IntN(6); n > 0; n-- {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		return b.String()
+	}
+	for _, c := range []Collation{CollBin, CollBin3} {
+		for range 20000 {
+			a, b := gen(), gen()
+			want := padSpaceCompareIn(c, a, b)
+			if got := compareColl(c, a, b); got != want {
+				t.Fatalf("%v: compare(%q, %q) = %d, want %d", c, a, b, got, want)
+			}
+			if got := bytes.Compare(appendCollKey(nil, c, a), appendCollKey(nil, c, b)); got != want {
+				t.Fatalf("%v: key(%q) vs key(%q) = %d, want %d", c, a, b, got, want)
+			}
+		}
+	}
+}
+
+// TestCollBinMariaDBAnswers: utf8mb4_bin as MariaDB 10.11 compares.
+func TestCollBinMariaDBAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"a", "A", 1}, {"é", "e", 1}, {"😀", "🚀", -1}, {"😀", "\uFFFD", 1}, {"abc ", "abc", 0}, {"a\t", "a", -1},
+		{"_", "Z", 1}, {"_", "a", -1}, {"ß", "s", 1}, {"Zed", "a", -1},
+	} {
+		if got := compareColl(CollBin, tc.a, tc.b); got != tc.want {
+			t.Errorf("utf8mb4_bin: %q vs %q = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+	if !likeMatch(likeRunes(CollBin, "aB"), likePattern(CollBin, "a_"), '\\') || likeMatch(likeRunes(CollBin, "aB"), likePattern(CollBin, "ab"), '\\') {
+		t.Error("utf8mb4_bin LIKE folds case")
 	}
 }
 

@@ -50,6 +50,9 @@ type RowCol struct {
 	DefaultNow  bool  `json:",omitempty"` // DEFAULT CURRENT_TIMESTAMP
 	OnUpdateNow bool  `json:",omitempty"` // ON UPDATE CURRENT_TIMESTAMP
 	Comment     string
+	// Collation is a string column's own collation (command version 9),
+	// when it is not the table's (RowsDef.Collation); 0: the table's.
+	Collation Collation `json:",omitempty"`
 }
 
 // RowKey is a key of a row table; Cols index RowsDef.Cols.
@@ -68,10 +71,19 @@ type RowsDef struct {
 	Cols []RowCol
 	Keys []RowKey `json:",omitempty"`
 	// Collation is how the table's strings compare, order and key
-	// (collation.go): CollGeneralCI for a table created by a build with
-	// command version 8 or later, CollLegacy (the zero value) for the
-	// tables of older builds' state and log entries, which keep it.
+	// (collation.go), unless a column has its own (RowCol.Collation):
+	// the table's default collation, CollGeneralCI unless CREATE TABLE
+	// named another (command version 9), CollLegacy (the zero value) for
+	// the tables of builds before command version 8, which keep it.
 	Collation Collation `json:",omitempty"`
+}
+
+// collOf is the collation of rd's column c.
+func (rd *RowsDef) collOf(c *RowCol) Collation {
+	if c.Collation != CollLegacy {
+		return c.Collation
+	}
+	return rd.Collation
 }
 
 // Datum is one stored value: its text in MySQL's canonical form (an
@@ -163,11 +175,11 @@ var errRowsShape = mysqlerr.NotSupported("UPDATE of several columns, or of anoth
 
 // newRowsDef builds the definition of a row table from s, or the error
 // MariaDB gives for it; 1235 names what ticketd does not hold.
-func newRowsDef(s *TableSpec) (*TableDef, error) {
+func newRowsDef(s *TableSpec, tc Collation, colls []Collation) (*TableDef, error) {
 	// A row table answers as InnoDB does (DESIGN §4a), whatever ENGINE it
 	// was created with, and says so.
 	d := &TableDef{DB: s.DB, Name: s.Name, Engine: "InnoDB", Comment: s.Comment}
-	rd := &RowsDef{Collation: CollGeneralCI}
+	rd := &RowsDef{Collation: tc}
 	index := map[string]int{}
 	for i := range s.Columns {
 		c := &s.Columns[i]
@@ -196,6 +208,9 @@ func newRowsDef(s *TableSpec) (*TableDef, error) {
 				return nil, mysqlerr.Syntax("", 1)
 			}
 			col.Type = c.Type + "(" + strconv.Itoa(col.Len) + ")"
+			if colls[i] != tc {
+				col.Collation = colls[i]
+			}
 		case c.Type == "date":
 			col.Kind, col.Type = ColDate, "date"
 		case c.Type == "datetime":
@@ -228,7 +243,7 @@ func newRowsDef(s *TableSpec) (*TableDef, error) {
 				// zero date.
 				return nil, mysqlerr.NotSupported("zero dates")
 			}
-			if e != nil || (dv.Null && col.NotNull) {
+			if e != nil || (dv.Null && col.NotNull) || (col.Kind == ColString && rd.collOf(&col).MB3() && wideAt(dv.S) >= 0) {
 				return nil, mysqlerr.New(mysqlerr.CodeInvalidDefault, "Invalid default value for '%s'", c.Name)
 			}
 			col.HasDefault, col.Default = true, dv
@@ -579,6 +594,11 @@ func (t *Table) rowsCreateStatement() string {
 	for i := range rd.Cols {
 		c := &rd.Cols[i]
 		l := "  " + quoteIdent(c.Name) + " " + c.Type
+		if cc := rd.collOf(c); c.Kind == ColString && cc != rd.Collation {
+			// MariaDB names a column's collation when it is not the
+			// table's.
+			l += " CHARACTER SET " + cc.Charset() + " COLLATE " + cc.String()
+		}
 		if c.NotNull {
 			l += " NOT NULL"
 		}
@@ -589,6 +609,9 @@ func (t *Table) rowsCreateStatement() string {
 			l += " DEFAULT current_timestamp()"
 		case c.HasDefault && c.Default.Null:
 			l += " DEFAULT NULL"
+		case c.HasDefault && c.Kind == ColInt:
+			// MariaDB 10.2 and later print a number unquoted.
+			l += " DEFAULT " + c.Default.S
 		case c.HasDefault:
 			l += " DEFAULT " + quoteString(c.Default.S)
 		case !c.NotNull:

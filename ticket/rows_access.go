@@ -106,7 +106,7 @@ func PlanAccess(t *Table, filter *RowExpr, order []RowOrder, hasLimit bool, now 
 				}
 				var d Datum
 				if d, ok = indexValue(&rd.Cols[j], *b.Val); ok {
-					keys = append(keys, string(keyBytes(nil, rd.Collation, &rd.Cols[j], d)))
+					keys = append(keys, string(keyBytes(nil, rd.collOf(&rd.Cols[j]), &rd.Cols[j], d)))
 				}
 			}
 			if ok {
@@ -382,7 +382,7 @@ func boundKey(rd *RowsDef, j int, x *RowExpr, now time.Time) (string, bool) {
 		if v.k != vStr {
 			return "", false
 		}
-		return string(keyBytes(nil, rd.Collation, col, Datum{S: v.s})), true
+		return string(keyBytes(nil, rd.collOf(col), col, Datum{S: v.s})), true
 	case ColDate, ColDateTime, ColTimestamp:
 		switch v.k {
 		case vTime:
@@ -404,7 +404,7 @@ func boundKey(rd *RowsDef, j int, x *RowExpr, now time.Time) (string, bool) {
 	if e != nil || d.Null {
 		return "", false
 	}
-	return string(keyBytes(nil, rd.Collation, col, d)), true
+	return string(keyBytes(nil, rd.collOf(col), col, d)), true
 }
 
 // hasColumn reports whether x reads a column (or VALUES(col)).

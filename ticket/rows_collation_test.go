@@ -9,7 +9,7 @@ import (
 // TestRowsCollation: the row engine's WHERE, range access, ORDER BY,
 // GROUP BY, DISTINCT, MIN/MAX, LIKE and unique keys all compare by the
 // table's collation: MariaDB's utf8mb4_general_ci for a table of this
-// build, the older lower-case folding for a table without a collation
+// build, utf8mb4_bin for one that names it, the older lower-case folding for a table without a collation
 // (as builds before command version 8 made them), which keeps its old
 // answers.
 func TestRowsCollation(t *testing.T) {
@@ -45,6 +45,13 @@ func TestRowsCollation(t *testing.T) {
 			"[1 8] [1 9] [3 1] [2 4] [1 7] [1 6] [2 10]", "[a\t a]",
 			"1 4 6 7 8 9 10",
 		},
+		// By code point: case and accents count, every emoji is itself.
+		CollBin: {
+			"1", "5", "", "3 7", "4 2 10 11", "3",
+			"3 7 6 8 9 1 5 4 2 10 11",
+			"[1 3] [1 7] [1 6] [1 8] [1 9] [1 1] [1 5] [1 4] [1 2] [1 10] [1 11]", "[E a]",
+			"1 2 3 4 5 6 7 8 9 10 11",
+		},
 		CollLegacy: {
 			"1 3", "5", "", "", "7 4 2 10 11", "1 3",
 			"6 9 8 1 3 5 7 4 2 10 11",
@@ -52,7 +59,7 @@ func TestRowsCollation(t *testing.T) {
 			"1 2 4 5 6 7 8 9 10 11",
 		},
 	}
-	for _, coll := range []Collation{CollGeneralCI, CollLegacy} {
+	for _, coll := range []Collation{CollGeneralCI, CollBin, CollLegacy} {
 		t.Run(coll.String(), func(t *testing.T) {
 			e := &env{t: t, s: NewMemStore()}
 			e.ok(Command{Op: OpCreateDB, DB: "ids"})
@@ -114,10 +121,230 @@ func TestRowsCollation(t *testing.T) {
 				}
 				codes = append(codes, code)
 			}
-			wantCodes := map[Collation]string{CollGeneralCI: "[0 0 1062 1062]", CollLegacy: "[0 0 0 0]"}[coll]
+			wantCodes := map[Collation]string{CollGeneralCI: "[0 0 1062 1062]", CollBin: "[0 0 0 0]", CollLegacy: "[0 0 0 0]"}[coll]
 			if fmt.Sprint(codes) != wantCodes {
 				t.Errorf("unique key: codes %v, want %s", codes, wantCodes)
 			}
 		})
+	}
+}
+
+// TestColumnCollations: CREATE TABLE's COLLATE, CHARACTER SET and BINARY,
+// of a column and of the table, resolve as MariaDB 10.11 resolves them
+// (its SHOW CREATE TABLE of each is the want), and what ticketd does not
+// compare by is refused naming it.
+func TestColumnCollations(t *testing.T) {
+	vc := func(name string, mod func(*ColumnSpec)) ColumnSpec {
+		c := ColumnSpec{Name: name, Type: "varchar", Width: 5}
+		if mod != nil {
+			mod(&c)
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		name               string
+		cols               []ColumnSpec
+		charsets, collates []string
+		want               string // SHOW CREATE TABLE's column lines and table options, or the error
+	}{
+		{"column COLLATE", []ColumnSpec{vc("s", func(c *ColumnSpec) { c.Collate = "utf8mb4_bin" }), vc("a", nil)}, nil, nil,
+			"`s` varchar(5) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin DEFAULT NULL|`a` varchar(5) DEFAULT NULL|DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci"},
+		{"column CHARACTER SET and COLLATE, BINARY", []ColumnSpec{
+			vc("b", func(c *ColumnSpec) { c.Charset, c.Collate = "utf8", "utf8_bin" }),
+			vc("c", func(c *ColumnSpec) { c.Binary = true }),
+			vc("d", func(c *ColumnSpec) { c.Collate = "utf8mb4_general_ci" }),
+			vc("e", func(c *ColumnSpec) { c.Charset = "utf8mb4" }),
+		}, nil, nil,
+			"`b` varchar(5) CHARACTER SET utf8mb3 COLLATE utf8mb3_bin DEFAULT NULL|`c` varchar(5) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin DEFAULT NULL|`d` varchar(5) DEFAULT NULL|`e` varchar(5) DEFAULT NULL|DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci"},
+		{"table COLLATE", []ColumnSpec{vc("s", nil), vc("g", func(c *ColumnSpec) { c.Collate = "utf8mb4_general_ci" }),
+			vc("a", func(c *ColumnSpec) { c.Charset = "utf8mb4" }), vc("b", func(c *ColumnSpec) { c.Binary = true })}, nil, []string{"utf8mb4_bin"},
+			"`s` varchar(5) DEFAULT NULL|`g` varchar(5) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci DEFAULT NULL|`a` varchar(5) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci DEFAULT NULL|`b` varchar(5) DEFAULT NULL|DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"},
+		{"table CHARSET=utf8", []ColumnSpec{vc("s", nil), vc("b", func(c *ColumnSpec) { c.Collate = "utf8mb4_bin" }),
+			vc("c", func(c *ColumnSpec) { c.Binary = true })}, []string{"utf8"}, nil,
+			"`s` varchar(5) DEFAULT NULL|`b` varchar(5) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin DEFAULT NULL|`c` varchar(5) CHARACTER SET utf8mb3 COLLATE utf8mb3_bin DEFAULT NULL|DEFAULT CHARSET=utf8mb3 COLLATE=utf8mb3_general_ci"},
+		{"table CHARSET twice, the same", []ColumnSpec{vc("s", nil)}, []string{"utf8", "utf8mb3"}, []string{"utf8mb3_bin"},
+			"`s` varchar(5) DEFAULT NULL|DEFAULT CHARSET=utf8mb3 COLLATE=utf8mb3_bin"},
+		{"latin1 table", []ColumnSpec{vc("s", nil)}, []string{"latin1"}, nil, "1235 CHARACTER SET latin1"},
+		{"latin1 column", []ColumnSpec{vc("s", func(c *ColumnSpec) { c.Charset, c.Collate = "latin1", "latin1_bin" })}, nil, nil, "1235 CHARACTER SET latin1"},
+		{"unicode_ci", []ColumnSpec{vc("s", func(c *ColumnSpec) { c.Collate = "utf8mb4_unicode_ci" })}, nil, nil, "1235 COLLATE utf8mb4_unicode_ci"},
+		{"COLLATE binary", []ColumnSpec{vc("s", func(c *ColumnSpec) { c.Collate = "binary" })}, nil, nil, "1235 COLLATE binary"},
+		{"table COLLATE of latin1", []ColumnSpec{vc("s", nil)}, nil, []string{"latin1_swedish_ci"}, "1235 COLLATE latin1_swedish_ci"},
+		{"COLLATE of another charset", []ColumnSpec{vc("s", func(c *ColumnSpec) { c.Charset, c.Collate = "utf8", "utf8mb4_bin" })}, nil, nil,
+			"1253 COLLATION 'utf8mb4_bin' is not valid for CHARACTER SET 'utf8mb3'"},
+		{"table COLLATE of another charset", []ColumnSpec{vc("s", nil)}, []string{"utf8mb4"}, []string{"utf8_bin"},
+			"1253 COLLATION 'utf8mb3_bin' is not valid for CHARACTER SET 'utf8mb4'"},
+		{"conflicting CHARSETs", []ColumnSpec{vc("s", nil)}, []string{"utf8", "latin1"}, nil,
+			"1302 Conflicting declarations: 'CHARACTER SET utf8mb3' and 'CHARACTER SET latin1'"},
+		{"conflicting COLLATEs", []ColumnSpec{vc("s", nil)}, nil, []string{"utf8mb4_bin", "utf8mb4_general_ci"},
+			"1302 Conflicting declarations: 'COLLATE utf8mb4_bin' and 'COLLATE utf8mb4_general_ci'"},
+		{"BINARY and COLLATE", []ColumnSpec{vc("s", func(c *ColumnSpec) { c.Binary, c.Collate = true, "utf8mb4_general_ci" })}, nil, nil,
+			"1302 Conflicting declarations: 'BINARY' and 'COLLATE utf8mb4_general_ci'"},
+		{"COLLATE on an INT column", []ColumnSpec{{Name: "n", Type: "int", Collate: "latin1_bin"}, vc("s", nil)}, nil, nil,
+			"`n` int(11) DEFAULT NULL|`s` varchar(5) DEFAULT NULL|DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci"},
+		{"utf8mb3 DEFAULT beyond the BMP", []ColumnSpec{vc("s", func(c *ColumnSpec) { c.Charset, c.HasDefault, c.Default = "utf8", true, str("😀") })}, nil, nil,
+			"1067 Invalid default value for 's'"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := NewTableDef(&TableSpec{DB: "d", Name: "t", Columns: tc.cols, Charsets: tc.charsets, Collates: tc.collates})
+			var got string
+			if err != nil {
+				e, _ := err.(*Error)
+				if e == nil {
+					t.Fatal(err)
+				}
+				got = fmt.Sprintf("%d %s", e.Code, e.Message)
+				if e.Code == CodeNotSupported {
+					got = fmt.Sprintf("%d %s", e.Code, strings.TrimSuffix(strings.TrimPrefix(e.Message, "This version of ticketd doesn't yet support '"), "'"))
+				}
+			} else {
+				tb := &Table{Def: *d}
+				lines := strings.Split(tb.CreateStatement(), "\n")
+				var parts []string
+				for _, l := range lines[1 : len(lines)-1] {
+					parts = append(parts, strings.TrimSuffix(strings.TrimSpace(l), ","))
+				}
+				last := lines[len(lines)-1]
+				parts = append(parts, last[strings.Index(last, "DEFAULT CHARSET"):])
+				got = strings.Join(parts, "|")
+			}
+			if got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestColumnCollationAnswers: comparisons, keys, LIKE and ORDER BY by
+// each column's collation; two columns compare by the _bin one of one
+// character set and by utf8mb4's of utf8mb3 and utf8mb4; a utf8mb3
+// column refuses characters beyond the BMP (1366; '?' with a warning
+// outside strict mode), and a literal with one against it is MariaDB's
+// "Illegal mix of collations".
+func TestColumnCollationAnswers(t *testing.T) {
+	e := &env{t: t, s: NewMemStore()}
+	e.ok(Command{Op: OpCreateDB, DB: "d"})
+	d, err := NewTableDef(&TableSpec{DB: "d", Name: "m", Columns: []ColumnSpec{
+		{Name: "id", Type: "int", NotNull: true, PrimaryKey: true},
+		{Name: "a", Type: "varchar", Width: 5, Charset: "utf8"},
+		{Name: "b", Type: "varchar", Width: 5, Collate: "utf8mb4_bin", Unique: true},
+		{Name: "c", Type: "varchar", Width: 5},
+		{Name: "dd", Type: "varchar", Width: 5, Collate: "utf8_bin"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ok(Command{Op: OpCreateTable, Def: d})
+	ins := func(vals ...Value) Result {
+		return e.do(Command{Op: OpInsert, DB: "d", Table: "m", Values: [][]Value{vals}, Rows: &RowsCommand{Engine: true}})
+	}
+	for _, r := range [][]Value{
+		{num(1), str("x"), str("x"), str("x"), str("x")},
+		{num(3), str("q"), str("y"), str("Y"), str("Q")},
+		{num(5), str("K"), str("k"), str("K"), str("k")},
+	} {
+		if res := ins(r...); res.Err != nil {
+			t.Fatal(res.Err)
+		}
+	}
+	if res := ins(num(6), str("z"), str("X"), str("z"), str("z")); res.Err != nil {
+		t.Fatalf("'X' beside 'x' in a utf8mb4_bin unique key: %v", res.Err)
+	}
+	if res := ins(num(7), str("z"), str("X "), str("z"), str("z")); res.Err == nil || res.Err.Code != 1062 {
+		t.Fatalf("'X ' beside 'X' (PAD SPACE): %+v", res)
+	}
+	res := ins(num(8), str("a😀b"), str("z"), str("z"), str("z"))
+	if res.Err == nil || res.Err.Code != 1366 || res.Err.Message != "Incorrect string value: '\\xF0\\x9F\\x98\\x80b' for column `d`.`m`.`a` at row 1" {
+		t.Fatalf("an emoji into utf8mb3: %+v", res.Err)
+	}
+	res = e.do(Command{Op: OpInsert, DB: "d", Table: "m", Ignore: true, Values: [][]Value{{num(8), str("😀😀😀"), str("z"), str("z"), str("z")}}, Rows: &RowsCommand{Engine: true}})
+	if res.Err != nil || len(res.Warnings) != 1 || res.Warnings[0].Message != "Incorrect string value: '\\xF0\\x9F\\x98\\x80\\xF0\\x9F...' for column `d`.`m`.`a` at row 1" {
+		t.Fatalf("INSERT IGNORE of emoji into utf8mb3: %+v", res)
+	}
+	tb, err := e.s.Table("d", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := e.s.Rows("d", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := func(c string) RowExpr { return RowExpr{Op: ECol, Col: c} }
+	lit := func(s string) RowExpr { v := str(s); return RowExpr{Op: EVal, Val: &v} }
+	op := func(o ExprOp, args ...RowExpr) *RowExpr { return &RowExpr{Op: o, Args: args} }
+	for _, tc := range []struct {
+		name   string
+		filter *RowExpr
+		want   string
+	}{
+		{"b = 'X' (utf8mb4_bin)", op(EEq, col("b"), lit("X")), "6"},
+		{"c = 'X' (general_ci)", op(EEq, col("c"), lit("X")), "1"},
+		{"b = c: utf8mb4_bin", op(EEq, col("b"), col("c")), "1 8"},
+		{"dd = c: utf8mb4_general_ci (the superset's)", op(EEq, col("dd"), col("c")), "1 5 6 8"},
+		{"a = b: utf8mb4_bin", op(EEq, col("a"), col("b")), "1"},
+		{"a = dd: utf8mb3_bin", op(EEq, col("a"), col("dd")), "1 6"},
+		{"'X' IN (c, b): utf8mb4_bin", op(EIn, lit("X"), col("c"), col("b")), "6"},
+		{"c BETWEEN 'x' AND b: utf8mb4_bin", op(EBetween, col("c"), lit("x"), col("b")), "1 8"},
+		{"b LIKE 'K'", op(ELike, col("b"), lit("K")), ""},
+		{"c LIKE 'k'", op(ELike, col("c"), lit("k")), "5"},
+		{"a = '😀'", op(EEq, col("a"), lit("😀")), "1267 Illegal mix of collations (utf8mb3_general_ci,IMPLICIT) and (utf8mb4_general_ci,COERCIBLE) for operation '='"},
+		{"dd LIKE '😀%'", op(ELike, col("dd"), lit("😀%")), "1267 Illegal mix of collations (utf8mb3_bin,IMPLICIT) and (utf8mb4_general_ci,COERCIBLE) for operation 'like'"},
+		{"a IN ('😀', 'x')", op(EIn, col("a"), lit("😀"), lit("x")), "1270 Illegal mix of collations (utf8mb3_general_ci,IMPLICIT), (utf8mb4_general_ci,COERCIBLE), (utf8mb4_general_ci,COERCIBLE) for operation 'in'"},
+		{"b = '😀' (utf8mb4)", op(EEq, col("b"), lit("😀")), ""},
+	} {
+		q := &Query{Filter: tc.filter, OrderBy: []RowOrder{{Col: "id"}}}
+		r, qe, err := SelectFrom(tb, rows, nil, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		if qe != nil {
+			got = fmt.Sprintf("%d %s", qe.Code, qe.Message)
+		} else {
+			var ids []string
+			for _, row := range r.Rows {
+				ids = append(ids, row[0].S)
+			}
+			got = strings.Join(ids, " ")
+		}
+		if got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	r, qe, err := SelectFrom(tb, rows, nil, &Query{OrderBy: []RowOrder{{Col: "b"}, {Col: "id"}}})
+	if err != nil || qe != nil {
+		t.Fatal(qe, err)
+	}
+	var ids []string
+	for _, row := range r.Rows {
+		ids = append(ids, row[0].S)
+	}
+	if got := strings.Join(ids, " "); got != "6 5 1 3 8" {
+		t.Errorf("ORDER BY b (utf8mb4_bin): %s", got)
+	}
+}
+
+// TestBinStubIsRowTable: Flickr's shape with a stub of a _bin collation
+// is a row table (a ticket table's stubs fold case); with utf8mb4 or
+// utf8 and their default collation it stays a ticket table.
+func TestBinStubIsRowTable(t *testing.T) {
+	for _, tc := range []struct {
+		stub     ColumnSpec
+		charsets []string
+		rows     bool
+	}{
+		{ColumnSpec{Name: "stub", Type: "char", Width: 1, NotNull: true, Collate: "utf8mb4_bin"}, nil, true},
+		{ColumnSpec{Name: "stub", Type: "char", Width: 1, NotNull: true, Binary: true}, nil, true},
+		{ColumnSpec{Name: "stub", Type: "char", Width: 1, NotNull: true}, []string{"utf8"}, false},
+		{ColumnSpec{Name: "stub", Type: "char", Width: 1, NotNull: true}, []string{"utf8mb4"}, false},
+	} {
+		d, err := NewTableDef(&TableSpec{DB: "d", Name: "Tickets64", Charsets: tc.charsets, Columns: []ColumnSpec{
+			{Name: "id", Type: "bigint", Unsigned: true, NotNull: true, AutoInc: true, PrimaryKey: true}, tc.stub},
+			Keys: []KeySpec{{Name: "stub", Unique: true, Columns: []string{"stub"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (d.Rows != nil) != tc.rows {
+			t.Errorf("%+v %v: row table %v, want %v", tc.stub, tc.charsets, d.Rows != nil, tc.rows)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package ticket
 
 import (
+	"fmt"
 	mb "math/big"
 	"strings"
 	"time"
@@ -30,6 +31,10 @@ type storeCtx struct {
 	strict    bool // errors rather than warnings
 	db, table string
 	warns     *[]Warning
+	// rd, when set, is the table stored into: a utf8mb3 column refuses
+	// the characters beyond the BMP. Lookups (a key built from a literal)
+	// leave it nil: MariaDB compares such a literal in utf8mb4.
+	rd *RowsDef
 }
 
 func (sc *storeCtx) warn(level string, code uint16, format string, args ...any) {
@@ -140,6 +145,15 @@ func roundHalfAway(r *mb.Rat) *mb.Int {
 }
 
 func (sc *storeCtx) storeString(col *RowCol, s string, row int) (Datum, *Error) {
+	if sc.rd != nil && sc.rd.collOf(col).MB3() {
+		if at := wideAt(s); at >= 0 {
+			e := mysqlerr.New(mysqlerr.CodeIncorrectValue, "Incorrect string value: '%s' for column %s at row %d", printable(s[at:]), colName(sc.db, sc.table, col.Name), row)
+			if ok, e := sc.fail(e); !ok {
+				return Datum{}, e
+			}
+			s = narrow(s)
+		}
+	}
 	if utf8.RuneCountInString(s) > col.Len {
 		cut := s
 		if i := runeOffset(s, col.Len); i >= 0 {
@@ -260,4 +274,48 @@ func zeroDate(s string) bool {
 		return false
 	}
 	return y == "0000" || m == "00" || d == "00"
+}
+
+// wideAt is the byte offset of s's first character beyond the BMP, which
+// utf8mb3 does not hold, or -1.
+func wideAt(s string) int {
+	for i, r := range s {
+		if r > 0xFFFF {
+			return i
+		}
+	}
+	return -1
+}
+
+// narrow is s with each character beyond the BMP replaced by '?', as
+// MariaDB converts it into utf8mb3 outside strict mode.
+func narrow(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r > 0xFFFF {
+			r = '?'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// printable is how MariaDB quotes the rest of a string from a character
+// it could not store (convert_to_printable): at most 6 bytes, those of
+// printable ASCII as they are, the others as \xHH, and "..." when more
+// followed.
+func printable(s string) string {
+	const most = 6
+	var b strings.Builder
+	for i := 0; i < len(s) && i < most; i++ {
+		if c := s[i]; c >= 0x20 && c <= 0x7F {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "\\x%02X", c)
+		}
+	}
+	if len(s) > most {
+		b.WriteString("...")
+	}
+	return b.String()
 }

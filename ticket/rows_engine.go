@@ -186,7 +186,7 @@ func SelectRows(t *Table, rows [][]Datum, q *Query) (*QueryResult, *Error) {
 func groupKey(rd *RowsDef, cols []int, r []Datum) string {
 	var b []byte
 	for _, c := range cols {
-		b = keyBytes(b, rd.Collation, &rd.Cols[c], r[c])
+		b = keyBytes(b, rd.collOf(&rd.Cols[c]), &rd.Cols[c], r[c])
 	}
 	return string(b)
 }
@@ -254,7 +254,7 @@ func (env *evalEnv) groups(q *Query, cands []matched, res *QueryResult) *Error {
 			return func(a, b [][]Datum) int {
 				for _, o := range order {
 					j := rd.colIndex(o.Col)
-					c := orderDatum(rd.Collation, &rd.Cols[j], a[0][j], b[0][j])
+					c := orderDatum(rd.collOf(&rd.Cols[j]), &rd.Cols[j], a[0][j], b[0][j])
 					if o.Desc {
 						c = -c
 					}
@@ -295,7 +295,8 @@ func (env *evalEnv) groups(q *Query, cands []matched, res *QueryResult) *Error {
 }
 
 // checkCols reports the first unknown column of x, as MariaDB names it
-// even when no row is read.
+// even when no row is read, or the first illegal mix of collations
+// (checkCollMix).
 func checkCols(rd *RowsDef, x *RowExpr, where string) *Error {
 	if x == nil {
 		return nil
@@ -308,7 +309,7 @@ func checkCols(rd *RowsDef, x *RowExpr, where string) *Error {
 			return e
 		}
 	}
-	return nil
+	return checkCollMix(rd, x)
 }
 
 // pick is the rows of cands matching filter, ordered (stably, over the
@@ -339,7 +340,7 @@ func (env *evalEnv) pick(cands []matched, filter *RowExpr, order []RowOrder, has
 		}
 		slices.SortStableFunc(out, func(a, b matched) int {
 			for i, o := range order {
-				c := orderDatum(env.rd.Collation, &env.rd.Cols[idx[i]], a.row[idx[i]], b.row[idx[i]])
+				c := orderDatum(env.rd.collOf(&env.rd.Cols[idx[i]]), &env.rd.Cols[idx[i]], a.row[idx[i]], b.row[idx[i]])
 				if o.Desc {
 					c = -c
 				}
@@ -427,7 +428,7 @@ func aggregate(rd *RowsDef, a Agg, rows [][]Datum) (AggResult, *Error) {
 				out.Value = r[j]
 				continue
 			}
-			c := orderDatum(rd.Collation, col, r[j], out.Value)
+			c := orderDatum(rd.collOf(col), col, r[j], out.Value)
 			if (a.Fn == "MIN" && c < 0) || (a.Fn == "MAX" && c > 0) {
 				out.Value = r[j]
 			}
@@ -560,7 +561,7 @@ func applyRowsUpdateExpr(s Store, t *Table, c *Command, rc *RowsCommand) (Result
 	now := statementNow(c)
 	var res Result
 	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: now, warns: &res.Warnings, lit: map[*RowExpr]val{}}
-	sc := &storeCtx{strict: !rc.NotStrict, db: t.Def.DB, table: t.Def.Name, warns: &res.Warnings}
+	sc := &storeCtx{strict: !rc.NotStrict, db: t.Def.DB, table: t.Def.Name, warns: &res.Warnings, rd: rd}
 	rows, err := s.Rows(t.Def.DB, t.Def.Name)
 	if err != nil || rows == nil {
 		return Result{}, rowsMissing(t, err)

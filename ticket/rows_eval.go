@@ -18,9 +18,13 @@ import (
 //
 // The rules implemented, each checked against MariaDB in the integration
 // differential test:
-//   - a comparison of two strings uses the default collation,
-//     utf8mb4_general_ci: case-insensitive, trailing spaces ignored (PAD
-//     SPACE);
+//   - a comparison of two strings uses the collation of the string
+//     columns among its operands (collFor): the column's, of two columns
+//     of one character set the _bin one, of utf8mb3 and utf8mb4 the
+//     utf8mb4 one; of literals only, the connection's,
+//     utf8mb4_general_ci (case-insensitive, trailing spaces ignored: PAD
+//     SPACE); a literal beyond utf8mb3 against a utf8mb3 column is
+//     MariaDB's "Illegal mix of collations" (checkCollMix);
 //   - a number compared with a string compares as DECIMAL: the string is
 //     converted (leading spaces skipped, its numeric prefix taken) with
 //     warning 1292 when something was cut (a Note when only spaces were);
@@ -294,7 +298,7 @@ func (env *evalEnv) eval(x *RowExpr) (val, *Error) {
 		}
 		return colVal(&env.rd.Cols[j], env.values[j]), nil
 	case EEq, ENe, ELt, ELe, EGt, EGe, ENullEq:
-		c, null, e := env.compare(&x.Args[0], &x.Args[1])
+		c, null, e := env.compare(&x.Args[0], &x.Args[1], x.Args)
 		if e != nil {
 			return val{}, e
 		}
@@ -329,7 +333,7 @@ func (env *evalEnv) eval(x *RowExpr) (val, *Error) {
 		if e != nil || a.k == vNull || p.k == vNull {
 			return val{}, e
 		}
-		coll := env.rd.Collation
+		coll := env.rd.collFor(x.Args)
 		m := likeMatch(likeRunes(coll, a.text()), likePattern(coll, p.text()), rune(x.Escape))
 		return boolVal(m == (x.Op == ELike)), nil
 	case EIsNull, EIsNotNull:
@@ -341,7 +345,7 @@ func (env *evalEnv) eval(x *RowExpr) (val, *Error) {
 	case EIn, ENotIn:
 		sawNull := false
 		for i := 1; i < len(x.Args); i++ {
-			c, null, e := env.compare(&x.Args[0], &x.Args[i])
+			c, null, e := env.compare(&x.Args[0], &x.Args[i], x.Args)
 			if e != nil {
 				return val{}, e
 			}
@@ -358,11 +362,11 @@ func (env *evalEnv) eval(x *RowExpr) (val, *Error) {
 		}
 		return boolVal(x.Op == ENotIn), nil
 	case EBetween, ENotBetw:
-		lo, nlo, e := env.compare(&x.Args[0], &x.Args[1])
+		lo, nlo, e := env.compare(&x.Args[0], &x.Args[1], x.Args)
 		if e != nil {
 			return val{}, e
 		}
-		hi, nhi, e := env.compare(&x.Args[0], &x.Args[2])
+		hi, nhi, e := env.compare(&x.Args[0], &x.Args[2], x.Args)
 		if e != nil {
 			return val{}, e
 		}
@@ -538,10 +542,11 @@ func (env *evalEnv) matches(x *RowExpr) (bool, *Error) {
 	return t == tTrue, e
 }
 
-// compare evaluates and compares two operands with MariaDB's rules. c is
-// -1, 0 or 1; null is set when either side is NULL (c is then 2 if both
-// are, for <=>).
-func (env *evalEnv) compare(ax, bx *RowExpr) (c int, null bool, e *Error) {
+// compare evaluates and compares two operands of the operation over
+// group (a comparison's two, IN's or BETWEEN's all) with MariaDB's rules.
+// c is -1, 0 or 1; null is set when either side is NULL (c is then 2 if
+// both are, for <=>).
+func (env *evalEnv) compare(ax, bx *RowExpr, group []RowExpr) (c int, null bool, e *Error) {
 	a, e := env.eval(ax)
 	if e != nil {
 		return 0, false, e
@@ -558,7 +563,7 @@ func (env *evalEnv) compare(ax, bx *RowExpr) (c int, null bool, e *Error) {
 	}
 	switch {
 	case a.k == vStr && b.k == vStr:
-		return compareColl(env.rd.Collation, a.s, b.s), false, nil
+		return compareColl(env.rd.collFor(group), a.s, b.s), false, nil
 	case (a.clock && !isDate(b)) || (b.clock && !isDate(a)):
 		return env.compareClock(a, b)
 	case (isDate(a) && b.isNum()) || (isDate(b) && a.isNum()):
@@ -977,4 +982,95 @@ func constExpr(x *RowExpr) bool {
 		}
 	}
 	return true
+}
+
+// strColl is the collation of x's value when x is a string column
+// (ECol, VALUES(col)): derivation IMPLICIT in MariaDB's terms. ok is
+// false for anything else; a literal's collation is the connection's
+// (COERCIBLE), which gives way to a column's.
+func (rd *RowsDef) strColl(x *RowExpr) (c Collation, ok bool) {
+	if x.Op != ECol && x.Op != EValues {
+		return 0, false
+	}
+	j := rd.colIndex(x.Col)
+	if j < 0 || rd.Cols[j].Kind != ColString {
+		return 0, false
+	}
+	return rd.collOf(&rd.Cols[j]), true
+}
+
+// collFor is the collation two strings among the operands group of one
+// operation compare by: the string columns' aggregated (aggColl), or,
+// with none, the connection's, utf8mb4_general_ci (CollLegacy in a table
+// of that folding, which it keeps for all its comparisons).
+func (rd *RowsDef) collFor(group []RowExpr) Collation {
+	if rd.Collation == CollLegacy {
+		return CollLegacy
+	}
+	c, seen := CollGeneralCI, false
+	for i := range group {
+		if gc, ok := rd.strColl(&group[i]); ok {
+			if !seen {
+				c, seen = gc, true
+				continue
+			}
+			c = aggColl(c, gc)
+		}
+	}
+	return c
+}
+
+// collOps names the operations whose operands MariaDB aggregates a
+// collation over, as its "Illegal mix of collations" says them.
+var collOps = map[ExprOp]string{
+	EEq: "=", ENe: "<>", ELt: "<", ELe: "<=", EGt: ">", EGe: ">=", ENullEq: "<=>",
+	EIn: "in", ENotIn: "in", EBetween: "between", ENotBetw: "between", ELike: "like", ENotLike: "like",
+}
+
+// checkCollMix is MariaDB's refusal of an operation that compares a
+// utf8mb3 column with a string literal holding a character beyond the
+// BMP: the literal cannot be converted to the column's character set
+// (1267, 1270 or 1271, whether or not any row is read).
+func checkCollMix(rd *RowsDef, x *RowExpr) *Error {
+	op, ok := collOps[x.Op]
+	if !ok || rd.Collation == CollLegacy {
+		return nil
+	}
+	var c Collation
+	seen, wide := false, false
+	for i := range x.Args {
+		a := &x.Args[i]
+		if ac, ok := rd.strColl(a); ok {
+			if !seen {
+				c, seen = ac, true
+			} else {
+				c = aggColl(c, ac)
+			}
+			continue
+		}
+		if a.Op != EVal || a.Val == nil || a.Val.Kind != ValString {
+			return nil // a number or an expression: not a comparison of strings alone
+		}
+		for _, r := range a.Val.Str {
+			wide = wide || r > 0xFFFF
+		}
+	}
+	if !seen || !wide || !c.MB3() {
+		return nil
+	}
+	names := make([]string, len(x.Args))
+	for i := range x.Args {
+		if ac, ok := rd.strColl(&x.Args[i]); ok {
+			names[i] = "(" + ac.String() + ",IMPLICIT)"
+		} else {
+			names[i] = "(" + CollGeneralCI.String() + ",COERCIBLE)"
+		}
+	}
+	switch len(names) {
+	case 2:
+		return mysqlerr.New(mysqlerr.CodeCollationMix2, "Illegal mix of collations %s and %s for operation '%s'", names[0], names[1], op)
+	case 3:
+		return mysqlerr.New(mysqlerr.CodeCollationMix3, "Illegal mix of collations %s, %s, %s for operation '%s'", names[0], names[1], names[2], op)
+	}
+	return mysqlerr.New(mysqlerr.CodeCollationMixN, "Illegal mix of collations for operation '%s'", op)
 }

@@ -210,7 +210,7 @@ func rowsMatch(t *Table, conds []RowCond) (func([]Datum) bool, *Error) {
 	}
 	return func(r []Datum) bool {
 		for _, ts := range tests {
-			if ts.none || r[ts.col].Null || compareDatum(rd.Collation, &rd.Cols[ts.col], r[ts.col], ts.want) != 0 {
+			if ts.none || r[ts.col].Null || compareDatum(rd.collOf(&rd.Cols[ts.col]), &rd.Cols[ts.col], r[ts.col], ts.want) != 0 {
 				return false
 			}
 		}

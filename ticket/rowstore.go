@@ -113,7 +113,7 @@ func (rd *RowsDef) IndexKey(k int, row []Datum) (key string, null bool) {
 	b := buf[:0]
 	for _, c := range rd.Keys[k].Cols {
 		null = null || row[c].Null
-		b = keyBytes(b, rd.Collation, &rd.Cols[c], row[c])
+		b = keyBytes(b, rd.collOf(&rd.Cols[c]), &rd.Cols[c], row[c])
 	}
 	return string(b), null
 }
@@ -125,7 +125,7 @@ func (rd *RowsDef) ValueKey(k int, vals []Datum) string {
 	var b []byte
 	for i, d := range vals {
 		c := rd.Keys[k].Cols[i]
-		b = keyBytes(b, rd.Collation, &rd.Cols[c], d)
+		b = keyBytes(b, rd.collOf(&rd.Cols[c]), &rd.Cols[c], d)
 	}
 	return string(b)
 }

@@ -26,7 +26,7 @@ func TestKeyBytesOrder(t *testing.T) {
 			{S: "é"}, {S: "E"}, {S: "_"}, {S: "ß"}, {S: "s"}, {S: "😀"}, {S: "🚀"}, {S: "a\t"}, {S: "a b"}},
 		{{Null: true}, {S: "2024-01-01 00:00:00"}, {S: "2024-01-01 00:00:01"}, {S: "2025-01-01 00:00:00"}},
 	}
-	for _, coll := range []Collation{CollLegacy, CollGeneralCI} {
+	for _, coll := range []Collation{CollLegacy, CollGeneralCI, CollBin, CollGeneralCI3, CollBin3} {
 		for i := range cols {
 			col := &cols[i]
 			for _, a := range vals[i] {

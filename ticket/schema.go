@@ -20,6 +20,9 @@ type TableSpec struct {
 	Keys    []KeySpec
 	Engine  string // "" for the default
 	Comment string
+	// Charsets and Collates are the table's CHARACTER SET and COLLATE
+	// options as written, in order (tableCollation).
+	Charsets, Collates []string
 }
 
 // ColumnSpec is one column of a TableSpec.
@@ -37,6 +40,10 @@ type ColumnSpec struct {
 	// DefaultNow and OnUpdateNow are DEFAULT / ON UPDATE CURRENT_TIMESTAMP.
 	DefaultNow, OnUpdateNow bool
 	Comment                 string
+	// Charset and Collate are a CHAR/VARCHAR column's CHARACTER SET and
+	// COLLATE as written; Binary its BINARY attribute (colCollation).
+	Charset, Collate string
+	Binary           bool
 }
 
 // KeySpec is a table-level key of a TableSpec.
@@ -77,8 +84,14 @@ func notTicketTable(why string) error {
 // its definition. Errors are *Error, as MariaDB answers the same
 // definition, or 1235 for tables ticketd does not hold.
 func NewTableDef(s *TableSpec) (*TableDef, error) {
-	if !s.ticketShaped() {
-		return newRowsDef(s)
+	tc, colls, err := s.collations()
+	if err != nil {
+		return nil, err
+	}
+	if !s.ticketShaped() || binStub(colls) {
+		// A stub compared by code point is no ticket table's (their
+		// stubs fold case): the row engine keys it as MariaDB does.
+		return newRowsDef(s, tc, colls)
 	}
 	// A ticket table answers as MyISAM does (DESIGN §2: its counter
 	// never moves back, a failed multi-row INSERT keeps the rows before
@@ -169,6 +182,113 @@ func NewTableDef(s *TableSpec) (*TableDef, error) {
 		return nil, mysqlerr.New(mysqlerr.CodeWrongAutoKey, "Incorrect table definition; there can be only one auto column and it must be defined as a key")
 	}
 	return d, nil
+}
+
+// binStub reports a string column of a _bin collation.
+func binStub(colls []Collation) bool {
+	for _, c := range colls {
+		if c.Bin() {
+			return true
+		}
+	}
+	return false
+}
+
+// collations are the table's default collation and each column's (0 for
+// a column of no string type), from the CHARACTER SET, COLLATE and BINARY
+// that s names, as MariaDB resolves them; anything ticketd does not
+// compare by exactly is 1235 naming it.
+func (s *TableSpec) collations() (Collation, []Collation, error) {
+	cs, err := oneDecl("CHARACTER SET", s.Charsets, canonicalCharset)
+	if err != nil {
+		return 0, nil, err
+	}
+	co, err := oneDecl("COLLATE", s.Collates, canonicalCollation)
+	if err != nil {
+		return 0, nil, err
+	}
+	tc, err := resolveColl(cs, co, false, CollGeneralCI)
+	if err != nil {
+		return 0, nil, err
+	}
+	colls := make([]Collation, len(s.Columns))
+	for i := range s.Columns {
+		c := &s.Columns[i]
+		if c.Type != "char" && c.Type != "varchar" {
+			continue
+		}
+		if colls[i], err = resolveColl(c.Charset, c.Collate, c.Binary, tc); err != nil {
+			return 0, nil, err
+		}
+	}
+	return tc, colls, nil
+}
+
+// canonicalCharset is a character set's name as MariaDB 10.11 says it.
+func canonicalCharset(cs string) string {
+	if cs == "utf8" {
+		return "utf8mb3"
+	}
+	return cs
+}
+
+// canonicalCollation is a collation's name as MariaDB 10.11 says it.
+func canonicalCollation(co string) string {
+	if c, ok := LookupCollation(co); ok {
+		return c.String()
+	}
+	return co
+}
+
+// oneDecl is the one value of a table option that may be written more
+// than once; two that differ are MariaDB's 1302.
+func oneDecl(what string, vals []string, canonical func(string) string) (string, error) {
+	out := ""
+	for _, v := range vals {
+		v = strings.ToLower(v)
+		if out != "" && canonical(v) != canonical(out) {
+			return "", mysqlerr.New(mysqlerr.CodeConflictingDecl, "Conflicting declarations: '%s %s' and '%s %s'", what, canonical(out), what, canonical(v))
+		}
+		out = v
+	}
+	return out, nil
+}
+
+// resolveColl is the collation of CHARACTER SET cs, COLLATE co and the
+// BINARY attribute (any may be absent) where def is the default: COLLATE
+// names it, else the character set's default or _bin, else def's
+// character set's _bin (BINARY) or def itself.
+func resolveColl(cs, co string, binary bool, def Collation) (Collation, error) {
+	var csColl Collation
+	if cs != "" {
+		c, ok := LookupCharset(cs)
+		if !ok {
+			return 0, mysqlerr.NotSupported("CHARACTER SET " + cs)
+		}
+		csColl = c
+	}
+	if co != "" {
+		c, ok := LookupCollation(co)
+		if !ok {
+			return 0, mysqlerr.NotSupported("COLLATE " + co)
+		}
+		if binary {
+			return 0, mysqlerr.New(mysqlerr.CodeConflictingDecl, "Conflicting declarations: 'BINARY' and 'COLLATE %s'", c)
+		}
+		if cs != "" && c.Charset() != csColl.Charset() {
+			return 0, mysqlerr.New(mysqlerr.CodeCollationCharset, "COLLATION '%s' is not valid for CHARACTER SET '%s'", c, csColl.Charset())
+		}
+		return c, nil
+	}
+	switch {
+	case cs != "" && binary:
+		return csColl.binOf(), nil
+	case cs != "":
+		return csColl, nil
+	case binary:
+		return def.binOf(), nil
+	}
+	return def, nil
 }
 
 // ticketShaped reports whether s can be a ticket table: one integer
@@ -347,8 +467,32 @@ func (t *Table) writeTableOptions(b *strings.Builder) {
 	if d.AutoInc && t.AutoInc > 1 {
 		b.WriteString(" AUTO_INCREMENT=" + strconv.FormatUint(t.AutoInc, 10))
 	}
-	b.WriteString(" DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci")
+	tc := d.Collation()
+	b.WriteString(" DEFAULT CHARSET=" + tc.Charset() + " COLLATE=" + tc.String())
 	if d.Comment != "" {
 		b.WriteString(" COMMENT=" + quoteString(d.Comment))
 	}
+}
+
+// Collation is the table's default collation as SHOW CREATE TABLE and
+// information_schema name it: a row table's own, utf8mb4_general_ci for
+// the others (and for a row table of the older folding, which answers
+// as such for ASCII).
+func (d *TableDef) Collation() Collation {
+	if d.Rows != nil && d.Rows.Collation != CollLegacy {
+		return d.Rows.Collation
+	}
+	return CollGeneralCI
+}
+
+// ColCollation is the collation of d's string column c as SHOW COLUMNS
+// names it (see Collation).
+func (d *TableDef) ColCollation(c *RowCol) Collation {
+	if d.Rows == nil {
+		return CollGeneralCI
+	}
+	if cc := d.Rows.collOf(c); cc != CollLegacy {
+		return cc
+	}
+	return CollGeneralCI
 }

@@ -115,7 +115,8 @@ func FuzzTypedValues(f *testing.F) {
 			now: now, warns: &warns, lit: map[*RowExpr]val{}}
 		lit := &RowExpr{Op: EVal, Val: &v}
 		for i := range cols {
-			_, _, _ = env.compare(&RowExpr{Op: ECol, Col: cols[i].Name}, lit)
+			cx := RowExpr{Op: ECol, Col: cols[i].Name}
+			_, _, _ = env.compare(&cx, lit, []RowExpr{cx, *lit})
 		}
 		_, _ = env.arith(&RowExpr{Op: EAdd, Args: []RowExpr{{Op: ECol, Col: "i"}, *lit}})
 	})

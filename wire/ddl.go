@@ -13,11 +13,13 @@ import (
 // tableSpec is p in ticket's terms; ticket decides what a table may look like.
 func tableSpec(db string, p *sql.CreateTable) (*ticket.TableSpec, error) {
 	spec := &ticket.TableSpec{DB: db, Name: p.Table.Name, Engine: p.Engine, Comment: p.Comment,
+		Charsets: p.Charsets, Collates: p.Collates,
 		Columns: make([]ticket.ColumnSpec, len(p.Columns)), Keys: make([]ticket.KeySpec, len(p.Keys))}
 	for i, c := range p.Columns {
 		spec.Columns[i] = ticket.ColumnSpec{Name: c.Name, Type: c.Type, Unsigned: c.Unsigned, Width: c.Width,
 			NotNull: c.NotNull, AutoInc: c.AutoInc, HasDefault: c.HasDefault, PrimaryKey: c.PrimaryKey, Unique: c.Unique,
-			DefaultNow: c.DefaultNow, OnUpdateNow: c.OnUpdateNow, Comment: c.Comment}
+			DefaultNow: c.DefaultNow, OnUpdateNow: c.OnUpdateNow, Comment: c.Comment,
+			Charset: c.Charset, Collate: c.Collate, Binary: c.Binary}
 		if c.HasDefault && !c.DefaultNow {
 			v, err := bind(c.Default, nil)
 			if err != nil {

@@ -174,7 +174,7 @@ func showRowsColumns(p *sql.Show, t *ticket.Table, rs *rowset) {
 		if p.Full {
 			var coll any
 			if c.Kind == ticket.ColString {
-				coll = "utf8mb4_general_ci"
+				coll = t.Def.ColCollation(c).String()
 			}
 			rs.add(c.Name, c.Type, coll, null, keyOf(i), def, extra, "select,insert,update,references", c.Comment)
 		} else {

@@ -635,7 +635,7 @@ func (s *session) infoSchemaTables() (*source, error) {
 					return err
 				}
 				src.add("def", db, t.Def.Name, tableType(t), t.Def.Engine, int64(10), "Fixed",
-					n, autoIncValue(t), "utf8mb4_general_ci", t.Def.Comment)
+					n, autoIncValue(t), t.Def.Collation().String(), t.Def.Comment)
 			}
 		}
 		return nil

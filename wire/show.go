@@ -235,7 +235,7 @@ func (s *session) showTableStatus(p *sql.Show, rs *rowset) error {
 				return err
 			}
 			rs.add(n, t.Def.Engine, int64(10), "Fixed", rows, int64(9), int64(9*rows), int64(0), int64(0), int64(0),
-				autoIncValue(t), nil, nil, nil, "utf8mb4_general_ci", nil, "", t.Def.Comment)
+				autoIncValue(t), nil, nil, nil, t.Def.Collation().String(), nil, "", t.Def.Comment)
 		}
 		return nil
 	})

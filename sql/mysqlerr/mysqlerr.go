@@ -74,9 +74,14 @@ const (
 	CodeIncorrectValue          uint16 = mysql.ER_TRUNCATED_WRONG_VALUE_FOR_FIELD
 	CodeDataTooLong             uint16 = mysql.ER_DATA_TOO_LONG
 	CodeMalformedPacket         uint16 = mysql.ER_MALFORMED_PACKET
-	CodeWrongArguments          uint16 = mysql.ER_WRONG_ARGUMENTS // a COM_STMT_EXECUTE parameter that is no value of its type
-	CodeSecureTransportRequired uint16 = 3159                     // MySQL 8's ER_SECURE_TRANSPORT_REQUIRED
-	CodeClientTimeout           uint16 = 4031                     // MySQL 8's ER_CLIENT_INTERACTION_TIMEOUT
+	CodeWrongArguments          uint16 = mysql.ER_WRONG_ARGUMENTS            // a COM_STMT_EXECUTE parameter that is no value of its type
+	CodeCollationCharset        uint16 = mysql.ER_COLLATION_CHARSET_MISMATCH // COLLATE of another character set
+	CodeCollationMix2           uint16 = mysql.ER_CANT_AGGREGATE_2COLLATIONS // "Illegal mix of collations" of two operands
+	CodeCollationMix3           uint16 = mysql.ER_CANT_AGGREGATE_3COLLATIONS // ... of three
+	CodeCollationMixN           uint16 = mysql.ER_CANT_AGGREGATE_NCOLLATIONS // ... of more
+	CodeConflictingDecl         uint16 = mysql.ER_CONFLICTING_DECLARATIONS   // two CHARACTER SETs or COLLATEs that differ
+	CodeSecureTransportRequired uint16 = 3159                                // MySQL 8's ER_SECURE_TRANSPORT_REQUIRED
+	CodeClientTimeout           uint16 = 4031                                // MySQL 8's ER_CLIENT_INTERACTION_TIMEOUT
 )
 
 // SQLSTATEs that ticketd sets by hand rather than through State.
