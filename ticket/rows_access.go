@@ -240,6 +240,66 @@ func PlanAccess(t *Table, filter *RowExpr, order []RowOrder, hasLimit bool, now 
 	return a
 }
 
+// maxPointCols bounds the clustering-key columns pointAccess binds.
+const maxPointCols = 4
+
+// pointAccess is PlanAccess's path for the commonest WHERE, found without
+// its maps: a conjunction that binds every column of the clustering key
+// with an equality (id = 5, or a = 1 AND b = 'x' on PRIMARY KEY (a, b)),
+// and no ORDER BY. PlanAccess gives such a WHERE a point lookup, whatever
+// its other conjuncts (a whole clustering key outscores every other
+// path), with the same key bytes. ok is false whenever the answer is not
+// plainly that (a key column bound twice or by a value that binds no key,
+// an ORDER BY): PlanAccess then decides. Hi is left empty: a point lookup
+// reads Lo only.
+func pointAccess(rd *RowsDef, filter *RowExpr, order []RowOrder) (RowsAccess, bool) {
+	if rd == nil || filter == nil || len(order) > 0 {
+		return RowsAccess{}, false
+	}
+	cluster := rd.ClusterKey()
+	if cluster < 0 || len(rd.Keys[cluster].Cols) > maxPointCols {
+		return RowsAccess{}, false
+	}
+	key := rd.Keys[cluster].Cols
+	var vals [maxPointCols]Datum
+	var bound [maxPointCols]bool
+	var buf [4]*RowExpr
+	for _, x := range conjuncts(filter, buf[:0]) {
+		if x.Op != EEq {
+			continue
+		}
+		a, b := &x.Args[0], &x.Args[1]
+		if a.Op != ECol {
+			a, b = b, a
+		}
+		if a.Op != ECol || b.Op != EVal || b.Val == nil {
+			continue
+		}
+		j := rd.colIndex(a.Col)
+		if j < 0 {
+			return RowsAccess{}, false
+		}
+		i := slices.Index(key, j)
+		if i < 0 {
+			continue
+		}
+		if bound[i] {
+			return RowsAccess{}, false
+		}
+		d, ok := indexValue(&rd.Cols[j], *b.Val)
+		if !ok {
+			return RowsAccess{}, false
+		}
+		vals[i], bound[i] = d, true
+	}
+	for i := range key {
+		if !bound[i] {
+			return RowsAccess{}, false
+		}
+	}
+	return RowsAccess{Index: ClusterIndex, Lo: rd.ValueKey(cluster, vals[:len(key)]), Point: true}, true
+}
+
 // inList reads col IN (values) and col = v1 OR col = v2 ... (ORs of
 // equalities of one column): the column, and the values' expressions;
 // col "" for anything else.
@@ -436,6 +496,24 @@ func (env *evalEnv) scanPick(rows TableRows, a RowsAccess, over func(pk string, 
 	}
 	if early && want == 0 {
 		return nil, nil, nil
+	}
+	if a.Point && a.In == nil && !a.Empty {
+		// One probe, as ScanAccess makes it, without its callback; one
+		// candidate needs no order, and pick's LIMIT keeps it at OFFSET 0
+		// only.
+		r, ok := rows.Get(a.Lo)
+		if !ok {
+			return nil, nil, nil
+		}
+		if over != nil {
+			r = over(a.Lo, r)
+		}
+		env.row = r
+		ok, e := env.matches(filter)
+		if e != nil || !ok || hasLimit && (offset > 0 || limit == 0) {
+			return nil, e, nil
+		}
+		return []matched{{a.Lo, r}}, nil, nil
 	}
 	err := ScanAccess(rows, a, func(pk string, r []Datum) bool {
 		if over != nil {

@@ -101,7 +101,10 @@ func SelectFrom(t *Table, rows TableRows, over func(pk string, r []Datum) []Datu
 	plain := q.Aggs == nil && !q.Distinct
 	access := RowsAccess{Index: ClusterIndex}
 	if over == nil {
-		access = PlanAccess(t, q.Filter, q.OrderBy, q.HasLimit && plain, q.Now)
+		var ok bool
+		if access, ok = pointAccess(rd, q.Filter, q.OrderBy); !ok {
+			access = PlanAccess(t, q.Filter, q.OrderBy, q.HasLimit && plain, q.Now)
+		}
 	}
 	if !plain {
 		var cands [][]Datum
@@ -124,8 +127,11 @@ func SelectFrom(t *Table, rows TableRows, over func(pk string, r []Datum) []Datu
 	if err != nil || e != nil {
 		return nil, e, err
 	}
-	for _, m := range picked {
-		res.Rows = append(res.Rows, m.row)
+	if len(picked) > 0 {
+		res.Rows = make([][]Datum, len(picked))
+		for i, m := range picked {
+			res.Rows[i] = m.row
+		}
 	}
 	return res, nil, nil
 }

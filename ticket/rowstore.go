@@ -6,6 +6,7 @@ import (
 	"fmt"
 	mb "math/big"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -122,7 +123,8 @@ func (rd *RowsDef) IndexKey(k int, row []Datum) (key string, null bool) {
 // Scan bounds: every row whose key starts with these values has an index
 // key >= the result and < PrefixEnd of it.
 func (rd *RowsDef) ValueKey(k int, vals []Datum) string {
-	var b []byte
+	var buf [64]byte
+	b := buf[:0]
 	for i, d := range vals {
 		c := rd.Keys[k].Cols[i]
 		b = keyBytes(b, rd.collOf(&rd.Cols[c]), &rd.Cols[c], d)
@@ -756,6 +758,15 @@ func ScanAccess(rows TableRows, a RowsAccess, fn func(pk string, row []Datum) bo
 // number compares as a number ('5abc' = 5), so a number binds no string
 // key; a fraction (5.5) matches no integer.
 func indexValue(col *RowCol, v Value) (Datum, bool) {
+	if col.Kind == ColInt && (v.Kind == ValInt || v.Kind == ValUint) {
+		// An integer in the column's range is stored as its decimal text
+		// (storeInt's answer, without its big.Rat); out of range, strict
+		// storing fails and so does the lookup.
+		if d, ok := intKeyValue(col.Int, v); ok {
+			return d, true
+		}
+		return Datum{}, false
+	}
 	switch {
 	case v.Kind == ValNull || v.Kind == ValNow || v.Kind == ValDefault:
 		return Datum{}, false
@@ -793,4 +804,25 @@ func indexValue(col *RowCol, v Value) (Datum, bool) {
 		return Datum{}, false
 	}
 	return d, true
+}
+
+// intKeyValue is the Datum of an integer value v in a column of type it, ok
+// false when v is out of the type's range.
+func intKeyValue(it IntType, v Value) (Datum, bool) {
+	max := it.Max()
+	switch {
+	case v.Kind == ValUint:
+		if v.Uint > max {
+			return Datum{}, false
+		}
+		return Datum{S: strconv.FormatUint(v.Uint, 10)}, true
+	case v.Int >= 0:
+		if uint64(v.Int) > max {
+			return Datum{}, false
+		}
+	case it.Unsigned || uint64(-(v.Int+1)) > max:
+		// A signed type's least value is -max-1.
+		return Datum{}, false
+	}
+	return Datum{S: strconv.FormatInt(v.Int, 10)}, true
 }
