@@ -113,6 +113,7 @@ var columnCollationScript = []step{
 	{sql: "INSERT INTO b (s, g) VALUES ('a ', 'x')"}, // 1062: PAD SPACE
 	{sql: "INSERT INTO b (s, g) VALUES ('á', 'á'), ('ß', 'ß'), ('s', 's'), ('😀', '😀'), ('🚀', '🚀'), ('_x', '_x'), ('Zed', 'Zed'), ('a\\t', 'a\\t'), ('a b', 'a b')"},
 	{sql: "SELECT id FROM b WHERE s = 'A'"},
+	{sql: "SELECT s, g FROM b WHERE s = ?", args: []any{"A"}},
 	{sql: "SELECT id FROM b WHERE s = 'a   '"},
 	{sql: "SELECT id FROM b WHERE g = 'A' ORDER BY id"},
 	{sql: "SELECT id FROM b WHERE s = '🎉'"},
@@ -143,6 +144,8 @@ var columnCollationScript = []step{
 	{sql: "SELECT id FROM b WHERE s = g ORDER BY id"},
 	{sql: "SELECT MIN(s), MAX(s), COUNT(*) FROM b"},
 	{sql: "SELECT MIN(g), MAX(g) FROM b"},
+	{sql: "SELECT MIN(s), MAX(g), COUNT(*) FROM b WHERE id > ?", args: []any{0}},
+	{sql: "SELECT * FROM b WHERE id = ?", args: []any{1}},
 	{sql: "SELECT COUNT(*) FROM b WHERE s = 'a'"},
 	{sql: "SELECT DISTINCT s FROM b WHERE id < 5 ORDER BY s"},
 	{sql: "UPDATE b SET g = 'upd' WHERE s = 'A'"},

@@ -46,7 +46,8 @@ type step struct {
 	// EXECUTE, go-mysql's client sending each argument in the binary
 	// protocol by its Go type, a mysql.TypedBytes as the type it names);
 	// its rows are then binary rows, and each column's label carries its
-	// type and flags as the server announced them.
+	// type and flags (UNSIGNED_FLAG, and a string's BINARY_FLAG) as the
+	// server announced them.
 	args   []any
 	binary bool
 	// refused marks a statement MariaDB answers and ticketd refuses with
@@ -534,6 +535,10 @@ func runStep(c *client.Conn, s step) (outcome, error) {
 		if s.args != nil || s.binary {
 			f := r.Fields[i]
 			label += fmt.Sprintf(" (type %d, unsigned %v)", f.Type, f.Flag&gmysql.UNSIGNED_FLAG != 0)
+			if f.Type == gmysql.MYSQL_TYPE_VAR_STRING || f.Type == gmysql.MYSQL_TYPE_STRING {
+				// A string's BINARY_FLAG says its collation is a _bin one.
+				label += fmt.Sprintf(" binary %v", f.Flag&gmysql.BINARY_FLAG != 0)
+			}
 		}
 		o.Columns = append(o.Columns, label)
 	}

@@ -310,7 +310,7 @@ func (s *session) selectRowTable(p *sql.Select, src *source, args []any, bin boo
 					out.cols[i].typ = mysql.MYSQL_TYPE_NEWDECIMAL
 				}
 				if a.Col != nil {
-					c := rowColumn(a.Col)
+					c := rowColumn(&tb.Def, a.Col)
 					out.cols[i].typ, out.cols[i].flag = c.typ, c.flag
 				}
 				switch {
@@ -536,7 +536,7 @@ func (s *session) projectRows(p *sql.Select, t *ticket.Table, rows [][]ticket.Da
 			if j < 0 {
 				return nil, errUnknownColumn(x.Name, "field list")
 			}
-			c := rowColumn(&rd.Cols[j])
+			c := rowColumn(&t.Def, &rd.Cols[j])
 			c.name, c.table, c.db = p.Fields[i].Name, t.Def.Name, t.Def.DB
 			out.cols = append(out.cols, c)
 			continue

@@ -67,7 +67,7 @@ func tableRowCount(st ticket.Store, t *ticket.Table) (uint64, error) {
 func rowsColumns(d *ticket.TableDef) []column {
 	cols := make([]column, len(d.Rows.Cols))
 	for i, c := range d.Rows.Cols {
-		cols[i] = rowColumn(&c)
+		cols[i] = rowColumn(d, &c)
 	}
 	return cols
 }
@@ -75,8 +75,9 @@ func rowsColumns(d *ticket.TableDef) []column {
 // rowColumn is a row table's column as a result column, with MariaDB's
 // type and unsigned flag for it: a client reading binary rows takes each
 // value's size and signedness from them (a BIGINT UNSIGNED above 2^63
-// read as signed is negative).
-func rowColumn(c *ticket.RowCol) column {
+// read as signed is negative). A string of a _bin collation has
+// BINARY_FLAG, as MariaDB sends it.
+func rowColumn(d *ticket.TableDef, c *ticket.RowCol) column {
 	col := column{name: c.Name, typ: colType(c.Kind)}
 	switch c.Kind {
 	case ticket.ColInt:
@@ -87,6 +88,9 @@ func rowColumn(c *ticket.RowCol) column {
 	case ticket.ColString:
 		if strings.HasPrefix(c.Type, "char") {
 			col.typ = mysql.MYSQL_TYPE_STRING
+		}
+		if d.ColCollation(c).Bin() {
+			col.flag = mysql.BINARY_FLAG
 		}
 	case ticket.ColTimestamp:
 		col.flag = mysql.UNSIGNED_FLAG | mysql.BINARY_FLAG // as MariaDB flags TIMESTAMP
