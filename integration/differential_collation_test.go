@@ -128,6 +128,10 @@ var columnCollationScript = []step{
 	// INDEX (s) gives the code-point answer, which ticketd gives.)
 	{sql: "SELECT id FROM b WHERE s BETWEEN 'B' AND 'a' ORDER BY id"},
 	{sql: "SELECT id FROM b WHERE s <=> 'A'"},
+	{sql: "SELECT id FROM b WHERE s = _utf8mb4'A'"},
+	{sql: "SELECT id FROM b WHERE g = _utf8'A' ORDER BY id"},
+	{sql: "SELECT id FROM b WHERE s = _binary'A'"},
+	{sql: "SELECT id FROM b WHERE s = _latin1'A'", refused: true},
 	{sql: "SELECT s FROM b ORDER BY s"},
 	{sql: "SELECT s FROM b ORDER BY s DESC"},
 	{sql: "SELECT g FROM b ORDER BY g, id"},

@@ -601,6 +601,15 @@ func literal(e ast.ExprNode) (Value, bool, error) {
 			}
 			return Value{Kind: ValUint, Uint: v}, true, nil
 		case string:
+			// A character set introducer (_latin1'...') says how the
+			// bytes are to be read; ticketd reads every string as UTF-8,
+			// which utf8mb4, utf8mb3 and binary (compared with a string
+			// column, in the column's character set) agree with.
+			switch cs := strings.ToLower(x.Type.GetCharset()); cs {
+			case "", "utf8mb4", "utf8", "utf8mb3", "binary":
+			default:
+				return Value{}, false, unsupported("the character set introducer _" + cs)
+			}
 			return Value{Kind: ValString, Str: v}, true, nil
 		case *test_driver.MyDecimal:
 			return Value{Kind: ValDecimal, Str: v.String()}, true, nil

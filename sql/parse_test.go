@@ -178,6 +178,8 @@ func TestParseInsert(t *testing.T) {
 		{"INSERT INTO t VALUES (NOW())", one(&Insert{Table: TableName{Name: "t"}, Rows: [][]Value{{{Kind: ValNow}}}})},
 		{"INSERT INTO t VALUES (CURRENT_TIMESTAMP, now(), 1)", one(&Insert{Table: TableName{Name: "t"}, Rows: [][]Value{{{Kind: ValNow}, {Kind: ValNow}, iv(1)}}})},
 		{"INSERT INTO t VALUES (0x61)", one(unsup("hexadecimal or bit literal"))},
+		{"INSERT INTO t VALUES (_latin1'a')", one(unsup("the character set introducer _latin1"))},
+		{"DELETE FROM t WHERE s = _latin1'a'", one(unsup("the character set introducer _latin1"))},
 		// Forms only row tables take: the ticket form's error is kept for
 		// the wire layer to answer on a ticket table.
 		{"INSERT INTO t (stub) VALUES ('a') ON DUPLICATE KEY UPDATE id = id * 2", one(&Insert{Table: TableName{Name: "t"}, Columns: []string{"stub"}, Rows: ticketRow,
