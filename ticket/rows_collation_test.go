@@ -290,6 +290,11 @@ func TestColumnCollationAnswers(t *testing.T) {
 		{"dd LIKE '😀%'", op(ELike, col("dd"), lit("😀%")), "1267 Illegal mix of collations (utf8mb3_bin,IMPLICIT) and (utf8mb4_general_ci,COERCIBLE) for operation 'like'"},
 		{"a IN ('😀', 'x')", op(EIn, col("a"), lit("😀"), lit("x")), "1270 Illegal mix of collations (utf8mb3_general_ci,IMPLICIT), (utf8mb4_general_ci,COERCIBLE), (utf8mb4_general_ci,COERCIBLE) for operation 'in'"},
 		{"b = '😀' (utf8mb4)", op(EEq, col("b"), lit("😀")), ""},
+		{"a IN (5, '😀')", op(EIn, col("a"), RowExpr{Op: EVal, Val: &Value{Kind: ValInt, Int: 5}}, lit("😀")),
+			"1270 Illegal mix of collations (utf8mb3_general_ci,IMPLICIT), (latin1_swedish_ci,NUMERIC), (utf8mb4_general_ci,COERCIBLE) for operation 'in'"},
+		{"a IN (NULL, '😀')", op(EIn, col("a"), RowExpr{Op: EVal, Val: &Value{Kind: ValNull}}, lit("😀")),
+			"1270 Illegal mix of collations (utf8mb3_general_ci,IMPLICIT), (binary,IGNORABLE), (utf8mb4_general_ci,COERCIBLE) for operation 'in'"},
+		{"a IN ('😀', 'x', 'y')", op(EIn, col("a"), lit("😀"), lit("x"), lit("y")), "1271 Illegal mix of collations for operation 'in'"},
 	} {
 		q := &Query{Filter: tc.filter, OrderBy: []RowOrder{{Col: "id"}}}
 		r, qe, err := SelectFrom(tb, rows, nil, q)

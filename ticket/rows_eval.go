@@ -1049,7 +1049,7 @@ func checkCollMix(rd *RowsDef, x *RowExpr) *Error {
 			continue
 		}
 		if a.Op != EVal || a.Val == nil || a.Val.Kind != ValString {
-			return nil // a number or an expression: not a comparison of strings alone
+			continue // a number, a date or NULL: no collation to convert to
 		}
 		for _, r := range a.Val.Str {
 			wide = wide || r > 0xFFFF
@@ -1060,10 +1060,18 @@ func checkCollMix(rd *RowsDef, x *RowExpr) *Error {
 	}
 	names := make([]string, len(x.Args))
 	for i := range x.Args {
-		if ac, ok := rd.strColl(&x.Args[i]); ok {
+		a := &x.Args[i]
+		ac, isCol := rd.strColl(a)
+		switch {
+		case isCol:
 			names[i] = "(" + ac.String() + ",IMPLICIT)"
-		} else {
+		case a.Op == EVal && a.Val != nil && a.Val.Kind == ValString:
 			names[i] = "(" + CollGeneralCI.String() + ",COERCIBLE)"
+		case a.Op == EVal && (a.Val == nil || a.Val.Kind == ValNull):
+			names[i] = "(binary,IGNORABLE)"
+		default:
+			// MariaDB's numbers and dates: my_charset_numeric.
+			names[i] = "(latin1_swedish_ci,NUMERIC)"
 		}
 	}
 	switch len(names) {
