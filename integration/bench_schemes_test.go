@@ -7,6 +7,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +30,9 @@ import (
 // refuses the schemes' SQL gets a row with its error: ticketd does until
 // the row-table and sequence work is merged.
 //
-// TICKETD_BENCH_DURATION sets each run's length (default 5s).
+// TICKETD_BENCH_DURATION sets each run's length (default 5s);
+// TICKETD_BENCH_SCHEMES, a comma-separated list of scheme names (e.g.
+// "tinyid"), keeps only those runs.
 func TestBenchSchemes(t *testing.T) {
 	dur := benchDuration(t, "TICKETD_BENCH_DURATION", 5*time.Second)
 	benchDir := benchScriptDir(t)
@@ -41,6 +45,18 @@ func TestBenchSchemes(t *testing.T) {
 		{schemes.Tinyid, 16},
 		{schemes.NextVal, 1}, {schemes.NextVal, 16},
 		{schemes.NextValNoCache, 1}, {schemes.NextValNoCache, 16},
+	}
+	if only := os.Getenv("TICKETD_BENCH_SCHEMES"); only != "" {
+		keep := runs[:0]
+		for _, r := range runs {
+			if slices.Contains(strings.Split(only, ","), string(r.scheme)) {
+				keep = append(keep, r)
+			}
+		}
+		if len(keep) == 0 {
+			t.Fatalf("TICKETD_BENCH_SCHEMES=%q names none of the runs", only)
+		}
+		runs = keep
 	}
 	all := make([]schemes.Scheme, 0, len(runs))
 	for _, r := range runs {
