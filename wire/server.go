@@ -23,11 +23,13 @@ import (
 
 // Service is what the wire layer needs from the ticket domain.
 type Service interface {
-	// Exec commits one command; statement errors are in Result.Err.
-	Exec(ctx context.Context, c *ticket.Command) (ticket.Result, error)
+	// ExecFor commits one command of a session (whose retry of a lost
+	// compare-and-set the leader favours); statement errors are in
+	// Result.Err.
+	ExecFor(ctx context.Context, who *ticket.Session, c *ticket.Command) (ticket.Result, error)
 	// TryExec answers a command at once when it needs no wait (a
 	// node-scoped table's block holds its ids), or reports !ok, and the
-	// session calls Exec with a statement deadline.
+	// session calls ExecFor with a statement deadline.
 	TryExec(c *ticket.Command) (ticket.Result, bool)
 	// View reads the local replica's state.
 	View(fn func(ticket.Store) error) error

@@ -574,7 +574,7 @@ func (s *session) exec(c *ticket.Command) (ticket.Result, error) {
 	if !ok {
 		ctx := s.stmt.begin()
 		var err error
-		r, err = s.srv.svc.Exec(ctx, c)
+		r, err = s.srv.svc.ExecFor(ctx, s.ts, c)
 		s.stmt.end()
 		if err != nil {
 			return r, err

@@ -254,7 +254,7 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 		LeaderLeaseTimeout: o.leaderLease,
 		ApplyTimeout:       raftstore.ApplyTimeoutFor(o.stmtTimeout),
 		Forward: func(n *raftstore.Node) raftstore.ForwardHandler {
-			svc = ticket.NewService(n, n, ticket.Config{Cache: o.cache, Leadership: n, Observer: met.Ticket}, log)
+			svc = ticket.NewService(n, n, ticket.Config{Cache: o.cache, Leadership: n, Reads: n, Observer: met.Ticket}, log)
 			return svc.ExecBatch
 		},
 		TLS:      nodeTLS,

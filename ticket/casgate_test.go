@@ -1,0 +1,204 @@
+package ticket
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
+
+// tinySpec is Tinyid's tiny_id_info, the columns its compare-and-set
+// reads.
+func tinySpec() *TableSpec {
+	return &TableSpec{DB: "ids", Name: "tiny_id_info", Columns: []ColumnSpec{
+		{Name: "id", Type: "bigint", NotNull: true},
+		{Name: "max_id", Type: "bigint", NotNull: true},
+		{Name: "version", Type: "bigint", NotNull: true},
+	}, Keys: []KeySpec{{Primary: true, Columns: []string{"id"}}}}
+}
+
+func colIs(col string, v int64) RowExpr {
+	val := num(v)
+	return RowExpr{Op: EEq, Args: []RowExpr{{Op: ECol, Col: col}, {Op: EVal, Val: &val}}}
+}
+
+// casUpdate is Tinyid's UPDATE: max_id moves to newMax where id, max_id
+// and version are as read.
+func casUpdate(id, maxID, version, newMax int64) Command {
+	v := num(newMax)
+	filter := RowExpr{Op: EAnd, Args: []RowExpr{
+		{Op: EAnd, Args: []RowExpr{colIs("id", id), colIs("max_id", maxID)}},
+		colIs("version", version),
+	}}
+	one := num(1)
+	return Command{Op: OpUpdate, DB: "ids", Table: "tiny_id_info", Rows: &RowsCommand{Engine: true, Filter: &filter,
+		Assigns: []RowAssign{{Col: "max_id", Expr: RowExpr{Op: EVal, Val: &v}},
+			{Col: "version", Expr: RowExpr{Op: EAdd, Args: []RowExpr{{Op: ECol, Col: "version"}, {Op: EVal, Val: &one}}}}}}}
+}
+
+// countingRepl is localRepl that counts the commands proposed.
+type countingRepl struct {
+	localRepl
+	proposed int
+}
+
+func (c *countingRepl) Propose(ctx context.Context, cmds []Command) ([]Result, error) {
+	c.mu.Lock()
+	c.proposed += len(cmds)
+	c.mu.Unlock()
+	return c.localRepl.Propose(ctx, cmds)
+}
+
+func (c *countingRepl) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.proposed
+}
+
+type countingReads struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (r *countingReads) WaitRead(context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.n++
+	return nil
+}
+
+// TestCASLostAnsweredWithoutEntry: on the leader, a compare-and-set that
+// matches nothing is answered from a read barrier and the state, with
+// nothing proposed; one that matches, a plain UPDATE by key, and any on a
+// follower go through the log, and each answers as the log does.
+func TestCASLostAnsweredWithoutEntry(t *testing.T) {
+	e := rowsEnv(t, tinySpec())
+	e.ok(Command{Op: OpInsert, DB: "ids", Table: "tiny_id_info", Columns: []string{"id", "max_id", "version"},
+		Values: [][]Value{{num(1), num(100), num(7)}}})
+	repl := &countingRepl{localRepl: localRepl{st: e.s}}
+	lead := &fakeLead{term: 1, leader: true}
+	reads := &countingReads{}
+	svc := NewService(repl, repl, Config{Leadership: lead, Reads: reads}, nil)
+	t.Cleanup(svc.Close)
+	ctx := context.Background()
+
+	for _, tc := range []struct {
+		name              string
+		cmd               Command
+		leader            bool
+		matched, proposed int
+		reads             int
+	}{
+		{"lost", casUpdate(1, 100, 6, 200), true, 0, 0, 1},
+		{"no such row", casUpdate(2, 100, 7, 200), true, 0, 0, 1},
+		{"won", casUpdate(1, 100, 7, 200), true, 1, 1, 1},
+		{"lost on a follower", casUpdate(1, 100, 7, 300), false, 0, 1, 0},
+		{"won on a follower", casUpdate(1, 200, 8, 300), false, 1, 1, 0},
+	} {
+		lead.set(1, tc.leader, nil)
+		before, beforeReads := repl.count(), reads.n
+		r, err := svc.ExecFor(ctx, &Session{}, &tc.cmd)
+		if err != nil || r.Err != nil {
+			t.Fatalf("%s: %v %v", tc.name, err, r.Err)
+		}
+		if r.Matched != uint64(tc.matched) || repl.count()-before != tc.proposed || reads.n-beforeReads != tc.reads {
+			t.Errorf("%s: matched %d, proposed %d, read barriers %d; want %d, %d, %d", tc.name,
+				r.Matched, repl.count()-before, reads.n-beforeReads, tc.matched, tc.proposed, tc.reads)
+		}
+	}
+	lead.set(1, true, nil)
+	// An UPDATE by the key alone cannot lose: it is proposed.
+	v := num(5)
+	plain := Command{Op: OpUpdate, DB: "ids", Table: "tiny_id_info", Rows: &RowsCommand{Engine: true,
+		Filter: func() *RowExpr { x := colIs("id", 9); return &x }(), Assigns: []RowAssign{{Col: "max_id", Expr: RowExpr{Op: EVal, Val: &v}}}}}
+	before := repl.count()
+	if r, err := svc.ExecFor(ctx, nil, &plain); err != nil || r.Err != nil || r.Matched != 0 || repl.count() != before+1 {
+		t.Errorf("plain UPDATE of a missing row: %+v %v, proposed %d", r, err, repl.count()-before)
+	}
+	if got, want := text(e.rows("ids", "tiny_id_info")), "1|300|9\n"; got != want {
+		t.Errorf("row %q, want %q", got, want)
+	}
+}
+
+// acquireAsync starts who's compare-and-set of r; its channel says
+// whether it went on with nothing ahead.
+func acquireAsync(f *inFlight, r rowRef, who *Session) chan bool {
+	got := make(chan bool, 1)
+	go func() { got <- f.acquire(context.Background(), r, who) }()
+	return got
+}
+
+// waitTurn checks that the compare-and-set went on (want) or still waits
+// (!want) within the time given.
+func waitTurn(t *testing.T, name string, got chan bool, want bool, within time.Duration) {
+	t.Helper()
+	select {
+	case ok := <-got:
+		if !want {
+			t.Fatalf("%s went on (nothing ahead %v), want it to wait", name, ok)
+		}
+		if !ok {
+			t.Fatalf("%s went on past its wait, want its turn", name)
+		}
+	case <-time.After(within):
+		if want {
+			t.Fatalf("%s still waits after %v", name, within)
+		}
+	}
+}
+
+// TestCASQueue: a row's compare-and-sets wait for the writes of the row
+// in flight, one goes on when one applies, and after a lost one the row
+// is kept for the loser's retry until the grace passes.
+func TestCASQueue(t *testing.T) {
+	f := newInFlight()
+	f.grace = time.Hour
+	r := rowRef{"ids", "t", "k1"}
+	a, b, c := &Session{}, &Session{}, &Session{}
+	if !f.acquire(context.Background(), r, a) {
+		t.Fatal("first compare-and-set of an idle row waited")
+	}
+	gotB := acquireAsync(f, r, b)
+	waitTurn(t, "B behind A in flight", gotB, false, 20*time.Millisecond)
+	f.done(writeScope{row: r, isRow: true}, false, a) // A applied
+	waitTurn(t, "B after A applied", gotB, true, time.Second)
+	f.done(writeScope{row: r, isRow: true}, true, b) // B lost: answered at once
+	gotC := acquireAsync(f, r, c)
+	waitTurn(t, "C while the row is kept for B", gotC, false, 20*time.Millisecond)
+	if !f.acquire(context.Background(), r, b) {
+		t.Fatal("B's retry waited")
+	}
+	waitTurn(t, "C behind B's retry in flight", gotC, false, 20*time.Millisecond)
+	f.done(writeScope{row: r, isRow: true}, false, b) // B won
+	waitTurn(t, "C after B's retry applied", gotC, true, time.Second)
+
+	// Nobody retries: the next waiter goes on after the grace.
+	f.grace = 30 * time.Millisecond
+	f.done(writeScope{row: r, isRow: true}, true, c) // C lost, and gives up
+	gotA := acquireAsync(f, r, a)
+	waitTurn(t, "A during C's grace", gotA, false, 10*time.Millisecond)
+	waitTurn(t, "A after C's grace", gotA, true, time.Second)
+	f.done(writeScope{row: r, isRow: true}, false, a)
+
+	// Other writes of the table hold a compare-and-set back too; past
+	// its wait it goes on anyway, reporting that something was ahead.
+	tbl := writeScope{table: tableKey{"ids", "t"}}
+	f.add(tbl)
+	gotB = acquireAsync(f, r, b)
+	waitTurn(t, "B behind an INSERT in flight", gotB, false, 20*time.Millisecond)
+	f.done(tbl, false, nil)
+	waitTurn(t, "B after the INSERT applied", gotB, true, time.Second)
+	f.done(writeScope{row: r, isRow: true}, false, b)
+	f.wait = 20 * time.Millisecond
+	f.add(tbl)
+	if f.acquire(context.Background(), r, b) {
+		t.Fatal("B went on with an INSERT in flight, want it past its wait")
+	}
+	f.done(writeScope{row: r, isRow: true}, false, b)
+	f.done(tbl, false, nil)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.rows) != 0 || len(f.tables) != 0 {
+		t.Fatalf("idle counts left: rows %v tables %v", f.rows, f.tables)
+	}
+}
