@@ -541,3 +541,38 @@ var foundRowsScript = []step{
 	{sql: "REPLACE INTO t VALUES (3, 0)"},
 	{sql: "DROP DATABASE fr"},
 }
+
+// selectExprScript is the differential script of expressions in a row
+// table's select list: comparisons, AND/OR/XOR/NOT, IS NULL, IN,
+// BETWEEN and LIKE evaluated by the row engine as in WHERE (the same
+// coercions, collations and warnings), labelled as MariaDB labels them
+// (the expression as written, or its alias). Every line but the plain
+// arithmetic was 1235 ("operator gt") before.
+var selectExprScript = []step{
+	{sql: "SET NAMES utf8mb4"},
+	{sql: "CREATE DATABASE sx CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci"},
+	{sql: "USE sx"},
+	{sql: "CREATE TABLE t (id int NOT NULL, s varchar(5) DEFAULT NULL, b varchar(5) COLLATE utf8mb4_bin DEFAULT NULL, v int DEFAULT NULL, u bigint unsigned DEFAULT NULL, d date DEFAULT NULL, at datetime DEFAULT NULL, PRIMARY KEY (id)) ENGINE=InnoDB"},
+	{sql: "INSERT INTO t VALUES (1, 'a', 'a', 5, 7, '2024-01-01', '2024-01-01 10:00:00'), (2, 'A', 'A', NULL, NULL, NULL, NULL), (3, 'x ', 'y', -1, 18446744073709551615, '2025-05-05', '2025-05-05 00:00:00')"},
+	{sql: "SELECT id, s > 'x' FROM t ORDER BY id"},
+	{sql: "SELECT id, s = 'A', b = 'A', s = b, s <> 'a', s < 'b', s <= 'A', s >= 'x', s <=> NULL FROM t ORDER BY id"},
+	{sql: "SELECT id, s = 'x' AS padded, b = 'y ' AS padded_bin FROM t ORDER BY id"},
+	{sql: "SELECT id, v > 0, v = 5.0, v = '5', v < -0.5, u > 10, u = -1 FROM t ORDER BY id"},
+	{sql: "SELECT id, v = '5abc' FROM t ORDER BY id"},
+	{sql: "SHOW WARNINGS", cols: warnCols},
+	{sql: "SELECT id, v > 0 AND s = 'a', v > 0 OR s = 'A', v > 0 XOR s = 'a', NOT v, NOT (v > 0), !(v IS NULL) FROM t ORDER BY id"},
+	{sql: "SELECT id, v IS NULL, v IS NOT NULL, s IS NULL FROM t ORDER BY id"},
+	{sql: "SELECT id, v IN (5, -1), v NOT IN (5), v IN (5, NULL), v NOT IN (1, NULL), s IN ('A', 'z') FROM t ORDER BY id"},
+	{sql: "SELECT id, v BETWEEN 0 AND 9, v NOT BETWEEN 0 AND 9, s BETWEEN 'a' AND 'b' FROM t ORDER BY id"},
+	{sql: "SELECT id, s LIKE 'A%', b LIKE 'A%', s NOT LIKE '_', s LIKE 'x' FROM t ORDER BY id"},
+	{sql: "SELECT id, d >= '2024-06-01', at < '2024-01-01 12:00', d = 20240101, at > NOW() FROM t ORDER BY id"},
+	{sql: "SELECT id, (v > 0) + 1, (v > 0) * 10, v + 1 > 5 FROM t ORDER BY id"},
+	{sql: "SELECT id AS k, (s = 'a') AS is_a FROM t WHERE v > 0 OR v IS NULL ORDER BY id DESC"},
+	{sql: "SELECT 1 = 1, id FROM t WHERE id = 1"},
+	{sql: "SELECT id, s = 'a' FROM t WHERE id > 100"},
+	{sql: "SELECT id, nope = 1 FROM t"}, // 1054
+	{sql: "SELECT id, s > ? FROM t ORDER BY id", args: []any{"b"}},
+	{sql: "SELECT id, v > ?, s = ? FROM t ORDER BY id", args: []any{int64(0), "A"}},
+	{sql: "SELECT id, v IS NULL, s LIKE 'a%' FROM t WHERE id = ?", args: []any{int64(1)}},
+	{sql: "SELECT id, v + 1 FROM t WHERE id = ?", args: []any{int64(1)}},
+}

@@ -619,7 +619,7 @@ func TestDifferential(t *testing.T) {
 		name      string
 		steps     []step
 		foundRows bool
-	}{{"tickets", diffScript, false}, {"rows", rowScript, false}, {"rows, CLIENT_FOUND_ROWS", foundRowsScript, true}, {"collation", collationScript, false}, {"column collations", columnCollationScript, false}}
+	}{{"tickets", diffScript, false}, {"rows", rowScript, false}, {"rows, CLIENT_FOUND_ROWS", foundRowsScript, true}, {"collation", collationScript, false}, {"column collations", columnCollationScript, false}, {"select-list expressions", selectExprScript, false}}
 	maria := harness.StartMariaDB(t)
 	want := make([][]outcome, len(scripts))
 	for i, sc := range scripts {

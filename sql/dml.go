@@ -137,6 +137,15 @@ func selectStmt(s *ast.SelectStmt) (Plan, error) {
 			continue
 		}
 		e, err := expr(f.Expr, sc)
+		var u unsupported
+		if errors.As(err, &u) && sc.table != nil {
+			// A comparison, AND/OR/NOT, IS NULL, IN, BETWEEN or LIKE over
+			// a table's columns: a row-table expression, which the row
+			// engine evaluates as it does WHERE (a ticket table refuses it).
+			if re, rerr := rowExpr(f.Expr, sc); rerr == nil {
+				e, err = re, nil
+			}
+		}
 		if err != nil {
 			return nil, err
 		}

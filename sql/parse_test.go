@@ -870,6 +870,14 @@ func TestParseRowForm(t *testing.T) {
 				reflect.DeepEqual(d.OrderBy, []Order{{Column: "at"}}) && d.HasLimit && d.Limit == 10
 		}, 0},
 		{"DELETE FROM t WHERE id = ? AND v IS NULL", func(p Plan) bool { return p.(*Delete).Filter != nil }, 1},
+		// A comparison in a select list over a table is a row-table
+		// expression, labelled as written; without FROM it stays refused.
+		{"SELECT id, s > 'x', v IS NULL AS n FROM t", func(p Plan) bool {
+			f := p.(*Select).Fields
+			return len(f) == 3 && reflect.DeepEqual(f[1], SelectField{Expr: cmp(">", c("s"), v(sv("x"))), Name: "s > 'x'"}) &&
+				f[2].Name == "n" && f[2].Expr.Kind == ExprIsNull
+		}, 0},
+		{"SELECT 1 = 1", func(p Plan) bool { u, ok := p.(*Unsupported); return ok && u.Reason == "operator eq" }, 0},
 	}
 	for _, tc := range cases {
 		ps, err := Parse(tc.query)

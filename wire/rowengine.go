@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -492,6 +493,13 @@ func (s *session) timestampVar() string {
 	return fmt.Sprintf("%d.%06d", us/1e6, us%1e6)
 }
 
+// rowOnlyKinds are the expressions only the row engine evaluates.
+var rowOnlyKinds = []sql.ExprKind{sql.ExprCompare, sql.ExprLogic, sql.ExprNot, sql.ExprIsNull,
+	sql.ExprIn, sql.ExprBetween, sql.ExprLike}
+
+// boolKind reports an expression of rowOnlyKinds: its value is 0, 1 or NULL.
+func boolKind(k sql.ExprKind) bool { return slices.Contains(rowOnlyKinds, k) }
+
 // hasColumn reports whether x refers to a column.
 func hasColumn(x *sql.Expr) bool {
 	if x.Kind == sql.ExprColumn {
@@ -506,14 +514,19 @@ func hasColumn(x *sql.Expr) bool {
 }
 
 // projectRows computes a select list that has arithmetic over columns
-// (v * 2, u - 1) through the row engine, as WHERE and SET compute it; nil
-// when no item has (the general select path answers those: columns, *,
-// CONCAT of columns, items without columns).
+// (v * 2, u - 1), or a comparison, AND/OR/XOR/NOT, IS NULL, IN, BETWEEN
+// or LIKE (s > 'x', v IS NULL), through the row engine, as WHERE and SET
+// compute them; nil when no item has (the general select path answers
+// those: columns, *, CONCAT of columns, items without columns).
 func (s *session) projectRows(p *sql.Select, t *ticket.Table, rows [][]ticket.Datum, args []any, bin bool) (*mysql.Result, error) {
 	complex := false
 	for i := range p.Fields {
-		if x := &p.Fields[i].Expr; hasColumn(x) && hasKind(x, sql.ExprArith) {
+		x := &p.Fields[i].Expr
+		if hasColumn(x) && (hasKind(x, sql.ExprArith) || hasKind(x, sql.ExprInterval)) {
 			complex = true
+		}
+		for _, k := range rowOnlyKinds {
+			complex = complex || hasKind(x, k)
 		}
 	}
 	if !complex {
@@ -549,9 +562,22 @@ func (s *session) projectRows(p *sql.Select, t *ticket.Table, rows [][]ticket.Da
 			return nil, err
 		}
 		exprs[i] = &rx
-		out.cols = append(out.cols, column{name: p.Fields[i].Name})
+		c := column{name: p.Fields[i].Name}
+		if boolKind(x.Kind) {
+			// A comparison, a logical operator, IS NULL, IN, BETWEEN and
+			// LIKE are INT (MariaDB's Item_bool_func), whatever the rows.
+			c.typ = mysql.MYSQL_TYPE_LONG
+		}
+		out.cols = append(out.cols, c)
 	}
-	now := s.now()
+	ev := ticket.NewRowEval(t, s.now(), &s.warnings)
+	for _, x := range exprs {
+		if x != nil {
+			if e := ev.Check(x); e != nil {
+				return nil, e
+			}
+		}
+	}
 	for _, r := range rows {
 		var row []any
 		col := 0
@@ -570,11 +596,13 @@ func (s *session) projectRows(p *sql.Select, t *ticket.Table, rows [][]ticket.Da
 				col++
 				continue
 			}
-			d, kind, dec, e := ticket.EvalRow(t, exprs[i], r, now, &s.warnings)
+			d, kind, dec, e := ev.Eval(exprs[i], r)
 			if e != nil {
 				return nil, e
 			}
-			out.cols[col].typ = colType(kind)
+			if !boolKind(x.Kind) {
+				out.cols[col].typ = colType(kind)
+			}
 			if dec {
 				out.cols[col].typ = mysql.MYSQL_TYPE_NEWDECIMAL
 				if doubleExpr(exprs[i]) {
