@@ -74,6 +74,9 @@ type FSM struct {
 	mu  sync.RWMutex
 	db  *bolt.DB
 	mem *memState
+	// view is mem as View's read-only Store, made once per mem (an
+	// interface made per View allocated per read).
+	view ticket.Store
 	// lastIndex and lastTerm are the last entry applied to mem;
 	// checkpointed is the index the state file holds.
 	lastIndex, lastTerm uint64
@@ -174,6 +177,7 @@ func (f *FSM) load() error {
 // caller holds mu or owns f.
 func (f *FSM) install(fs fileState) {
 	f.mem = fs.mem
+	f.view = memStore{m: fs.mem, readOnly: true}
 	f.lastIndex, f.lastTerm = fs.index, fs.term
 	f.checkpointed = fs.index
 	f.applied.Store(fs.index)
@@ -252,7 +256,7 @@ func (f *FSM) View(fn func(ticket.Store) error) error {
 	if f.db == nil {
 		return fmt.Errorf("raftstore: view: %w", bolt.ErrDatabaseNotOpen)
 	}
-	return fn(memStore{m: f.mem, readOnly: true})
+	return fn(f.view)
 }
 
 // checkpoint writes what was applied since the last checkpoint, with its

@@ -105,7 +105,12 @@ func parseWith(p *parser.Parser, query string) (plans []Plan, reusable bool, err
 // convertStmt turns one statement into its plan, numbering its '?'
 // placeholders in text order first.
 func convertStmt(stmt ast.StmtNode, src string) (Plan, error) {
-	params := numberParams(stmt)
+	params := 0
+	if strings.IndexByte(src, '?') >= 0 {
+		// Only a '?' makes a placeholder: a text without one (any
+		// interpolated query) skips the walk over its tree.
+		params = numberParams(stmt)
+	}
 	plan, err := statement(stmt, src)
 	var u unsupported
 	switch {

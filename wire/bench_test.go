@@ -177,9 +177,69 @@ func benchDBWith(b *testing.B, account, ddl string) *sql.DB {
 // parameters sends it (issue 22's target: at least half of SELECT 1's
 // rate).
 func BenchmarkPointSelect(b *testing.B) {
-	const rows = 10000
+	db := pointSelectDB(b)
+	var n atomic.Uint64
+	b.ResetTimer()
+	benchOn(b, db, func(ctx context.Context, conn *sql.Conn) error {
+		k := 1 + n.Add(7919)%pointRows
+		var id uint64
+		var host, port string
+		return conn.QueryRowContext(ctx, fmt.Sprintf("SELECT id, host, port FROM w WHERE id = %d", k)).Scan(&id, &host, &port)
+	})
+}
+
+// BenchmarkPointSelectSame is BenchmarkPointSelect with one text sent
+// again and again (the plan cache's case).
+func BenchmarkPointSelectSame(b *testing.B) {
+	db := pointSelectDB(b)
+	b.ResetTimer()
+	benchOn(b, db, func(ctx context.Context, conn *sql.Conn) error {
+		var id uint64
+		var host, port string
+		return conn.QueryRowContext(ctx, "SELECT id, host, port FROM w WHERE id = 77").Scan(&id, &host, &port)
+	})
+}
+
+// BenchmarkPointSelectPrepared is BenchmarkPointSelect through a
+// server-side prepared statement, prepared once per connection and
+// executed with the key as a parameter (COM_STMT_EXECUTE, binary rows).
+func BenchmarkPointSelectPrepared(b *testing.B) {
+	db := pointSelectDB(b)
+	var n atomic.Uint64
+	b.ResetTimer()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		defer conn.Close()
+		st, err := conn.PrepareContext(ctx, "SELECT id, host, port FROM w WHERE id = ?")
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		defer st.Close()
+		for pb.Next() {
+			var id uint64
+			var host, port string
+			if err := st.QueryRowContext(ctx, 1+n.Add(7919)%pointRows).Scan(&id, &host, &port); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// pointRows is the size of pointSelectDB's table.
+const pointRows = 10000
+
+// pointSelectDB is a server with the table w of pointRows rows, ids 1..pointRows.
+func pointSelectDB(b *testing.B) *sql.DB {
 	db := benchDBWith(b, "", "CREATE TABLE w (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, host VARCHAR(64) NOT NULL, port VARCHAR(64) NOT NULL)")
-	for i := 0; i < rows; i += 500 {
+	for i := 0; i < pointRows; i += 500 {
 		var q strings.Builder
 		q.WriteString("INSERT INTO w (host, port) VALUES ")
 		for j := 0; j < 500; j++ {
@@ -192,12 +252,5 @@ func BenchmarkPointSelect(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	var n atomic.Uint64
-	b.ResetTimer()
-	benchOn(b, db, func(ctx context.Context, conn *sql.Conn) error {
-		k := 1 + n.Add(7919)%rows
-		var id uint64
-		var host, port string
-		return conn.QueryRowContext(ctx, fmt.Sprintf("SELECT id, host, port FROM w WHERE id = %d", k)).Scan(&id, &host, &port)
-	})
+	return db
 }

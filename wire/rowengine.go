@@ -285,12 +285,8 @@ func (s *session) selectRowTable(p *sql.Select, src *source, args []any, bin boo
 			}
 		}
 	}
-	tb := src.rowTable
-	var res *ticket.QueryResult
-	if err := s.view(func(st ticket.Store) (err error) {
-		tb, res, err = s.ts.Select(st, tb.Def.DB, tb.Def.Name, q)
-		return err
-	}); err != nil {
+	tb, res, err := s.selectView(src.rowTable, q)
+	if err != nil {
 		return nil, err
 	}
 	if tb.Def.Rows != src.rowTable.Def.Rows {
@@ -343,6 +339,21 @@ func (s *session) selectRowTable(p *sql.Select, src *source, args []any, bin boo
 		src.rows = append(src.rows, row)
 	}
 	return nil, nil
+}
+
+// selectView runs q on the row table tb's rows in a view (Session.Select):
+// the table as read in that view and the answer.
+func (s *session) selectView(tb *ticket.Table, q *ticket.Query) (*ticket.Table, *ticket.QueryResult, error) {
+	// One allocation for what the view's closure writes.
+	r := &struct {
+		tb  *ticket.Table
+		res *ticket.QueryResult
+	}{tb: tb}
+	err := s.view(func(st ticket.Store) (err error) {
+		r.tb, r.res, err = s.ts.Select(st, r.tb.Def.DB, r.tb.Def.Name, q)
+		return err
+	})
+	return r.tb, r.res, err
 }
 
 // mode is the session's sql_mode as a set of names.

@@ -43,12 +43,31 @@ func (s *session) endTxn() { s.ts.EndTxn() }
 // WHERE. selectRowTable reads its rows through the row engine
 // (ticket.Session.Select), with the session's own writes over them.
 func (s *session) rowsSource(tb *ticket.Table, filter *ticket.RowExpr) *source {
-	src := &source{rowTable: tb, pred: filter}
-	src.cols = rowsColumns(&tb.Def)
-	for i := range src.cols {
-		src.cols[i].table, src.cols[i].db = tb.Def.Name, tb.Def.DB
+	return &source{rowTable: tb, pred: filter, rowset: rowset{cols: s.rowCols.of(tb)}}
+}
+
+// rowColsMemo holds the result columns of the row table a session read
+// last, which the next statement on it reuses. A RowsDef is never changed
+// once stored (a schema change stores a new one), so the same RowsDef of
+// the same table has the same columns. The columns are shared: callers
+// copy before changing one.
+type rowColsMemo struct {
+	rd       *ticket.RowsDef
+	db, name string
+	cols     []column
+}
+
+// of is tb's result columns, named as in tb.
+func (m *rowColsMemo) of(tb *ticket.Table) []column {
+	if m.rd == tb.Def.Rows && m.db == tb.Def.DB && m.name == tb.Def.Name {
+		return m.cols
 	}
-	return src
+	cols := rowsColumns(&tb.Def)
+	for i := range cols {
+		cols[i].table, cols[i].db = tb.Def.Name, tb.Def.DB
+	}
+	*m = rowColsMemo{rd: tb.Def.Rows, db: tb.Def.DB, name: tb.Def.Name, cols: cols}
+	return cols
 }
 
 // tableRowCount is how many rows a table holds.

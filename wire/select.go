@@ -336,6 +336,9 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 	}
 	// Project the select list over the remaining rows.
 	var out rowset
+	if !hasStar(p) {
+		out.cols = make([]column, 0, len(p.Fields))
+	}
 	for i := range p.Fields {
 		f := &p.Fields[i]
 		if f.Expr.Kind == sql.ExprStar {
@@ -359,9 +362,12 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 		out.cols = append(out.cols, c)
 	}
 	e.cols = src.cols
+	if len(src.rows) > 0 {
+		out.rows = make([][]any, 0, len(src.rows))
+	}
 	for _, r := range src.rows {
 		e.row = r
-		var row []any
+		row := make([]any, 0, len(out.cols))
 		for i := range p.Fields {
 			if p.Fields[i].Expr.Kind == sql.ExprStar {
 				row = append(row, r...)
@@ -389,6 +395,16 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 		}
 	}
 	return out.result(bin, &s.srv.fields), nil
+}
+
+// hasStar reports whether p's select list has a *.
+func hasStar(p *sql.Select) bool {
+	for i := range p.Fields {
+		if p.Fields[i].Expr.Kind == sql.ExprStar {
+			return true
+		}
+	}
+	return false
 }
 
 // source is a FROM table materialised as rows.

@@ -53,6 +53,8 @@ type session struct {
 	// pinned is SET timestamp's value in Unix microseconds, 0 when NOW()
 	// follows the clock (rowengine.go).
 	pinned int64
+	// rowCols: the columns of the row table read last (rows.go).
+	rowCols rowColsMemo
 }
 
 func newSession(srv *Server) *session {
