@@ -261,4 +261,7 @@ var columnCollationScript = []step{
 	{sql: "CREATE TABLE r10 (id int NOT NULL, s text, PRIMARY KEY (id)) ENGINE=InnoDB", refused: true},
 	{sql: "CREATE TABLE r11 (id int NOT NULL, s char(3) CHARACTER SET binary, PRIMARY KEY (id)) ENGINE=InnoDB", refused: true},
 	{sql: "CREATE TABLE r12 (id bigint unsigned NOT NULL AUTO_INCREMENT, stub char(1) NOT NULL DEFAULT '', PRIMARY KEY (id), UNIQUE KEY stub (stub)) ENGINE=MyISAM DEFAULT CHARSET=latin1", refused: true},
+	{sql: "CREATE TABLE r13 (id int NOT NULL, s varchar(5) CHARACTER SET koi8r DEFAULT NULL, PRIMARY KEY (id)) ENGINE=InnoDB", refused: true},
+	{sql: "CREATE TABLE r14 (id int NOT NULL, s varchar(5) COLLATE utf8mb4_uca1400_ai_ci DEFAULT NULL, PRIMARY KEY (id)) ENGINE=InnoDB", refused: true},
+	{sql: "CREATE TABLE r15 (id int NOT NULL, s varchar(5) DEFAULT NULL, PRIMARY KEY (id)) ENGINE=InnoDB DEFAULT CHARSET=cp1250", refused: true},
 }

@@ -316,12 +316,45 @@ func parsePrefix(p *parser.Parser, query string, errOff int) []Plan {
 
 // parseError turns the TiDB parser's error into MySQL's, with the byte
 // offset of the offending token in query (-1 when unknown).
+// mariadbCharsets are MariaDB 10.11's character sets (SHOW CHARACTER SET).
+var mariadbCharsets = map[string]bool{
+	"armscii8": true, "ascii": true, "big5": true, "binary": true, "cp1250": true, "cp1251": true,
+	"cp1256": true, "cp1257": true, "cp850": true, "cp852": true, "cp866": true, "cp932": true,
+	"dec8": true, "eucjpms": true, "euckr": true, "gb2312": true, "gbk": true, "geostd8": true,
+	"greek": true, "hebrew": true, "hp8": true, "keybcs2": true, "koi8r": true, "koi8u": true,
+	"latin1": true, "latin2": true, "latin5": true, "latin7": true, "macce": true, "macroman": true,
+	"sjis": true, "swe7": true, "tis620": true, "ucs2": true, "ujis": true, "utf16": true,
+	"utf16le": true, "utf32": true, "utf8mb3": true, "utf8mb4": true, "utf8": true,
+}
+
 func parseError(err error, query string) (*Error, int) {
 	var te *terror.Error
 	if errors.As(err, &te) && te.Code() != mysql.ErrParse && te.Code() != mysql.ErrSyntax {
 		// Errors the grammar raises on purpose, such as 1115 Unknown
 		// character set for SET NAMES, keep their MySQL code.
 		code := uint16(te.Code())
+		if cs, ok := strings.CutPrefix(te.GetMsg(), "Unknown character set: '"); ok && code == mysql.ErrUnknownCharacterSet &&
+			mariadbCharsets[strings.ToLower(strings.TrimSuffix(cs, "'"))] {
+			// The grammar knows a few character sets; MariaDB has these
+			// others, which ticketd refuses rather than call unknown.
+			e := mysqlerr.NotSupported("CHARACTER SET " + strings.ToLower(strings.TrimSuffix(cs, "'")))
+			return &Error{Code: e.Code, State: e.State, Message: e.Message}, -1
+		}
+		if cs, ok := strings.CutPrefix(te.GetMsg(), "Unsupported character introducer: '"); ok && code == mysql.ErrUnknownCharacterSet &&
+			mariadbCharsets[strings.ToLower(strings.TrimSuffix(cs, "'"))] {
+			// As literal() refuses the introducers the grammar knows.
+			e := mysqlerr.NotSupported("the character set introducer _" + strings.ToLower(strings.TrimSuffix(cs, "'")))
+			return &Error{Code: e.Code, State: e.State, Message: e.Message}, -1
+		}
+		if co, ok := strings.CutPrefix(te.GetMsg(), "Unknown collation: '"); ok && code == mysql.ErrUnknownCollation {
+			// A collation of a MariaDB character set that the grammar does
+			// not know (utf8mb4_uca1400_ai_ci): refused, not unknown.
+			co = strings.ToLower(strings.TrimSuffix(co, "'"))
+			if cs, _, found := strings.Cut(co, "_"); found && mariadbCharsets[cs] {
+				e := mysqlerr.NotSupported("COLLATE " + co)
+				return &Error{Code: e.Code, State: e.State, Message: e.Message}, -1
+			}
+		}
 		state, ok := mysql.MySQLState[code]
 		if !ok {
 			state = mysql.DefaultMySQLState

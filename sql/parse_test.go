@@ -729,6 +729,12 @@ func TestParseErrors(t *testing.T) {
 		// a DOUBLE.
 		{"SELECT " + strings.Repeat("9", 90), 1064, "42000", prefix + "'" + strings.Repeat("9", 80) + "' at line 1"},
 		{"SET NAMES cp1251x", 1115, "42000", "Unknown character set: 'cp1251x'"},
+		// A character set MariaDB has and the grammar does not know.
+		{"SET NAMES cp1251", 1235, "42000", "This version of ticketd doesn't yet support 'CHARACTER SET cp1251'"},
+		{"CREATE TABLE t1 (a VARCHAR(10) CHARACTER SET KOI8R)", 1235, "42000", "This version of ticketd doesn't yet support 'CHARACTER SET koi8r'"},
+		{"CREATE TABLE t1 (a VARCHAR(10) COLLATE utf8mb4_uca1400_ai_ci)", 1235, "42000", "This version of ticketd doesn't yet support 'COLLATE utf8mb4_uca1400_ai_ci'"},
+		{"CREATE TABLE t1 (a VARCHAR(10) COLLATE nosuch_ci)", 1273, "HY000", "Unknown collation: 'nosuch_ci'"},
+		{"SELECT _koi8r'a'", 1235, "42000", "This version of ticketd doesn't yet support 'the character set introducer _koi8r'"},
 		{"SELECT *", 1096, "HY000", "No tables used"},
 		{"SELECT id", 1054, "42S22", "Unknown column 'id' in 'field list'"},
 		{"SELECT t.id", 1054, "42S22", "Unknown column 't.id' in 'field list'"},
