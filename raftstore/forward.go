@@ -28,7 +28,8 @@ import (
 //
 // length counts the bytes after itself. Propose's payload is an
 // EncodeBatch batch, answered by the entry's u64 log index and then
-// EncodeResults; Join's is two strings (id, address), Remove's one; a
+// EncodeResults; ProposeAs's is a u64 session (ticket.CASOwner) and then
+// Propose's; Join's is two strings (id, address), Remove's one; a
 // non-OK status carries an error message.
 const (
 	fwdPropose byte = 1
@@ -58,6 +59,9 @@ const (
 	// its build (no payload; the answer is a u32). A build from before
 	// versions answers stNotLeader or stRejected (version.go).
 	fwdVersion byte = 7
+	// fwdProposeAs is fwdPropose naming the session of a compare-and-set
+	// (ticket/casgate.go). A build from before it answers stRejected.
+	fwdProposeAs byte = 12
 
 	stOK        byte = 0
 	stNotLeader byte = 1 // not the leader: nothing was done
@@ -180,6 +184,13 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 	if n.raft.State() != raft.Leader {
 		return stNotLeader, []byte("not the leader")
 	}
+	var owner uint64
+	if kind == fwdProposeAs {
+		if len(payload) < 8 {
+			return stRejected, []byte("bad batch")
+		}
+		kind, owner, payload = fwdPropose, binary.BigEndian.Uint64(payload), payload[8:]
+	}
 	switch kind {
 	case fwdPropose:
 		if len(payload) == 0 || payload[0] != batchVersion {
@@ -193,7 +204,7 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 		if n.handler != nil {
 			// The leader's Service decides how the commands are carried
 			// out (from a reserved range, or in entries of its own).
-			res, index, err = n.handleBatch(n.handler, deadline, payload)
+			res, index, err = n.handleBatch(n.handler, deadline, payload, owner)
 		} else if _, derr := DecodeBatch(payload); derr != nil {
 			// Only what every replica decodes goes into the log: an
 			// undecodable entry stops the state machines that meet it.
@@ -264,12 +275,12 @@ type ForwardHandler func(ctx context.Context, cmds []ticket.Command) ([]ticket.R
 // handleBatch runs a forwarded batch through the handler. The index
 // returned is the leader's applied index afterwards, which covers every
 // entry the batch produced.
-func (n *Node) handleBatch(h ForwardHandler, deadline time.Time, payload []byte) ([]ticket.Result, uint64, error) {
+func (n *Node) handleBatch(h ForwardHandler, deadline time.Time, payload []byte, owner uint64) ([]ticket.Result, uint64, error) {
 	cmds, err := DecodeBatch(payload)
 	if err != nil {
 		return nil, 0, fmt.Errorf("raftstore: forwarded batch: %w: %w", ticket.ErrNoQuorum, err)
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	ctx, cancel := context.WithDeadline(ticket.WithCASOwner(context.Background(), owner), deadline)
 	defer cancel()
 	res, err := h(ctx, cmds)
 	if err != nil {
@@ -415,11 +426,21 @@ func (f *forwarder) call(ctx context.Context, addr string, deadline time.Time, k
 }
 
 // propose forwards an encoded batch to the leader and returns its results
-// and the entry's log index.
+// and the entry's log index. A batch of one session's compare-and-set
+// names the session (owner, not 0), for the leader's queue of the row; a
+// build from before fwdProposeAs rejects it, having done nothing, and
+// gets the batch again without the name.
 // The wait ends early, uncertain, when changed fires: the leader it was
 // sent to is no longer the one this node follows.
-func (f *forwarder) propose(ctx context.Context, addr string, deadline time.Time, data []byte, changed *leaderWatch) ([]ticket.Result, uint64, error) {
-	status, out, err := f.call(ctx, addr, deadline, fwdPropose, data, changed)
+func (f *forwarder) propose(ctx context.Context, addr string, deadline time.Time, data []byte, changed *leaderWatch, owner uint64) ([]ticket.Result, uint64, error) {
+	kind, payload := fwdPropose, data
+	if owner != 0 {
+		kind, payload = fwdProposeAs, append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(data)), owner), data...)
+	}
+	status, out, err := f.call(ctx, addr, deadline, kind, payload, changed)
+	if err == nil && status == stRejected && kind == fwdProposeAs {
+		status, out, err = f.call(ctx, addr, deadline, fwdPropose, data, changed)
+	}
 	if err != nil {
 		if errors.Is(err, errNotSent) {
 			return nil, 0, fmt.Errorf("raftstore: forward to %s: %w", addr, err)

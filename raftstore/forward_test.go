@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -66,7 +67,7 @@ func TestForwardConnectionLostIsUncertain(t *testing.T) {
 		readReq(c) // the leader got the batch, and then went away
 	})
 	f := newTestForwarder(t)
-	_, _, err := f.propose(context.Background(), addr, time.Now().Add(time.Second), batch(), nil)
+	_, _, err := f.propose(context.Background(), addr, time.Now().Add(time.Second), batch(), nil, 0)
 	if !errors.Is(err, ticket.ErrUncertain) || errors.Is(err, errNotSent) {
 		t.Fatalf("err %v, want ErrUncertain", err)
 	}
@@ -77,7 +78,7 @@ func TestForwardRefusedIsNotSent(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	f := newTestForwarder(t)
-	_, _, err := f.propose(context.Background(), addr, time.Now().Add(time.Second), batch(), nil)
+	_, _, err := f.propose(context.Background(), addr, time.Now().Add(time.Second), batch(), nil, 0)
 	if !errors.Is(err, errNotSent) {
 		t.Fatalf("err %v, want errNotSent", err)
 	}
@@ -101,7 +102,7 @@ func TestForwardStatuses(t *testing.T) {
 		for i := range cmds {
 			cmds[i] = replaceCmd("d", "t", "a")
 		}
-		_, _, err := f.propose(context.Background(), addr, time.Now().Add(time.Second), EncodeBatch(nil, cmds), nil)
+		_, _, err := f.propose(context.Background(), addr, time.Now().Add(time.Second), EncodeBatch(nil, cmds), nil, 0)
 		if want == nil {
 			if err == nil || errors.Is(err, ticket.ErrNoQuorum) || errors.Is(err, ticket.ErrUncertain) {
 				t.Errorf("status %d: %v", status[byte(n)], err)
@@ -148,7 +149,7 @@ func TestForwardPipelining(t *testing.T) {
 		wg.Go(func() {
 			cmd := replaceCmd("d", "t", "a")
 			cmd.Values[0][0] = ticket.Value{Kind: ticket.ValInt, Int: int64(1000 + i)}
-			res, index, err := f.propose(context.Background(), addr, time.Now().Add(2*time.Second), EncodeBatch(nil, []ticket.Command{cmd}), nil)
+			res, index, err := f.propose(context.Background(), addr, time.Now().Add(2*time.Second), EncodeBatch(nil, []ticket.Command{cmd}), nil, 0)
 			if err != nil {
 				errs <- err
 				return
@@ -181,7 +182,7 @@ func TestForwardContextCancelIsUncertain(t *testing.T) {
 	f := newTestForwarder(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, _, err := f.propose(ctx, addr, time.Now().Add(time.Second), batch(), nil)
+	_, _, err := f.propose(ctx, addr, time.Now().Add(time.Second), batch(), nil, 0)
 	if !errors.Is(err, ticket.ErrUncertain) {
 		t.Fatalf("err %v", err)
 	}
@@ -213,7 +214,7 @@ func TestForwardAbandonedOnLeaderChange(t *testing.T) {
 	changed := make(chan struct{})
 	time.AfterFunc(50*time.Millisecond, func() { close(changed) })
 	start := time.Now()
-	_, _, err := f.propose(context.Background(), addr, time.Now().Add(3*time.Second), batch(), &leaderWatch{changed: changed})
+	_, _, err := f.propose(context.Background(), addr, time.Now().Add(3*time.Second), batch(), &leaderWatch{changed: changed}, 0)
 	if !errors.Is(err, ticket.ErrUncertain) {
 		t.Fatalf("err %v, want ErrUncertain", err)
 	}
@@ -241,7 +242,7 @@ func TestForwardAwaitsLeaderThatHandedOver(t *testing.T) {
 	changed := make(chan struct{})
 	time.AfterFunc(50*time.Millisecond, func() { close(changed) })
 	w := &leaderWatch{changed: changed, handedOver: func() bool { return true }}
-	_, _, err := f.propose(context.Background(), addr, time.Now().Add(3*time.Second), batch(), w)
+	_, _, err := f.propose(context.Background(), addr, time.Now().Add(3*time.Second), batch(), w, 0)
 	if !errors.Is(err, errNotLeader) || errors.Is(err, ticket.ErrUncertain) {
 		t.Fatalf("err %v, want the old leader's certain 'not the leader'", err)
 	}
@@ -292,5 +293,75 @@ func TestForwardRunsThroughLeadersHandler(t *testing.T) {
 	}
 	if total < 2 {
 		t.Errorf("forwarded batches run through a handler: %v, want at least 2", handled)
+	}
+}
+
+// A follower's batch of one session's compare-and-set reaches the
+// leader's handler with the session's name in its context
+// (fwdProposeAs); other batches carry none.
+func TestForwardNamesCASOwner(t *testing.T) {
+	var (
+		mu     sync.Mutex
+		owners []uint64
+	)
+	c := startCluster(t, func(cfg *Config) {
+		cfg.Forward = func(n *Node) ForwardHandler {
+			return func(ctx context.Context, cmds []ticket.Command) ([]ticket.Result, error) {
+				mu.Lock()
+				owners = append(owners, ticket.CASOwner(ctx))
+				mu.Unlock()
+				return n.Propose(ctx, cmds)
+			}
+		}
+	})
+	c.leader()
+	f := c.follower()
+	proposeRetry(t, f, setupCmds()...)
+	mu.Lock()
+	owners = nil
+	mu.Unlock()
+	if _, err := f.Propose(ticket.WithCASOwner(ctxT(t, 5*time.Second), 42), []ticket.Command{replaceCmd("flickr", "Tickets64", "a")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Propose(ctxT(t, 5*time.Second), []ticket.Command{replaceCmd("flickr", "Tickets64", "a")}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(owners, []uint64{42, 0}) {
+		t.Fatalf("owners seen by the leader's handler: %v, want [42 0]", owners)
+	}
+}
+
+// A leader of a build from before fwdProposeAs rejects it, having done
+// nothing; the follower sends the batch again as fwdPropose.
+func TestForwardProposeAsFallsBack(t *testing.T) {
+	var kinds []byte
+	addr := fakeLeader(t, func(c net.Conn) {
+		for {
+			r, err := readReq(c)
+			if err != nil {
+				return
+			}
+			kinds = append(kinds, r.kind)
+			if r.kind != fwdPropose {
+				writeResp(c, stRejected, r.id, []byte("unknown request kind"))
+				continue
+			}
+			if _, err := DecodeBatch(r.payload); err != nil {
+				writeResp(c, stRejected, r.id, []byte(err.Error()))
+				continue
+			}
+			ok := binary.BigEndian.AppendUint64(nil, 7)
+			writeResp(c, stOK, r.id, encodeResults(ok, []ticket.Result{{InsertID: 9}}, rowsFormatAt(CommandVersion)))
+		}
+	})
+	f := newTestForwarder(t)
+	res, index, err := f.propose(context.Background(), addr, time.Now().Add(time.Second), batch(), nil, 42)
+	if err != nil || index != 7 || len(res) != 1 || res[0].InsertID != 9 {
+		t.Fatalf("propose: %+v %d %v", res, index, err)
+	}
+	if !slices.Equal(kinds, []byte{fwdProposeAs, fwdPropose}) {
+		t.Fatalf("kinds sent %v, want [%d %d]", kinds, fwdProposeAs, fwdPropose)
 	}
 }

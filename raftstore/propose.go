@@ -167,7 +167,7 @@ func (n *Node) propose(ctx context.Context, deadline time.Time, data []byte) ([]
 				laddr, lid := n.raft.LeaderWithID()
 				return lid != "" && lid != id && laddr != addr
 			}}
-			res, index, err := n.fwd.propose(ctx, string(addr), deadline, data, w)
+			res, index, err := n.fwd.propose(ctx, string(addr), deadline, data, w, ticket.CASOwner(ctx))
 			n.cfg.Observer.Forwarded(time.Since(start), err)
 			if !errors.Is(err, errNotLeader) && !errors.Is(err, errNotSent) {
 				return res, index, err

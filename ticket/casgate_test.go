@@ -40,11 +40,13 @@ func casUpdate(id, maxID, version, newMax int64) Command {
 type countingRepl struct {
 	localRepl
 	proposed int
+	owner    uint64 // the last proposal's CASOwner
 }
 
 func (c *countingRepl) Propose(ctx context.Context, cmds []Command) ([]Result, error) {
 	c.mu.Lock()
 	c.proposed += len(cmds)
+	c.owner = CASOwner(ctx)
 	c.mu.Unlock()
 	return c.localRepl.Propose(ctx, cmds)
 }
@@ -97,9 +99,14 @@ func TestCASLostAnsweredWithoutEntry(t *testing.T) {
 	} {
 		lead.set(1, tc.leader, nil)
 		before, beforeReads := repl.count(), reads.n
-		r, err := svc.ExecFor(ctx, &Session{}, &tc.cmd)
+		who := NewSession(1, 1)
+		r, err := svc.ExecFor(ctx, who, &tc.cmd)
 		if err != nil || r.Err != nil {
 			t.Fatalf("%s: %v %v", tc.name, err, r.Err)
+		}
+		if !tc.leader && repl.owner != who.casOwner {
+			// Forwarded alone, naming the session for the leader's queue.
+			t.Errorf("%s: proposed as owner %d, want the session's %d", tc.name, repl.owner, who.casOwner)
 		}
 		if r.Matched != uint64(tc.matched) || repl.count()-before != tc.proposed || reads.n-beforeReads != tc.reads {
 			t.Errorf("%s: matched %d, proposed %d, read barriers %d; want %d, %d, %d", tc.name,
@@ -122,7 +129,7 @@ func TestCASLostAnsweredWithoutEntry(t *testing.T) {
 
 // acquireAsync starts who's compare-and-set of r; its channel says
 // whether it went on with nothing ahead.
-func acquireAsync(f *inFlight, r rowRef, who *Session) chan bool {
+func acquireAsync(f *inFlight, r rowRef, who uint64) chan bool {
 	got := make(chan bool, 1)
 	go func() { got <- f.acquire(context.Background(), r, who) }()
 	return got
@@ -152,33 +159,39 @@ func waitTurn(t *testing.T, name string, got chan bool, want bool, within time.D
 // is kept for the loser's retry until the grace passes.
 func TestCASQueue(t *testing.T) {
 	f := newInFlight()
-	f.grace = time.Hour
+	f.grace, f.graceFar = time.Hour, time.Hour
 	r := rowRef{"ids", "t", "k1"}
-	a, b, c := &Session{}, &Session{}, &Session{}
+	a, b, c := uint64(1), uint64(2), uint64(3)
 	if !f.acquire(context.Background(), r, a) {
 		t.Fatal("first compare-and-set of an idle row waited")
 	}
 	gotB := acquireAsync(f, r, b)
 	waitTurn(t, "B behind A in flight", gotB, false, 20*time.Millisecond)
-	f.done(writeScope{row: r, isRow: true}, false, a) // A applied
+	f.done(writeScope{row: r, isRow: true}, false, a, false) // A applied
 	waitTurn(t, "B after A applied", gotB, true, time.Second)
-	f.done(writeScope{row: r, isRow: true}, true, b) // B lost: answered at once
+	f.done(writeScope{row: r, isRow: true}, true, b, false) // B lost: answered at once
 	gotC := acquireAsync(f, r, c)
 	waitTurn(t, "C while the row is kept for B", gotC, false, 20*time.Millisecond)
 	if !f.acquire(context.Background(), r, b) {
 		t.Fatal("B's retry waited")
 	}
 	waitTurn(t, "C behind B's retry in flight", gotC, false, 20*time.Millisecond)
-	f.done(writeScope{row: r, isRow: true}, false, b) // B won
+	f.done(writeScope{row: r, isRow: true}, false, b, false) // B won
 	waitTurn(t, "C after B's retry applied", gotC, true, time.Second)
 
 	// Nobody retries: the next waiter goes on after the grace.
 	f.grace = 30 * time.Millisecond
-	f.done(writeScope{row: r, isRow: true}, true, c) // C lost, and gives up
+	f.done(writeScope{row: r, isRow: true}, true, c, false) // C lost, and gives up
 	gotA := acquireAsync(f, r, a)
 	waitTurn(t, "A during C's grace", gotA, false, 10*time.Millisecond)
 	waitTurn(t, "A after C's grace", gotA, true, time.Second)
-	f.done(writeScope{row: r, isRow: true}, false, a)
+	// A loser on a follower is given longer.
+	f.graceFar = 200 * time.Millisecond
+	f.done(writeScope{row: r, isRow: true}, true, a, true)
+	gotC = acquireAsync(f, r, c)
+	waitTurn(t, "C during A's grace through a follower", gotC, false, 100*time.Millisecond)
+	waitTurn(t, "C after A's grace through a follower", gotC, true, time.Second)
+	f.done(writeScope{row: r, isRow: true}, false, c, false)
 
 	// Other writes of the table hold a compare-and-set back too; past
 	// its wait it goes on anyway, reporting that something was ahead.
@@ -186,16 +199,16 @@ func TestCASQueue(t *testing.T) {
 	f.add(tbl)
 	gotB = acquireAsync(f, r, b)
 	waitTurn(t, "B behind an INSERT in flight", gotB, false, 20*time.Millisecond)
-	f.done(tbl, false, nil)
+	f.done(tbl, false, 0, false)
 	waitTurn(t, "B after the INSERT applied", gotB, true, time.Second)
-	f.done(writeScope{row: r, isRow: true}, false, b)
+	f.done(writeScope{row: r, isRow: true}, false, b, false)
 	f.wait = 20 * time.Millisecond
 	f.add(tbl)
 	if f.acquire(context.Background(), r, b) {
 		t.Fatal("B went on with an INSERT in flight, want it past its wait")
 	}
-	f.done(writeScope{row: r, isRow: true}, false, b)
-	f.done(tbl, false, nil)
+	f.done(writeScope{row: r, isRow: true}, false, b, false)
+	f.done(tbl, false, 0, false)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.rows) != 0 || len(f.tables) != 0 {

@@ -140,6 +140,10 @@ func (s *Service) Exec(ctx context.Context, c *Command) (Result, error) {
 // ExecFor is Exec for a session's statement: a compare-and-set that
 // lost keeps its row for the session's retry (casgate.go).
 func (s *Service) ExecFor(ctx context.Context, who *Session, c *Command) (Result, error) {
+	var owner uint64
+	if who != nil {
+		owner = who.casOwner
+	}
 	if isSeqOp(c.Op) {
 		return s.execSeq(ctx, c)
 	}
@@ -175,9 +179,9 @@ func (s *Service) ExecFor(ctx context.Context, who *Session, c *Command) (Result
 	var err error
 	switch {
 	case s.tracks(c):
-		r, err = s.tracked(ctx, c, who, func() (Result, error) { return s.b.exec(ctx, c) })
+		r, err = s.tracked(ctx, c, owner, false, func() (Result, error) { return s.b.exec(ctx, c) })
 	case s.forwardsAlone(c):
-		r, err = s.alone(ctx, c)
+		r, err = s.alone(ctx, c, owner)
 	default:
 		r, err = s.b.exec(ctx, c)
 	}
@@ -311,7 +315,7 @@ func (s *Service) execForwarded(ctx context.Context, cmds []Command, idx []int, 
 		// (forwardsAlone), it may take its turn.
 		c := &cmds[idx[0]]
 		var err error
-		out[idx[0]], err = s.tracked(ctx, c, nil, func() (Result, error) { return s.b.exec(ctx, c) })
+		out[idx[0]], err = s.tracked(ctx, c, CASOwner(ctx), true, func() (Result, error) { return s.b.exec(ctx, c) })
 		s.dropRanges(c)
 		return err
 	}
@@ -329,7 +333,7 @@ func (s *Service) execForwarded(ctx context.Context, cmds []Command, idx []int, 
 	}
 	res, err := s.b.execMany(ctx, batch)
 	for _, sc := range scopes {
-		s.flight.done(sc, false, nil)
+		s.flight.done(sc, false, 0, false)
 	}
 	for _, c := range batch {
 		s.dropRanges(c)

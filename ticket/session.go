@@ -1,6 +1,7 @@
 package ticket
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"strings"
 
@@ -29,6 +30,9 @@ type Session struct {
 	// lastVal is LASTVAL() per sequence, by "db.name": this session's
 	// last NEXTVAL of each.
 	lastVal map[string]int64
+	// casOwner names the session to the leader's compare-and-set queue
+	// (casgate.go), on any node: random, never 0.
+	casOwner uint64
 }
 
 // Remember keeps the rows a write of the open transaction left (its
@@ -111,7 +115,7 @@ func (s *Session) Select(st Store, db, name string, q *Query) (*Table, *QueryRes
 
 // NewSession starts a session with the server's global settings.
 func NewSession(globalInc, globalOff uint64) *Session {
-	return &Session{Increment: orOne(globalInc), Offset: orOne(globalOff)}
+	return &Session{Increment: orOne(globalInc), Offset: orOne(globalOff), casOwner: rand.Uint64() | 1}
 }
 
 func orOne(v uint64) uint64 {
