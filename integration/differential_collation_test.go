@@ -169,6 +169,9 @@ var columnCollationScript = []step{
 	{sql: "SELECT id FROM b WHERE 'A' IN (g) ORDER BY id"},
 	{sql: "SELECT id FROM b WHERE g BETWEEN 'a' AND s ORDER BY id"},
 	{sql: "SELECT id FROM b WHERE g LIKE s ORDER BY id"},
+	{sql: "CREATE TABLE bt (id int NOT NULL, c varchar(5) DEFAULT NULL, b varchar(5) COLLATE utf8mb4_bin DEFAULT NULL, PRIMARY KEY (id), KEY c (c)) ENGINE=InnoDB"},
+	{sql: "INSERT INTO bt VALUES (1, 'é', 'ê'), (2, 'y', 'z'), (3, 'a', 'z')"},
+	{sql: "SELECT id FROM bt WHERE c BETWEEN 'x' AND b ORDER BY id"}, // c's index does not bound it
 	// The table's COLLATE is its string columns' default.
 	{sql: "CREATE TABLE tb (k varchar(10) NOT NULL, ci varchar(10) COLLATE utf8mb4_general_ci DEFAULT NULL, cs varchar(10) CHARACTER SET utf8mb4 DEFAULT NULL, bn varchar(10) BINARY DEFAULT NULL, PRIMARY KEY (k)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"},
 	{sql: "SHOW CREATE TABLE tb"},

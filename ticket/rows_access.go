@@ -125,6 +125,11 @@ func PlanAccess(t *Table, filter *RowExpr, order []RowOrder, hasLimit bool, now 
 			if j < 0 {
 				return full
 			}
+			if rd.Cols[j].Kind == ColString && rd.collFor(x.Args) != rd.collOf(&rd.Cols[j]) {
+				// c BETWEEN 'x' AND b compares in b's collation when it is
+				// c's _bin one: c's keys do not bound it.
+				continue
+			}
 			if k, ok := boundKey(rd, j, &x.Args[1], now); ok {
 				tighten(&lo, j, k, true)
 			}

@@ -353,3 +353,36 @@ func TestBinStubIsRowTable(t *testing.T) {
 		}
 	}
 }
+
+// TestBetweenOtherCollation: c BETWEEN 'x' AND b, with b of utf8mb4_bin,
+// compares in utf8mb4_bin; c's general_ci index must not bound the scan
+// by 'x' ('é' is below 'x' in general_ci, above it by code point).
+func TestBetweenOtherCollation(t *testing.T) {
+	e := &env{t: t, s: NewMemStore()}
+	e.ok(Command{Op: OpCreateDB, DB: "d"})
+	d, err := NewTableDef(&TableSpec{DB: "d", Name: "m", Columns: []ColumnSpec{
+		{Name: "id", Type: "int", NotNull: true, PrimaryKey: true},
+		{Name: "c", Type: "varchar", Width: 5},
+		{Name: "b", Type: "varchar", Width: 5, Collate: "utf8mb4_bin"},
+	}, Keys: []KeySpec{{Name: "c", Columns: []string{"c"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ok(Command{Op: OpCreateTable, Def: d})
+	e.ok(Command{Op: OpInsert, DB: "d", Table: "m", Values: [][]Value{{num(1), str("é"), str("ê")}, {num(2), str("y"), str("z")}, {num(3), str("a"), str("z")}}, Rows: &RowsCommand{Engine: true}})
+	tb, _ := e.s.Table("d", "m")
+	rows, _ := e.s.Rows("d", "m")
+	x := RowExpr{Op: EVal, Val: &Value{Kind: ValString, Str: "x"}}
+	q := &Query{Filter: &RowExpr{Op: EBetween, Args: []RowExpr{{Op: ECol, Col: "c"}, x, {Op: ECol, Col: "b"}}}, OrderBy: []RowOrder{{Col: "id"}}}
+	r, qe, err := SelectFrom(tb, rows, nil, q)
+	if err != nil || qe != nil {
+		t.Fatal(qe, err)
+	}
+	var ids []string
+	for _, row := range r.Rows {
+		ids = append(ids, row[0].S)
+	}
+	if got := strings.Join(ids, " "); got != "1 2" {
+		t.Errorf("c BETWEEN 'x' AND b: %q, want \"1 2\"", got)
+	}
+}
