@@ -999,6 +999,16 @@ func (rd *RowsDef) strColl(x *RowExpr) (c Collation, ok bool) {
 	return rd.collOf(&rd.Cols[j]), true
 }
 
+// colColls reports a column with a collation of its own.
+func (rd *RowsDef) colColls() bool {
+	for i := range rd.Cols {
+		if rd.Cols[i].Collation != CollLegacy {
+			return true
+		}
+	}
+	return false
+}
+
 // collFor is the collation two strings among the operands group of one
 // operation compare by: the string columns' aggregated (aggColl), or,
 // with none, the connection's, utf8mb4_general_ci (CollLegacy in a table
@@ -1006,6 +1016,9 @@ func (rd *RowsDef) strColl(x *RowExpr) (c Collation, ok bool) {
 func (rd *RowsDef) collFor(group []RowExpr) Collation {
 	if rd.Collation == CollLegacy {
 		return CollLegacy
+	}
+	if rd.Collation == CollGeneralCI && !rd.colColls() {
+		return CollGeneralCI // every column's, and the literals'
 	}
 	c, seen := CollGeneralCI, false
 	for i := range group {
