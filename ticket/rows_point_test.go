@@ -239,3 +239,23 @@ func BenchmarkRowTreeGet(b *testing.B) {
 		}
 	}
 }
+
+// TestIntTypeMax: every integer type's largest value, as MariaDB has it.
+func TestIntTypeMax(t *testing.T) {
+	for _, tc := range []struct {
+		kind     IntKind
+		unsigned bool
+		want     uint64
+	}{
+		{TinyInt, false, 127}, {TinyInt, true, 255},
+		{SmallInt, false, 32767}, {SmallInt, true, 65535},
+		{MediumInt, false, 8388607}, {MediumInt, true, 16777215},
+		{Int, false, 2147483647}, {Int, true, 4294967295},
+		{BigInt, false, 9223372036854775807}, {BigInt, true, 18446744073709551615},
+		{0, false, 9223372036854775807}, {0, true, 18446744073709551615},
+	} {
+		if got := (IntType{Kind: tc.kind, Unsigned: tc.unsigned}).Max(); got != tc.want {
+			t.Errorf("kind %d unsigned %v: Max %d, want %d", tc.kind, tc.unsigned, got, tc.want)
+		}
+	}
+}

@@ -28,8 +28,19 @@ type IntType struct {
 
 // Max is the largest value the column holds.
 func (t IntType) Max() uint64 {
-	bits := map[IntKind]uint{TinyInt: 8, SmallInt: 16, MediumInt: 24, Int: 32, BigInt: 64}[t.Kind]
-	if bits == 0 {
+	// A switch, not a map literal: the map was built on every call, and
+	// every integer stored or looked up asks.
+	var bits uint
+	switch t.Kind {
+	case TinyInt:
+		bits = 8
+	case SmallInt:
+		bits = 16
+	case MediumInt:
+		bits = 24
+	case Int:
+		bits = 32
+	default:
 		bits = 64
 	}
 	if !t.Unsigned {
