@@ -21,9 +21,52 @@ import (
 // encodes the answer. Matching, ordering, conversion and aggregation all
 // happen in ticket, for SELECT, UPDATE and DELETE alike.
 
-var compareExprOps = map[string]ticket.ExprOp{
-	"=": ticket.EEq, "<>": ticket.ENe, "<": ticket.ELt, "<=": ticket.ELe,
-	">": ticket.EGt, ">=": ticket.EGe, "<=>": ticket.ENullEq,
+// compareExprOp is the row engine's operator of a comparison (0 for an
+// unknown one).
+func compareExprOp(name string) ticket.ExprOp {
+	switch name {
+	case "=":
+		return ticket.EEq
+	case "<>":
+		return ticket.ENe
+	case "<":
+		return ticket.ELt
+	case "<=":
+		return ticket.ELe
+	case ">":
+		return ticket.EGt
+	case ">=":
+		return ticket.EGe
+	case "<=>":
+		return ticket.ENullEq
+	}
+	return 0
+}
+
+// logicExprOp is the operator of AND, OR and XOR (0 for another).
+func logicExprOp(name string) ticket.ExprOp {
+	switch name {
+	case "AND":
+		return ticket.EAnd
+	case "OR":
+		return ticket.EOr
+	case "XOR":
+		return ticket.EXor
+	}
+	return 0
+}
+
+// arithExprOp is the operator of +, - and * (0 for another).
+func arithExprOp(op byte) ticket.ExprOp {
+	switch op {
+	case '+':
+		return ticket.EAdd
+	case '-':
+		return ticket.ESub
+	case '*':
+		return ticket.EMul
+	}
+	return 0
 }
 
 // rowExpr converts a plan's row expression, binding its placeholders.
@@ -53,7 +96,7 @@ func rowExpr(x *sql.Expr, args []any) (ticket.RowExpr, error) {
 	case sql.ExprValues:
 		return ticket.RowExpr{Op: ticket.EValues, Col: x.Name}, nil
 	case sql.ExprCompare:
-		return sub(compareExprOps[x.Name], x.Args)
+		return sub(compareExprOp(x.Name), x.Args)
 	case sql.ExprIsNull:
 		if x.Not {
 			return sub(ticket.EIsNotNull, x.Args)
@@ -78,13 +121,11 @@ func rowExpr(x *sql.Expr, args []any) (ticket.RowExpr, error) {
 		out.Escape = x.Op
 		return out, err
 	case sql.ExprLogic:
-		op := map[string]ticket.ExprOp{"AND": ticket.EAnd, "OR": ticket.EOr, "XOR": ticket.EXor}[x.Name]
-		return sub(op, x.Args)
+		return sub(logicExprOp(x.Name), x.Args)
 	case sql.ExprNot:
 		return sub(ticket.ENot, x.Args)
 	case sql.ExprArith:
-		op := map[byte]ticket.ExprOp{'+': ticket.EAdd, '-': ticket.ESub, '*': ticket.EMul}[x.Op]
-		return sub(op, x.Args)
+		return sub(arithExprOp(x.Op), x.Args)
 	case sql.ExprInterval:
 		out, err := sub(ticket.EInterval, x.Args)
 		if err != nil {
