@@ -575,4 +575,15 @@ var selectExprScript = []step{
 	{sql: "SELECT id, v > ?, s = ? FROM t ORDER BY id", args: []any{int64(0), "A"}},
 	{sql: "SELECT id, v IS NULL, s LIKE 'a%' FROM t WHERE id = ?", args: []any{int64(1)}},
 	{sql: "SELECT id, v + 1 FROM t WHERE id = ?", args: []any{int64(1)}},
+	// ORDER BY and GROUP BY name a select-list alias: of a column, that
+	// column; of an expression, refused (was 1054, which MariaDB does not
+	// answer).
+	{sql: "SELECT id, s AS k FROM t ORDER BY k DESC, id"},
+	{sql: "SELECT id AS s, s AS i FROM t ORDER BY s"},
+	{sql: "SELECT s AS k, COUNT(*) FROM t GROUP BY k"},
+	{sql: "SELECT s > 'b' AS gt FROM t WHERE gt = 1"}, // 1054 in both
+	{sql: "SELECT id, v * 2 AS dbl FROM t ORDER BY dbl", refused: true},
+	{sql: "SELECT id, s > 'b' AS gt FROM t ORDER BY gt, id", refused: true},
+	{sql: "SELECT s = 'a' AS k, COUNT(*) FROM t GROUP BY k", refused: true},
+	{sql: "SELECT s, COUNT(*) AS n FROM t GROUP BY s ORDER BY n", refused: true},
 }

@@ -171,6 +171,22 @@ func selectStmt(s *ast.SelectStmt) (Plan, error) {
 		if plan.OrderBy, err = orderBy(s.OrderBy, sc); err != nil {
 			return nil, err
 		}
+		// ORDER BY names a select-list alias before a column (MariaDB):
+		// an alias of a column orders by that column; of anything else it
+		// would order by the computed value, which the engines do not.
+		for i := range plan.OrderBy {
+			for j, f := range s.Fields.Fields {
+				if f.AsName.O == "" || !strings.EqualFold(f.AsName.O, plan.OrderBy[i].Column) {
+					continue
+				}
+				if x := plan.Fields[j].Expr; x.Kind == ExprColumn {
+					plan.OrderBy[i].Column = x.Name
+				} else {
+					return nil, unsupported("ORDER BY an alias of an expression")
+				}
+				break
+			}
+		}
 	}
 	plan.Distinct = s.Distinct
 	if s.GroupBy != nil {
@@ -184,6 +200,15 @@ func selectStmt(s *ast.SelectStmt) (Plan, error) {
 				return nil, err
 			}
 			plan.GroupBy = append(plan.GroupBy, name)
+			for j, f := range s.Fields.Fields {
+				if f.AsName.O != "" && strings.EqualFold(f.AsName.O, name) && c.Name.Table.O == "" {
+					if plan.GroupAliases == nil {
+						plan.GroupAliases = map[string]Expr{}
+					}
+					plan.GroupAliases[name] = plan.Fields[j].Expr
+					break
+				}
+			}
 		}
 	}
 	if (plan.Distinct || plan.GroupBy != nil) && sc.table == nil {

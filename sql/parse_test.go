@@ -884,6 +884,17 @@ func TestParseRowForm(t *testing.T) {
 				f[2].Name == "n" && f[2].Expr.Kind == ExprIsNull
 		}, 0},
 		{"SELECT 1 = 1", func(p Plan) bool { u, ok := p.(*Unsupported); return ok && u.Reason == "operator eq" }, 0},
+		// ORDER BY an alias: of a column, by the column; else refused.
+		{"SELECT id AS s, s AS k FROM t ORDER BY s, k DESC", func(p Plan) bool {
+			return reflect.DeepEqual(p.(*Select).OrderBy, []Order{{Column: "id"}, {Column: "s", Desc: true}})
+		}, 0},
+		{"SELECT v * 2 AS d FROM t ORDER BY d", func(p Plan) bool {
+			u, ok := p.(*Unsupported)
+			return ok && u.Reason == "ORDER BY an alias of an expression"
+		}, 0},
+		{"SELECT s AS k, COUNT(*) FROM t GROUP BY k", func(p Plan) bool {
+			return reflect.DeepEqual(p.(*Select).GroupAliases, map[string]Expr{"k": c("s")})
+		}, 0},
 	}
 	for _, tc := range cases {
 		ps, err := Parse(tc.query)

@@ -129,12 +129,16 @@ type Select struct {
 	FilterErr error
 	// GroupBy lists GROUP BY's columns; Distinct is SELECT DISTINCT.
 	// Row tables only (the wire layer refuses them elsewhere).
-	GroupBy  []string
-	Distinct bool
-	OrderBy  []Order
-	HasLimit bool
-	Limit    uint64
-	Offset   uint64
+	GroupBy []string
+	// GroupAliases are the select-list items whose alias (lower case) a
+	// GROUP BY name matches: MariaDB groups by such an item when the
+	// table has no column of that name.
+	GroupAliases map[string]Expr `json:",omitempty"`
+	Distinct     bool
+	OrderBy      []Order
+	HasLimit     bool
+	Limit        uint64
+	Offset       uint64
 }
 
 // Assign is the id assignment of UPDATE and ON DUPLICATE KEY UPDATE:

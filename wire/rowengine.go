@@ -282,8 +282,12 @@ func (s *session) deleteRows(p *sql.Delete, args []any) (*mysql.Result, error) {
 // (ticket.Session.Select: the access path, the session's own writes over
 // the stored rows, the WHERE, order, LIMIT and aggregates).
 func (s *session) selectRowTable(p *sql.Select, src *source, args []any, bin bool) (*mysql.Result, error) {
+	groupBy, err := groupColumns(src.rowTable.Def.Rows, p)
+	if err != nil {
+		return nil, err
+	}
 	q := &ticket.Query{Filter: src.pred, OrderBy: rowOrders(p.OrderBy), HasLimit: p.HasLimit, Limit: p.Limit, Offset: p.Offset,
-		GroupBy: p.GroupBy, Distinct: p.Distinct, Now: s.now()}
+		GroupBy: groupBy, Distinct: p.Distinct, Now: s.now()}
 	grouped := p.GroupBy != nil
 	for i := range p.Fields {
 		if p.Fields[i].Expr.Kind == sql.ExprAgg {
@@ -543,6 +547,28 @@ func (s *session) timestampVar() string {
 		us = time.Now().UnixMicro()
 	}
 	return fmt.Sprintf("%d.%06d", us/1e6, us%1e6)
+}
+
+// groupColumns are the columns p groups by: a GROUP BY name is the
+// table's column, else (MariaDB's order) the select-list item of that
+// alias: a column's alias groups by the column; any other item's would
+// group by computed values, which the engine does not (1235).
+func groupColumns(rd *ticket.RowsDef, p *sql.Select) ([]string, error) {
+	if len(p.GroupAliases) == 0 {
+		return p.GroupBy, nil
+	}
+	out := slices.Clone(p.GroupBy)
+	for i, name := range out {
+		x, ok := p.GroupAliases[name]
+		if !ok || colIndexOf(rd, name) >= 0 {
+			continue
+		}
+		if x.Kind != sql.ExprColumn {
+			return nil, unsupported("GROUP BY an alias of an expression")
+		}
+		out[i] = x.Name
+	}
+	return out, nil
 }
 
 // rowOnlyKinds are the expressions only the row engine evaluates.
