@@ -244,6 +244,9 @@ var columnCollationScript = []step{
 	{sql: "INSERT INTO u3 (name) VALUES ('leaf')"},
 	{sql: "INSERT INTO u3 (name) VALUES ('😀')"},
 	{sql: "SELECT id FROM u3 WHERE name = 'LEAF'"},
+	// The tables' collations as the catalog shows them.
+	{sql: "SHOW TABLE STATUS", cols: []string{"Name", "Collation"}},
+	{sql: "SELECT TABLE_NAME, TABLE_COLLATION FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'cc' ORDER BY TABLE_NAME"},
 	// Declarations MariaDB refuses too.
 	{sql: "CREATE TABLE e1 (a varchar(3) CHARACTER SET utf8 COLLATE utf8mb4_bin)"},
 	{sql: "CREATE TABLE e2 (a varchar(3)) CHARSET=utf8mb4 COLLATE utf8_bin"},
