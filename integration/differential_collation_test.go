@@ -5,9 +5,8 @@ package integration
 // database's default, whatever the server's) against a row table of
 // ticketd, which compares as utf8mb4_general_ci. Each line marked
 // "before" answered differently before the collation (the ToLower folding
-// of tables made by builds before command version 8). The last part runs
-// in a latin1 database: latin1_swedish_ci orders ASCII as
-// utf8mb4_general_ci does (upper-case weights: '_' after 'Z').
+// of tables made by builds before command version 8). A database of
+// another character set is refused (its tables would not have it).
 var collationScript = []step{
 	{sql: "SET NAMES utf8mb4"},
 	{sql: "CREATE DATABASE ct CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci"},
@@ -79,9 +78,13 @@ var collationScript = []step{
 	{sql: "INSERT INTO uq VALUES (1, 'Ärger'), (2, 'arger ')"}, // before
 	{sql: "INSERT INTO uq VALUES (3, 'ÄRGER')"},                // before
 	{sql: "SELECT id FROM uq ORDER BY tag, id"},                // before
-	// ASCII in a latin1 database (latin1_swedish_ci): the same order.
-	{sql: "CREATE DATABASE cl CHARACTER SET latin1"},
-	{sql: "USE cl"},
+	// A latin1 database would make latin1_swedish_ci tables in MariaDB;
+	// ticketd's would be utf8mb4_general_ci, so it refuses the database.
+	{sql: "CREATE DATABASE cl CHARACTER SET latin1", refused: true},
+	{sql: "CREATE DATABASE cl2 COLLATE utf8mb4_unicode_ci", refused: true},
+	{sql: "CREATE DATABASE cl3 CHARACTER SET utf8mb4"},
+	{sql: "SHOW CREATE DATABASE cl3"},
+	// ASCII: upper-case weights put '_' [ ` ~ after the letters.
 	{sql: "CREATE TABLE a (id int NOT NULL, v varchar(10) DEFAULT NULL, PRIMARY KEY (id)) ENGINE=InnoDB"},
 	{sql: "INSERT INTO a VALUES (1, 'job_b'), (2, 'jobA'), (3, 'job_a'), (4, 'JOBZ'), (5, 'job['), (6, 'job~'), (7, 'job`'), (8, 'job0')"},
 	{sql: "SELECT id FROM a ORDER BY v, id"},               // before

@@ -183,7 +183,18 @@ func statement(stmt ast.StmtNode, src string) (Plan, error) {
 	case *ast.DropIndexStmt:
 		return dropIndex(s)
 	case *ast.CreateDatabaseStmt:
-		return &CreateDatabase{Name: s.Name.O, IfNotExists: s.IfNotExists}, nil
+		plan := &CreateDatabase{Name: s.Name.O, IfNotExists: s.IfNotExists}
+		for _, o := range s.Options {
+			switch o.Tp {
+			case ast.DatabaseOptionCharset:
+				plan.Charsets = append(plan.Charsets, strings.ToLower(o.Value))
+			case ast.DatabaseOptionCollate:
+				plan.Collates = append(plan.Collates, strings.ToLower(o.Value))
+			default:
+				return nil, unsupported("this CREATE DATABASE option")
+			}
+		}
+		return plan, nil
 	case *ast.DropDatabaseStmt:
 		return &DropDatabase{Name: s.Name.O, IfExists: s.IfExists}, nil
 	case *ast.UseStmt:

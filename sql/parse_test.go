@@ -626,7 +626,8 @@ func TestParseDDL(t *testing.T) {
 		{"ALTER TABLE t ADD COLUMN x int", one(unsup("ALTER TABLE other than AUTO_INCREMENT, COMMENT and ADD/DROP of keys"))},
 
 		{"CREATE DATABASE flickr", one(&CreateDatabase{Name: "flickr"})},
-		{"CREATE SCHEMA IF NOT EXISTS Flickr DEFAULT CHARSET utf8mb4", one(&CreateDatabase{Name: "Flickr", IfNotExists: true})},
+		{"CREATE SCHEMA IF NOT EXISTS Flickr DEFAULT CHARSET utf8mb4", one(&CreateDatabase{Name: "Flickr", IfNotExists: true, Charsets: []string{"utf8mb4"}})},
+		{"CREATE DATABASE d CHARACTER SET = UTF8 COLLATE utf8_bin", one(&CreateDatabase{Name: "d", Charsets: []string{"utf8"}, Collates: []string{"utf8_bin"}})},
 		{"DROP DATABASE flickr", one(&DropDatabase{Name: "flickr"})},
 		{"DROP SCHEMA IF EXISTS flickr", one(&DropDatabase{Name: "flickr", IfExists: true})},
 		{"USE flickr", one(&Use{DB: "flickr"})},

@@ -345,6 +345,9 @@ type AlterTable struct {
 type CreateDatabase struct {
 	Name        string
 	IfNotExists bool
+	// Charsets and Collates are its [DEFAULT] CHARACTER SET and COLLATE
+	// options as written (lower case), in order.
+	Charsets, Collates []string
 }
 
 // DropDatabase is DROP DATABASE / SCHEMA.

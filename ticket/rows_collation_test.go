@@ -386,3 +386,37 @@ func TestBetweenOtherCollation(t *testing.T) {
 		t.Errorf("c BETWEEN 'x' AND b: %q, want \"1 2\"", got)
 	}
 }
+
+// TestCheckDatabaseCollation: a database's CHARACTER SET and COLLATE are
+// taken when they are utf8mb4_general_ci, the default of every database;
+// any other is refused (its tables would not have it), conflicts are
+// MariaDB's errors.
+func TestCheckDatabaseCollation(t *testing.T) {
+	for _, tc := range []struct {
+		charsets, collates []string
+		code               uint16
+	}{
+		{nil, nil, 0},
+		{[]string{"utf8mb4"}, nil, 0},
+		{[]string{"utf8mb4"}, []string{"utf8mb4_general_ci"}, 0},
+		{nil, []string{"UTF8MB4_GENERAL_CI"}, 0},
+		{[]string{"utf8"}, nil, CodeNotSupported},
+		{[]string{"latin1"}, nil, CodeNotSupported},
+		{nil, []string{"utf8mb4_bin"}, CodeNotSupported},
+		{nil, []string{"utf8mb4_unicode_ci"}, CodeNotSupported},
+		{[]string{"latin1"}, []string{"binary"}, CodeNotSupported},
+		{[]string{"utf8mb4"}, []string{"utf8_bin"}, 1253},
+		{[]string{"utf8mb4", "utf8"}, nil, 1302},
+	} {
+		err := CheckDatabaseCollation(tc.charsets, tc.collates)
+		var code uint16
+		if e, ok := err.(*Error); ok {
+			code = e.Code
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != tc.code {
+			t.Errorf("%v %v: %v, want code %d", tc.charsets, tc.collates, err, tc.code)
+		}
+	}
+}

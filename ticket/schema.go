@@ -224,6 +224,31 @@ func (s *TableSpec) collations() (Collation, []Collation, error) {
 	return tc, colls, nil
 }
 
+// CheckDatabaseCollation is the answer to CREATE DATABASE's CHARACTER SET
+// and COLLATE options: nil for utf8mb4_general_ci, the one default every
+// database has (a table names another itself); MariaDB's errors for
+// declarations it refuses; 1235 naming any other, which ticketd would
+// otherwise ignore, creating tables of another collation than the
+// database says.
+func CheckDatabaseCollation(charsets, collates []string) error {
+	cs, err := oneDecl("CHARACTER SET", charsets, canonicalCharset)
+	if err != nil {
+		return err
+	}
+	co, err := oneDecl("COLLATE", collates, canonicalCollation)
+	if err != nil {
+		return err
+	}
+	c, err := resolveColl(cs, co, false, CollGeneralCI)
+	if err != nil {
+		return err
+	}
+	if c != CollGeneralCI {
+		return mysqlerr.NotSupported("a database of the default collation " + c.String() + " (databases are utf8mb4_general_ci; give the tables their CHARACTER SET or COLLATE)")
+	}
+	return nil
+}
+
 // canonicalCharset is a character set's name as MariaDB 10.11 says it.
 func canonicalCharset(cs string) string {
 	if cs == "utf8" {

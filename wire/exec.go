@@ -86,6 +86,9 @@ func (s *session) dispatch(p sql.Plan, args []any, bin bool, prevWarnings int) (
 	case *sql.AlterTable:
 		return s.alterTable(p)
 	case *sql.CreateDatabase:
+		if err := ticket.CheckDatabaseCollation(p.Charsets, p.Collates); err != nil {
+			return nil, err
+		}
 		r, err := s.exec(&ticket.Command{Op: ticket.OpCreateDB, DB: p.Name, IfExists: p.IfNotExists})
 		return s.ok(r), err
 	case *sql.DropDatabase:
