@@ -136,3 +136,41 @@ func BenchmarkReadIndex(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadIndexLone is BenchmarkReadIndex on a single node, the
+// lone voter of its cluster, with a writer keeping it busy.
+func BenchmarkReadIndexLone(b *testing.B) {
+	cfg := testConfig("n1", b.TempDir(), nil)
+	cfg.RaftAddr = "127.0.0.1:0"
+	n := openNode(b, cfg)
+	if err := n.WaitReady(ctxT(b, 5*time.Second)); err != nil {
+		b.Fatal(err)
+	}
+	proposeRetry(b, n, setupCmds()...)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			n.Propose(context.Background(), []ticket.Command{replaceCmd("flickr", "Tickets64", "a")})
+		}
+	})
+	defer func() { close(stop); wg.Wait() }()
+	b.SetParallelism(8) // 16 readers on 2 cores
+	b.ReportAllocs()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		for pb.Next() {
+			if err := n.WaitRead(ctx); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "reads/s")
+}
