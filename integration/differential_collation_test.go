@@ -256,6 +256,26 @@ var columnCollationScript = []step{
 	{sql: "CREATE TABLE e3 (a varchar(3)) DEFAULT CHARSET=utf8 COLLATE utf8_bin CHARSET latin1"},
 	{sql: "CREATE TABLE e4 (a varchar(3)) COLLATE utf8mb4_bin COLLATE utf8mb4_general_ci"},
 	{sql: "CREATE TABLE e5 (a varchar(3) BINARY COLLATE utf8mb4_general_ci)"},
+	// Lengths by character set: a VARCHAR holds 65,533 bytes (16,383
+	// utf8mb4 or 21,844 utf8mb3 characters), a row 65,535 with its NULL
+	// flags (DATETIME 5 bytes, TIMESTAMP 4, DATE 3), a CHAR 255 characters.
+	{sql: "CREATE TABLE l1 (id int NOT NULL, a varchar(16384) DEFAULT NULL, PRIMARY KEY (id))", msg: true},
+	{sql: "CREATE TABLE l2 (a varchar(21845) CHARACTER SET utf8 DEFAULT NULL, b int)", msg: true},
+	{sql: "CREATE TABLE l3 (a varchar(21844) CHARACTER SET utf8 NOT NULL, b int NOT NULL)"},
+	{sql: "CREATE TABLE l4 (a char(256) DEFAULT NULL, b int)", msg: true},
+	{sql: "CREATE TABLE l5 (a varchar(16383) DEFAULT NULL, b tinyint NOT NULL)", msg: true},
+	{sql: "CREATE TABLE l6 (a varchar(16383) NOT NULL, b tinyint NOT NULL)"},
+	{sql: "CREATE TABLE l7 (a varchar(16383) NOT NULL, b tinyint DEFAULT NULL)"},
+	{sql: "CREATE TABLE l8 (a varchar(16382) NOT NULL, b datetime NOT NULL)"},
+	{sql: "CREATE TABLE l9 (a varchar(16383) NOT NULL, b date NOT NULL)"},
+	{sql: "CREATE TABLE l10 (a varchar(16381) NOT NULL, b1 tinyint, b2 tinyint, b3 tinyint, b4 tinyint, b5 tinyint, b6 tinyint, b7 tinyint, b8 tinyint)"},
+	{sql: "CREATE TABLE l11 (a varchar(16381) NOT NULL, b1 tinyint, b2 tinyint, b3 tinyint, b4 tinyint, b5 tinyint, b6 tinyint, b7 tinyint, b8 tinyint, b9 tinyint)"},
+	{sql: "CREATE TABLE l12 (a char(255) NOT NULL, b varchar(16129) NOT NULL)"},
+	{sql: "CREATE TABLE l13 (id int NOT NULL, b varchar(21845) NOT NULL, PRIMARY KEY (id)) DEFAULT CHARSET=utf8"},
+	{sql: "CREATE TABLE l14 (id int NOT NULL AUTO_INCREMENT, stub varchar(16384) NOT NULL, PRIMARY KEY (id), UNIQUE KEY stub (stub))"},
+	{sql: "SET sql_mode = ''"},
+	{sql: "CREATE TABLE l15 (a varchar(16384) DEFAULT NULL, b int)", refused: true},
+	{sql: "SET sql_mode = DEFAULT"},
 	// A COLLATE on an integer column changes nothing.
 	{sql: "CREATE TABLE ni (id int NOT NULL, n int COLLATE utf8mb4_bin DEFAULT NULL, PRIMARY KEY (id)) ENGINE=InnoDB"},
 	{sql: "SHOW CREATE TABLE ni"},

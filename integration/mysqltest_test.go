@@ -651,6 +651,9 @@ func createdNames(stmt ast.StmtNode) []string {
 		return []string{s.ViewName.Name.O}
 	case *ast.CreateSequenceStmt:
 		return []string{s.Name.Name.O}
+	case *ast.CreateDatabaseStmt:
+		// A refused database (its character set) exists on MariaDB only.
+		return []string{s.Name.O}
 	}
 	return nil
 }

@@ -420,3 +420,42 @@ func TestCheckDatabaseCollation(t *testing.T) {
 		}
 	}
 }
+
+// TestRowSize: MariaDB's column and row length limits, by character set
+// (each case measured on MariaDB 10.11).
+func TestRowSize(t *testing.T) {
+	vc := func(name, typ string, width int, notNull bool, cs string) ColumnSpec {
+		return ColumnSpec{Name: name, Type: typ, Width: width, NotNull: notNull, Charset: cs}
+	}
+	for _, tc := range []struct {
+		cols      []ColumnSpec
+		notStrict bool
+		code      uint16
+	}{
+		{[]ColumnSpec{vc("a", "varchar", 16383, false, "")}, false, 0},
+		{[]ColumnSpec{vc("a", "varchar", 16384, false, ""), vc("b", "int", 0, false, "")}, false, 1074},
+		{[]ColumnSpec{vc("a", "varchar", 16384, false, ""), vc("b", "int", 0, false, "")}, true, CodeNotSupported},
+		{[]ColumnSpec{vc("a", "varchar", 21844, true, "utf8")}, false, 0},
+		{[]ColumnSpec{vc("a", "varchar", 21845, true, "utf8")}, false, 1074},
+		{[]ColumnSpec{vc("a", "varchar", 21844, true, "utf8"), vc("b", "int", 0, true, "")}, false, 1118},
+		{[]ColumnSpec{vc("a", "char", 256, false, ""), vc("b", "int", 0, false, "")}, true, 1074},
+		{[]ColumnSpec{vc("a", "varchar", 16383, false, ""), vc("b", "tinyint", 0, true, "")}, false, 1118},
+		{[]ColumnSpec{vc("a", "varchar", 16383, true, ""), vc("b", "tinyint", 0, true, "")}, false, 0},
+		{[]ColumnSpec{vc("a", "varchar", 16382, true, ""), vc("b", "datetime", 0, true, "")}, false, 0},
+		{[]ColumnSpec{vc("a", "varchar", 16382, true, ""), vc("b", "timestamp", 0, true, "")}, false, 0},
+		{[]ColumnSpec{vc("a", "varchar", 16383, true, ""), vc("b", "date", 0, true, "")}, false, 1118},
+		{[]ColumnSpec{vc("a", "char", 255, true, ""), vc("b", "varchar", 16128, true, "")}, false, 0},
+		{[]ColumnSpec{vc("a", "char", 255, true, ""), vc("b", "varchar", 16129, true, "")}, false, 1118},
+	} {
+		_, err := NewTableDef(&TableSpec{DB: "d", Name: "t", Columns: tc.cols, NotStrict: tc.notStrict})
+		var code uint16
+		if e, ok := err.(*Error); ok {
+			code = e.Code
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != tc.code {
+			t.Errorf("%+v (not strict %v): %v, want code %d", tc.cols, tc.notStrict, err, tc.code)
+		}
+	}
+}

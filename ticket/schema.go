@@ -20,6 +20,10 @@ type TableSpec struct {
 	Keys    []KeySpec
 	Engine  string // "" for the default
 	Comment string
+	// NotStrict is the session's sql_mode without STRICT_TRANS_TABLES and
+	// STRICT_ALL_TABLES, where MariaDB makes a VARCHAR too long for a row
+	// a TEXT column instead of refusing it.
+	NotStrict bool
 	// Charsets and Collates are the table's CHARACTER SET and COLLATE
 	// options as written, in order (tableCollation).
 	Charsets, Collates []string
@@ -86,6 +90,9 @@ func notTicketTable(why string) error {
 func NewTableDef(s *TableSpec) (*TableDef, error) {
 	tc, colls, err := s.collations()
 	if err != nil {
+		return nil, err
+	}
+	if err := s.checkRowSize(colls); err != nil {
 		return nil, err
 	}
 	if !s.ticketShaped() || binStub(colls) {
@@ -182,6 +189,78 @@ func NewTableDef(s *TableSpec) (*TableDef, error) {
 		return nil, mysqlerr.New(mysqlerr.CodeWrongAutoKey, "Incorrect table definition; there can be only one auto column and it must be defined as a key")
 	}
 	return d, nil
+}
+
+// maxRowBytes is the longest row MariaDB's tables hold, BLOB and TEXT
+// columns aside (HA_MAX_REC_LENGTH), which CREATE TABLE checks.
+const maxRowBytes = 65535
+
+// packBytes are the bytes a row holds for each fixed-size column type
+// (MariaDB 10.11: DATETIME and TIMESTAMP without fractions are 5 and 4).
+var packBytes = map[string]int{"tinyint": 1, "smallint": 2, "mediumint": 3, "int": 4, "integer": 4,
+	"bigint": 8, "date": 3, "datetime": 5, "timestamp": 4}
+
+// checkRowSize is MariaDB's check of s's column lengths: a CHAR longer
+// than 255 characters or a VARCHAR longer than 65,533 bytes in its
+// character set is 1074 (outside strict mode MariaDB makes such a VARCHAR
+// a TEXT column, which ticketd does not hold: 1235), and columns longer
+// together than a row (65,535 bytes with the NULL flags) are 1118.
+func (s *TableSpec) checkRowSize(colls []Collation) error {
+	primary := map[string]bool{}
+	for _, k := range s.Keys {
+		if k.Primary {
+			for _, c := range k.Columns {
+				primary[strings.ToLower(c)] = true
+			}
+		}
+	}
+	total, nullable := 0, 0
+	for i := range s.Columns {
+		c := &s.Columns[i]
+		n := 0
+		switch c.Type {
+		case "char", "varchar":
+			mb := 4
+			if colls[i].MB3() {
+				mb = 3
+			}
+			length := c.Width
+			if c.Type == "char" {
+				if length == 0 {
+					length = 1
+				}
+				if length > 255 {
+					return mysqlerr.New(mysqlerr.CodeTooBigField, "Column length too big for column '%s' (max = 255); use BLOB or TEXT instead", c.Name)
+				}
+				n = length * mb
+				break
+			}
+			if length*mb > maxRowBytes-2 {
+				if s.NotStrict {
+					return mysqlerr.NotSupported("a VARCHAR too long for a row (MariaDB makes it a TEXT column)")
+				}
+				return mysqlerr.New(mysqlerr.CodeTooBigField, "Column length too big for column '%s' (max = %d); use BLOB or TEXT instead", c.Name, (maxRowBytes-2)/mb)
+			}
+			n = length*mb + 1
+			if length*mb > 255 {
+				n++
+			}
+		default:
+			b, ok := packBytes[c.Type]
+			if !ok {
+				return nil // a type refused below
+			}
+			n = b
+		}
+		total += n
+		if !c.NotNull && !c.PrimaryKey && !c.AutoInc && !primary[strings.ToLower(c.Name)] {
+			nullable++
+		}
+	}
+	if total+(nullable+7)/8 > maxRowBytes {
+		return mysqlerr.New(mysqlerr.CodeTooBigRow, "Row size too large. The maximum row size for the used table type, not counting BLOBs, is %d. This includes storage overhead, check the manual. You have to change some columns to TEXT or BLOBs", maxRowBytes)
+	}
+	return nil
 }
 
 // binStub reports a string column of a _bin collation.

@@ -43,6 +43,7 @@ func (s *session) createTable(p *sql.CreateTable) (*mysql.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	spec.NotStrict = s.rowsCommand().NotStrict
 	def, err := ticket.NewTableDef(spec)
 	if err != nil {
 		return nil, err

@@ -75,6 +75,8 @@ const (
 	CodeDataTooLong             uint16 = mysql.ER_DATA_TOO_LONG
 	CodeMalformedPacket         uint16 = mysql.ER_MALFORMED_PACKET
 	CodeWrongArguments          uint16 = mysql.ER_WRONG_ARGUMENTS            // a COM_STMT_EXECUTE parameter that is no value of its type
+	CodeTooBigField             uint16 = mysql.ER_TOO_BIG_FIELDLENGTH        // CHAR/VARCHAR longer than a row holds
+	CodeTooBigRow               uint16 = mysql.ER_TOO_BIG_ROWSIZE            // columns longer together than a row holds
 	CodeCollationCharset        uint16 = mysql.ER_COLLATION_CHARSET_MISMATCH // COLLATE of another character set
 	CodeCollationMix2           uint16 = mysql.ER_CANT_AGGREGATE_2COLLATIONS // "Illegal mix of collations" of two operands
 	CodeCollationMix3           uint16 = mysql.ER_CANT_AGGREGATE_3COLLATIONS // ... of three
