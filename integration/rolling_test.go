@@ -142,12 +142,27 @@ func TestRollingRestart(t *testing.T) {
 	ok, failed := l.h.Counts()
 	if failed > 0 {
 		errs := map[string]int{}
+		var when []string
 		for _, o := range ops {
 			if !o.OK() {
 				errs[o.Err.Error()]++
+				// Where in the restarts it failed: the cause is found
+				// from that and the nodes' logs.
+				at := "before the leader-transfer"
+				if !o.Call.Before(transferAt) {
+					at = fmt.Sprintf("sent %v after the leader-transfer began, answered after %v",
+						o.Call.Sub(transferAt).Round(time.Millisecond), o.Return.Sub(o.Call).Round(time.Millisecond))
+				}
+				for _, r := range rs {
+					if !o.Call.Before(r.from) {
+						at = fmt.Sprintf("sent %v after %s (leader %v) was told to stop, answered after %v",
+							o.Call.Sub(r.from).Round(time.Millisecond), r.node, r.wasLeader, o.Return.Sub(o.Call).Round(time.Millisecond))
+					}
+				}
+				when = append(when, at)
 			}
 		}
-		t.Errorf("%d of %d client statements failed during the rolling restart: %v", failed, ok+failed, errs)
+		t.Errorf("%d of %d client statements failed during the rolling restart: %v\n%s", failed, ok+failed, errs, strings.Join(when, "\n"))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "rolling restart through HAProxy, %d pooled clients, %d ids:\n", rollingClients, ok)

@@ -5,6 +5,8 @@ import (
 	"net"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
+
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 )
 
@@ -14,10 +16,15 @@ import (
 //
 //   - A statement under way finishes and is answered.
 //   - A connection that then stays quiet for drainQuiet is closed, after
-//     MySQL's own shutdown notice (error 1053, sequence 0, as mysqld sends
-//     its connections when it stops). A pool finds it closed when it next
-//     takes it (go-sql-driver checks every connection it reuses) and
-//     opens another, which a load balancer sends to a live node.
+//     the same refusal as below (1290), sent unasked with sequence 0 as
+//     mysqld sends its shutdown notice. A pool finds it closed when it
+//     next takes it (go-sql-driver checks every connection it reuses) and
+//     opens another, which a load balancer sends to a live node. A client
+//     whose statement crossed the notice on the wire reads the notice as
+//     its answer: 1290, not run, which failover-aware drivers retry. (It
+//     was mysqld's 1053 "Server shutdown in progress"; a rolling restart
+//     with two CPU burners met that crossing once in five runs, and 1053
+//     is retried by no driver.)
 //   - The next statement that arrives instead is not run: it is answered
 //     with error 1290 ("nothing was done"), and the connection is closed.
 //     Drivers that treat 1290 as a failover (go-sql-driver with
@@ -83,6 +90,12 @@ func (s *session) refuseDraining() error {
 		return nil
 	}
 	s.quit = true
+	return drainRefusal()
+}
+
+// drainRefusal is the answer to a statement that arrives during a drain,
+// and the notice a quiet connection gets before it is closed.
+func drainRefusal() *mysql.MyError {
 	return packet(mysqlerr.New(mysqlerr.CodeReadOnly,
 		"ticketd is shutting down: the statement was not run; reconnect (another node serves it)"))
 }

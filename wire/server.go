@@ -471,7 +471,7 @@ func (s *Server) serveConn(nc net.Conn) {
 		err, panicked := s.handleCommand(c)
 		if err != nil && !panicked && s.draining.Load() && !h.quit {
 			// Quiet for drainQuiet during a drain (or the client left).
-			if e := cc.ShutdownNotice(); e != nil {
+			if e := cc.ShutdownNotice(drainRefusal()); e != nil {
 				s.log.Debug("closing quiet connection for shutdown", "remote", nc.RemoteAddr().String())
 			}
 			return

@@ -33,15 +33,14 @@ func (c *Conn) Farewell(idle, panicked bool) *mysql.MyError {
 	return e
 }
 
-// ShutdownNotice tells a client between commands that the server is
-// stopping, as mysqld does to its connections (error 1053, sequence 0),
-// and returns what it was told; nil, telling nothing, when the client is
-// in the middle of a packet.
-func (c *Conn) ShutdownNotice() *mysql.MyError {
+// ShutdownNotice tells a client between commands, unasked (sequence 0,
+// as mysqld sends its shutdown notice), that the server is stopping, with
+// the error e, and returns e; nil, telling nothing, when the client is in
+// the middle of a packet.
+func (c *Conn) ShutdownNotice(e *mysql.MyError) *mysql.MyError {
 	if !c.betweenPackets() {
 		return nil
 	}
-	e := &mysql.MyError{Code: mysql.ER_SERVER_SHUTDOWN, State: "08S01", Message: "Server shutdown in progress"}
 	_ = c.writeRaw(0, errPayload(e))
 	return e
 }
