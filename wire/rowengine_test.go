@@ -133,3 +133,67 @@ func TestNowReadsReplicatedClock(t *testing.T) {
 		t.Fatalf("pinned UTC_TIMESTAMP() = %s", utc)
 	}
 }
+
+// TestRowColumnsFollowSchema: a session's remembered result columns of
+// the row table it read last (rowColsMemo) follow the table: re-created
+// with other columns, or with another table's rows read between, a
+// SELECT * on one connection answers the columns the table has now, by
+// the text and the binary protocol.
+func TestRowColumnsFollowSchema(t *testing.T) {
+	db := open(t, setupFlickr(t, ""))
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	exec := func(q string) {
+		t.Helper()
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	cols := func(q string, args ...any) string {
+		t.Helper()
+		rows, err := conn.QueryContext(ctx, q, args...)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		defer rows.Close()
+		names, err := rows.Columns()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+		}
+		return fmt.Sprint(names)
+	}
+	exec("CREATE TABLE p (a int NOT NULL PRIMARY KEY, b int)")
+	exec("CREATE TABLE q (x int NOT NULL PRIMARY KEY)")
+	exec("INSERT INTO p VALUES (1, 2)")
+	exec("INSERT INTO q VALUES (1)")
+	for _, step := range []struct {
+		ddl  []string
+		want string
+	}{
+		{want: "[a b]"},
+		{ddl: []string{"DROP TABLE p", "CREATE TABLE p (a int NOT NULL PRIMARY KEY, c varchar(5), d int)", "INSERT INTO p VALUES (1, 'x', 3)"}, want: "[a c d]"},
+		{ddl: []string{"CREATE INDEX d ON p (d)"}, want: "[a c d]"},
+	} {
+		for _, q := range step.ddl {
+			exec(q)
+		}
+		for _, args := range [][]any{nil, {1}} {
+			where := "a = 1"
+			if args != nil {
+				where = "a = ?"
+			}
+			if got := cols("SELECT * FROM p WHERE "+where, args...); got != step.want {
+				t.Errorf("after %v: SELECT * FROM p (args %v): columns %s, want %s", step.ddl, args, got, step.want)
+			}
+			if got := cols("SELECT * FROM q WHERE x = 1"); got != "[x]" {
+				t.Errorf("after %v: SELECT * FROM q: columns %s", step.ddl, got)
+			}
+		}
+	}
+}
