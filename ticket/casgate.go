@@ -340,7 +340,10 @@ func (s *Service) tracked(ctx context.Context, c *Command, owner uint64, far boo
 		return exec()
 	}
 	lost := false
-	defer func() { s.flight.done(scope, lost, owner, far) }()
+	defer func() {
+		s.flight.done(scope, lost, owner, far)
+		s.obs.CompareAndSet(lost)
+	}()
 	if s.flight.acquire(ctx, scope.row, owner) && s.readWait.WaitRead(ctx) == nil {
 		_ = s.read.View(func(st Store) error {
 			lost = matchesNothing(st, c)

@@ -57,6 +57,23 @@ func (c *countingRepl) count() int {
 	return c.proposed
 }
 
+// casObs counts CompareAndSet reports.
+type casObs struct {
+	nopObserver
+	mu             sync.Mutex
+	lost, proposed int
+}
+
+func (o *casObs) CompareAndSet(lost bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if lost {
+		o.lost++
+	} else {
+		o.proposed++
+	}
+}
+
 type countingReads struct {
 	mu sync.Mutex
 	n  int
@@ -80,7 +97,8 @@ func TestCASLostAnsweredWithoutEntry(t *testing.T) {
 	repl := &countingRepl{localRepl: localRepl{st: e.s}}
 	lead := &fakeLead{term: 1, leader: true}
 	reads := &countingReads{}
-	svc := NewService(repl, repl, Config{Leadership: lead, Reads: reads}, nil)
+	obs := &casObs{}
+	svc := NewService(repl, repl, Config{Leadership: lead, Reads: reads, Observer: obs}, nil)
 	t.Cleanup(svc.Close)
 	ctx := context.Background()
 
@@ -112,6 +130,9 @@ func TestCASLostAnsweredWithoutEntry(t *testing.T) {
 			t.Errorf("%s: matched %d, proposed %d, read barriers %d; want %d, %d, %d", tc.name,
 				r.Matched, repl.count()-before, reads.n-beforeReads, tc.matched, tc.proposed, tc.reads)
 		}
+	}
+	if obs.lost != 2 || obs.proposed != 1 {
+		t.Errorf("reported %d lost, %d proposed; want the leader's 2 and 1", obs.lost, obs.proposed)
 	}
 	lead.set(1, true, nil)
 	// An UPDATE by the key alone cannot lose: it is proposed.

@@ -19,6 +19,10 @@ type Observer interface {
 	// ReservationRefilled reports a range reservation proposed through
 	// Raft, successful or not.
 	ReservationRefilled(size uint64, err error)
+	// CompareAndSet reports a compare-and-set UPDATE the leader queued
+	// for its row (casgate.go): answered "nothing matched" from its state
+	// (lost) or proposed.
+	CompareAndSet(lost bool)
 }
 
 type nopObserver struct{}
@@ -26,6 +30,7 @@ type nopObserver struct{}
 func (nopObserver) Allocated(string, string, uint64, time.Duration, bool) {}
 func (nopObserver) BatchProposed(int, time.Duration, error)               {}
 func (nopObserver) ReservationRefilled(uint64, error)                     {}
+func (nopObserver) CompareAndSet(bool)                                    {}
 
 // allocatedIDs is how many ids a successful command took: every row of an
 // INSERT or REPLACE that generated one (INSERT IGNORE: the rows it

@@ -53,6 +53,7 @@ type Ticket struct {
 	batchDur  prometheus.Observer
 	batches   [2]prometheus.Counter // by result
 	refills   [2]prometheus.Counter // by result
+	cas       [2]prometheus.Counter // by outcome: proposed, lost
 }
 
 type tableKey struct{ db, table string }
@@ -85,11 +86,15 @@ func newTicket(reg prometheus.Registerer) *Ticket {
 		Help:    "Round trip of one batch through replication (commit and apply, or forward to the leader).",
 		Buckets: latencyBuckets,
 	})
+	cas := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ticketd_compare_and_set_total",
+		Help: "Compare-and-set UPDATEs (one row by primary key, a WHERE beyond the key) the leader queued for their row, by outcome (lost: answered 0 rows from its state, without a log entry; proposed: through Raft).",
+	}, []string{"outcome"})
 	batches := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ticketd_batches_total",
 		Help: "Batches proposed through replication, by result (error: no quorum or outcome unknown).",
 	}, []string{"result"})
-	reg.MustRegister(ids, allocDur, hits, refills, batchSize, batchDur, batches)
+	reg.MustRegister(ids, allocDur, hits, refills, batchSize, batchDur, batches, cas)
 	t := &Ticket{
 		ids: newLazyVec(MaxTables, func(k tableKey) string { return k.db + "." + k.table },
 			func(label string) prometheus.Counter { return ids.WithLabelValues(label) }),
@@ -102,6 +107,7 @@ func newTicket(reg prometheus.Registerer) *Ticket {
 		t.batches[i] = batches.WithLabelValues(r)
 		t.refills[i] = refills.WithLabelValues(r)
 	}
+	t.cas = [2]prometheus.Counter{cas.WithLabelValues("proposed"), cas.WithLabelValues("lost")}
 	return t
 }
 
@@ -127,6 +133,15 @@ func (t *Ticket) BatchProposed(size int, d time.Duration, err error) {
 
 // ReservationRefilled implements ticket.Observer.
 func (t *Ticket) ReservationRefilled(_ uint64, err error) { t.refills[resultLabel(err)].Inc() }
+
+// CompareAndSet implements ticket.Observer.
+func (t *Ticket) CompareAndSet(lost bool) {
+	i := 0
+	if lost {
+		i = 1
+	}
+	t.cas[i].Inc()
+}
 
 // Wire implements wire.Observer.
 type Wire struct {

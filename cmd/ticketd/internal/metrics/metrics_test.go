@@ -29,6 +29,9 @@ func TestObserversCount(t *testing.T) {
 	m.Ticket.Allocated("flickr", "Tickets32", 0, time.Millisecond, false) // explicit ids only
 	m.Ticket.BatchProposed(20, time.Millisecond, nil)
 	m.Ticket.BatchProposed(1, time.Millisecond, errors.New("no quorum"))
+	m.Ticket.CompareAndSet(true)
+	m.Ticket.CompareAndSet(true)
+	m.Ticket.CompareAndSet(false)
 	m.Wire.Statement(wire.StmtReplace)
 	m.Wire.Statement(wire.StmtReplace)
 	m.Wire.Statement(wire.StmtKind(200))
@@ -46,6 +49,8 @@ func TestObserversCount(t *testing.T) {
 		{m.Ticket.hits, 1},
 		{m.Ticket.batches[0], 1},
 		{m.Ticket.batches[1], 1},
+		{m.Ticket.cas[0], 1},
+		{m.Ticket.cas[1], 2},
 		{m.Wire.stmts[wire.StmtReplace], 2},
 		{m.Wire.other, 1},
 		{m.Wire.errs.get(1146), 1},
