@@ -41,21 +41,18 @@ func PlanAccess(t *Table, filter *RowExpr, order []RowOrder, hasLimit bool, now 
 	for _, x := range conj {
 		switch x.Op {
 		case EEq:
-			a, b := &x.Args[0], &x.Args[1]
-			if a.Op != ECol {
-				a, b = b, a
-			}
-			if a.Op != ECol || b.Op != EVal || b.Val == nil {
+			col, val, ok := colEqualsValue(x)
+			if !ok {
 				continue
 			}
-			j := rd.colIndex(a.Col)
+			j := rd.colIndex(col)
 			if j < 0 {
 				return full // the statement fails; no need for a path
 			}
 			if _, dup := eq[j]; dup {
 				continue
 			}
-			if d, ok := indexValue(&rd.Cols[j], *b.Val); ok {
+			if d, ok := indexValue(&rd.Cols[j], *val); ok {
 				eq[j] = d
 			}
 		case ELt, ELe, EGt, EGe:
@@ -270,17 +267,11 @@ func pointAccess(rd *RowsDef, filter *RowExpr, order []RowOrder) (RowsAccess, bo
 	var bound [maxPointCols]bool
 	var buf [4]*RowExpr
 	for _, x := range conjuncts(filter, buf[:0]) {
-		if x.Op != EEq {
+		col, val, ok := colEqualsValue(x)
+		if !ok {
 			continue
 		}
-		a, b := &x.Args[0], &x.Args[1]
-		if a.Op != ECol {
-			a, b = b, a
-		}
-		if a.Op != ECol || b.Op != EVal || b.Val == nil {
-			continue
-		}
-		j := rd.colIndex(a.Col)
+		j := rd.colIndex(col)
 		if j < 0 {
 			return RowsAccess{}, false
 		}
@@ -291,7 +282,7 @@ func pointAccess(rd *RowsDef, filter *RowExpr, order []RowOrder) (RowsAccess, bo
 		if bound[i] {
 			return RowsAccess{}, false
 		}
-		d, ok := indexValue(&rd.Cols[j], *b.Val)
+		d, ok := indexValue(&rd.Cols[j], *val)
 		if !ok {
 			return RowsAccess{}, false
 		}
@@ -341,6 +332,22 @@ func inList(x *RowExpr) (col string, list []*RowExpr) {
 		return "", nil
 	}
 	return col, list
+}
+
+// colEqualsValue reports whether x is column = value, either way round,
+// and returns both.
+func colEqualsValue(x *RowExpr) (col string, val *Value, ok bool) {
+	if x.Op != EEq {
+		return "", nil, false
+	}
+	a, b := &x.Args[0], &x.Args[1]
+	if a.Op != ECol {
+		a, b = b, a
+	}
+	if a.Op != ECol || b.Op != EVal || b.Val == nil {
+		return "", nil, false
+	}
+	return a.Col, b.Val, true
 }
 
 // conjuncts appends the terms ANDed at the top of x to out.
