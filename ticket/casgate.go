@@ -268,36 +268,16 @@ func scopeOf(c *Command, t *Table) (s writeScope, cas bool) {
 
 // matchesNothing reports whether the row UPDATE c would match no row of
 // st and warn of nothing: then applying it changes nothing and answers
-// Result{} (applyRowsUpdateExpr).
+// Result{} (applyRowsUpdateExpr, through the same pickUpdateRows). Only
+// the engine's own form is answered so; an older build's is proposed.
 func matchesNothing(st Store, c *Command) bool {
 	t, err := st.Table(c.DB, c.Table)
-	if err != nil || t == nil || t.Def.Rows == nil {
+	if err != nil || t == nil || t.Def.Rows == nil || c.Rows.Assigns == nil || c.Rows.Filter == nil {
 		return false
 	}
-	rd, rc := t.Def.Rows, c.Rows
-	if rc.Assigns == nil || checkCols(rd, rc.Filter, "where clause") != nil {
-		return false
-	}
-	for i := range rc.Assigns {
-		if rd.colIndex(rc.Assigns[i].Col) < 0 || checkCols(rd, &rc.Assigns[i].Expr, "field list") != nil {
-			return false
-		}
-	}
-	for _, o := range rc.OrderBy {
-		if rd.colIndex(o.Col) < 0 {
-			return false
-		}
-	}
-	rows, err := st.Rows(t.Def.DB, t.Def.Name)
-	if err != nil || rows == nil {
-		return false
-	}
-	now := statementNow(c)
 	var warns []Warning
-	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: now, warns: &warns, lit: map[*RowExpr]val{}}
-	access := applyAccess(t, rc.Filter, rc.OrderBy, rc.HasLimit, now)
-	sel, e, err := env.scanPick(rows, access, nil, rc.Filter, rc.OrderBy, rc.HasLimit, 0, rc.Limit)
-	return err == nil && e == nil && len(sel) == 0 && len(warns) == 0
+	u, e, err := pickUpdateRows(st, t, c, c.Rows, &warns)
+	return err == nil && e == nil && len(u.sel) == 0 && len(warns) == 0
 }
 
 // leads reports whether this node leads now.
@@ -329,15 +309,15 @@ func (s *Service) scope(c *Command) (writeScope, bool) {
 	return scopeOf(c, t)
 }
 
-// tracked runs exec for c, which tracks, counting c in flight while it
+// tracked proposes c, which tracks, counting it in flight while it
 // runs. A compare-and-set of one row takes its turn in the row's queue
 // and is answered from the state when it matches nothing.
-func (s *Service) tracked(ctx context.Context, c *Command, owner uint64, far bool, exec func() (Result, error)) (Result, error) {
+func (s *Service) tracked(ctx context.Context, c *Command, owner uint64, far bool) (Result, error) {
 	scope, cas := s.scope(c)
 	if !cas {
 		s.flight.add(scope)
 		defer s.flight.done(scope, false, 0, false)
-		return exec()
+		return s.b.exec(ctx, c)
 	}
 	lost := false
 	defer func() {
@@ -353,7 +333,7 @@ func (s *Service) tracked(ctx context.Context, c *Command, owner uint64, far boo
 			return Result{}, nil
 		}
 	}
-	return exec()
+	return s.b.exec(ctx, c)
 }
 
 // forwardsAlone reports whether this node, following, forwards c in a

@@ -539,47 +539,16 @@ func legacyAssigns(sets []RowSet) []RowAssign {
 // matching row (in ORDER BY order, up to LIMIT), all or nothing.
 func applyRowsUpdateExpr(s Store, t *Table, c *Command, rc *RowsCommand) (Result, error) {
 	rd := t.Def.Rows
-	assigns := rc.Assigns
-	if assigns == nil {
-		assigns = legacyAssigns(rc.Sets)
-	}
-	filter := rc.Filter
-	if filter == nil {
-		filter = legacyFilter(rc.Where)
-	}
-	targets := make([]int, len(assigns))
-	for i := range assigns {
-		if targets[i] = rd.colIndex(assigns[i].Col); targets[i] < 0 {
-			return Result{Err: mysqlerr.UnknownColumn(assigns[i].Col, "field list")}, nil
-		}
-		if e := checkCols(rd, &assigns[i].Expr, "field list"); e != nil {
-			return Result{Err: e}, nil
-		}
-	}
-	if e := checkCols(rd, filter, "where clause"); e != nil {
-		return Result{Err: e}, nil
-	}
-	for _, o := range rc.OrderBy {
-		if rd.colIndex(o.Col) < 0 {
-			return Result{Err: mysqlerr.UnknownColumn(o.Col, "order clause")}, nil
-		}
-	}
-	now := statementNow(c)
 	var res Result
-	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: now, warns: &res.Warnings, lit: map[*RowExpr]val{}}
-	sc := &storeCtx{strict: !rc.NotStrict, db: t.Def.DB, table: t.Def.Name, warns: &res.Warnings, rd: rd}
-	rows, err := s.Rows(t.Def.DB, t.Def.Name)
-	if err != nil || rows == nil {
-		return Result{}, rowsMissing(t, err)
-	}
-	access := applyAccess(t, filter, rc.OrderBy, rc.HasLimit, now)
-	sel, e, err := env.scanPick(rows, access, nil, filter, rc.OrderBy, rc.HasLimit, 0, rc.Limit)
+	u, e, err := pickUpdateRows(s, t, c, rc, &res.Warnings)
 	if err != nil {
 		return Result{}, err
 	}
 	if e != nil {
 		return Result{Err: e}, nil
 	}
+	assigns, targets, env, rows, sel, now := u.assigns, u.targets, u.env, u.rows, u.sel, u.now
+	sc := &storeCtx{strict: !rc.NotStrict, db: t.Def.DB, table: t.Def.Name, warns: &res.Warnings, rd: rd}
 	tx := newRowsTx(rd, rows)
 	fail := func(e *Error) (Result, error) {
 		if err := tx.rollback(); err != nil {
@@ -673,6 +642,61 @@ func applyRowsUpdateExpr(s Store, t *Table, c *Command, rc *RowsCommand) (Result
 		return res, nil
 	}
 	return res, s.PutTable(t)
+}
+
+// updatePick is an UPDATE's first half (pickUpdateRows): its assignments,
+// their columns, the evaluator, the table's rows and the rows picked.
+type updatePick struct {
+	assigns []RowAssign
+	targets []int
+	env     *evalEnv
+	rows    TableRows
+	sel     []matched
+	now     time.Time
+}
+
+// pickUpdateRows checks the columns of an UPDATE in expression form on t
+// and picks the rows its WHERE, ORDER BY and LIMIT match in st, warnings
+// into warns. applyRowsUpdateExpr goes on to write them; the leader's
+// compare-and-set queue runs it alone to learn that nothing matches
+// (matchesNothing), so the two cannot disagree.
+func pickUpdateRows(st Store, t *Table, c *Command, rc *RowsCommand, warns *[]Warning) (updatePick, *Error, error) {
+	rd := t.Def.Rows
+	u := updatePick{assigns: rc.Assigns, now: statementNow(c)}
+	if u.assigns == nil {
+		u.assigns = legacyAssigns(rc.Sets)
+	}
+	filter := rc.Filter
+	if filter == nil {
+		filter = legacyFilter(rc.Where)
+	}
+	u.targets = make([]int, len(u.assigns))
+	for i := range u.assigns {
+		if u.targets[i] = rd.colIndex(u.assigns[i].Col); u.targets[i] < 0 {
+			return u, mysqlerr.UnknownColumn(u.assigns[i].Col, "field list"), nil
+		}
+		if e := checkCols(rd, &u.assigns[i].Expr, "field list"); e != nil {
+			return u, e, nil
+		}
+	}
+	if e := checkCols(rd, filter, "where clause"); e != nil {
+		return u, e, nil
+	}
+	for _, o := range rc.OrderBy {
+		if rd.colIndex(o.Col) < 0 {
+			return u, mysqlerr.UnknownColumn(o.Col, "order clause"), nil
+		}
+	}
+	u.env = &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: u.now, warns: warns, lit: map[*RowExpr]val{}}
+	rows, err := st.Rows(t.Def.DB, t.Def.Name)
+	if err != nil || rows == nil {
+		return u, nil, rowsMissing(t, err)
+	}
+	u.rows = rows
+	access := applyAccess(t, filter, rc.OrderBy, rc.HasLimit, u.now)
+	sel, e, err := u.env.scanPick(rows, access, nil, filter, rc.OrderBy, rc.HasLimit, 0, rc.Limit)
+	u.sel = sel
+	return u, e, err
 }
 
 // columnDefault is what DEFAULT stores in col.

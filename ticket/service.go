@@ -179,7 +179,7 @@ func (s *Service) ExecFor(ctx context.Context, who *Session, c *Command) (Result
 	var err error
 	switch {
 	case s.tracks(c):
-		r, err = s.tracked(ctx, c, owner, false, func() (Result, error) { return s.b.exec(ctx, c) })
+		r, err = s.tracked(ctx, c, owner, false)
 	case s.forwardsAlone(c):
 		r, err = s.alone(ctx, c, owner)
 	default:
@@ -315,7 +315,7 @@ func (s *Service) execForwarded(ctx context.Context, cmds []Command, idx []int, 
 		// (forwardsAlone), it may take its turn.
 		c := &cmds[idx[0]]
 		var err error
-		out[idx[0]], err = s.tracked(ctx, c, CASOwner(ctx), true, func() (Result, error) { return s.b.exec(ctx, c) })
+		out[idx[0]], err = s.tracked(ctx, c, CASOwner(ctx), true)
 		s.dropRanges(c)
 		return err
 	}
