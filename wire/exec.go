@@ -18,8 +18,11 @@ func (s *session) run(p sql.Plan, args []any, bin bool) (*mysql.Result, error) {
 	s.srv.obs.Statement(stmtKind(p))
 	if sh, ok := p.(*sql.Show); ok && (sh.Kind == sql.ShowWarnings || sh.Kind == sql.ShowErrors) {
 		// Its own end-of-rows packet counts no warnings (MariaDB's), not
-		// those of the statement before it.
+		// those of the statement before it. It keeps the diagnostics,
+		// but, like any statement with a result set, sets ROW_COUNT() to
+		// -1 (MariaDB 10.11; it had kept the previous statement's).
 		s.conn.SetWarnings(0)
+		s.rowCount = -1
 		return s.showWarnings(sh, bin)
 	}
 	prevWarnings := len(s.warnings)

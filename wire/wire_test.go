@@ -192,6 +192,50 @@ func TestTicketFlow(t *testing.T) {
 	}
 }
 
+// TestRowCountAfterShowWarnings: SHOW WARNINGS leaves the warnings in
+// place but, as any statement with a result set, sets ROW_COUNT() to -1
+// (MariaDB 10.11: REPLACE, SHOW WARNINGS, SELECT ROW_COUNT() is -1).
+func TestRowCountAfterShowWarnings(t *testing.T) {
+	dsn := startServer(t)
+	db := open(t, dsn)
+	mustExec(t, db, "CREATE DATABASE flickr")
+	c, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	for _, q := range []string{"USE flickr", flickrDDL} {
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rowCount := func() int64 {
+		var n int64
+		if err := c.QueryRowContext(ctx, "SELECT ROW_COUNT()").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if _, err := c.ExecContext(ctx, "REPLACE INTO Tickets64 (stub) VALUES ('a')"); err != nil {
+		t.Fatal(err)
+	}
+	if n := rowCount(); n != 1 {
+		t.Fatalf("ROW_COUNT() after REPLACE: %d, want 1", n)
+	}
+	if _, err := c.ExecContext(ctx, "REPLACE INTO Tickets64 (stub) VALUES ('a')"); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := c.QueryContext(ctx, "SHOW WARNINGS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows.Close()
+	if n := rowCount(); n != -1 {
+		t.Fatalf("ROW_COUNT() after SHOW WARNINGS: %d, want -1", n)
+	}
+}
+
 func TestAutoIncrementVariables(t *testing.T) {
 	dsn := startServer(t)
 	db := open(t, dsn)
