@@ -31,6 +31,9 @@ type Cache struct {
 	mask    uint64
 	shards  []cacheShard
 	parsers sync.Pool // *parser.Parser: a parser is not safe for concurrent use
+	// parsed counts the texts the parser read, on misses only: the hit
+	// paths write no shared memory.
+	parsed atomic.Uint64
 }
 
 type cacheShard struct {
@@ -38,31 +41,41 @@ type cacheShard struct {
 	m   atomic.Pointer[map[string]cacheEntry]
 	mu  sync.Mutex // serialises writers
 	max int
-	// seen holds the hashes of the shard's latest misses (a ring; next
-	// is where the next one goes): a text is cached at its second miss,
-	// not its first. Caching copies the shard's map, which costs more
-	// than the parse itself (BenchmarkCacheUnique: 32.7 us a text against
-	// 12.2 us for the parse alone), and texts that come once (a driver
-	// that interpolates its parameters: a point SELECT per key) would
-	// pay it every time and push out the texts that do repeat.
-	seen [seenSlots]atomic.Uint64
-	next atomic.Uint32
-	_    [cacheLinePad]byte
+	// seen holds the hashes of the shard's latest misses: a text is
+	// cached at its second miss, not its first. Caching copies the
+	// shard's map, which costs more than the parse itself
+	// (BenchmarkCacheUnique: 32.7 us a text against 12.2 us for the parse
+	// alone), and texts that come once (a driver that interpolates its
+	// parameters: a point SELECT per key) would pay it every time and
+	// push out the texts that do repeat.
+	seen seenRing
+	// tmpls are the templates (template.go) by shapeHash, made at a
+	// shape's second miss (tseen), under mu as m is.
+	tmpls atomic.Pointer[map[uint64]*template]
+	tseen seenRing
+	_     [cacheLinePad]byte
 }
 
-// seenSlots is the length of a shard's ring of recent misses.
+// seenSlots is the length of a ring of recent misses.
 const seenSlots = 16
 
-// admit reports whether the text with hash h missed recently, and notes
-// this miss otherwise. Races between misses lose a note at worst: the
-// text is then cached at a later miss.
-func (sh *cacheShard) admit(h uint64) bool {
-	for i := range sh.seen {
-		if sh.seen[i].Load() == h {
+// seenRing holds the hashes of recent misses (next is where the next one
+// goes).
+type seenRing struct {
+	seen [seenSlots]atomic.Uint64
+	next atomic.Uint32
+}
+
+// admit reports whether hash h missed recently, and notes this miss
+// otherwise. Races between misses lose a note at worst: the text is then
+// cached at a later miss.
+func (r *seenRing) admit(h uint64) bool {
+	for i := range r.seen {
+		if r.seen[i].Load() == h {
 			return true
 		}
 	}
-	sh.seen[sh.next.Add(1)%seenSlots].Store(h)
+	r.seen[r.next.Add(1)%seenSlots].Store(h)
 	return false
 }
 
@@ -98,13 +111,14 @@ func (c *Cache) Parse(query string) ([]Plan, error) {
 		}
 	}
 
-	cache := sh.max > 0 && len(query) <= MaxCachedQueryLen && sh.admit(h)
+	cache := sh.max > 0 && len(query) <= MaxCachedQueryLen && sh.seen.admit(h)
 	if cache {
 		// Plans hold substrings of the query; a private copy keeps them
 		// valid if the caller's string aliases a reused packet buffer, and
 		// does not pin that buffer.
 		query = strings.Clone(query)
 	}
+	c.parsed.Add(1)
 	p := c.parsers.Get().(*parser.Parser)
 	plans, reusable, err := parseWith(p, query)
 	if !reusable {
@@ -127,22 +141,110 @@ func (c *Cache) Parse(query string) ([]Plan, error) {
 		// Another connection parsed it meanwhile: hand out one copy.
 		return e.plans, e.err
 	}
-	next := make(map[string]cacheEntry, min(len(cur)+1, sh.max))
+	publish(&sh.m, sh.max, query, cacheEntry{plans: plans, err: err})
+	return plans, err
+}
+
+// publish stores a copy of *p with k set to v, holding at most max
+// entries; the caller holds the shard's lock.
+func publish[K comparable, V any](p *atomic.Pointer[map[K]V], max int, k K, v V) {
+	var cur map[K]V
+	if m := p.Load(); m != nil {
+		cur = *m
+	}
+	next := make(map[K]V, min(len(cur)+1, max))
 	// When full, leave out whichever entry map iteration yields first,
-	// which Go randomises: no bookkeeping on the hit path, and a hot query
+	// which Go randomises: no bookkeeping on the hit path, and a hot entry
 	// that goes comes straight back.
-	skip := len(cur) >= sh.max
-	for k, v := range cur {
+	skip := len(cur) >= max
+	for ck, cv := range cur {
 		if skip {
 			skip = false
 			continue
 		}
-		next[k] = v
+		next[ck] = cv
 	}
-	next[query] = cacheEntry{plans: plans, err: err}
-	sh.m.Store(&next)
-	return plans, err
+	next[k] = v
+	p.Store(&next)
 }
+
+// ParseQuery is Parse for a text sent to run once (COM_QUERY), which may
+// also be answered by a template (template.go): the plans are then a
+// template's, with '?' placeholders, and args their values; args is nil
+// otherwise. A prepared statement's text must go through Parse: its
+// literals are not placeholders.
+func (c *Cache) ParseQuery(query string) (plans []Plan, args []any, err error) {
+	h := maphash.String(c.seed, query)
+	sh := &c.shards[h&c.mask]
+	if m := sh.m.Load(); m != nil {
+		if e, hit := (*m)[query]; hit {
+			return e.plans, nil, e.err
+		}
+	}
+	if sh.max <= 0 || len(query) > MaxCachedQueryLen || strings.IndexByte(query, '?') >= 0 {
+		plans, err = c.Parse(query)
+		return plans, nil, err
+	}
+	var buf [maxRuns + 1]span
+	runs := digitRuns(query, buf[:0])
+	if len(runs) == 0 || len(runs) > maxRuns {
+		plans, err = c.Parse(query)
+		return plans, nil, err
+	}
+	th := shapeHash(c.seed, query, runs)
+	tsh := &c.shards[th&c.mask]
+	if m := tsh.tmpls.Load(); m != nil {
+		if t := (*m)[th]; t != nil {
+			if t.plans != nil {
+				if args, ok := t.bind(query, runs); ok {
+					return t.plans, args, nil
+				}
+			}
+
+			plans, err = c.Parse(query)
+			return plans, nil, err
+		}
+	}
+	plans, err = c.Parse(query)
+	if err == nil && tsh.tseen.admit(th) {
+		c.learn(tsh, th, query, runs)
+	}
+	return plans, nil, err
+}
+
+// learn makes and keeps the template of query, whose shape hashes to th.
+func (c *Cache) learn(sh *cacheShard, th uint64, query string, runs []span) {
+	// Copies: the caller's text may alias a packet buffer, and its
+	// runs an array on its stack.
+	own := append([]span(nil), runs...)
+	p := c.parsers.Get().(*parser.Parser)
+	t, ok := safeTemplate(p, strings.Clone(query), own)
+	if !ok {
+		// A parser that panicked may hold broken state: drop it.
+		return
+	}
+	c.parsers.Put(p)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if m := sh.tmpls.Load(); m != nil && (*m)[th] != nil {
+		return
+	}
+	publish(&sh.tmpls, sh.max, th, t)
+}
+
+// safeTemplate is newTemplate, reporting false when the parser panicked.
+func safeTemplate(p *parser.Parser, query string, runs []span) (t *template, ok bool) {
+	defer func() {
+		if recover() != nil {
+			t, ok = nil, false
+		}
+	}()
+	return newTemplate(p, query, runs), true
+}
+
+// Parsed is the number of texts Parse and ParseQuery gave the parser:
+// those that neither the cache nor a template answered.
+func (c *Cache) Parsed() uint64 { return c.parsed.Load() }
 
 // Len is the number of cached queries.
 func (c *Cache) Len() int {

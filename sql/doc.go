@@ -2,7 +2,12 @@
 // using the TiDB parser. It is pure: no I/O, no catalog, so it cannot tell
 // a ticket table from an unknown one; the wire layer resolves names against
 // ticket's state. Plans are immutable and cached by query text (Cache)
-// because drivers send the same few strings over and over.
+// because drivers send the same few strings over and over; a driver that
+// interpolates its parameters sends a new text per value instead, and
+// Cache.ParseQuery answers those from a template: the plan of an earlier
+// text with the integers its WHERE compares with as '?' placeholders,
+// taken only for a text that differs from it in nothing else
+// (template.go).
 //
 // Parse returns one plan per statement of a query, each one of the types
 // in plan.go and nothing else:

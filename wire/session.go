@@ -286,7 +286,10 @@ func (s *session) HandleQuery(query string) (*mysql.Result, error) {
 		return nil, err
 	}
 	s.srv.questions.Add(1)
-	plans, err := s.srv.plans.Parse(query)
+	// args are set when a template answered: a text that differs from
+	// one parsed before only in the integers its WHERE compares with runs
+	// as that text's plan with those integers as parameters.
+	plans, args, err := s.srv.plans.ParseQuery(query)
 	if err != nil {
 		s.warnings = nil
 		s.srv.obs.Statement(StmtOther)
@@ -307,7 +310,7 @@ func (s *session) HandleQuery(query string) (*mysql.Result, error) {
 			return nil, werr
 		}
 	}
-	return s.run(plans[len(plans)-1], nil, false)
+	return s.run(plans[len(plans)-1], args, false)
 }
 
 // prepared is a server-side prepared statement.
