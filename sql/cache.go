@@ -186,7 +186,7 @@ func (c *Cache) ParseQuery(query string) (plans []Plan, args []any, err error) {
 		return plans, nil, err
 	}
 	var buf [maxRuns + 1]span
-	runs := digitRuns(query, buf[:0])
+	runs := valueRuns(query, buf[:0])
 	if len(runs) == 0 || len(runs) > maxRuns {
 		plans, err = c.Parse(query)
 		return plans, nil, err

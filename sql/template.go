@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -15,39 +16,45 @@ import (
 // interpolateParams, PHP's PDO by default, most ORMs) sends a new text for
 // every key, `SELECT ... WHERE ID = 4711`, which the cache by exact text
 // never answers; the parse then costs a third of such a query
-// (BenchmarkCacheUnique). A template is the plan of one such text with the
-// integers its WHERE compares with turned into '?' placeholders, so a
-// later text that differs from it only in those digits runs as a prepared
-// statement with the digits as its arguments.
+// (BenchmarkCacheUnique). A template is the plan of one such text with its
+// values as '?' placeholders: the integers and plain strings that its
+// WHERE compares with, that UPDATE's SET assigns (col = value) and that
+// INSERT's VALUES lists. A later text that differs from it only in those
+// values runs as a prepared statement with them as its arguments.
 //
-// No lexer of ticketd's own decides what those digits are: the parser's
-// tree says which literals are compared with, and records where each
-// starts (OriginTextPosition). A later text is taken only when it equals
-// the template's text byte for byte outside those literals and each of
-// them is again a plain run of decimal digits with the same neighbours:
-// the parser then reads the same tokens, with other integer values. The
-// template's plan is made by parsing the text with '?' in those places and
-// is kept only when, bound to the first text's integers, it is the first
-// text's own plan (samePlan), field by field.
+// No lexer of ticketd's own decides what those values are: the parser's
+// tree says which literals are values, and records where each starts
+// (OriginTextPosition). A later text is taken only when it equals the
+// template's text byte for byte outside those literals and each of them
+// is again a plain run of decimal digits with the same neighbours, or a
+// string between the same single quotes with no quote, backslash or
+// invalid UTF-8 inside: the parser then reads the same tokens, with other
+// values. The template's plan is made by parsing the text with '?' in
+// those places and is kept only when, bound to the first text's values,
+// it is the first text's own plan (samePlan), field by field.
 
 // maxSlotDigits bounds a template's integer: 18 digits always fit int64,
 // so the literal the parser would read is an int64 whatever the digits
 // (19 may be a BIGINT UNSIGNED, 20 a DECIMAL, and plans differ by kind).
 const maxSlotDigits = 18
 
-// maxRuns bounds the digit runs of a text looked up as a template: the
+// maxRuns bounds the value runs of a text looked up as a template: the
 // lookup walks them all.
 const maxRuns = 32
 
-// span is a byte range [start, end) of a query.
-type span struct{ start, end int }
+// span is a byte range [start, end) of a query: a run of digits, or the
+// inside of a pair of single quotes (str).
+type span struct {
+	start, end int
+	str        bool
+}
 
-// template is a plan whose integer comparands are placeholders; see above.
+// template is a plan whose values are placeholders; see above.
 type template struct {
 	text string // the text it was made from
-	runs []span // digitRuns of text
+	runs []span // valueRuns of text
 	// slot[i] is the placeholder that run i fills, or -1 when run i is
-	// not a value and must be the same digits in a text taken.
+	// not a value and must be the same bytes in a text taken.
 	slot  []int
 	plans []Plan // nil: texts of this shape have no template
 }
@@ -58,27 +65,39 @@ func isIdentByte(b byte) bool {
 	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '_' || b == '$' || b >= 0x80
 }
 
-// digitRuns appends to runs the maximal runs of decimal digits of q that
-// no identifier character touches and no '.' follows (so not part of an
-// identifier, a hexadecimal or bit literal, a decimal or an exponent).
-// It stops at maxRuns+1 runs. Which runs are values is the template's to
-// say; the runs only align two texts.
-func digitRuns(q string, runs []span) []span {
+// valueRuns appends to runs the spans of q that may be values: the maximal
+// runs of decimal digits that no identifier character touches and no '.'
+// follows (so not part of an identifier, a hexadecimal or bit literal, a
+// decimal or an exponent), and the insides of single-quote pairs, paired
+// naively (a quote in a comment or an escaped one pairs too). It stops at
+// maxRuns+1 runs. Which runs are values is the template's to say; the runs
+// only align two texts, which they do whenever the texts differ only in
+// the insides of runs that hold no quote.
+func valueRuns(q string, runs []span) []span {
 	for i := 0; i < len(q); i++ {
-		if q[i] < '0' || q[i] > '9' {
-			continue
-		}
-		j := i + 1
-		for j < len(q) && q[j] >= '0' && q[j] <= '9' {
-			j++
-		}
-		if (i == 0 || !isIdentByte(q[i-1])) && (j == len(q) || !isIdentByte(q[j]) && q[j] != '.') {
-			runs = append(runs, span{i, j})
-			if len(runs) > maxRuns {
+		switch c := q[i]; {
+		case c == '\'':
+			j := strings.IndexByte(q[i+1:], '\'')
+			if j < 0 {
 				return runs
 			}
+			runs = append(runs, span{i + 1, i + 1 + j, true})
+			i += 1 + j
+		case c >= '0' && c <= '9':
+			j := i + 1
+			for j < len(q) && q[j] >= '0' && q[j] <= '9' {
+				j++
+			}
+			if (i == 0 || !isIdentByte(q[i-1])) && (j == len(q) || !isIdentByte(q[j]) && q[j] != '.') {
+				runs = append(runs, span{i, j, false})
+			}
+			i = j - 1
+		default:
+			continue
 		}
-		i = j
+		if len(runs) > maxRuns {
+			return runs
+		}
 	}
 	return runs
 }
@@ -99,8 +118,8 @@ func shapeHash(seed maphash.Seed, q string, runs []span) uint64 {
 }
 
 // bind returns the arguments that make t's plans the plans of q, whose
-// digit runs are runs, and false when q is not t's text with other
-// digits in t's slots.
+// valueRuns are runs, and false when q is not t's text with other values
+// in t's slots.
 func (t *template) bind(q string, runs []span) ([]any, bool) {
 	if len(runs) != len(t.runs) {
 		return nil, false
@@ -109,24 +128,27 @@ func (t *template) bind(q string, runs []span) ([]any, bool) {
 	prevT, prevQ := 0, 0
 	for i, r := range t.runs {
 		qr := runs[i]
-		if q[prevQ:qr.start] != t.text[prevT:r.start] {
+		if qr.str != r.str || q[prevQ:qr.start] != t.text[prevT:r.start] {
 			return nil, false
 		}
-		digits := q[qr.start:qr.end]
-		if t.slot[i] < 0 {
-			if digits != t.text[r.start:r.end] {
+		in := q[qr.start:qr.end]
+		switch {
+		case t.slot[i] < 0:
+			if in != t.text[r.start:r.end] {
 				return nil, false
 			}
-		} else {
-			if len(digits) > maxSlotDigits {
+		case r.str:
+			if strings.IndexByte(in, '\\') >= 0 || !utf8.ValidString(in) {
+				return nil, false
+			}
+			args = append(args, in)
+		default:
+			if len(in) > maxSlotDigits {
 				return nil, false
 			}
 			var v int64
-			for k := 0; k < len(digits); k++ {
-				v = v*10 + int64(digits[k]-'0')
-			}
-			if args == nil {
-				args = make([]any, 0, len(t.slot))
+			for k := 0; k < len(in); k++ {
+				v = v*10 + int64(in[k]-'0')
 			}
 			args = append(args, v)
 		}
@@ -138,10 +160,9 @@ func (t *template) bind(q string, runs []span) ([]any, bool) {
 	return args, true
 }
 
-// newTemplate makes the template of q (digit runs runs) with parser p,
+// newTemplate makes the template of q (value runs runs) with parser p,
 // or one with no plans when q's shape has none: not one statement, no
-// integer compared with in its WHERE, or a plan that depends on more than
-// the integers' values.
+// value in a place above, or a plan that depends on more than the values.
 func newTemplate(p *parser.Parser, q string, runs []span) *template {
 	t := &template{text: q, runs: runs, slot: make([]int, len(runs))}
 	for i := range t.slot {
@@ -151,36 +172,28 @@ func newTemplate(p *parser.Parser, q string, runs []span) *template {
 	if err != nil || len(stmts) != 1 {
 		return t
 	}
-	var where ast.ExprNode
-	switch s := stmts[0].(type) {
-	case *ast.SelectStmt:
-		where = s.Where
-	case *ast.UpdateStmt:
-		where = s.Where
-	case *ast.DeleteStmt:
-		where = s.Where
-	}
-	if where == nil {
+	lits := valueLiterals(stmts[0])
+	if len(lits) == 0 {
 		return t
 	}
-	var c comparands
-	where.Accept(&c)
 	var args []any
 	var b strings.Builder
 	prev := 0
 	for i, r := range runs {
-		v, ok := c.at[r.start]
-		if !ok || r.end-r.start > maxSlotDigits || r.start > 0 && q[r.start-1] == '.' {
-			continue
+		start, end := r.start, r.end
+		if r.str {
+			// The quotes go with the value.
+			start, end = start-1, end+1
 		}
-		if n, err := strconv.ParseInt(q[r.start:r.end], 10, 64); err != nil || n != v {
+		v, ok := lits[start]
+		if !ok || !slotFits(q, r, v) {
 			continue
 		}
 		t.slot[i] = len(args)
 		args = append(args, v)
-		b.WriteString(q[prev:r.start])
+		b.WriteString(q[prev:start])
 		b.WriteByte('?')
-		prev = r.end
+		prev = end
 	}
 	if len(args) == 0 {
 		return t
@@ -205,36 +218,88 @@ func newTemplate(p *parser.Parser, q string, runs []span) *template {
 	return t
 }
 
-// comparands collects the integer literals that a WHERE compares with
-// (operands of = <> < <= > >= <=>, IN's list, BETWEEN's bounds), by the
-// offset where each starts.
+// slotFits reports whether run r of q is all of literal v and a run that
+// bind can take another value into.
+func slotFits(q string, r span, v any) bool {
+	in := q[r.start:r.end]
+	if r.str {
+		// A plain string: no introducer or prefix before the quote (x'',
+		// N'', _utf8mb4''), no escape inside, and no quote after it
+		// ('a''b' is one string, a'b).
+		s, ok := v.(string)
+		return ok && s == in && (r.start == 1 || !isIdentByte(q[r.start-2])) &&
+			(r.end+1 == len(q) || q[r.end+1] != '\'') &&
+			strings.IndexByte(in, '\\') < 0 && utf8.ValidString(in)
+	}
+	n, ok := v.(int64)
+	if !ok || len(in) > maxSlotDigits || r.start > 0 && q[r.start-1] == '.' {
+		return false
+	}
+	m, err := strconv.ParseInt(in, 10, 64)
+	return err == nil && m == n
+}
+
+// valueLiterals are the literals of stmt that a template may make values,
+// by the offset where each starts: what a WHERE compares with (operands
+// of = <> < <= > >= <=>, IN's list, BETWEEN's bounds), what UPDATE's SET
+// assigns, and INSERT's VALUES; integers and strings only.
+func valueLiterals(stmt ast.StmtNode) map[int]any {
+	lits := map[int]any{}
+	add := func(e ast.ExprNode) {
+		v, ok := unparen(e).(*test_driver.ValueExpr)
+		if !ok {
+			return
+		}
+		switch x := v.GetValue().(type) {
+		case int64, string:
+			lits[v.OriginTextPosition()] = x
+		}
+	}
+	var where ast.ExprNode
+	switch s := stmt.(type) {
+	case *ast.SelectStmt:
+		where = s.Where
+	case *ast.UpdateStmt:
+		where = s.Where
+		for _, a := range s.List {
+			add(a.Expr)
+		}
+	case *ast.DeleteStmt:
+		where = s.Where
+	case *ast.InsertStmt:
+		for _, row := range s.Lists {
+			for _, e := range row {
+				add(e)
+			}
+		}
+	}
+	if where != nil {
+		where.Accept(&comparands{add: add})
+	}
+	return lits
+}
+
+// comparands hands add the operands of the comparisons it visits.
 type comparands struct {
-	at map[int]int64
+	add func(ast.ExprNode)
 }
 
 func (c *comparands) Enter(n ast.Node) (ast.Node, bool) {
-	var ops []ast.ExprNode
 	switch x := n.(type) {
 	case *ast.BinaryOperationExpr:
 		if _, ok := compareOps[x.Op]; ok {
-			ops = []ast.ExprNode{x.L, x.R}
+			c.add(x.L)
+			c.add(x.R)
 		}
 	case *ast.PatternInExpr:
-		ops = append([]ast.ExprNode{x.Expr}, x.List...)
+		c.add(x.Expr)
+		for _, e := range x.List {
+			c.add(e)
+		}
 	case *ast.BetweenExpr:
-		ops = []ast.ExprNode{x.Expr, x.Left, x.Right}
-	}
-	for _, o := range ops {
-		v, ok := unparen(o).(*test_driver.ValueExpr)
-		if !ok {
-			continue
-		}
-		if i, ok := v.GetValue().(int64); ok {
-			if c.at == nil {
-				c.at = map[int]int64{}
-			}
-			c.at[v.OriginTextPosition()] = i
-		}
+		c.add(x.Expr)
+		c.add(x.Left)
+		c.add(x.Right)
 	}
 	return n, false
 }
@@ -261,7 +326,15 @@ func samePlan(tmpl, lit reflect.Value, args []any) bool {
 			if k >= len(args) {
 				return false
 			}
-			want := Value{Kind: ValInt, Int: args[k].(int64)}
+			var want Value
+			switch a := args[k].(type) {
+			case int64:
+				want = Value{Kind: ValInt, Int: a}
+			case string:
+				want = Value{Kind: ValString, Str: a}
+			default:
+				return false
+			}
 			return samePlan(reflect.ValueOf(want), lit, nil)
 		}
 		for i := range tmpl.NumField() {
