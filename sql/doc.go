@@ -5,9 +5,10 @@
 // because drivers send the same few strings over and over; a driver that
 // interpolates its parameters sends a new text per value instead, and
 // Cache.ParseQuery answers those from a template: the plan of an earlier
-// text with the integers its WHERE compares with as '?' placeholders,
-// taken only for a text that differs from it in nothing else
-// (template.go).
+// text with its values (the integers and plain strings that its WHERE
+// compares with, that UPDATE's SET assigns, that INSERT's VALUES lists) as
+// '?' placeholders, taken only for a text that differs from it in nothing
+// else (template.go).
 //
 // Parse returns one plan per statement of a query, each one of the types
 // in plan.go and nothing else:
