@@ -19,6 +19,18 @@ func warm(t *testing.T, c *Cache, query string) {
 	}
 }
 
+// afterWarm is a new cache's answer to next once it has seen first twice.
+func afterWarm(t *testing.T, first, next string) ([]Plan, []any) {
+	t.Helper()
+	c := NewCache(100)
+	warm(t, c, first)
+	plans, args, err := c.ParseQuery(next)
+	if err != nil {
+		t.Fatalf("%s: %v", next, err)
+	}
+	return plans, args
+}
+
 // checkAnswer asserts that what ParseQuery answered for q is q's own plan:
 // a template bound to args, or q's plans as Parse gives them.
 func checkAnswer(t *testing.T, q string, plans []Plan, args []any) {
@@ -62,12 +74,7 @@ func TestTemplateTakesNewValues(t *testing.T) {
 		{"REPLACE INTO Tickets64 (stub) VALUES ('a')", "REPLACE INTO Tickets64 (stub) VALUES ('b')", []any{"b"}},
 	}
 	for _, tc := range cases {
-		c := NewCache(100)
-		warm(t, c, tc.first)
-		plans, args, err := c.ParseQuery(tc.next)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.next, err)
-		}
+		plans, args := afterWarm(t, tc.first, tc.next)
 		if !reflect.DeepEqual(args, tc.args) {
 			t.Errorf("%s: args = %v, want %v", tc.next, args, tc.args)
 		}
@@ -112,12 +119,7 @@ func TestTemplateRefusesOtherTexts(t *testing.T) {
 		{"SELECT * FROM t WHERE id = 5 AND v = ?", "SELECT * FROM t WHERE id = 6 AND v = ?"},
 	}
 	for _, tc := range cases {
-		c := NewCache(100)
-		warm(t, c, tc.first)
-		plans, args, err := c.ParseQuery(tc.next)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.next, err)
-		}
+		plans, args := afterWarm(t, tc.first, tc.next)
 		if args != nil {
 			t.Errorf("%s: answered by a template with %v", tc.next, args)
 		}
