@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime/metrics"
 	"slices"
 	"sync"
 	"testing"
@@ -377,5 +378,38 @@ func TestForwardProposeAsFallsBack(t *testing.T) {
 	}
 	if !slices.Equal(kinds, []byte{fwdProposeAs, fwdPropose}) {
 		t.Fatalf("kinds sent %v, want [%d %d]", kinds, fwdProposeAs, fwdPropose)
+	}
+}
+
+// TestForwardReusesHandlers: the leader answers a connection's forwarded
+// requests on goroutines it keeps (serveForward), not on a new one per
+// request: 200 requests one after the other over one connection start
+// about one handler, where they started 200 goroutines before.
+func TestForwardReusesHandlers(t *testing.T) {
+	c := startCluster(t)
+	c.leader()
+	f := c.follower()
+	addr, _ := f.raft.LeaderWithID()
+	ask := func() {
+		status, out, err := f.fwd.call(context.Background(), string(addr), time.Now().Add(5*time.Second), fwdStatus, nil, nil)
+		if err != nil || status != stOK || len(out) == 0 {
+			t.Fatalf("status through the forwarding connection: %d %q %v", status, out, err)
+		}
+	}
+	ask() // the connection and its first handler
+	created := func() uint64 {
+		s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	const requests = 200
+	before := created()
+	for range requests {
+		ask()
+	}
+	// The three nodes' own goroutines (Raft's, timers') may start a few
+	// meanwhile; a goroutine per request would be 200.
+	if n := created() - before; n > requests/4 {
+		t.Errorf("%d goroutines started for %d forwarded requests, want a handler kept per connection", n, requests)
 	}
 }
