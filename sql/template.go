@@ -9,6 +9,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 )
 
@@ -55,9 +56,16 @@ type template struct {
 	runs []span // valueRuns of text
 	// slot[i] is the placeholder that run i fills, or -1 when run i is
 	// not a value and must be the same bytes in a text taken.
-	slot  []int
+	slot []int
+	// neg[i] says that the '-' before run i is the value's: a slot that
+	// takes the negated digits.
+	neg   []bool
 	plans []Plan // nil: texts of this shape have no template
 }
+
+// negated is a literal written with a minus sign before its digits (-5),
+// which the parser reads as minus 5 and plans hold as -5.
+type negated int64
 
 // isIdentByte reports whether b may be part of an unquoted identifier or
 // of a number's token: a digit run touching one is not a number of its own.
@@ -150,6 +158,9 @@ func (t *template) bind(q string, runs []span) ([]any, bool) {
 			for k := 0; k < len(in); k++ {
 				v = v*10 + int64(in[k]-'0')
 			}
+			if t.neg[i] {
+				v = -v
+			}
 			args = append(args, v)
 		}
 		prevT, prevQ = r.end, qr.end
@@ -164,7 +175,7 @@ func (t *template) bind(q string, runs []span) ([]any, bool) {
 // or one with no plans when q's shape has none: not one statement, no
 // value in a place above, or a plan that depends on more than the values.
 func newTemplate(p *parser.Parser, q string, runs []span) *template {
-	t := &template{text: q, runs: runs, slot: make([]int, len(runs))}
+	t := &template{text: q, runs: runs, slot: make([]int, len(runs)), neg: make([]bool, len(runs))}
 	for i := range t.slot {
 		t.slot[i] = -1
 	}
@@ -186,8 +197,17 @@ func newTemplate(p *parser.Parser, q string, runs []span) *template {
 			start, end = start-1, end+1
 		}
 		v, ok := lits[start]
+		if n, isNeg := lits[start-1].(negated); !ok && isNeg && !r.str && q[start-1] == '-' {
+			// The minus sign goes with the value.
+			start, v, ok = start-1, int64(n), true
+			t.neg[i] = true
+		}
 		if !ok || !slotFits(q, r, v) {
+			t.neg[i] = false
 			continue
+		}
+		if t.neg[i] {
+			v = -v.(int64)
 		}
 		t.slot[i] = len(args)
 		args = append(args, v)
@@ -246,7 +266,16 @@ func slotFits(q string, r span, v any) bool {
 func valueLiterals(stmt ast.StmtNode) map[int]any {
 	lits := map[int]any{}
 	add := func(e ast.ExprNode) {
-		v, ok := unparen(e).(*test_driver.ValueExpr)
+		e = unparen(e)
+		if u, ok := e.(*ast.UnaryOperationExpr); ok && u.Op == opcode.Minus {
+			if v, ok := u.V.(*test_driver.ValueExpr); ok {
+				if n, ok := v.GetValue().(int64); ok {
+					lits[u.OriginTextPosition()] = negated(n)
+				}
+			}
+			return
+		}
+		v, ok := e.(*test_driver.ValueExpr)
 		if !ok {
 			return
 		}

@@ -72,6 +72,8 @@ func TestTemplateTakesNewValues(t *testing.T) {
 			"INSERT INTO w (HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CREATED) VALUES ('10.9.9.9', '8-9', 2, '2026-11-25', NOW(), NOW())",
 			[]any{"10.9.9.9", "8-9", int64(2), "2026-11-25"}},
 		{"REPLACE INTO Tickets64 (stub) VALUES ('a')", "REPLACE INTO Tickets64 (stub) VALUES ('b')", []any{"b"}},
+		{"SELECT * FROM t WHERE id = -5 AND v IN (-1, 2) AND w = 3-1", "SELECT * FROM t WHERE id = -17 AND v IN (-0, 3) AND w = 3-1", []any{int64(-17), int64(0), int64(3)}},
+		{"INSERT INTO t VALUES (-1, 'a')", "INSERT INTO t VALUES (-999999999999999999, 'b')", []any{int64(-999999999999999999), "b"}},
 	}
 	for _, tc := range cases {
 		plans, args := afterWarm(t, tc.first, tc.next)
@@ -110,7 +112,9 @@ func TestTemplateRefusesOtherTexts(t *testing.T) {
 		{"SELECT * FROM t WHERE id = 1.5", "SELECT * FROM t WHERE id = 1.6"},
 		{"SELECT * FROM t WHERE id = 5", "SELECT * FROM t WHERE id = 1234567890123456789"},
 		{"SELECT * FROM t WHERE id = 5", "SELECT * FROM t WHERE id = 18446744073709551616"},
-		{"SELECT * FROM t WHERE id = -5", "SELECT * FROM t WHERE id = -6"},
+		{"SELECT * FROM t WHERE id = -5", "SELECT * FROM t WHERE id = - 6"},
+		{"SELECT * FROM t WHERE id = id - 5", "SELECT * FROM t WHERE id = id - 6"},
+		{"SELECT * FROM t WHERE id = - -5", "SELECT * FROM t WHERE id = - -6"},
 		{"SELECT * FROM t WHERE id = 5 + 1", "SELECT * FROM t WHERE id = 5 + 2"},
 		{"SELECT 5 FROM t WHERE id = 5", "SELECT 6 FROM t WHERE id = 5"},
 		{"SELECT * FROM t WHERE id = 5 /*!50000 AND v = 1 */", "SELECT * FROM t WHERE id = 5 /*!99999 AND v = 1 */"},

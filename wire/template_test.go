@@ -69,6 +69,7 @@ func TestTemplateAnswersAsParse(t *testing.T) {
 		"SELECT id, u, s, d, dt FROM w WHERE id = %d",
 		"SELECT * FROM w WHERE %d = id OR u = %d",
 		"SELECT id FROM w WHERE s = %d",
+		"SELECT id, d FROM w WHERE d = -%d OR d IN (-%d, %d)",
 		"SELECT id FROM w WHERE d >= %d AND d < %d ORDER BY id DESC",
 		"SELECT COUNT(*), MAX(id) FROM w WHERE u IN (%d, %d, %d)",
 		"SELECT id FROM w WHERE dt > %d",
