@@ -264,8 +264,13 @@ type RowTree struct {
 	// clustering key).
 	hidden uint64
 	// changed collects the clustering keys written since ClearChanged,
-	// when tracking (raftstore's checkpoints write only those).
-	changed map[string]struct{}
+	// when tracking (raftstore's checkpoints write only those), each
+	// with what the tree holds under it now: the row's item (key and
+	// stored form, never "") or "" when the row is gone. Every write of
+	// rows sets it, so Changed needs no lookup in the tree: a lookup
+	// per changed row was a quarter of a checkpoint's CPU under random
+	// UPDATEs by key (3 nodes, 100,000 rows).
+	changed map[string]string
 }
 
 var _ TableRows = (*RowTree)(nil)
@@ -291,7 +296,7 @@ func (t *RowTree) setDef(rd *RowsDef) {
 // TrackChanges starts collecting the clustering keys written.
 func (t *RowTree) TrackChanges() {
 	if t.changed == nil {
-		t.changed = map[string]struct{}{}
+		t.changed = map[string]string{}
 	}
 }
 
@@ -305,8 +310,8 @@ func (t *RowTree) Changed(fn func(pk, stored string, ok bool) error) error {
 	}
 	slices.Sort(keys)
 	for _, pk := range keys {
-		it, ok := t.rows.Get(probe(pk))
-		if err := fn(pk, it.b[min(int(it.klen), len(it.b)):], ok); err != nil {
+		b := t.changed[pk]
+		if err := fn(pk, b[min(len(pk), len(b)):], b != ""); err != nil {
 			return err
 		}
 	}
@@ -450,14 +455,15 @@ func (t *RowTree) Put(pk string, row []Datum) (string, error) {
 	if had {
 		t.unindex(old)
 	}
-	t.rows.ReplaceOrInsert(rowItem{b: string(AppendRow([]byte(pk), row)), klen: uint32(len(pk))})
+	it := rowItem{b: string(AppendRow([]byte(pk), row)), klen: uint32(len(pk))}
+	t.rows.ReplaceOrInsert(it)
 	for k, tree := range t.index {
 		if tree != nil {
 			tree.ReplaceOrInsert(items[k])
 		}
 	}
 	if t.changed != nil {
-		t.changed[pk] = struct{}{}
+		t.changed[pk] = it.b
 	}
 	return pk, nil
 }
@@ -483,7 +489,7 @@ func (t *RowTree) Delete(pk string) error {
 	}
 	t.unindex(old)
 	if t.changed != nil {
-		t.changed[pk] = struct{}{}
+		t.changed[pk] = ""
 	}
 	return nil
 }
@@ -569,10 +575,16 @@ func (t *RowTree) Rebuild(rd *RowsDef) (*RowTree, error) {
 	}
 	if t.changed != nil {
 		// Every key of the old layout must leave the checkpoint too, and
-		// the writes not yet checkpointed stay listed.
-		t.rows.Ascend(func(it rowItem) bool { n.changed[it.key()] = struct{}{}; return true })
+		// the writes not yet checkpointed stay listed: those the new tree
+		// does not hold (n.Put listed all it does) as gone.
+		gone := func(pk string) {
+			if _, ok := n.changed[pk]; !ok {
+				n.changed[pk] = ""
+			}
+		}
+		t.rows.Ascend(func(it rowItem) bool { gone(it.key()); return true })
 		for pk := range t.changed {
-			n.changed[pk] = struct{}{}
+			gone(pk)
 		}
 	}
 	return n, nil
