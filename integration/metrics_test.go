@@ -152,6 +152,14 @@ func TestMetrics(t *testing.T) {
 	}
 	// Two ids in one statement.
 	mustExec(t, ctx, conn, "REPLACE INTO Tickets64 (stub) VALUES ('c'), ('d')")
+	// One text shape with three values, as an interpolating driver sends
+	// them: the parser reads the first two, a template answers the third.
+	for _, stub := range []string{"a", "b", "c"} {
+		var id int64
+		if err := conn.QueryRowContext(ctx, "SELECT id FROM Tickets64 WHERE stub = '"+stub+"'").Scan(&id); err != nil {
+			t.Fatalf("select stub %s: %v", stub, err)
+		}
+	}
 	_, err = conn.ExecContext(ctx, "REPLACE INTO NoSuchTable (stub) VALUES ('a')")
 	var me *mysql.MySQLError
 	if !errors.As(err, &me) || me.Number != 1146 {
@@ -177,6 +185,7 @@ func TestMetrics(t *testing.T) {
 		{"ticketd_ids_allocated_total", []string{"table", "m.Tickets64"}, n + 2},
 		{"ticketd_statements_total", []string{"kind", "replace"}, n + 2},
 		{"ticketd_statements_total", []string{"kind", "ddl"}, 2},
+		{"ticketd_query_plans_total", []string{"source", "template"}, 1},
 		{"ticketd_errors_total", []string{"code", "1146"}, 1},
 		{"ticketd_auth_failures_total", nil, 1},
 		{"ticketd_allocation_duration_seconds", []string{"path", "raft"}, n + 1},

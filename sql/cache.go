@@ -103,11 +103,17 @@ func NewCache(maxEntries int) *Cache {
 // was parsed before; a text is kept from its second parse on (see
 // cacheShard.seen). Parse errors are cached as well.
 func (c *Cache) Parse(query string) ([]Plan, error) {
+	plans, _, err := c.parse(query)
+	return plans, err
+}
+
+// parse is Parse, also saying where the plans came from.
+func (c *Cache) parse(query string) ([]Plan, PlanSource, error) {
 	h := maphash.String(c.seed, query)
 	sh := &c.shards[h&c.mask]
 	if m := sh.m.Load(); m != nil {
 		if e, hit := (*m)[query]; hit {
-			return e.plans, e.err
+			return e.plans, FromCache, e.err
 		}
 	}
 
@@ -124,11 +130,11 @@ func (c *Cache) Parse(query string) ([]Plan, error) {
 	if !reusable {
 		// A parser that panicked may hold broken state: drop it, and
 		// do not cache an internal error.
-		return plans, err
+		return plans, FromParser, err
 	}
 	c.parsers.Put(p)
 	if !cache {
-		return plans, err
+		return plans, FromParser, err
 	}
 
 	sh.mu.Lock()
@@ -139,10 +145,10 @@ func (c *Cache) Parse(query string) ([]Plan, error) {
 	}
 	if e, hit := cur[query]; hit {
 		// Another connection parsed it meanwhile: hand out one copy.
-		return e.plans, e.err
+		return e.plans, FromParser, e.err
 	}
 	publish(&sh.m, sh.max, query, cacheEntry{plans: plans, err: err})
-	return plans, err
+	return plans, FromParser, err
 }
 
 // publish stores a copy of *p with k set to v, holding at most max
@@ -168,28 +174,51 @@ func publish[K comparable, V any](p *atomic.Pointer[map[K]V], max int, k K, v V)
 	p.Store(&next)
 }
 
+// PlanSource says where ParseQuery found a text's plans.
+type PlanSource uint8
+
+// Plan sources.
+const (
+	FromCache    PlanSource = iota // the cache, by the exact text
+	FromTemplate                   // a template, with the text's values as arguments
+	FromParser                     // the parser
+)
+
+// PlanSources lists every PlanSource, for metric labels.
+func PlanSources() []PlanSource { return []PlanSource{FromCache, FromTemplate, FromParser} }
+
+func (s PlanSource) String() string {
+	switch s {
+	case FromCache:
+		return "cache"
+	case FromTemplate:
+		return "template"
+	}
+	return "parser"
+}
+
 // ParseQuery is Parse for a text sent to run once (COM_QUERY), which may
 // also be answered by a template (template.go): the plans are then a
 // template's, with '?' placeholders, and args their values; args is nil
-// otherwise. A prepared statement's text must go through Parse: its
-// literals are not placeholders.
-func (c *Cache) ParseQuery(query string) (plans []Plan, args []any, err error) {
+// otherwise. src says which. A prepared statement's text must go through
+// Parse: its literals are not placeholders.
+func (c *Cache) ParseQuery(query string) (plans []Plan, args []any, src PlanSource, err error) {
 	h := maphash.String(c.seed, query)
 	sh := &c.shards[h&c.mask]
 	if m := sh.m.Load(); m != nil {
 		if e, hit := (*m)[query]; hit {
-			return e.plans, nil, e.err
+			return e.plans, nil, FromCache, e.err
 		}
 	}
 	if sh.max <= 0 || len(query) > MaxCachedQueryLen || strings.IndexByte(query, '?') >= 0 {
-		plans, err = c.Parse(query)
-		return plans, nil, err
+		plans, src, err = c.parse(query)
+		return plans, nil, src, err
 	}
 	var buf [maxRuns + 1]span
 	runs := valueRuns(query, buf[:0])
 	if len(runs) == 0 || len(runs) > maxRuns {
-		plans, err = c.Parse(query)
-		return plans, nil, err
+		plans, src, err = c.parse(query)
+		return plans, nil, src, err
 	}
 	th := shapeHash(c.seed, query, runs)
 	tsh := &c.shards[th&c.mask]
@@ -197,19 +226,18 @@ func (c *Cache) ParseQuery(query string) (plans []Plan, args []any, err error) {
 		if t := (*m)[th]; t != nil {
 			if t.plans != nil {
 				if args, ok := t.bind(query, runs); ok {
-					return t.plans, args, nil
+					return t.plans, args, FromTemplate, nil
 				}
 			}
-
-			plans, err = c.Parse(query)
-			return plans, nil, err
+			plans, src, err = c.parse(query)
+			return plans, nil, src, err
 		}
 	}
-	plans, err = c.Parse(query)
+	plans, src, err = c.parse(query)
 	if err == nil && tsh.tseen.admit(th) {
 		c.learn(tsh, th, query, runs)
 	}
-	return plans, nil, err
+	return plans, nil, src, err
 }
 
 // learn makes and keeps the template of query, whose shape hashes to th.

@@ -13,7 +13,7 @@ import (
 func warm(t *testing.T, c *Cache, query string) {
 	t.Helper()
 	for range 2 {
-		if _, _, err := c.ParseQuery(query); err != nil {
+		if _, _, _, err := c.ParseQuery(query); err != nil {
 			t.Fatalf("%s: %v", query, err)
 		}
 	}
@@ -24,9 +24,12 @@ func afterWarm(t *testing.T, first, next string) ([]Plan, []any) {
 	t.Helper()
 	c := NewCache(100)
 	warm(t, c, first)
-	plans, args, err := c.ParseQuery(next)
+	plans, args, src, err := c.ParseQuery(next)
 	if err != nil {
 		t.Fatalf("%s: %v", next, err)
+	}
+	if (src == FromTemplate) != (args != nil) {
+		t.Fatalf("%s: source %v with arguments %v", next, src, args)
 	}
 	return plans, args
 }
@@ -205,7 +208,7 @@ func TestTemplateIsItsTextsPlan(t *testing.T) {
 	for range 40 {
 		for _, shape := range shapes {
 			q := redigit(shape)
-			plans, args, err := c.ParseQuery(q)
+			plans, args, _, err := c.ParseQuery(q)
 			if want, werr := Parse(q); (err == nil) != (werr == nil) {
 				t.Fatalf("%s: error %v, a fresh parse's %v", q, err, werr)
 			} else if err != nil {
@@ -253,14 +256,14 @@ func BenchmarkTemplateHit(b *testing.B) {
 		texts[i] = fmt.Sprintf("SELECT ID, HOST_NAME, PORT FROM rowsbench.WORKER_NODE WHERE ID = %d", 1000+i)
 	}
 	for _, q := range texts[:2] {
-		if _, _, err := c.ParseQuery(q); err != nil {
+		if _, _, _, err := c.ParseQuery(q); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
-		if _, args, _ := c.ParseQuery(texts[i%len(texts)]); args == nil {
+		if _, args, _, _ := c.ParseQuery(texts[i%len(texts)]); args == nil {
 			b.Fatal("no template")
 		}
 	}
@@ -277,11 +280,11 @@ func FuzzTemplate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b, q string) {
 		c := NewCache(100)
 		for _, s := range []string{a, b} {
-			if _, _, err := c.ParseQuery(s); err != nil {
+			if _, _, _, err := c.ParseQuery(s); err != nil {
 				return
 			}
 		}
-		plans, args, err := c.ParseQuery(q)
+		plans, args, _, err := c.ParseQuery(q)
 		if err != nil {
 			if args != nil {
 				t.Fatalf("%q: error %v with arguments", q, err)

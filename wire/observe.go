@@ -12,6 +12,9 @@ import (
 type Observer interface {
 	// Statement counts one statement run, by kind.
 	Statement(kind StmtKind)
+	// QueryPlanned counts one text query (COM_QUERY) by where its plans
+	// came from: the cache, a template or the parser.
+	QueryPlanned(src sql.PlanSource)
 	// StatementError counts one error answered to a client, by MySQL code.
 	StatementError(code uint16)
 	// ConnOpened and ConnClosed bracket every accepted connection.
@@ -96,8 +99,9 @@ func (s *session) countErr(err error) error {
 
 type nopObserver struct{}
 
-func (nopObserver) Statement(StmtKind)    {}
-func (nopObserver) StatementError(uint16) {}
-func (nopObserver) ConnOpened()           {}
-func (nopObserver) ConnClosed()           {}
-func (nopObserver) AuthFailed()           {}
+func (nopObserver) Statement(StmtKind)          {}
+func (nopObserver) QueryPlanned(sql.PlanSource) {}
+func (nopObserver) StatementError(uint16)       {}
+func (nopObserver) ConnOpened()                 {}
+func (nopObserver) ConnClosed()                 {}
+func (nopObserver) AuthFailed()                 {}

@@ -289,7 +289,8 @@ func (s *session) HandleQuery(query string) (*mysql.Result, error) {
 	// args are set when a template answered: a text that differs from
 	// one parsed before only in the integers its WHERE compares with runs
 	// as that text's plan with those integers as parameters.
-	plans, args, err := s.srv.plans.ParseQuery(query)
+	plans, args, src, err := s.srv.plans.ParseQuery(query)
+	s.srv.obs.QueryPlanned(src)
 	if err != nil {
 		s.warnings = nil
 		s.srv.obs.Statement(StmtOther)

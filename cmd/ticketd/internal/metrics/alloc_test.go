@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ticketd/ticketd/sql"
 	"github.com/ticketd/ticketd/wire"
 )
 
@@ -19,6 +20,7 @@ func TestObserverAllocs(t *testing.T) {
 	m.Wire.StatementError(1062)
 	n := testing.AllocsPerRun(1000, func() {
 		m.Wire.Statement(wire.StmtReplace)
+		m.Wire.QueryPlanned(sql.FromTemplate)
 		m.Ticket.Allocated(db, table, 1, time.Millisecond, false)
 		m.Ticket.Allocated(db, table, 1, time.Millisecond, true)
 		m.Ticket.BatchProposed(10, time.Millisecond, nil)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ticketd/ticketd/sql"
 	"github.com/ticketd/ticketd/wire"
 )
 
@@ -148,6 +149,7 @@ type Wire struct {
 	stmts      []prometheus.Counter // by wire.StmtKind
 	other      prometheus.Counter
 	errs       *lazyVec[uint16]
+	plans      []prometheus.Counter // by sql.PlanSource
 	connsOpen  prometheus.Gauge
 	connsTotal prometheus.Counter
 	authFailed prometheus.Counter
@@ -165,7 +167,11 @@ func newWire(reg prometheus.Registerer) *Wire {
 	open := prometheus.NewGauge(prometheus.GaugeOpts{Name: "ticketd_connections_open", Help: "Client connections open."})
 	total := prometheus.NewCounter(prometheus.CounterOpts{Name: "ticketd_connections_total", Help: "Client connections accepted."})
 	auth := prometheus.NewCounter(prometheus.CounterOpts{Name: "ticketd_auth_failures_total", Help: "Logins and COM_CHANGE_USERs refused (error 1045)."})
-	reg.MustRegister(stmts, errs, open, total, auth)
+	plans := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ticketd_query_plans_total",
+		Help: "Text queries by where their plans came from: cache (the same text before), template (the same text with other values; no parse) or parser.",
+	}, []string{"source"})
+	reg.MustRegister(stmts, errs, plans, open, total, auth)
 	w := &Wire{
 		errs: newLazyVec(maxCodes, func(c uint16) string { return strconv.Itoa(int(c)) },
 			func(label string) prometheus.Counter { return errs.WithLabelValues(label) }),
@@ -175,7 +181,17 @@ func newWire(reg prometheus.Registerer) *Wire {
 		w.stmts = append(w.stmts, stmts.WithLabelValues(k.String()))
 	}
 	w.other = stmts.WithLabelValues(wire.StmtOther.String())
+	for _, src := range sql.PlanSources() {
+		w.plans = append(w.plans, plans.WithLabelValues(src.String()))
+	}
 	return w
+}
+
+// QueryPlanned implements wire.Observer.
+func (w *Wire) QueryPlanned(src sql.PlanSource) {
+	if int(src) < len(w.plans) {
+		w.plans[src].Inc()
+	}
 }
 
 // Statement implements wire.Observer.

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/ticketd/ticketd/raftstore"
+	"github.com/ticketd/ticketd/sql"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/wire"
 )
@@ -36,6 +37,10 @@ func TestObserversCount(t *testing.T) {
 	m.Wire.Statement(wire.StmtReplace)
 	m.Wire.Statement(wire.StmtKind(200))
 	m.Wire.StatementError(1146)
+	m.Wire.QueryPlanned(sql.FromTemplate)
+	m.Wire.QueryPlanned(sql.FromTemplate)
+	m.Wire.QueryPlanned(sql.FromParser)
+	m.Wire.QueryPlanned(sql.PlanSource(200))
 	m.Wire.ConnOpened()
 	m.Wire.ConnOpened()
 	m.Wire.ConnClosed()
@@ -54,6 +59,9 @@ func TestObserversCount(t *testing.T) {
 		{m.Wire.stmts[wire.StmtReplace], 2},
 		{m.Wire.other, 1},
 		{m.Wire.errs.get(1146), 1},
+		{m.Wire.plans[sql.FromCache], 0},
+		{m.Wire.plans[sql.FromTemplate], 2},
+		{m.Wire.plans[sql.FromParser], 1},
 		{m.Wire.connsOpen, 1},
 		{m.Wire.connsTotal, 2},
 		{m.Store.snapshots[1], 1},
