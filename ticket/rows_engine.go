@@ -620,10 +620,7 @@ func applyRowsUpdateExpr(s Store, t *Table, c *Command, rc *RowsCommand) (Result
 		if dup {
 			return fail(dupEntry(keyText(&rd.Keys[k], r), rd.Keys[k].Name))
 		}
-		if err := tx.del(m.pk); err != nil {
-			return Result{}, err
-		}
-		if _, err := tx.put(m.pk, r); err != nil {
+		if err := tx.replace(m.pk, r); err != nil {
 			return Result{}, err
 		}
 		res.Affected++

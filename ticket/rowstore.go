@@ -470,6 +470,9 @@ func (t *RowTree) Put(pk string, row []Datum) (string, error) {
 
 // unindex removes a stored row's index entries.
 func (t *RowTree) unindex(it rowItem) {
+	if !slices.ContainsFunc(t.index, func(tree *btree.BTreeG[rowItem]) bool { return tree != nil }) {
+		return // no key but the clustering one: nothing to decode the row for
+	}
 	row, err := DecodeRow(it.b[it.klen:], len(t.def.Cols))
 	if err != nil {
 		panic(err)

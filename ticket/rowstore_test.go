@@ -271,3 +271,71 @@ func TestChangedIsTheTree(t *testing.T) {
 		}
 	}
 }
+
+// countingRows counts a TableRows' writes.
+type countingRows struct {
+	TableRows
+	puts, deletes int
+}
+
+func (c *countingRows) Put(pk string, row []Datum) (string, error) {
+	c.puts++
+	return c.TableRows.Put(pk, row)
+}
+
+func (c *countingRows) Delete(pk string) error {
+	c.deletes++
+	return c.TableRows.Delete(pk)
+}
+
+// TestReplaceKeepsKeyInOneWrite: an updated row that keeps its
+// clustering key is one put over the old row (it was a delete and a
+// put); one that moves to another key is a delete and a put; rolling
+// the statement back restores both rows as they were.
+func TestReplaceKeepsKeyInOneWrite(t *testing.T) {
+	d, err := NewTableDef(workerSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := NewRowTree(d.Rows)
+	row := func(id int, port string) []Datum {
+		return []Datum{{S: strconv.Itoa(id)}, {S: "h"}, {S: port}, {S: "2026-11-24"}, {S: "2026-11-24 10:00:00"}}
+	}
+	pks := map[int]string{}
+	for id := 1; id <= 3; id++ {
+		if pks[id], err = rt.Put("", row(id, "p")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var before []string
+	_ = rt.ScanStored(func(pk, stored string) error { before = append(before, pk+stored); return nil })
+
+	cr := &countingRows{TableRows: rt}
+	tx := newRowsTx(d.Rows, cr)
+	if err := tx.replace(pks[2], row(2, "new port")); err != nil {
+		t.Fatal(err)
+	}
+	if cr.puts != 1 || cr.deletes != 0 {
+		t.Errorf("same key: %d puts, %d deletes, want 1 put", cr.puts, cr.deletes)
+	}
+	if got, _ := rt.Get(pks[2]); got[2].S != "new port" || rt.Len() != 3 {
+		t.Errorf("same key: row %v, %d rows", got, rt.Len())
+	}
+	if err := tx.replace(pks[3], row(9, "moved")); err != nil {
+		t.Fatal(err)
+	}
+	if cr.puts != 2 || cr.deletes != 1 {
+		t.Errorf("new key: %d puts, %d deletes in all, want 2 and 1", cr.puts, cr.deletes)
+	}
+	if _, ok := rt.Get(pks[3]); ok || rt.Len() != 3 {
+		t.Errorf("new key: the old key still holds a row, or %d rows", rt.Len())
+	}
+	if err := tx.rollback(); err != nil {
+		t.Fatal(err)
+	}
+	var after []string
+	_ = rt.ScanStored(func(pk, stored string) error { after = append(after, pk+stored); return nil })
+	if !slices.Equal(before, after) {
+		t.Errorf("after rollback:\n%q\nwant\n%q", after, before)
+	}
+}
