@@ -287,8 +287,8 @@ func (s *session) HandleQuery(query string) (*mysql.Result, error) {
 	}
 	s.srv.questions.Add(1)
 	// args are set when a template answered: a text that differs from
-	// one parsed before only in the integers its WHERE compares with runs
-	// as that text's plan with those integers as parameters.
+	// one parsed before only in its values runs as that text's plan with
+	// the values as parameters (sql/template.go).
 	plans, args, src, err := s.srv.plans.ParseQuery(query)
 	s.srv.obs.QueryPlanned(src)
 	if err != nil {
