@@ -13,7 +13,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 )
 
@@ -62,15 +61,9 @@ func firstCommand(args []string) command {
 }
 
 func main() {
-	// ticketd's heap is small (tens of MB) and its garbage is per
-	// statement: collecting at 4x the live heap instead of 2x gave 5% more
-	// tickets/s on three nodes (measured with sysbench, 64 connections).
-	// GOGC in the environment still wins.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	startGCTuning(ctx, os.Getenv)
 	args := os.Args[1:]
 	var err error
 	if cmd := firstCommand(args); cmd != nil {
