@@ -136,6 +136,8 @@ func (b *BackupTx) Close() error { return b.tx.Rollback() }
 // beginBackup opens a read transaction for a backup of the FSM's state.
 // It writes a checkpoint first: the image is the state file.
 func (f *FSM) beginBackup(nodeID string, now time.Time) (*BackupTx, error) {
+	f.ckptMu.Lock()
+	defer f.ckptMu.Unlock()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.checkpointLocked(); err != nil {

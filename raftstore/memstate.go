@@ -148,14 +148,157 @@ func (m *memState) dirty() bool {
 	return false
 }
 
+// ckptImage is what one checkpoint writes, taken out of a memState (take)
+// so that the memState can go on taking entries while it is written:
+// the dirty marks, the tables and globals encoded, and the row tables'
+// changed keys with what each holds (ticket.RowTree.TakeChanged).
+// Whole-table rewrites (rewrite) are the exception: they are read from
+// the live row trees, so an image with any is written under the FSM's
+// lock (FSM.checkpointLocked).
+type ckptImage struct {
+	dbs     map[string]bool // dirty database: true if it exists
+	tables  map[tableKey][]byte
+	globals map[string]uint64
+	rows    map[tableKey]map[string]string
+	rewrite map[tableKey]struct{}
+	upgrade bool
+}
+
+// take moves what changed since the last checkpoint into an image and
+// leaves the memState clean: the image must be written, or handed back
+// with putBack.
+func (m *memState) take() *ckptImage {
+	// A table's row-table part is written as every build that may read
+	// this file reads it: JSON while the cluster runs below version 7
+	// (a node of an older build may yet start on it, or receive it as a
+	// snapshot).
+	format := rowsFormatAt(clusterVersionIn(memStore{m: m, readOnly: true}))
+	img := &ckptImage{
+		dbs:     make(map[string]bool, len(m.dirtyDBs)),
+		tables:  make(map[tableKey][]byte, len(m.dirtyTables)),
+		globals: make(map[string]uint64, len(m.dirtyGlobals)),
+		rows:    map[tableKey]map[string]string{},
+		rewrite: m.rewrite,
+		upgrade: m.upgrade,
+	}
+	for db := range m.dirtyDBs {
+		_, ok := m.dbs[db]
+		img.dbs[db] = ok
+	}
+	for k := range m.dirtyTables {
+		var enc []byte
+		if t := m.tables[k]; t != nil {
+			enc = encodeTable(make([]byte, 0, 64+16*len(t.Rows)), t, format)
+		}
+		img.tables[k] = enc
+	}
+	for name := range m.dirtyGlobals {
+		img.globals[name] = m.globals[name]
+	}
+	for k, rt := range m.rows {
+		if _, whole := m.rewrite[k]; whole || rt.ChangedLen() == 0 {
+			rt.ClearChanged()
+			continue
+		}
+		img.rows[k] = rt.TakeChanged()
+	}
+	clear(m.dirtyDBs)
+	clear(m.dirtyTables)
+	clear(m.dirtyGlobals)
+	m.rewrite = map[tableKey]struct{}{}
+	m.upgrade = false
+	return img
+}
+
+// putBack returns a failed checkpoint's image to the memState, under
+// whatever changed since take: the next checkpoint then writes both, the
+// newer value of a key that changed again.
+func (m *memState) putBack(img *ckptImage) {
+	for db := range img.dbs {
+		m.dirtyDBs[db] = struct{}{}
+	}
+	for k := range img.tables {
+		m.dirtyTables[k] = struct{}{}
+	}
+	for name := range img.globals {
+		m.dirtyGlobals[name] = struct{}{}
+	}
+	for k := range img.rewrite {
+		m.rewrite[k] = struct{}{}
+	}
+	for k, changed := range img.rows {
+		if rt := m.rows[k]; rt != nil {
+			rt.GiveBackChanged(changed)
+		}
+		// A table dropped since is in rewrite: its bucket goes whole.
+	}
+	m.upgrade = m.upgrade || img.upgrade
+}
+
+// write writes the image into tx: databases dropped, then created, then
+// tables, globals and rows. The row tables in rewrite are read from m,
+// which the caller must hold still; m may be nil when there are none.
+func (img *ckptImage) write(tx *bolt.Tx, m *memState) error {
+	dbs := tx.Bucket(bucketDBs)
+	if dbs == nil {
+		return fmt.Errorf("%w: state has no %q bucket", ErrCorrupt, bucketDBs)
+	}
+	for db, exists := range img.dbs {
+		if exists {
+			continue
+		}
+		if err := dbs.DeleteBucket([]byte(db)); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+			return fmt.Errorf("raftstore: checkpoint: drop database %q: %w", db, err)
+		}
+	}
+	for db, exists := range img.dbs {
+		if !exists {
+			continue
+		}
+		if _, err := dbs.CreateBucketIfNotExists([]byte(db)); err != nil {
+			return fmt.Errorf("raftstore: checkpoint: create database %q: %w", db, err)
+		}
+	}
+	for k, enc := range img.tables {
+		b := dbs.Bucket([]byte(k.db))
+		var err error
+		switch {
+		case enc == nil && b == nil:
+			// Dropped with its database.
+		case enc == nil:
+			err = b.Delete([]byte(k.name))
+		case b == nil:
+			err = ErrNoDatabase
+		default:
+			err = b.Put([]byte(k.name), enc)
+		}
+		if err != nil {
+			return fmt.Errorf("raftstore: checkpoint: table %s.%s: %w", k.db, k.name, err)
+		}
+	}
+	globals := tx.Bucket(bucketGlobals)
+	for name, v := range img.globals {
+		if err := globals.Put([]byte(name), binary.BigEndian.AppendUint64(nil, v)); err != nil {
+			return fmt.Errorf("raftstore: checkpoint: global %q: %w", name, err)
+		}
+	}
+	if err := img.writeRows(tx, m); err != nil {
+		return err
+	}
+	if img.upgrade {
+		return writeFormat(tx)
+	}
+	return nil
+}
+
 // writeRows writes the row tables' changes: whole buckets for the tables
-// in rewrite, the changed rows of the others.
-func (m *memState) writeRows(tx *bolt.Tx) error {
+// in rewrite (from m), the changed rows of the others.
+func (img *ckptImage) writeRows(tx *bolt.Tx, m *memState) error {
 	all, err := tx.CreateBucketIfNotExists(bucketRows)
 	if err != nil {
 		return fmt.Errorf("raftstore: checkpoint: rows bucket: %w", err)
 	}
-	for k := range m.rewrite {
+	for k := range img.rewrite {
 		name := rowsBucketName(k)
 		if err := all.DeleteBucket(name); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
 			return fmt.Errorf("raftstore: checkpoint: rows of %s.%s: %w", k.db, k.name, err)
@@ -177,10 +320,7 @@ func (m *memState) writeRows(tx *bolt.Tx) error {
 			return fmt.Errorf("raftstore: checkpoint: rows of %s.%s: %w", k.db, k.name, err)
 		}
 	}
-	for k, rt := range m.rows {
-		if _, done := m.rewrite[k]; done || rt.ChangedLen() == 0 {
-			continue
-		}
+	for k, changed := range img.rows {
 		b, err := all.CreateBucketIfNotExists(rowsBucketName(k))
 		if err != nil {
 			return fmt.Errorf("raftstore: checkpoint: rows of %s.%s: %w", k.db, k.name, err)
@@ -189,7 +329,7 @@ func (m *memState) writeRows(tx *bolt.Tx) error {
 		// filled to 50% at a split, bbolt's default, made a million
 		// WORKER_NODE rows a 266 MiB file.
 		b.FillPercent = 0.9
-		err = rt.Changed(func(pk, stored string, ok bool) error {
+		err = ticket.EachChanged(changed, func(pk, stored string, ok bool) error {
 			if !ok {
 				return b.Delete([]byte(pk))
 			}
@@ -200,80 +340,6 @@ func (m *memState) writeRows(tx *bolt.Tx) error {
 		}
 	}
 	return nil
-}
-
-// writeTo writes what changed since the last checkpoint into tx:
-// databases dropped, then created, then tables and globals.
-func (m *memState) writeTo(tx *bolt.Tx) error {
-	dbs := tx.Bucket(bucketDBs)
-	if dbs == nil {
-		return fmt.Errorf("%w: state has no %q bucket", ErrCorrupt, bucketDBs)
-	}
-	for db := range m.dirtyDBs {
-		if _, ok := m.dbs[db]; ok {
-			continue
-		}
-		if err := dbs.DeleteBucket([]byte(db)); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
-			return fmt.Errorf("raftstore: checkpoint: drop database %q: %w", db, err)
-		}
-	}
-	for db := range m.dirtyDBs {
-		if _, ok := m.dbs[db]; !ok {
-			continue
-		}
-		if _, err := dbs.CreateBucketIfNotExists([]byte(db)); err != nil {
-			return fmt.Errorf("raftstore: checkpoint: create database %q: %w", db, err)
-		}
-	}
-	// A table's row-table part is written as every build that may read
-	// this file reads it: JSON while the cluster runs below version 7
-	// (a node of an older build may yet start on it, or receive it as a
-	// snapshot).
-	format := rowsFormatAt(clusterVersionIn(memStore{m: m, readOnly: true}))
-	for k := range m.dirtyTables {
-		b := dbs.Bucket([]byte(k.db))
-		t := m.tables[k]
-		var err error
-		switch {
-		case t == nil && b == nil:
-			// Dropped with its database.
-		case t == nil:
-			err = b.Delete([]byte(k.name))
-		case b == nil:
-			err = ErrNoDatabase
-		default:
-			// bbolt keeps a reference to the value until the commit.
-			err = b.Put([]byte(k.name), encodeTable(make([]byte, 0, 64+16*len(t.Rows)), t, format))
-		}
-		if err != nil {
-			return fmt.Errorf("raftstore: checkpoint: table %s.%s: %w", k.db, k.name, err)
-		}
-	}
-	globals := tx.Bucket(bucketGlobals)
-	for name := range m.dirtyGlobals {
-		if err := globals.Put([]byte(name), binary.BigEndian.AppendUint64(nil, m.globals[name])); err != nil {
-			return fmt.Errorf("raftstore: checkpoint: global %q: %w", name, err)
-		}
-	}
-	if err := m.writeRows(tx); err != nil {
-		return err
-	}
-	if m.upgrade {
-		return writeFormat(tx)
-	}
-	return nil
-}
-
-// clean forgets what changed, once a checkpoint holding it committed.
-func (m *memState) clean() {
-	clear(m.dirtyDBs)
-	clear(m.dirtyTables)
-	clear(m.dirtyGlobals)
-	clear(m.rewrite)
-	for _, rt := range m.rows {
-		rt.ClearChanged()
-	}
-	m.upgrade = false
 }
 
 // memStore is the ticket.Store over a memState: read-only for View,

@@ -304,18 +304,51 @@ func (t *RowTree) TrackChanges() {
 // ClearChanged, in key order (a B+tree file takes sorted writes fastest),
 // and the row's stored form ("" with ok false if the row is gone).
 func (t *RowTree) Changed(fn func(pk, stored string, ok bool) error) error {
-	keys := make([]string, 0, len(t.changed))
-	for pk := range t.changed {
+	return EachChanged(t.changed, fn)
+}
+
+// EachChanged is Changed over a set of changed keys that TakeChanged
+// returned.
+func EachChanged(changed map[string]string, fn func(pk, stored string, ok bool) error) error {
+	keys := make([]string, 0, len(changed))
+	for pk := range changed {
 		keys = append(keys, pk)
 	}
 	slices.Sort(keys)
 	for _, pk := range keys {
-		b := t.changed[pk]
+		b := changed[pk]
 		if err := fn(pk, b[min(len(pk), len(b)):], b != ""); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// TakeChanged returns the keys written since the last ClearChanged or
+// TakeChanged, each with what the tree held under it when written
+// (EachChanged reads them), and starts a new set: a checkpoint takes
+// them and writes them while the tree takes further writes.
+func (t *RowTree) TakeChanged() map[string]string {
+	if t.changed == nil {
+		return nil
+	}
+	taken := t.changed
+	t.changed = make(map[string]string, len(taken))
+	return taken
+}
+
+// GiveBackChanged returns keys that TakeChanged gave out and could not be
+// written: each is marked changed again, as it was taken, unless it was
+// written since (the newer write is what the tree holds).
+func (t *RowTree) GiveBackChanged(taken map[string]string) {
+	if t.changed == nil {
+		return
+	}
+	for pk, b := range taken {
+		if _, again := t.changed[pk]; !again {
+			t.changed[pk] = b
+		}
+	}
 }
 
 // ChangedLen is how many keys Changed would visit.
