@@ -9,7 +9,9 @@
 // memory state and records the entry's index; a checkpoint writes the
 // changed tables and that index to the state file in one bbolt
 // transaction (at most every second, and before every snapshot and
-// backup). Raft replays its log after a restart from the latest
+// backup); the one-second checkpoint takes what changed under the
+// state's lock and writes it without, so that entries go on being
+// applied meanwhile (FSM.checkpointAside). Raft replays its log after a restart from the latest
 // snapshot, and the FSM skips the entries at or below the index it
 // starts from: an allocation is never applied twice, and the entries
 // after the last checkpoint are applied again from the log. Without
