@@ -102,38 +102,13 @@ func BenchmarkReadIndex(b *testing.B) {
 	c := startCluster(b)
 	l := c.leader()
 	proposeRetry(b, l, setupCmds()...)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			l.Propose(context.Background(), []ticket.Command{replaceCmd("flickr", "Tickets64", "a")})
-		}
-	})
-	defer func() { close(stop); wg.Wait() }()
+	busyWriter(b, l)
 	for _, n := range []*Node{l, c.follower()} {
 		name := "leader"
 		if n != l {
 			name = "follower"
 		}
-		b.Run(name, func(b *testing.B) {
-			b.SetParallelism(8) // 16 readers on 2 cores
-			start := time.Now()
-			b.RunParallel(func(pb *testing.PB) {
-				ctx := context.Background()
-				for pb.Next() {
-					if err := n.WaitRead(ctx); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
-			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "reads/s")
-		})
+		b.Run(name, func(b *testing.B) { benchWaitRead(b, n) })
 	}
 }
 
@@ -147,6 +122,14 @@ func BenchmarkReadIndexLone(b *testing.B) {
 		b.Fatal(err)
 	}
 	proposeRetry(b, n, setupCmds()...)
+	busyWriter(b, n)
+	b.ReportAllocs()
+	benchWaitRead(b, n)
+}
+
+// busyWriter keeps n proposing a REPLACE after another until the
+// benchmark's run ends.
+func busyWriter(b *testing.B, n *Node) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -159,9 +142,13 @@ func BenchmarkReadIndexLone(b *testing.B) {
 			n.Propose(context.Background(), []ticket.Command{replaceCmd("flickr", "Tickets64", "a")})
 		}
 	})
-	defer func() { close(stop); wg.Wait() }()
+	b.Cleanup(func() { close(stop); wg.Wait() })
+}
+
+// benchWaitRead times WaitRead on n from 16 readers at once and reports
+// their rate.
+func benchWaitRead(b *testing.B, n *Node) {
 	b.SetParallelism(8) // 16 readers on 2 cores
-	b.ReportAllocs()
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
 		ctx := context.Background()

@@ -305,11 +305,7 @@ func TestColumnCollationAnswers(t *testing.T) {
 		if qe != nil {
 			got = fmt.Sprintf("%d %s", qe.Code, qe.Message)
 		} else {
-			var ids []string
-			for _, row := range r.Rows {
-				ids = append(ids, row[0].S)
-			}
-			got = strings.Join(ids, " ")
+			got = firstColumn(r)
 		}
 		if got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
@@ -319,11 +315,7 @@ func TestColumnCollationAnswers(t *testing.T) {
 	if err != nil || qe != nil {
 		t.Fatal(qe, err)
 	}
-	var ids []string
-	for _, row := range r.Rows {
-		ids = append(ids, row[0].S)
-	}
-	if got := strings.Join(ids, " "); got != "6 5 1 3 8" {
+	if got := firstColumn(r); got != "6 5 1 3 8" {
 		t.Errorf("ORDER BY b (utf8mb4_bin): %s", got)
 	}
 }
@@ -378,11 +370,7 @@ func TestBetweenOtherCollation(t *testing.T) {
 	if err != nil || qe != nil {
 		t.Fatal(qe, err)
 	}
-	var ids []string
-	for _, row := range r.Rows {
-		ids = append(ids, row[0].S)
-	}
-	if got := strings.Join(ids, " "); got != "1 2" {
+	if got := firstColumn(r); got != "1 2" {
 		t.Errorf("c BETWEEN 'x' AND b: %q, want \"1 2\"", got)
 	}
 }
@@ -458,4 +446,13 @@ func TestRowSize(t *testing.T) {
 			t.Errorf("%+v (not strict %v): %v, want code %d", tc.cols, tc.notStrict, err, tc.code)
 		}
 	}
+}
+
+// firstColumn is a result's first column, row by row, space-separated.
+func firstColumn(r *QueryResult) string {
+	var ids []string
+	for _, row := range r.Rows {
+		ids = append(ids, row[0].S)
+	}
+	return strings.Join(ids, " ")
 }
