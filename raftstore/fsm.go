@@ -316,12 +316,7 @@ func (f *FSM) checkpointAside() error {
 	img, index, term, db := f.mem.take(), f.lastIndex, f.lastTerm, f.db
 	f.mu.Unlock()
 
-	err := db.Update(func(tx *bolt.Tx) error {
-		if err := img.write(tx, nil); err != nil {
-			return err
-		}
-		return writeApplied(tx, index, term)
-	})
+	err := writeCheckpoint(db, img, nil, index, term)
 
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -341,13 +336,19 @@ func (f *FSM) checkpointLocked() error {
 		return nil
 	}
 	img := f.mem.take()
-	err := f.db.Update(func(tx *bolt.Tx) error {
-		if err := img.write(tx, f.mem); err != nil {
+	err := writeCheckpoint(f.db, img, f.mem, f.lastIndex, f.lastTerm)
+	return f.checkpointDone(img, f.lastIndex, err)
+}
+
+// writeCheckpoint writes img (its whole-table rewrites read from m) and
+// the index and term of the last entry it holds, in one transaction.
+func writeCheckpoint(db *bolt.DB, img *ckptImage, m *memState, index, term uint64) error {
+	return db.Update(func(tx *bolt.Tx) error {
+		if err := img.write(tx, m); err != nil {
 			return err
 		}
-		return writeApplied(tx, f.lastIndex, f.lastTerm)
+		return writeApplied(tx, index, term)
 	})
-	return f.checkpointDone(img, f.lastIndex, err)
 }
 
 // checkpointDone records how writing img, which holds the entries up to
