@@ -27,8 +27,8 @@ import (
 // on one ticketd node, on three (the connections spread over the nodes,
 // so two thirds of the writes are forwarded by a follower) and on
 // MariaDB InnoDB with durable settings, in the same run. Each DELETE
-// removes a row that exists (every connection walks its own keys), so
-// none of them is a no-op.
+// removes a row that exists (every connection walks its own share of
+// the ids the table holds), so none of them is a no-op.
 func TestBenchRowWrites(t *testing.T) {
 	size := benchCount(t, "TICKETD_BENCH_WRITE_ROWS", 100000, 1000, "want a number >= 1000")
 	conns := benchCount(t, "TICKETD_BENCH_CONNS", 64, 1, "want one number")
@@ -129,24 +129,28 @@ func TestBenchRowWrites(t *testing.T) {
 			_, err := db.Exec("UPDATE rowsbench.WORKER_NODE SET PORT = ? WHERE ID = ?", strconv.Itoa(r.Int()), 1+r.IntN(size))
 			return err
 		})
-		// Connection g deletes ids g+1, g+1+conns, ...: each exists (the
-		// fill took 1..size), and no two connections meet.
+		// Every DELETE removes a row that exists: connection g walks
+		// ids[g], ids[g+conns], ... of the ids the table holds now (the
+		// fill's and the INSERT phase's), so no two connections meet.
+		// The fill alone ran out on a quiet machine (one node deleted
+		// 100,000 rows in 3 s).
+		ids := tableIDs(t, tg.name, dbs[0])
 		var next sync.Map
 		del := spreadRun(t, tg.name, dbs, conns, dur, func(db *sql.DB, g int, _ *rand.Rand) error {
-			k := g + 1
+			i := g
 			if v, ok := next.Load(g); ok {
-				k = v.(int)
+				i = v.(int)
 			}
-			if k > size {
-				return fmt.Errorf("connection %d ran out of rows to delete at id %d: raise TICKETD_BENCH_WRITE_ROWS", g, k)
+			if i >= len(ids) {
+				return fmt.Errorf("connection %d ran out of rows to delete after %d of %d: raise TICKETD_BENCH_WRITE_ROWS", g, i/conns, len(ids))
 			}
-			next.Store(g, k+conns)
-			res, err := db.Exec("DELETE FROM rowsbench.WORKER_NODE WHERE ID = ?", k)
+			next.Store(g, i+conns)
+			res, err := db.Exec("DELETE FROM rowsbench.WORKER_NODE WHERE ID = ?", ids[i])
 			if err != nil {
 				return err
 			}
 			if n, _ := res.RowsAffected(); n != 1 {
-				return fmt.Errorf("DELETE of id %d affected %d rows, want 1", k, n)
+				return fmt.Errorf("DELETE of id %d affected %d rows, want 1", ids[i], n)
 			}
 			return nil
 		})
@@ -168,6 +172,29 @@ func TestBenchRowWrites(t *testing.T) {
 	fmt.Fprintf(&out, "\n| target | point SELECT by key, text /s (÷ SELECT 1) | prepared /s (÷ SELECT 1) | SELECT 1 /s |\n|---|---|---|---|\n%s\n", strings.Join(reads, "\n"))
 	fmt.Println(out.String())
 	writeBenchOut(t, out.String())
+}
+
+// tableIDs is every ID of rowsbench.WORKER_NODE as db reads it (a view
+// that missed the latest INSERTs only lists fewer rows to delete).
+func tableIDs(t *testing.T, name string, db *sql.DB) []int64 {
+	t.Helper()
+	rows, err := db.Query("SELECT ID FROM rowsbench.WORKER_NODE")
+	if err != nil {
+		t.Fatalf("%s: ids: %v", name, err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			t.Fatalf("%s: ids: %v", name, err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%s: ids: %v", name, err)
+	}
+	return ids
 }
 
 // spreadRun calls op from conns goroutines for d, goroutine g on
