@@ -252,8 +252,8 @@ const treeDegree = 32
 
 // RowTree is the in-memory TableRows: a B-tree of rows by clustering key
 // and one of clustering keys per other key of the table. MemStore and
-// raftstore's memory state both keep row tables in one. Clone is cheap
-// (copy on write), for consistent views of a table being written.
+// raftstore's memory state both keep row tables in one; readers read it
+// under the owner's lock (see TableRows).
 type RowTree struct {
 	def     *RowsDef
 	cluster int
@@ -564,21 +564,6 @@ func (t *RowTree) ScanStored(fn func(pk, stored string) error) error {
 		return err == nil
 	})
 	return err
-}
-
-// Clone returns a copy that shares the tree's nodes until either is
-// written (copy on write): a consistent view costs O(1).
-func (t *RowTree) Clone() *RowTree {
-	c := *t
-	c.rows = t.rows.Clone()
-	c.index = make([]*btree.BTreeG[rowItem], len(t.index))
-	for k, tree := range t.index {
-		if tree != nil {
-			c.index[k] = tree.Clone()
-		}
-	}
-	c.changed = nil
-	return &c
 }
 
 // Rebuild returns a tree of the same rows indexed by definition rd (a
