@@ -103,20 +103,26 @@ func NewCache(maxEntries int) *Cache {
 // was parsed before; a text is kept from its second parse on (see
 // cacheShard.seen). Parse errors are cached as well.
 func (c *Cache) Parse(query string) ([]Plan, error) {
-	plans, _, err := c.parse(query)
-	return plans, err
+	h := maphash.String(c.seed, query)
+	if e, hit := c.lookup(h, query); hit {
+		return e.plans, e.err
+	}
+	return c.parseMiss(query, h)
 }
 
-// parse is Parse, also saying where the plans came from.
-func (c *Cache) parse(query string) ([]Plan, PlanSource, error) {
-	h := maphash.String(c.seed, query)
-	sh := &c.shards[h&c.mask]
-	if m := sh.m.Load(); m != nil {
-		if e, hit := (*m)[query]; hit {
-			return e.plans, FromCache, e.err
-		}
+// lookup returns the cached entry of query, whose hash is h.
+func (c *Cache) lookup(h uint64, query string) (cacheEntry, bool) {
+	if m := c.shards[h&c.mask].m.Load(); m != nil {
+		e, hit := (*m)[query]
+		return e, hit
 	}
+	return cacheEntry{}, false
+}
 
+// parseMiss parses query (hash h), which lookup did not find, and caches
+// the plans from the text's second parse on.
+func (c *Cache) parseMiss(query string, h uint64) ([]Plan, error) {
+	sh := &c.shards[h&c.mask]
 	cache := sh.max > 0 && len(query) <= MaxCachedQueryLen && sh.seen.admit(h)
 	if cache {
 		// Plans hold substrings of the query; a private copy keeps them
@@ -130,11 +136,11 @@ func (c *Cache) parse(query string) ([]Plan, PlanSource, error) {
 	if !reusable {
 		// A parser that panicked may hold broken state: drop it, and
 		// do not cache an internal error.
-		return plans, FromParser, err
+		return plans, err
 	}
 	c.parsers.Put(p)
 	if !cache {
-		return plans, FromParser, err
+		return plans, err
 	}
 
 	sh.mu.Lock()
@@ -145,10 +151,10 @@ func (c *Cache) parse(query string) ([]Plan, PlanSource, error) {
 	}
 	if e, hit := cur[query]; hit {
 		// Another connection parsed it meanwhile: hand out one copy.
-		return e.plans, FromParser, e.err
+		return e.plans, e.err
 	}
 	publish(&sh.m, sh.max, query, cacheEntry{plans: plans, err: err})
-	return plans, FromParser, err
+	return plans, err
 }
 
 // publish stores a copy of *p with k set to v, holding at most max
@@ -204,21 +210,18 @@ func (s PlanSource) String() string {
 // Parse: its literals are not placeholders.
 func (c *Cache) ParseQuery(query string) (plans []Plan, args []any, src PlanSource, err error) {
 	h := maphash.String(c.seed, query)
-	sh := &c.shards[h&c.mask]
-	if m := sh.m.Load(); m != nil {
-		if e, hit := (*m)[query]; hit {
-			return e.plans, nil, FromCache, e.err
-		}
+	if e, hit := c.lookup(h, query); hit {
+		return e.plans, nil, FromCache, e.err
 	}
-	if sh.max <= 0 || len(query) > MaxCachedQueryLen || strings.IndexByte(query, '?') >= 0 {
-		plans, src, err = c.parse(query)
-		return plans, nil, src, err
+	if c.shards[h&c.mask].max <= 0 || len(query) > MaxCachedQueryLen || strings.IndexByte(query, '?') >= 0 {
+		plans, err = c.parseMiss(query, h)
+		return plans, nil, FromParser, err
 	}
 	var buf [maxRuns + 1]span
 	runs := valueRuns(query, buf[:0])
 	if len(runs) == 0 || len(runs) > maxRuns {
-		plans, src, err = c.parse(query)
-		return plans, nil, src, err
+		plans, err = c.parseMiss(query, h)
+		return plans, nil, FromParser, err
 	}
 	th := shapeHash(c.seed, query, runs)
 	tsh := &c.shards[th&c.mask]
@@ -229,15 +232,15 @@ func (c *Cache) ParseQuery(query string) (plans []Plan, args []any, src PlanSour
 					return t.plans, args, FromTemplate, nil
 				}
 			}
-			plans, src, err = c.parse(query)
-			return plans, nil, src, err
+			plans, err = c.parseMiss(query, h)
+			return plans, nil, FromParser, err
 		}
 	}
-	plans, src, err = c.parse(query)
+	plans, err = c.parseMiss(query, h)
 	if err == nil && tsh.tseen.admit(th) {
 		c.learn(tsh, th, query, runs)
 	}
-	return plans, nil, src, err
+	return plans, nil, FromParser, err
 }
 
 // learn makes and keeps the template of query, whose shape hashes to th.
