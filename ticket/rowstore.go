@@ -267,7 +267,7 @@ type RowTree struct {
 	// when tracking (raftstore's checkpoints write only those), each
 	// with what the tree holds under it now: the row's item (key and
 	// stored form, never "") or "" when the row is gone. Every write of
-	// rows sets it, so Changed needs no lookup in the tree: a lookup
+	// rows sets it, so a checkpoint needs no lookup in the tree: a lookup
 	// per changed row was a quarter of a checkpoint's CPU under random
 	// UPDATEs by key (3 nodes, 100,000 rows).
 	changed map[string]string
@@ -300,15 +300,9 @@ func (t *RowTree) TrackChanges() {
 	}
 }
 
-// Changed calls fn with every clustering key written since the last
-// ClearChanged, in key order (a B+tree file takes sorted writes fastest),
-// and the row's stored form ("" with ok false if the row is gone).
-func (t *RowTree) Changed(fn func(pk, stored string, ok bool) error) error {
-	return EachChanged(t.changed, fn)
-}
-
-// EachChanged is Changed over a set of changed keys that TakeChanged
-// returned.
+// EachChanged calls fn with every key of a set that TakeChanged returned,
+// in key order (a B+tree file takes sorted writes fastest), and the row's
+// stored form ("" with ok false if the row is gone).
 func EachChanged(changed map[string]string, fn func(pk, stored string, ok bool) error) error {
 	keys := make([]string, 0, len(changed))
 	for pk := range changed {
@@ -351,7 +345,7 @@ func (t *RowTree) GiveBackChanged(taken map[string]string) {
 	}
 }
 
-// ChangedLen is how many keys Changed would visit.
+// ChangedLen is how many keys TakeChanged would return.
 func (t *RowTree) ChangedLen() int { return len(t.changed) }
 
 // ClearChanged forgets the keys written.

@@ -176,8 +176,9 @@ func BenchmarkRowTreeMemory(b *testing.B) {
 	}
 }
 
-// TestChangedIsTheTree: what Changed reports for each key (the stored
-// row, or gone) is what the tree holds under it at that moment, through
+// TestChangedIsTheTree: what the changed set (EachChanged) reports for
+// each key (the stored row, or gone) is what the tree holds under it at
+// that moment, through
 // puts, replacements, deletes, failed puts (a duplicate unique key),
 // re-indexing (Rebuild, which moves rows to other clustering keys) and
 // ClearChanged, and every key written since ClearChanged is listed.
@@ -244,7 +245,7 @@ func TestChangedIsTheTree(t *testing.T) {
 		}
 		seen := map[string]bool{}
 		last := ""
-		err := rt.Changed(func(pk, stored string, ok bool) error {
+		err := EachChanged(rt.changed, func(pk, stored string, ok bool) error {
 			if len(seen) > 0 && pk <= last {
 				return fmt.Errorf("key %q after %q: not in order", pk, last)
 			}
@@ -252,7 +253,7 @@ func TestChangedIsTheTree(t *testing.T) {
 			seen[pk] = true
 			it, has := rt.rows.Get(probe(pk))
 			if ok != has || (has && stored != it.b[it.klen:]) {
-				return fmt.Errorf("key %q: Changed says %q present %v, the tree holds %q present %v", pk, stored, ok, it.b, has)
+				return fmt.Errorf("key %q: the changed set says %q present %v, the tree holds %q present %v", pk, stored, ok, it.b, has)
 			}
 			return nil
 		})
