@@ -133,6 +133,14 @@ var diffScript = []step{
 	{sql: "INSERT INTO Tickets64 (stub) VALUES ('e') ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id + 1)"},
 	{sql: "REPLACE INTO Tickets64 (stub) VALUES ('a')"},
 	{sql: "SELECT LAST_INSERT_ID()"},
+	// A SET is judged by table and column before its value: an unknown
+	// column or table whatever the value, and the stub column, which
+	// ticketd does not rewrite (1235; no row matches, so MariaDB's state
+	// stays as ticketd's).
+	{sql: "UPDATE Tickets64 SET nosuch = 'dee' WHERE id = 1"},
+	{sql: "UPDATE NoSuchTable SET stub = 'dee' WHERE id = 1"},
+	{sql: "UPDATE Tickets64 SET stub = 'dee' WHERE id = 0", refused: true},
+	{sql: "SELECT * FROM Tickets64 ORDER BY id"},
 
 	// Where the counter shows.
 	{sql: "SHOW TABLE STATUS LIKE 'Tickets64'", cols: []string{"Name", "Engine", "Auto_increment"}},

@@ -161,7 +161,7 @@ func applyInsert(s Store, c *Command) (Result, error) {
 	}
 	rows, e := mapRows(&t.Def, c.Columns, c.Values)
 	if e == nil && c.OnDup != nil {
-		e = checkAssign(&t.Def, c.OnDup)
+		e = CheckAssign(&t.Def, c.OnDup)
 	}
 	if e != nil {
 		return Result{Err: e}, nil
@@ -366,7 +366,7 @@ func applyUpdate(s Store, c *Command) (Result, error) {
 	if c.Rows != nil {
 		return Result{Err: errRowsShape}, nil
 	}
-	if e := checkAssign(&t.Def, &c.Set); e != nil {
+	if e := CheckAssign(&t.Def, &c.Set); e != nil {
 		return Result{Err: e}, nil
 	}
 	var where cond

@@ -152,9 +152,12 @@ func valueText(v Value) string {
 	}
 }
 
-// checkAssign accepts only assignments to the id column: a ticket table's
-// stub is its identity, and ticketd does not rewrite it.
-func checkAssign(def *TableDef, u *Update) *Error {
+// CheckAssign accepts only assignments to the id column: a ticket table's
+// stub is its identity, and ticketd does not rewrite it. The engine checks
+// every ticket-table UPDATE and ON DUPLICATE KEY UPDATE with it; the wire
+// also asks it before answering that a value is no id (MariaDB judges
+// the column first).
+func CheckAssign(def *TableDef, u *Update) *Error {
 	if u.Column == "" || strings.EqualFold(u.Column, def.IDCol) {
 		return nil
 	}

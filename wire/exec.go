@@ -243,7 +243,7 @@ func (s *session) insert(p *sql.Insert, args []any) (*mysql.Result, error) {
 			}
 		}
 		if p.OnDup != nil {
-			u, err := assignment(p.OnDup, args)
+			u, err := s.ticketAssignment(db, p.Table.Name, p.OnDup, args)
 			if err != nil {
 				return nil, err
 			}
@@ -323,6 +323,26 @@ func insertRowsForm(c *ticket.Command, p *sql.Insert, args []any) error {
 	return nil
 }
 
+// ticketAssignment is assignment for a ticket table db.table. A value
+// that is no id is answered only after the table and the column: an
+// unknown table is 1146, an unknown column 1054 and the stub column 1235
+// (ticket.CheckAssign) whatever the value, as MariaDB judges them first;
+// `SET stub = 'x'` used to answer "Incorrect integer value" (1366).
+func (s *session) ticketAssignment(db, table string, a *sql.Assign, args []any) (ticket.Update, error) {
+	u, err := assignment(a, args)
+	if err == nil {
+		return u, nil
+	}
+	t, terr := s.table(db, table)
+	if terr != nil {
+		return u, terr
+	}
+	if e := ticket.CheckAssign(&t.Def, &ticket.Update{Column: a.Column}); e != nil && t.Def.Rows == nil && t.Def.Seq == nil {
+		return u, e
+	}
+	return u, err
+}
+
 // assignment converts `id = [LAST_INSERT_ID](id + k | v)`.
 func assignment(a *sql.Assign, args []any) (ticket.Update, error) {
 	u := ticket.Update{Column: a.Column, SetLastID: a.SetLastID}
@@ -383,7 +403,7 @@ func (s *session) update(p *sql.Update, args []any) (*mysql.Result, error) {
 		return nil, p.TicketErr
 	default:
 		var u ticket.Update
-		if u, err = assignment(&p.Set, args); err != nil {
+		if u, err = s.ticketAssignment(db, p.Table.Name, &p.Set, args); err != nil {
 			return nil, err
 		}
 		c := &ticket.Command{Op: ticket.OpUpdate, DB: db, Table: p.Table.Name, Set: u}

@@ -82,6 +82,36 @@ func TestSequenceAndOnDuplicate(t *testing.T) {
 	}
 }
 
+// TestTicketAssignmentColumnFirst: a ticket table's SET (UPDATE, and ON
+// DUPLICATE KEY UPDATE) is judged by table and column before its value,
+// as MariaDB does: the stub column is 1235 and an unknown one 1054
+// whatever the value (a string there answered "Incorrect integer value"
+// before), a missing table 1146; a non-number for the id is still 1366.
+// The connection stays usable and the counter is untouched.
+func TestTicketAssignmentColumnFirst(t *testing.T) {
+	db := open(t, setupFlickr(t, ""))
+	mustExec(t, db, "REPLACE INTO Tickets64 (stub) VALUES ('a')")
+	for _, c := range []struct {
+		q    string
+		code uint16
+	}{
+		{"UPDATE Tickets64 SET stub = 'dee' WHERE id = 1", 1235},
+		{"UPDATE Tickets64 SET stub = -1 WHERE id = 1", 1235},
+		{"UPDATE Tickets64 SET stub = 5 WHERE id = 1", 1235},
+		{"UPDATE Tickets64 SET nosuch = 'dee' WHERE id = 1", 1054},
+		{"UPDATE NoSuchTable SET stub = 'dee' WHERE id = 1", 1146},
+		{"UPDATE Tickets64 SET id = 'dee' WHERE id = 1", 1366},
+		{"INSERT INTO Tickets64 (stub) VALUES ('a') ON DUPLICATE KEY UPDATE stub = 'dee'", 1235},
+		{"INSERT INTO Tickets64 (stub) VALUES ('a') ON DUPLICATE KEY UPDATE id = 'dee'", 1366},
+	} {
+		wantErr(t, db, c.q, c.code)
+	}
+	r := mustExec(t, db, "REPLACE INTO Tickets64 (stub) VALUES ('a')")
+	if id, _ := r.LastInsertId(); id != 2 {
+		t.Fatalf("next id after the refused statements: %d, want 2", id)
+	}
+}
+
 func TestShowStatements(t *testing.T) {
 	db := open(t, setupFlickr(t, ""))
 	mustExec(t, db, "ALTER TABLE Tickets64 AUTO_INCREMENT = 1000")
