@@ -6,6 +6,10 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -186,6 +190,7 @@ var driverModes = []driverMode{
 type target interface {
 	DSN(db string, params ...string) string
 	MySQLAddr() string
+	DataDir() string
 }
 
 // TestSingleNode drives one real ticketd process through every driver
@@ -217,6 +222,60 @@ func singleNodeSuite(t *testing.T, ctx context.Context, node target, isTicketd b
 	t.Run("multi-statements", func(t *testing.T) { testMultiStatements(t, ctx, node) })
 	t.Run("connect-time queries", func(t *testing.T) { testConnectQueries(t, ctx, node, isTicketd) })
 	t.Run("global increment", func(t *testing.T) { testGlobalIncrement(t, ctx, node) })
+	t.Run("node variables", func(t *testing.T) { testNodeVariables(t, ctx, node) })
+}
+
+// testNodeVariables: the variables that describe the server name this
+// one, as MariaDB's do (both listen on 127.0.0.1 on a free port here);
+// ticketd answered localhost, 3306 and server id 1 whatever its flags
+// said (issue 34). A ticketd node's @@server_id is the FNV-1a hash of
+// its --node-id (the manual's --node-id row), MariaDB's its default, 1.
+func testNodeVariables(t *testing.T, ctx context.Context, node target) {
+	c := pinConn(t, ctx, openDB(t, node.DSN("")))
+	_, port, err := net.SplitHostPort(node.MySQLAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostname, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dataDir, err := filepath.Abs(node.DataDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]string{
+		"SELECT @@port":                 port,
+		"SELECT @@global.port":          port,
+		"SELECT @@hostname":             hostname,
+		"SELECT @@bind_address":         "127.0.0.1",
+		"SELECT @@datadir":              dataDir + "/",
+		"SHOW VARIABLES LIKE 'port'":    port,
+		"SHOW VARIABLES LIKE 'datadir'": dataDir + "/",
+	} {
+		var got string
+		var err error
+		if strings.HasPrefix(q, "SHOW") {
+			var name string
+			err = c.QueryRowContext(ctx, q).Scan(&name, &got)
+		} else {
+			err = c.QueryRowContext(ctx, q).Scan(&got)
+		}
+		if err != nil {
+			t.Errorf("%s: %v", q, err)
+		} else if got != want {
+			t.Errorf("%s = %q, want %q", q, got, want)
+		}
+	}
+	want := uint64(1)
+	if n, ok := node.(*harness.Node); ok {
+		h := fnv.New32a()
+		h.Write([]byte(n.ID()))
+		want = uint64(h.Sum32())
+	}
+	if got := queryUint(t, ctx, c, "SELECT @@server_id"); got != want {
+		t.Errorf("@@server_id = %d, want %d", got, want)
+	}
 }
 
 // createDB creates database name and table Tickets64 in it through a

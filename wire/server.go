@@ -135,6 +135,9 @@ type Config struct {
 	WriteTimeout time.Duration
 	// Observer, if set, counts statements, errors and connections.
 	Observer Observer
+	// Node describes this node to clients through the system variables
+	// that name it (@@port, @@hostname, ...); see NodeInfo.
+	Node NodeInfo
 }
 
 // Validate reports a configuration New cannot serve as asked.
@@ -285,6 +288,7 @@ func New(svc Service, cfg Config) *Server {
 	vars["have_ssl"] = sysVar{value: haveSSL, readOnly: true}
 	vars["have_openssl"] = sysVar{value: haveSSL, readOnly: true}
 	vars["require_secure_transport"] = sysVar{value: requireTLS, readOnly: true}
+	cfg.Node.setVars(vars)
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
 		svc:      svc,

@@ -286,6 +286,7 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 	// known).
 	wcfg.Gate = node
 	wcfg.Clock = node.Clock
+	wcfg.Node = wire.NodeInfo{Listen: o.mysqlAddr, Port: mysqlLn.Addr().(*net.TCPAddr).Port, DataDir: o.dataDir, NodeID: o.nodeID}
 	srv := wire.New(svc, wcfg)
 	defer srv.Close()
 

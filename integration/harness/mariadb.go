@@ -241,3 +241,6 @@ func (m *MariaDB) Stop() {
 		<-m.done
 	}
 }
+
+// DataDir is the server's data directory (@@datadir).
+func (m *MariaDB) DataDir() string { return m.data }
