@@ -17,6 +17,8 @@ import (
 	"unicode"
 	"unsafe"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/ticketd/ticketd/integration/harness"
 )
 
@@ -604,4 +606,163 @@ func docCommands(text string) []docCommand {
 		}
 	}
 	return out
+}
+
+// TestDocVersions: the command version the documents show is the one
+// the binary prints (`ticketd --version`), read from it rather than
+// written here, so that a build that raises it fails until the README's
+// `ticketd status` sample and the manual's "this one is N" follow, and
+// the manual's "Upgrades and command versions" says what version N is.
+// (The README showed 7, the manual 8, the binary 9: issue 34.)
+func TestDocVersions(t *testing.T) {
+	root, err := harness.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(harness.Binary(t), "--version").Output()
+	if err != nil {
+		t.Fatalf("ticketd --version: %v", err)
+	}
+	m := regexp.MustCompile(`(?m)^command version: (\d+)$`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("ticketd --version prints no command version:\n%s", out)
+	}
+	version := string(m[1])
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	manual, err := os.ReadFile(filepath.Join(root, "cmd/ticketd/OPERATIONS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The README's `ticketd status` sample: the CMD VERSION column of
+	// each member's row and the cluster's line.
+	lines := strings.Split(string(readme), "\n")
+	rows := 0
+	for i, l := range lines {
+		col := strings.Index(l, "CMD VERSION")
+		if col < 0 || !strings.HasPrefix(l, "ID ") {
+			continue
+		}
+		for _, r := range lines[i+1:] {
+			if c, ok := strings.CutPrefix(r, "cluster command version: "); ok {
+				if c != version {
+					t.Errorf("README.md:%d: the status sample's cluster command version is %s; ticketd --version says %s", i+1, c, version)
+				}
+				break
+			}
+			f := strings.Fields(r[min(col, len(r)):])
+			if len(f) == 0 || f[0] != version {
+				t.Errorf("README.md:%d: the status sample's CMD VERSION is %q; ticketd --version says %s: %s", i+1, f, version, r)
+			}
+			rows++
+		}
+	}
+	if rows == 0 {
+		t.Errorf("README.md: no `ticketd status` sample with a CMD VERSION column found")
+	}
+
+	section := docSection(string(manual), "### Upgrades and command versions")
+	if section == "" {
+		t.Fatal(`OPERATIONS.md has no "### Upgrades and command versions" section`)
+	}
+	if m := regexp.MustCompile(`this one is (\d+)`).FindStringSubmatch(section); m == nil {
+		t.Errorf(`OPERATIONS.md "Upgrades and command versions" does not say "this one is %s"`, version)
+	} else if m[1] != version {
+		t.Errorf(`OPERATIONS.md "Upgrades and command versions": "this one is %s"; ticketd --version says %s`, m[1], version)
+	}
+	if !regexp.MustCompile(`\bVersion ` + version + `\b`).MatchString(section) {
+		t.Errorf(`OPERATIONS.md "Upgrades and command versions" does not say what version %s is ("Version %s ...")`, version, version)
+	}
+}
+
+// docSection returns a Markdown section from its heading line to the next
+// heading of the same or a higher level, or "".
+func docSection(text, heading string) string {
+	i := strings.Index(text, "\n"+heading+"\n")
+	if i < 0 {
+		return ""
+	}
+	rest := text[i+1+len(heading):]
+	level := strings.Index(heading, " ")
+	for _, prefix := range []string{"\n# ", "\n## ", "\n### ", "\n#### "}[:level] {
+		if j := strings.Index(rest, prefix); j >= 0 {
+			rest = rest[:j]
+		}
+	}
+	return heading + rest
+}
+
+// unsupportedProbes are statements whose answer the manual's "What is
+// supported" decides: a probe is covered when an item of its "Not
+// supported (error 1235 ...)" list matches listed, and then ticketd must
+// refuse it with 1235; when no item matches, ticketd must not. Every item
+// of the list must cover a probe. (The list said `DELETE` and "tables
+// with other columns" long after row tables took both: issue 34.)
+var unsupportedProbes = []struct {
+	listed *regexp.Regexp
+	sql    string
+}{
+	{regexp.MustCompile("^`DELETE`( from a ticket table.*)?$"), "DELETE FROM Tickets64 WHERE stub = 'a'"},
+	{regexp.MustCompile("^`DELETE`( .*sequence.*)?$"), "DELETE FROM s"},
+	{regexp.MustCompile("^`DELETE`$"), "DELETE FROM r WHERE id = 1"},
+	{regexp.MustCompile("other columns"), "CREATE TABLE other (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, stub CHAR(1) NOT NULL, note VARCHAR(20))"},
+	{regexp.MustCompile("^`TRUNCATE`"), "TRUNCATE TABLE r"},
+	{regexp.MustCompile("^joins$"), "SELECT * FROM Tickets64 JOIN r"},
+	{regexp.MustCompile("^subqueries$"), "SELECT * FROM r WHERE id IN (SELECT id FROM r)"},
+	{regexp.MustCompile("^`SET GLOBAL`"), "SET GLOBAL wait_timeout = 5"},
+	{regexp.MustCompile("^`SET GLOBAL`$"), "SET GLOBAL auto_increment_increment = 1"},
+}
+
+// TestDocUnsupported runs unsupportedProbes against a fresh node.
+func TestDocUnsupported(t *testing.T) {
+	root, err := harness.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	manual, err := os.ReadFile(filepath.Join(root, "cmd/ticketd/OPERATIONS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := docSection(string(manual), "## What is supported")
+	m := regexp.MustCompile(`(?s)Not supported \(error 1235, "[^"]*"\):\s*(.*?)\.\s`).FindStringSubmatch(section)
+	if m == nil {
+		t.Fatal(`OPERATIONS.md "What is supported" has no "Not supported (error 1235, ...): ..." list`)
+	}
+	var items []string
+	for _, it := range strings.Split(m[1], ",") {
+		items = append(items, strings.Join(strings.Fields(it), " "))
+	}
+	node, ctx := startNode(t)
+	c := pinConn(t, ctx, openDB(t, node.DSN("")))
+	for _, q := range []string{"CREATE DATABASE probes", "USE probes", harness.FlickrDDL("Tickets64"),
+		"CREATE TABLE r (id INT NOT NULL PRIMARY KEY, v VARCHAR(10))", "CREATE SEQUENCE s"} {
+		mustExec(t, ctx, c, q)
+	}
+	used := map[string]bool{}
+	for _, p := range unsupportedProbes {
+		covering := ""
+		for _, it := range items {
+			if p.listed.MatchString(it) {
+				covering = it
+				used[it] = true
+			}
+		}
+		_, err := c.ExecContext(ctx, p.sql)
+		var me *mysql.MySQLError
+		refused := errors.As(err, &me) && me.Number == 1235
+		switch {
+		case covering != "" && !refused:
+			t.Errorf("the manual lists %q as not supported, but %s answers %v", covering, p.sql, err)
+		case covering == "" && refused:
+			t.Errorf("%s answers %v, and the manual's list of what is not supported does not say so", p.sql, err)
+		}
+	}
+	for _, it := range items {
+		if !used[it] {
+			t.Errorf("the manual lists %q as not supported and no probe covers it: add one to unsupportedProbes", it)
+		}
+	}
 }
