@@ -766,3 +766,61 @@ func TestDocUnsupported(t *testing.T) {
 		}
 	}
 }
+
+// TestDocFirstSessionPortTaken pastes the README's first block a second
+// time, from another directory, while the node the first paste started
+// holds the ports (as a reader does with `make run` going): the paste
+// must fail and print why, naming the taken port's flag. It printed
+// "ready", the other node's answer, and the failure was only in
+// ticketd.log (issue 34).
+func TestDocFirstSessionPortTaken(t *testing.T) {
+	root, err := harness.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := runnableBlocks("README.md", string(readme))
+	if err != nil || len(blocks) == 0 {
+		t.Fatalf("README.md's runnable blocks: %v", err)
+	}
+	first := blocks[0].text
+	if !strings.Contains(first, "bin/ticketd") {
+		t.Fatalf("README.md's first runnable block starts no node:\n%s", first)
+	}
+	work := t.TempDir()
+	if err := os.Mkdir(filepath.Join(work, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(harness.Binary(t), filepath.Join(work, "bin", "ticketd")); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(work, ".first.sh")
+	text := "make() { return 0; }\nset -e\n" + first +
+		"\nmkdir second && cd second && ln -s ../bin bin\necho '== second paste'\nset +e\n" + first +
+		"\necho \"== second paste exit status $?\"\n"
+	if err := os.WriteFile(script, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Create(filepath.Join(work, ".first.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	mode, err := runDocsScript(t, work, script, out)
+	output, _ := os.ReadFile(out.Name())
+	if err != nil {
+		t.Fatalf("the script (%s): %v\n%s", mode, err, output)
+	}
+	_, second, ok := strings.Cut(string(output), "== second paste\n")
+	ready := regexp.MustCompile(`(?m)^ready$`) // /readyz's answer, as curl prints it
+	if !ok || !ready.MatchString(string(output)) {
+		t.Fatalf("the first paste did not start a node (%s):\n%s", mode, output)
+	}
+	if ready.MatchString(second) || !strings.Contains(second, "address already in use") ||
+		!strings.Contains(second, "--mysql-addr") || !strings.Contains(second, "exit status 1") {
+		t.Errorf("the second paste (%s) printed:\n%s\nwant the taken port and --mysql-addr named, no \"ready\", exit status 1", mode, second)
+	}
+}

@@ -162,7 +162,7 @@ func joinCluster(ctx context.Context, f *adminFlags, token, adminAddr, id, raftA
 			}
 			err = fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(body)))
 			if resp.StatusCode == http.StatusUnauthorized {
-				err = fmt.Errorf("%w (give this node the cluster's admin token: --admin-token-file or $%s)", err, adminTokenEnv)
+				err = fmt.Errorf("%s: give this node the cluster's admin token: --admin-token-file or $%s", resp.Status, adminTokenEnv)
 			}
 			if resp.StatusCode >= 400 && resp.StatusCode < 500 {
 				// Refused (e.g. the id is a member at another address):

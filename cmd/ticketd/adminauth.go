@@ -225,7 +225,13 @@ func requireToken(next http.Handler, token string, open map[string]bool, log *sl
 		// a right one for another cluster.
 		log.Warn("admin request refused", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr, "reason", reason)
 		w.Header().Set("WWW-Authenticate", `Bearer realm="ticketd"`)
-		http.Error(w, "401 unauthorized: this path needs the admin token (Authorization: Bearer ...)", http.StatusUnauthorized)
+		// The status line says 401 already (ticketd's commands print it
+		// before this text); say what to send, and how.
+		msg := "this path needs the admin token"
+		if ok {
+			msg = "the admin token sent is not this node's"
+		}
+		http.Error(w, msg+" (Authorization: Bearer TOKEN; ticketd's commands send the one in --admin-token-file FILE or $"+adminTokenEnv+")", http.StatusUnauthorized)
 	})
 }
 

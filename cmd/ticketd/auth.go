@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -99,6 +100,26 @@ func (c *clientOptions) apply(cfg *wire.Config, log *slog.Logger) error {
 		return errors.New("--tls-cert and --tls-key go together")
 	}
 	return cfg.Validate()
+}
+
+// warnLoopbackOnly logs, at start, that a node listening for MySQL
+// clients beyond loopback has no account they can use: without
+// --users-file and --root-password the only account is root from loopback
+// addresses, so every remote login gets 1045 (which used to be the first
+// sign of it).
+func (c *clientOptions) warnLoopbackOnly(mysqlAddr string, log *slog.Logger) {
+	if c.usersFile != "" || c.rootPassword != "" {
+		return
+	}
+	host, _, err := net.SplitHostPort(mysqlAddr)
+	if err != nil || host == "localhost" {
+		return
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return
+	}
+	log.Warn("MySQL listens beyond loopback but no accounts are configured: root, with no password, may log in from loopback addresses only and remote clients get error 1045; set --users-file or --root-password (OPERATIONS.md \"Accounts and TLS\")",
+		"mysql_addr", mysqlAddr)
 }
 
 // readUsersFile adds the accounts of a users file: 'user:password' lines,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -85,7 +86,13 @@ func serveBackup(w http.ResponseWriter, r *http.Request, src backupSource, log *
 	cancel()
 	if err != nil {
 		log.Warn("backup refused", append(caller(r), "err", err)...)
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		msg := err.Error()
+		if !stale && lostLeader(err) {
+			// The way out the manual documents for a cluster that lost
+			// its quorum; curl users ask with ?stale=1.
+			msg += "; to back up this node's own applied state (it may lack the latest acknowledged writes) use ticketd backup --stale, or GET /backup?stale=1"
+		}
+		http.Error(w, msg, http.StatusServiceUnavailable)
 		return
 	}
 	defer b.Close()
@@ -101,6 +108,13 @@ func serveBackup(w http.ResponseWriter, r *http.Request, src backupSource, log *
 	}
 	log.Info("backup served", append(caller(r), "bytes", n, "applied_index", hdr.AppliedIndex,
 		"stale_allowed", stale, "duration", time.Since(start).Round(time.Millisecond))...)
+}
+
+// lostLeader reports whether a backup was refused because this node could
+// not learn the cluster's commit index from a leader with a quorum.
+func lostLeader(err error) bool {
+	return errors.Is(err, ticket.ErrNoQuorum) || errors.Is(err, raftstore.ErrNoLeader) ||
+		errors.Is(err, raftstore.ErrNotCaughtUp)
 }
 
 // restoreAnswer is POST /restore's JSON answer.
@@ -246,7 +260,7 @@ func backupCmd(ctx context.Context, args []string, getenv func(string) string, s
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
 	var af adminFlags
 	af.register(fs, false)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *out == "" || fs.NArg() > 0 {
@@ -274,7 +288,7 @@ func backupCmd(ctx context.Context, args []string, getenv func(string) string, s
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return fmt.Errorf("backup: %s: %s", resp.Status, msg)
+		return fmt.Errorf("backup: %s: %s", resp.Status, bytes.TrimSpace(msg))
 	}
 	tmp := *out + ".tmp"
 	prog := newProgress(stderr, "backup", resp.ContentLength)
@@ -408,7 +422,7 @@ func restoreCmd(ctx context.Context, args []string, getenv func(string) string, 
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
 	var af adminFlags
 	af.register(fs, false)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *in == "" || fs.NArg() > 0 {

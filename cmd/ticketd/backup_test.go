@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -240,5 +241,28 @@ func TestBackupCommandWritesVerifiedFile(t *testing.T) {
 	err = restoreCmd(context.Background(), []string{"--in", out, "--to", addr}, os.Getenv, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "--advance") {
 		t.Errorf("restore without --advance: %v", err)
+	}
+}
+
+// noQuorumSource refuses every backup as a node without a leader does.
+type noQuorumSource struct{}
+
+func (noQuorumSource) BeginBackup(ctx context.Context, allowStale bool) (*raftstore.BackupTx, error) {
+	return nil, fmt.Errorf("raftstore: backup: %w: %w", ticket.ErrNoQuorum, raftstore.ErrNoLeader)
+}
+
+// TestBackupNoQuorumNamesStale: a backup refused for lack of a leader
+// names the way out the manual documents for that case, --stale (it only
+// said "no leader": issue 34).
+func TestBackupNoQuorumNamesStale(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	srv := httptest.NewServer(backupRoutes(http.NotFoundHandler(), noQuorumSource{}, nil, t.TempDir(), log))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "b.bak")
+	err := backupCmd(context.Background(), []string{"--from", strings.TrimPrefix(srv.URL, "http://"), "--out", out},
+		os.Getenv, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "503") || !strings.Contains(err.Error(), "ticketd backup --stale") ||
+		!strings.Contains(err.Error(), "?stale=1") {
+		t.Errorf("backup without a quorum: %v, want a 503 naming --stale and ?stale=1", err)
 	}
 }

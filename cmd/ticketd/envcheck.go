@@ -1,6 +1,9 @@
 package main
 
 import (
+	"flag"
+	"fmt"
+	"maps"
 	"sort"
 	"strings"
 )
@@ -33,15 +36,43 @@ func unknownEnv(environ []string, known map[string]bool) (names, closest []strin
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		best, bestD := "", 4 // at most 3 edits
-		for c := range known {
-			if d := editDistance(k, c); d < bestD || (d == bestD && c < best) {
-				best, bestD = c, d
-			}
-		}
-		closest = append(closest, best)
+		closest = append(closest, closestName(k, maps.Keys(known)))
 	}
 	return names, closest
+}
+
+// closestName is the name in known closest to name, within 3 edits, or "".
+func closestName(name string, known func(yield func(string) bool)) string {
+	best, bestD := "", 4 // at most 3 edits
+	for c := range known {
+		if d := editDistance(name, c); d < bestD || (d == bestD && c < best) {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// parseFlags is fs.Parse, and for a flag fs does not define it names the
+// closest one, as unknownEnv does for a misspelt variable: "flag provided
+// but not defined: -mysql-adrr" left the reader to search the --help the
+// flag package prints before it.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if err == nil {
+		return nil
+	}
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return err
+	}
+	name = strings.TrimPrefix(name, "-")
+	best := closestName(name, func(yield func(string) bool) {
+		fs.VisitAll(func(f *flag.Flag) { _ = yield(f.Name) })
+	})
+	if best == "" {
+		return err
+	}
+	return fmt.Errorf("%w (did you mean --%s?)", err, best)
 }
 
 func exemptEnv(k string) bool {

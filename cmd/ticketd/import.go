@@ -35,7 +35,7 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 		fmt.Fprintln(stderr, "usage: ticketd import --from DSN [--from DSN ...] [--to DSN] [--apply] [--margin N]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}

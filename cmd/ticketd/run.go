@@ -101,7 +101,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	if envErr != nil {
 		return nil, envErr
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
@@ -197,6 +197,7 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 	if err := o.client.apply(&wcfg, log); err != nil {
 		return err
 	}
+	o.client.warnLoopbackOnly(o.mysqlAddr, log)
 	token, err := o.admin.token(getenv)
 	if err != nil {
 		return err
@@ -219,14 +220,14 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 		return fmt.Errorf("data dir: %w", err)
 	}
 	// Listen before starting Raft so that a taken port fails fast.
-	mysqlLn, err := net.Listen("tcp", o.mysqlAddr)
+	mysqlLn, err := listen("mysql listener", "--mysql-addr", o.mysqlAddr)
 	if err != nil {
-		return fmt.Errorf("mysql listener: %w", err)
+		return err
 	}
 	defer mysqlLn.Close()
-	httpLn, err := net.Listen("tcp", o.httpAddr)
+	httpLn, err := listen("admin listener", "--http-addr", o.httpAddr)
 	if err != nil {
-		return fmt.Errorf("admin listener: %w", err)
+		return err
 	}
 	defer httpLn.Close()
 

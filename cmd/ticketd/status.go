@@ -211,7 +211,7 @@ func statusCmd(ctx context.Context, args []string, getenv func(string) string, s
 			"member does not answer or is not ready.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

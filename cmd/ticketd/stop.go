@@ -104,7 +104,7 @@ func leaderTransferCmd(ctx context.Context, args []string, getenv func(string) s
 	timeout := fs.Duration("timeout", 15*time.Second, "give up after this long")
 	var af adminFlags
 	af.register(fs, false)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -142,6 +142,13 @@ func (u *Users) Role(name string) (role Role, host string, ok bool) {
 // Len is the number of accounts.
 func (u *Users) Len() int { return len(u.accounts) }
 
+// localOnly reports whether name is the default root, which logs in from
+// loopback addresses only.
+func (u *Users) localOnly(name string) bool {
+	a := u.accounts[name]
+	return a != nil && a.localOnly
+}
+
 // lookup finds the account a client at host may log in as. An unknown user
 // gets an account no scramble matches, so that the client sees MySQL's
 // "Access denied" (1045) rather than learning which users exist.
@@ -344,7 +351,13 @@ func (a *authenticator) authenticate(pio packetIO, salt []byte, l *login) error 
 		}
 	}
 	if !ok {
-		return a.denied(l.user, !isEmptyAuth(resp))
+		err := a.denied(l.user, !isEmptyAuth(resp))
+		if !a.loopback && a.users.localOnly(l.user) {
+			// A fresh node's root, tried from another host: say why, as
+			// nothing else would (MySQL's root@localhost is as silent).
+			err.Message += "; root without a password is allowed from loopback addresses only: start ticketd with --users-file or --root-password for remote clients"
+		}
+		return err
 	}
 	return nil
 }

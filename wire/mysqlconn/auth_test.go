@@ -139,3 +139,37 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultRootRemoteHint: the default root refused from another host
+// gets MySQL's 1045 with a hint saying why; a loopback client's wrong
+// password and other users get the bare message (a remote root got it
+// bare too, with nothing saying root is loopback-only: issue 34).
+func TestDefaultRootRemoteHint(t *testing.T) {
+	a := NewAcceptor(Config{Users: DefaultUsers(), DefaultAuthPlugin: CachingSHA2Password,
+		Logger: slog.New(slog.DiscardHandler), AuthFailed: func() {}})
+	remote := &net.TCPAddr{IP: net.IPv4(10, 0, 0, 7), Port: 40000}
+	local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}
+	for _, c := range []struct {
+		user, password string
+		from           net.Addr
+		hint           bool
+	}{
+		{"root", "", remote, true},
+		{"root", "x", remote, true},
+		{"root", "x", local, false},
+		{"app", "", remote, false},
+	} {
+		salt := newSalt()
+		l := &login{user: c.user, plugin: CachingSHA2Password, caps: mysql.CLIENT_PLUGIN_AUTH,
+			resp: scramble(CachingSHA2Password, salt, c.password)}
+		err := a.authenticate(&scriptIO{}, c.from, salt, l, "login refused")
+		var me *mysql.MyError
+		if !errors.As(err, &me) || me.Code != mysql.ER_ACCESS_DENIED_ERROR {
+			t.Errorf("%+v: %v, want 1045", c, err)
+			continue
+		}
+		if got := strings.Contains(me.Message, "loopback addresses only") && strings.Contains(me.Message, "--users-file"); got != c.hint {
+			t.Errorf("%+v: %q, hint %v, want %v", c, me.Message, got, c.hint)
+		}
+	}
+}
