@@ -25,16 +25,22 @@
 //     released the slot, its lease end plus MaxDrift (it may have issued
 //     ids until its lease ended, by its own clock). No id carries a
 //     timestamp at or below the floor: Start waits while the local clock
-//     is behind it (at most MaxWait, else ErrClockBehind).
+//     is behind it (at most MaxWait, else ErrClockBehind, and the slot is
+//     released with the floor as its last timestamp). An instance back
+//     right after a crash reclaims its slot with its old lease end as the
+//     floor, up to Lease + MaxDrift ahead (11s with the defaults, more
+//     than MaxWait's 5s): its Start may refuse until the clock gets there.
 //   - A background loop renews the lease every RenewEvery with an UPDATE
-//     guarded by the row id, instance and epoch, recording the highest
-//     timestamp used so far. The generator stops issuing (ErrLeaseExpired)
-//     once its lease, counted on the local monotonic clock from the send
-//     of the last successful renewal, has ended; a renewal that finds the
-//     slot taken ends the generator (ErrSlotLost).
+//     guarded by the row id, instance and epoch, recording the larger of
+//     the floor and the highest timestamp used so far. The generator
+//     stops issuing (ErrLeaseExpired) once its lease, counted on the local
+//     monotonic clock from the send of the claim (which starts the first
+//     lease) or of the last successful renewal, has ended; a renewal that
+//     finds the slot taken ends the generator (ErrSlotLost).
 //   - Close stops renewing and releases the slot: the lease end is reset
-//     and the exact highest timestamp recorded, so the next holder's floor
-//     is that timestamp, not a lease end.
+//     and the larger of the floor and the highest timestamp used recorded
+//     (a holder that issued nothing writes the floor: 0 would erase it),
+//     so the next holder's floor is that timestamp, not a lease end.
 //
 // A clock that goes back is never followed: NextID waits while the clock
 // is behind the last timestamp it used, for at most MaxWait, and fails
@@ -43,7 +49,10 @@
 //
 // Assumptions (the guarantees rest on them): instance names are unique
 // among live processes; the drift between a generator's clock and the
-// cluster's during one lease is below MaxDrift; a process's monotonic
+// cluster's during one lease is below MaxDrift (a clock stepped forward
+// by more than that, after the last renewal, issues timestamps no floor
+// covers if the holder then vanishes without a release: the next
+// holder's floor can fall below ids already issued); a process's monotonic
 // clock runs at the rate of real time; the statements are not run with a
 // pinned session timestamp (SET timestamp).
 package snowflake
