@@ -1,10 +1,45 @@
 package integration
 
 import (
+	"flag"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/ticketd/ticketd/integration/harness"
 )
 
-// TestMain removes the ticketd binary the harness built for this run.
-func TestMain(m *testing.M) { harness.Main(m) }
+// TestMain starts building the older ticketd TestRollingUpgrade needs
+// when that test is to run (oldBinary), and removes the ticketd binary
+// the harness built for this run.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if selected("TestRollingUpgrade") {
+		go buildOld()
+	}
+	harness.Main(m)
+}
+
+// selected reports whether go test's -run and -skip leave the top-level
+// test name to run (a pattern it cannot read counts as selecting it).
+func selected(name string) bool {
+	matches := func(flagName string) (bool, bool) {
+		f := flag.Lookup(flagName)
+		if f == nil || f.Value.String() == "" {
+			return false, false
+		}
+		top, _, _ := strings.Cut(f.Value.String(), "/")
+		re, err := regexp.Compile(top)
+		if err != nil {
+			return flagName == "test.run", true
+		}
+		return re.MatchString(name), true
+	}
+	if run, set := matches("test.run"); set && !run {
+		return false
+	}
+	if skip, set := matches("test.skip"); set && skip {
+		return false
+	}
+	return true
+}
