@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"syscall"
+
+	"github.com/ticketd/ticketd/wire"
 )
 
 // listen opens one of the node's listeners. what names it in the error
@@ -20,4 +22,15 @@ func listen(what, flag, addr string) (net.Listener, error) {
 		return nil, fmt.Errorf("%s: %w: another process (another ticketd, or a MySQL server) listens on %s; stop it, or give this node another %s", what, err, addr, flag)
 	}
 	return nil, fmt.Errorf("%s: %w", what, err)
+}
+
+// nodeInfo is what the MySQL system variables say about this node
+// (@@port, @@datadir, @@server_id, ...): its flags, and the port its
+// listener got.
+func nodeInfo(o *options, mysqlLn net.Listener) wire.NodeInfo {
+	port := 0
+	if a, ok := mysqlLn.Addr().(*net.TCPAddr); ok {
+		port = a.Port
+	}
+	return wire.NodeInfo{Listen: o.mysqlAddr, Port: port, DataDir: o.dataDir, NodeID: o.nodeID}
 }

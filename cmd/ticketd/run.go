@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"runtime/debug"
@@ -174,6 +173,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}
 		log.Warn("environment variable ignored: no flag has this name", args...)
 	}
+	o.client.warnLoopbackOnly(o.mysqlAddr, log)
 	if err := runNode(ctx, o, log, getenv); err != nil {
 		// In the log's format, so that --log-format json writes only
 		// JSON lines; main prints nothing more.
@@ -197,7 +197,6 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 	if err := o.client.apply(&wcfg, log); err != nil {
 		return err
 	}
-	o.client.warnLoopbackOnly(o.mysqlAddr, log)
 	token, err := o.admin.token(getenv)
 	if err != nil {
 		return err
@@ -285,9 +284,7 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 	// after its last checkpoint, or after the snapshot when its state
 	// file was rebuilt, and the log is applied only once a leader is
 	// known).
-	wcfg.Gate = node
-	wcfg.Clock = node.Clock
-	wcfg.Node = wire.NodeInfo{Listen: o.mysqlAddr, Port: mysqlLn.Addr().(*net.TCPAddr).Port, DataDir: o.dataDir, NodeID: o.nodeID}
+	wcfg.Gate, wcfg.Clock, wcfg.Node = node, node.Clock, nodeInfo(o, mysqlLn)
 	srv := wire.New(svc, wcfg)
 	defer srv.Close()
 
