@@ -63,6 +63,9 @@ type Node struct {
 	// waiting at once instead of holding batch workers until timeout.
 	lmu       sync.Mutex
 	leaderGen chan struct{}
+	// leaderSeen is when a leader was last known here, in Unix
+	// nanoseconds (watchLeader; see leaderless).
+	leaderSeen atomic.Int64
 
 	// restarted is set when the node started from existing Raft state.
 	restarted bool
