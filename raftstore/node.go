@@ -581,9 +581,11 @@ func (n *Node) Snapshot() error {
 // call more than once.
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
+		began := time.Now()
 		close(n.closed)
 		n.fwd.close()
 		errs := []error{n.raft.Shutdown().Error()}
+		raftTook := time.Since(began)
 		errs = append(errs, n.mux.Close(), n.trans.Close(), n.store.Close(), n.fsm.Close())
 		// Last: the directory is free only once its files are closed.
 		errs = append(errs, n.lock.release())
@@ -594,7 +596,8 @@ func (n *Node) Close() error {
 			}
 		}
 		n.closeErr = errors.Join(out...)
-		n.log.Info("raft node closed")
+		n.log.Info("raft node closed", "took", time.Since(began).Round(time.Millisecond),
+			"raft_shutdown", raftTook.Round(time.Millisecond))
 	})
 	return n.closeErr
 }
