@@ -170,12 +170,17 @@ func (n *Node) loneVoter() bool {
 	if cf.Error() != nil {
 		return false
 	}
+	return loneVoterOf(cf.Configuration(), n.id)
+}
+
+// loneVoterOf reports whether id is the only voter of c.
+func loneVoterOf(c raft.Configuration, id raft.ServerID) bool {
 	voters := 0
 	me := false
-	for _, s := range cf.Configuration().Servers {
+	for _, s := range c.Servers {
 		if s.Suffrage == raft.Voter {
 			voters++
-			me = me || s.ID == raft.ServerID(n.id)
+			me = me || s.ID == id
 		}
 	}
 	return voters == 1 && me

@@ -94,6 +94,11 @@ type Node struct {
 	probed atomic.Pointer[map[string]uint32]
 	// reads batches read-index rounds (readindex.go).
 	reads readRounds
+	// lone: this node is the only voter of its latest configuration
+	// (watchMembership); hold is its hold on elections while its disk is
+	// full (diskfull.go).
+	lone atomic.Bool
+	hold electionHold
 }
 
 var (
@@ -231,6 +236,10 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 	}
 	if cfg.Forward != nil {
 		n.handler = cfg.Forward(n)
+	}
+	if ws, ok := rs.store.(*watchedStore); ok {
+		refused := n.storeRefused
+		ws.refused.Store(&refused)
 	}
 	m.start(n.serveForward)
 	undo = append(undo, func() { m.Close() })

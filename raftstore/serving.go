@@ -230,6 +230,7 @@ func (n *Node) watchMembership(interval time.Duration) {
 		f := n.raft.GetConfiguration()
 		if f.Error() == nil {
 			c := f.Configuration()
+			n.lone.Store(loneVoterOf(c, n.id))
 			member := serverOf(c, string(n.id)) != nil
 			if member {
 				n.memberSeen.Store(true)
