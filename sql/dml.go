@@ -79,7 +79,7 @@ func singleTable(refs *ast.TableRefsClause) (scope, error) {
 	case *ast.Join:
 		return scope{}, unsupported("JOIN")
 	}
-	return scope{}, unsupported("this FROM clause")
+	return scope{}, unsupported("FROM " + nodeSQL(j.Left))
 }
 
 func tableName(tn *ast.TableName) *TableName {
@@ -757,7 +757,7 @@ func expr(e ast.ExprNode, sc scope) (Expr, error) {
 		case opcode.Mul:
 			op = '*'
 		default:
-			return Expr{}, unsupported("operator " + x.Op.String())
+			return Expr{}, unsupported("operator " + opSQL(x.Op))
 		}
 		l, err := expr(x.L, sc)
 		if err != nil {
@@ -770,7 +770,7 @@ func expr(e ast.ExprNode, sc scope) (Expr, error) {
 		return Expr{Kind: ExprArith, Op: op, Args: []Expr{l, r}}, nil
 	case *ast.UnaryOperationExpr:
 		if x.Op != opcode.Minus && x.Op != opcode.Plus {
-			return Expr{}, unsupported("operator " + x.Op.String())
+			return Expr{}, unsupported("operator " + opSQL(x.Op))
 		}
 		if v, ok, err := literal(x); err != nil {
 			return Expr{}, err
@@ -793,7 +793,7 @@ func expr(e ast.ExprNode, sc scope) (Expr, error) {
 		return Expr{}, err
 	}
 	if !ok {
-		return Expr{}, unsupported("this expression")
+		return Expr{}, unsupported(describe(e))
 	}
 	return Expr{Kind: ExprValue, Value: v}, nil
 }

@@ -89,7 +89,7 @@ func (e *evalCtx) eval(x *sql.Expr) (any, error) {
 		return nil, errUnknownColumn(x.Name, "field list")
 	case sql.ExprArith:
 		if len(x.Args) != 2 {
-			return nil, unsupported("this expression")
+			return nil, unsupported(x.Describe() + " with " + strconv.Itoa(len(x.Args)) + " operands")
 		}
 		a, err := e.eval(&x.Args[0])
 		if err != nil {
@@ -105,7 +105,7 @@ func (e *evalCtx) eval(x *sql.Expr) (any, error) {
 	case sql.ExprSequence:
 		return e.sequence(x)
 	default:
-		return nil, unsupported("this expression")
+		return nil, unsupported(x.Describe())
 	}
 }
 

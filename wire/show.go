@@ -74,7 +74,7 @@ func (s *session) show(p *sql.Show, bin bool) (*mysql.Result, error) {
 		rs.cols = strCols("Id", "User", "Host", "db", "Command", "Time", "State", "Info")
 		rs.add(uint64(s.id), s.user, s.conn.RemoteAddr().String(), nullable(s.db), "Query", int64(0), "", "SHOW PROCESSLIST")
 	default:
-		return nil, unsupported("this SHOW statement")
+		return nil, unsupported("SHOW statement of kind " + strconv.Itoa(int(p.Kind)))
 	}
 	if err != nil {
 		return nil, err
