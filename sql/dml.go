@@ -138,7 +138,7 @@ func selectStmt(s *ast.SelectStmt) (Plan, error) {
 		}
 		e, err := expr(f.Expr, sc)
 		var u unsupported
-		if errors.As(err, &u) && sc.table != nil {
+		if (errors.As(err, &u) || err == nil && hasPredicate(&e)) && sc.table != nil {
 			// A comparison, AND/OR/NOT, IS NULL, IN, BETWEEN or LIKE over
 			// a table's columns: a row-table expression, which the row
 			// engine evaluates as it does WHERE (a ticket table refuses it).
@@ -153,39 +153,13 @@ func selectStmt(s *ast.SelectStmt) (Plan, error) {
 	}
 	var err error
 	if s.Where != nil {
-		if sc.table == nil {
-			return nil, unsupported("WHERE without FROM")
-		}
-		var werr error
-		plan.Where, werr = conds(s.Where, sc)
-		f, ferr := rowExpr(s.Where, sc)
-		if werr != nil && ferr != nil {
-			return nil, ferr
-		}
-		plan.WhereErr, plan.FilterErr = planErr(werr), planErr(ferr)
-		if ferr == nil {
-			plan.Filter = &f
+		if err := selectWhere(plan, s.Where, sc); err != nil {
+			return nil, err
 		}
 	}
 	if s.OrderBy != nil {
-		if plan.OrderBy, err = orderBy(s.OrderBy, sc); err != nil {
+		if err := selectOrder(plan, s, sc); err != nil {
 			return nil, err
-		}
-		// ORDER BY names a select-list alias before a column (MariaDB):
-		// an alias of a column orders by that column; of anything else it
-		// would order by the computed value, which the engines do not.
-		for i := range plan.OrderBy {
-			for j, f := range s.Fields.Fields {
-				if f.AsName.O == "" || !strings.EqualFold(f.AsName.O, plan.OrderBy[i].Column) {
-					continue
-				}
-				if x := plan.Fields[j].Expr; x.Kind == ExprColumn {
-					plan.OrderBy[i].Column = x.Name
-				} else {
-					return nil, unsupported("ORDER BY an alias of an expression")
-				}
-				break
-			}
 		}
 	}
 	plan.Distinct = s.Distinct
@@ -697,25 +671,6 @@ func negate(v Value) (Value, bool, error) {
 	return Value{}, false, nil
 }
 
-// funcArgs says how many arguments each function ticketd evaluates takes:
-// {min, max}, max -1 for any.
-var funcArgs = map[string][2]int{
-	"database":          {0, 0},
-	"schema":            {0, 0},
-	"version":           {0, 0},
-	"connection_id":     {0, 0},
-	"user":              {0, 0},
-	"current_user":      {0, 0},
-	"session_user":      {0, 0},
-	"system_user":       {0, 0},
-	"row_count":         {0, 0},
-	"found_rows":        {0, 0},
-	"now":               {0, 1},
-	"current_timestamp": {0, 1},
-	"utc_timestamp":     {0, 1},
-	"concat":            {1, -1},
-}
-
 // expr converts a select-list or SET value expression.
 func expr(e ast.ExprNode, sc scope) (Expr, error) {
 	switch x := e.(type) {
@@ -747,6 +702,13 @@ func expr(e ast.ExprNode, sc scope) (Expr, error) {
 		return out, nil
 	case *ast.FuncCallExpr:
 		return funcCall(x, sc)
+	case *ast.BinaryOperationExpr, *ast.UnaryOperationExpr, *ast.IsNullExpr, *ast.PatternInExpr, *ast.BetweenExpr,
+		*ast.PatternLikeOrIlikeExpr, *ast.CaseExpr, *ast.FuncCastExpr:
+		if p, ok, err := predicate(e, sc); ok {
+			return p, err
+		}
+	}
+	switch x := e.(type) {
 	case *ast.BinaryOperationExpr:
 		var op byte
 		switch x.Op {
@@ -796,39 +758,4 @@ func expr(e ast.ExprNode, sc scope) (Expr, error) {
 		return Expr{}, unsupported(describe(e))
 	}
 	return Expr{Kind: ExprValue, Value: v}, nil
-}
-
-func funcCall(f *ast.FuncCallExpr, sc scope) (Expr, error) {
-	name := f.FnName.L
-	if e, ok, err := sequenceCall(f, sc); ok {
-		return e, err
-	}
-	if f.Schema.O != "" {
-		return Expr{}, unsupported("stored function")
-	}
-	out := Expr{Kind: ExprFunc, Name: strings.ToUpper(name)}
-	if name == "last_insert_id" {
-		if len(f.Args) > 1 {
-			return Expr{}, unsupported("LAST_INSERT_ID with several arguments")
-		}
-		out = Expr{Kind: ExprLastInsertID}
-	} else {
-		n, ok := funcArgs[name]
-		if !ok {
-			return Expr{}, unsupported(strings.ToUpper(name) + "()")
-		}
-		if len(f.Args) < n[0] || (n[1] >= 0 && len(f.Args) > n[1]) {
-			return Expr{}, unsupported(strings.ToUpper(name) + "() with these arguments")
-		}
-	}
-	if len(f.Args) > 0 {
-		out.Args = make([]Expr, len(f.Args))
-		for i, a := range f.Args {
-			var err error
-			if out.Args[i], err = expr(a, sc); err != nil {
-				return Expr{}, err
-			}
-		}
-	}
-	return out, nil
 }

@@ -24,6 +24,9 @@ type evalCtx struct {
 	// from: the SELECT reads a table, so that MariaDB opens every name in
 	// it first and an unknown sequence is 1146, not 4091.
 	from bool
+	// catalog: the SELECT reads no table or an information_schema view,
+	// where the catalogue's expressions evaluate (catalog_eval.go).
+	catalog bool
 }
 
 func errUnknownColumn(name, where string) error {
@@ -105,6 +108,9 @@ func (e *evalCtx) eval(x *sql.Expr) (any, error) {
 	case sql.ExprSequence:
 		return e.sequence(x)
 	default:
+		if v, ok, err := e.evalCatalog(x); ok {
+			return v, err
+		}
 		return nil, unsupported(x.Describe())
 	}
 }
@@ -147,6 +153,9 @@ func (e *evalCtx) call(x *sql.Expr) (any, error) {
 			b.WriteString(t)
 		}
 		return b.String(), nil
+	}
+	if v, ok, err := e.catalogCall(x); ok {
+		return v, err
 	}
 	return nil, unsupported("function " + x.Name)
 }
@@ -272,7 +281,7 @@ func (s *session) sysVar(name string, scope sql.Scope, prevWarnings int) (any, e
 
 // selectRows answers SELECT, with or without a FROM table.
 func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings int) (*mysql.Result, error) {
-	e := &evalCtx{s: s, args: args, prevWarnings: prevWarnings, from: p.From != nil}
+	e := &evalCtx{s: s, args: args, prevWarnings: prevWarnings, from: p.From != nil, catalog: p.From == nil}
 	if p.From == nil {
 		rs := rowset{cols: make([]column, len(p.Fields))}
 		row := make([]any, len(p.Fields))
@@ -310,29 +319,8 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 		if r, err := s.selectRowTable(p, src, args, bin); r != nil || err != nil {
 			return r, err
 		}
-	} else {
-		if p.WhereErr != nil {
-			return nil, p.WhereErr
-		}
-		for i := range p.Fields {
-			if p.Fields[i].Expr.Kind == sql.ExprAgg {
-				return nil, unsupported(p.Fields[i].Expr.Name + "() on this table")
-			}
-		}
-		if p.GroupBy != nil || p.Distinct {
-			return nil, unsupported("GROUP BY or DISTINCT on this table")
-		}
-		if err := src.filter(p.Where, args); err != nil {
-			return nil, err
-		}
-		if err := src.order(p.OrderBy); err != nil {
-			return nil, err
-		}
-		if p.HasLimit {
-			lo := min(p.Offset, uint64(len(src.rows)))
-			hi := min(lo+p.Limit, uint64(len(src.rows)))
-			src.rows = src.rows[lo:hi]
-		}
+	} else if err := src.narrow(p, e, args); err != nil {
+		return nil, err
 	}
 	// Project the select list over the remaining rows.
 	var out rowset
@@ -397,6 +385,42 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 	return out.result(bin, &s.srv.fields), nil
 }
 
+// narrow applies a SELECT's WHERE, ORDER BY and LIMIT to the rows of a
+// ticket table, sequence or information_schema view.
+func (src *source) narrow(p *sql.Select, e *evalCtx, args []any) error {
+	if src.catalog {
+		e.catalog = true
+	} else if p.WhereErr != nil {
+		return p.WhereErr
+	}
+	for i := range p.Fields {
+		if p.Fields[i].Expr.Kind == sql.ExprAgg {
+			return unsupported(p.Fields[i].Expr.Name + "() on a ticket table, sequence or information_schema view")
+		}
+	}
+	if p.GroupBy != nil || p.Distinct {
+		return unsupported("GROUP BY or DISTINCT on a ticket table, sequence or information_schema view")
+	}
+	var err error
+	if src.catalog {
+		err = src.catalogFilter(e, p.Filter)
+	} else {
+		err = src.filter(p.Where, args)
+	}
+	if err != nil {
+		return err
+	}
+	if err := src.order(p.OrderBy); err != nil {
+		return err
+	}
+	if p.HasLimit {
+		lo := min(p.Offset, uint64(len(src.rows)))
+		hi := min(lo+p.Limit, uint64(len(src.rows)))
+		src.rows = src.rows[lo:hi]
+	}
+	return nil
+}
+
 // hasStar reports whether p's select list has a *.
 func hasStar(p *sql.Select) bool {
 	for i := range p.Fields {
@@ -415,6 +439,8 @@ type source struct {
 	// with pred, the bound WHERE (selectRowTable).
 	rowTable *ticket.Table
 	pred     *ticket.RowExpr
+	// catalog: an information_schema view, which catalogFilter filters.
+	catalog bool
 }
 
 func (src *source) colIndex(name string) int {
@@ -548,10 +574,7 @@ func (s *session) source(t *sql.TableName, p *sql.Select, args []any) (*source, 
 		return nil, err
 	}
 	if strings.EqualFold(db, "information_schema") {
-		if strings.EqualFold(t.Name, "tables") {
-			return s.infoSchemaTables()
-		}
-		return nil, unsupported("information_schema." + t.Name)
+		return s.infoSchema(t.Name)
 	}
 	tb, err := s.table(db, t.Name)
 	if err != nil {
@@ -620,43 +643,6 @@ func tableColumns(d *ticket.TableDef) []column {
 		return []column{stub, id}
 	}
 	return []column{id, stub}
-}
-
-// infoSchemaTables is information_schema.TABLES for ticket tables.
-func (s *session) infoSchemaTables() (*source, error) {
-	src := &source{}
-	src.cols = []column{
-		{name: "TABLE_CATALOG"}, {name: "TABLE_SCHEMA"}, {name: "TABLE_NAME"}, {name: "TABLE_TYPE"},
-		{name: "ENGINE"}, {name: "VERSION", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "ROW_FORMAT"},
-		{name: "TABLE_ROWS", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "AUTO_INCREMENT", typ: mysql.MYSQL_TYPE_LONGLONG},
-		{name: "TABLE_COLLATION"}, {name: "TABLE_COMMENT"},
-	}
-	err := s.view(func(st ticket.Store) error {
-		dbs, err := st.Databases()
-		if err != nil {
-			return err
-		}
-		for _, db := range dbs {
-			names, err := st.Tables(db)
-			if err != nil {
-				return err
-			}
-			for _, n := range names {
-				t, err := st.Table(db, n)
-				if err != nil || t == nil {
-					return err
-				}
-				n, err := tableRowCount(st, t)
-				if err != nil {
-					return err
-				}
-				src.add("def", db, t.Def.Name, tableType(t), t.Def.Engine, int64(10), "Fixed",
-					n, autoIncValue(t), t.Def.Collation().String(), t.Def.Comment)
-			}
-		}
-		return nil
-	})
-	return src, err
 }
 
 // autoIncValue is the AUTO_INCREMENT a table shows: NULL without an

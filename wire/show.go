@@ -298,36 +298,25 @@ func (s *session) showColumns(p *sql.Show, rs *rowset) error {
 	return nil
 }
 
+// showIndex is SHOW INDEX: STATISTICS' rows of the table (catKeys),
+// in MariaDB 10.11's columns.
 func (s *session) showIndex(p *sql.Show, rs *rowset) error {
 	t, err := s.showTable(p.Table)
 	if err != nil {
 		return err
 	}
-	d := &t.Def
 	rs.cols = []column{{name: "Table"}, {name: "Non_unique", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Key_name"},
-		{name: "Seq_in_index", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Column_name"}, {name: "Collation"},
-		{name: "Cardinality", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Sub_part"}, {name: "Packed"}, {name: "Null"},
-		{name: "Index_type"}, {name: "Comment"}, {name: "Index_comment"}}
-	if d.Rows != nil {
-		var n uint64
-		err := s.view(func(st ticket.Store) (err error) {
-			n, err = tableRowCount(st, t)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		showRowsIndex(t, n, rs)
-		return nil
+		{name: "Seq_in_index", typ: mysql.MYSQL_TYPE_LONG, flag: mysql.UNSIGNED_FLAG}, {name: "Column_name"}, {name: "Collation"},
+		{name: "Cardinality", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Sub_part", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Packed"},
+		{name: "Null"}, {name: "Index_type"}, {name: "Comment"}, {name: "Index_comment"}, {name: "Ignored"}}
+	var src source
+	src.cols = statisticsCols
+	if err := s.view(func(st ticket.Store) error { return addStatisticsRows(st, t, &src) }); err != nil {
+		return err
 	}
-	add := func(key, col string) {
-		rs.add(d.Name, int64(0), key, int64(1), col, "A", uint64(len(t.Rows)), nil, nil, "", "BTREE", "", "")
-	}
-	if d.IDKey != "" {
-		add(d.IDKey, d.IDCol)
-	}
-	if d.StubKey != "" {
-		add(d.StubKey, d.StubCol)
+	for _, r := range src.rows {
+		// TABLE_CATALOG, TABLE_SCHEMA and INDEX_SCHEMA are not shown.
+		rs.add(append([]any{r[2], r[3]}, r[5:]...)...)
 	}
 	return nil
 }
