@@ -64,6 +64,10 @@ var infoSchemaScript = func() []step {
 		// Cardinality is the row count (was the column's place in the key).
 		step{sql: "SHOW COLUMNS FROM kv"},
 		step{sql: "SHOW INDEX FROM kv"},
+		// SQLAlchemy's has_table.
+		step{sql: "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?", args: []any{"isx", "Tickets64"}},
+		step{sql: "SELECT COUNT(*), COUNT(COLUMN_DEFAULT) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'isx' AND TABLE_NAME = 'nope'"},
+		step{sql: "SELECT COUNT(*) AS n, COUNT(CHARACTER_SET_NAME) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'isx'"},
 		step{sql: "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE nope = 1"}, // 1054
 		step{sql: "SELECT TABLE_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'nope'"},
 	)

@@ -505,3 +505,38 @@ func hasColumnRef(x *sql.Expr) bool {
 	}
 	return false
 }
+
+// count replaces a view's selected rows with the answer of a select list
+// of COUNT(*) and COUNT(column) (SQLAlchemy's has_table asks
+// `SELECT COUNT(*) FROM information_schema.tables WHERE ...`): one row,
+// BIGINT as MariaDB types it, cut by LIMIT.
+func (src *source) count(p *sql.Select) error {
+	out := rowset{cols: make([]column, len(p.Fields))}
+	row := make([]any, len(p.Fields))
+	for i := range p.Fields {
+		x := &p.Fields[i].Expr
+		if x.Kind != sql.ExprAgg || x.Name != "COUNT" {
+			return unsupported(x.Describe() + " beside COUNT() on an information_schema view")
+		}
+		out.cols[i] = column{name: p.Fields[i].Name, typ: mysql.MYSQL_TYPE_LONGLONG}
+		n := int64(len(src.rows))
+		if len(x.Args) == 1 {
+			j := src.colIndex(x.Args[0].Name)
+			if j < 0 {
+				return errUnknownColumn(x.Args[0].Name, "field list")
+			}
+			n = 0
+			for _, r := range src.rows {
+				if r[j] != nil {
+					n++
+				}
+			}
+		}
+		row[i] = n
+	}
+	if !p.HasLimit || p.Limit > 0 && p.Offset == 0 {
+		out.rows = [][]any{row}
+	}
+	src.rowset, src.counted = out, true
+	return nil
+}

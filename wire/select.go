@@ -321,6 +321,8 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 		}
 	} else if err := src.narrow(p, e, args); err != nil {
 		return nil, err
+	} else if src.counted {
+		return src.result(bin, &s.srv.fields), nil
 	}
 	// Project the select list over the remaining rows.
 	var out rowset
@@ -393,9 +395,13 @@ func (src *source) narrow(p *sql.Select, e *evalCtx, args []any) error {
 	} else if p.WhereErr != nil {
 		return p.WhereErr
 	}
+	agg := false
 	for i := range p.Fields {
 		if p.Fields[i].Expr.Kind == sql.ExprAgg {
-			return unsupported(p.Fields[i].Expr.Name + "() on a ticket table, sequence or information_schema view")
+			if !src.catalog {
+				return unsupported(p.Fields[i].Expr.Name + "() on a ticket table or sequence")
+			}
+			agg = true
 		}
 	}
 	if p.GroupBy != nil || p.Distinct {
@@ -412,6 +418,9 @@ func (src *source) narrow(p *sql.Select, e *evalCtx, args []any) error {
 	}
 	if err := src.order(p.OrderBy); err != nil {
 		return err
+	}
+	if agg {
+		return src.count(p)
 	}
 	if p.HasLimit {
 		lo := min(p.Offset, uint64(len(src.rows)))
@@ -441,6 +450,8 @@ type source struct {
 	pred     *ticket.RowExpr
 	// catalog: an information_schema view, which catalogFilter filters.
 	catalog bool
+	// counted: the rows were replaced by their COUNT()s (count).
+	counted bool
 }
 
 func (src *source) colIndex(name string) int {
