@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	gmysql "github.com/go-mysql-org/go-mysql/mysql"
+
 	"github.com/ticketd/ticketd/integration/harness"
 	"github.com/ticketd/ticketd/integration/schemes"
 )
@@ -15,8 +17,10 @@ import (
 // as MariaDB's general log recorded them for getColumns and getIndexInfo
 // on leaf_alloc ({table} is the table).
 const (
-	cjGetColumns   = "SELECT TABLE_SCHEMA TABLE_CAT, NULL TABLE_SCHEM, TABLE_NAME, COLUMN_NAME, CASE data_type WHEN 'bit' THEN -7 WHEN 'tinyblob' THEN -3 WHEN 'mediumblob' THEN -4 WHEN 'longblob' THEN -4 WHEN 'blob' THEN -4 WHEN 'tinytext' THEN 12 WHEN 'mediumtext' THEN -1 WHEN 'longtext' THEN -1 WHEN 'text' THEN -1 WHEN 'date' THEN 91 WHEN 'datetime' THEN 93 WHEN 'decimal' THEN 3 WHEN 'double' THEN 8 WHEN 'enum' THEN 12 WHEN 'float' THEN 7 WHEN 'int' THEN IF( COLUMN_TYPE like '%unsigned%', 4,4) WHEN 'bigint' THEN -5 WHEN 'mediumint' THEN 4 WHEN 'null' THEN 0 WHEN 'set' THEN 12 WHEN 'smallint' THEN IF( COLUMN_TYPE like '%unsigned%', 5,5) WHEN 'varchar' THEN 12 WHEN 'varbinary' THEN -3 WHEN 'char' THEN 1 WHEN 'binary' THEN -2 WHEN 'time' THEN 92 WHEN 'timestamp' THEN 93 WHEN 'tinyint' THEN IF(COLUMN_TYPE like 'tinyint(1)%',-7,-6)  WHEN 'year' THEN 91 ELSE 1111 END  DATA_TYPE, IF(COLUMN_TYPE like 'tinyint(1)%', 'BIT',  UCASE(IF( COLUMN_TYPE LIKE '%(%)%', CONCAT(SUBSTRING( COLUMN_TYPE,1, LOCATE('(',COLUMN_TYPE) - 1 ), SUBSTRING(COLUMN_TYPE ,1+locate(')', COLUMN_TYPE))), COLUMN_TYPE))) TYPE_NAME,  CASE DATA_TYPE  WHEN 'time' THEN IF(DATETIME_PRECISION = 0, 10, CAST(11 + DATETIME_PRECISION as signed integer))  WHEN 'date' THEN 10  WHEN 'datetime' THEN IF(DATETIME_PRECISION = 0, 19, CAST(20 + DATETIME_PRECISION as signed integer))  WHEN 'timestamp' THEN IF(DATETIME_PRECISION = 0, 19, CAST(20 + DATETIME_PRECISION as signed integer))  ELSE   IF(NUMERIC_PRECISION IS NULL, LEAST(CHARACTER_MAXIMUM_LENGTH,2147483647), NUMERIC_PRECISION)  END COLUMN_SIZE, 65535 BUFFER_LENGTH,  CONVERT (CASE DATA_TYPE WHEN 'year' THEN NUMERIC_SCALE WHEN 'tinyint' THEN 0 ELSE NUMERIC_SCALE END, UNSIGNED INTEGER) DECIMAL_DIGITS, 10 NUM_PREC_RADIX, IF(IS_NULLABLE = 'yes',1,0) NULLABLE,COLUMN_COMMENT REMARKS, COLUMN_DEFAULT COLUMN_DEF, 0 SQL_DATA_TYPE, 0 SQL_DATETIME_SUB,   LEAST(CHARACTER_OCTET_LENGTH,2147483647) CHAR_OCTET_LENGTH, ORDINAL_POSITION, IS_NULLABLE, NULL SCOPE_CATALOG, NULL SCOPE_SCHEMA, NULL SCOPE_TABLE, NULL SOURCE_DATA_TYPE, IF(EXTRA = 'auto_increment','YES','NO') IS_AUTOINCREMENT,  IF(EXTRA in ('VIRTUAL', 'PERSISTENT', 'VIRTUAL GENERATED', 'STORED GENERATED') ,'YES','NO') IS_GENERATEDCOLUMN  FROM INFORMATION_SCHEMA.COLUMNS  WHERE TABLE_SCHEMA = database() AND TABLE_NAME LIKE '{table}' ORDER BY TABLE_CAT, TABLE_SCHEM, TABLE_NAME, ORDINAL_POSITION"
-	cjGetIndexInfo = "SELECT TABLE_SCHEMA TABLE_CAT, NULL TABLE_SCHEM, TABLE_NAME, NON_UNIQUE,  TABLE_SCHEMA INDEX_QUALIFIER, INDEX_NAME, 3 TYPE, SEQ_IN_INDEX ORDINAL_POSITION, COLUMN_NAME, COLLATION ASC_OR_DESC, CARDINALITY, NULL PAGES, NULL FILTER_CONDITION FROM INFORMATION_SCHEMA.STATISTICS WHERE TABLE_SCHEMA = database() AND TABLE_NAME = '{table}' ORDER BY NON_UNIQUE, TYPE, INDEX_NAME, ORDINAL_POSITION"
+	cjGetColumns    = "SELECT TABLE_SCHEMA TABLE_CAT, NULL TABLE_SCHEM, TABLE_NAME, COLUMN_NAME, CASE data_type WHEN 'bit' THEN -7 WHEN 'tinyblob' THEN -3 WHEN 'mediumblob' THEN -4 WHEN 'longblob' THEN -4 WHEN 'blob' THEN -4 WHEN 'tinytext' THEN 12 WHEN 'mediumtext' THEN -1 WHEN 'longtext' THEN -1 WHEN 'text' THEN -1 WHEN 'date' THEN 91 WHEN 'datetime' THEN 93 WHEN 'decimal' THEN 3 WHEN 'double' THEN 8 WHEN 'enum' THEN 12 WHEN 'float' THEN 7 WHEN 'int' THEN IF( COLUMN_TYPE like '%unsigned%', 4,4) WHEN 'bigint' THEN -5 WHEN 'mediumint' THEN 4 WHEN 'null' THEN 0 WHEN 'set' THEN 12 WHEN 'smallint' THEN IF( COLUMN_TYPE like '%unsigned%', 5,5) WHEN 'varchar' THEN 12 WHEN 'varbinary' THEN -3 WHEN 'char' THEN 1 WHEN 'binary' THEN -2 WHEN 'time' THEN 92 WHEN 'timestamp' THEN 93 WHEN 'tinyint' THEN IF(COLUMN_TYPE like 'tinyint(1)%',-7,-6)  WHEN 'year' THEN 91 ELSE 1111 END  DATA_TYPE, IF(COLUMN_TYPE like 'tinyint(1)%', 'BIT',  UCASE(IF( COLUMN_TYPE LIKE '%(%)%', CONCAT(SUBSTRING( COLUMN_TYPE,1, LOCATE('(',COLUMN_TYPE) - 1 ), SUBSTRING(COLUMN_TYPE ,1+locate(')', COLUMN_TYPE))), COLUMN_TYPE))) TYPE_NAME,  CASE DATA_TYPE  WHEN 'time' THEN IF(DATETIME_PRECISION = 0, 10, CAST(11 + DATETIME_PRECISION as signed integer))  WHEN 'date' THEN 10  WHEN 'datetime' THEN IF(DATETIME_PRECISION = 0, 19, CAST(20 + DATETIME_PRECISION as signed integer))  WHEN 'timestamp' THEN IF(DATETIME_PRECISION = 0, 19, CAST(20 + DATETIME_PRECISION as signed integer))  ELSE   IF(NUMERIC_PRECISION IS NULL, LEAST(CHARACTER_MAXIMUM_LENGTH,2147483647), NUMERIC_PRECISION)  END COLUMN_SIZE, 65535 BUFFER_LENGTH,  CONVERT (CASE DATA_TYPE WHEN 'year' THEN NUMERIC_SCALE WHEN 'tinyint' THEN 0 ELSE NUMERIC_SCALE END, UNSIGNED INTEGER) DECIMAL_DIGITS, 10 NUM_PREC_RADIX, IF(IS_NULLABLE = 'yes',1,0) NULLABLE,COLUMN_COMMENT REMARKS, COLUMN_DEFAULT COLUMN_DEF, 0 SQL_DATA_TYPE, 0 SQL_DATETIME_SUB,   LEAST(CHARACTER_OCTET_LENGTH,2147483647) CHAR_OCTET_LENGTH, ORDINAL_POSITION, IS_NULLABLE, NULL SCOPE_CATALOG, NULL SCOPE_SCHEMA, NULL SCOPE_TABLE, NULL SOURCE_DATA_TYPE, IF(EXTRA = 'auto_increment','YES','NO') IS_AUTOINCREMENT,  IF(EXTRA in ('VIRTUAL', 'PERSISTENT', 'VIRTUAL GENERATED', 'STORED GENERATED') ,'YES','NO') IS_GENERATEDCOLUMN  FROM INFORMATION_SCHEMA.COLUMNS  WHERE TABLE_SCHEMA = database() AND TABLE_NAME LIKE '{table}' ORDER BY TABLE_CAT, TABLE_SCHEM, TABLE_NAME, ORDINAL_POSITION"
+	cjGetTables     = "SELECT TABLE_SCHEMA TABLE_CAT, NULL TABLE_SCHEM, TABLE_NAME, IF(TABLE_TYPE='BASE TABLE' or TABLE_TYPE='SYSTEM VERSIONED', 'TABLE', TABLE_TYPE) as TABLE_TYPE, TABLE_COMMENT REMARKS, NULL TYPE_CAT, NULL TYPE_SCHEM, NULL TYPE_NAME, NULL SELF_REFERENCING_COL_NAME, NULL REF_GENERATION FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = database() ORDER BY TABLE_TYPE, TABLE_SCHEMA, TABLE_NAME"
+	cjGetTablesBase = "SELECT TABLE_SCHEMA TABLE_CAT, NULL TABLE_SCHEM, TABLE_NAME, IF(TABLE_TYPE='BASE TABLE' or TABLE_TYPE='SYSTEM VERSIONED', 'TABLE', TABLE_TYPE) as TABLE_TYPE, TABLE_COMMENT REMARKS, NULL TYPE_CAT, NULL TYPE_SCHEM, NULL TYPE_NAME, NULL SELF_REFERENCING_COL_NAME, NULL REF_GENERATION FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = database() AND  TABLE_TYPE IN ('BASE TABLE','SYSTEM VERSIONED') ORDER BY TABLE_TYPE, TABLE_SCHEMA, TABLE_NAME"
+	cjGetIndexInfo  = "SELECT TABLE_SCHEMA TABLE_CAT, NULL TABLE_SCHEM, TABLE_NAME, NON_UNIQUE,  TABLE_SCHEMA INDEX_QUALIFIER, INDEX_NAME, 3 TYPE, SEQ_IN_INDEX ORDINAL_POSITION, COLUMN_NAME, COLLATION ASC_OR_DESC, CARDINALITY, NULL PAGES, NULL FILTER_CONDITION FROM INFORMATION_SCHEMA.STATISTICS WHERE TABLE_SCHEMA = database() AND TABLE_NAME = '{table}' ORDER BY NON_UNIQUE, TYPE, INDEX_NAME, ORDINAL_POSITION"
 )
 
 // infoSchemaScript is the differential script of information_schema
@@ -74,8 +78,23 @@ var infoSchemaScript = func() []step {
 	for _, t := range []string{"Tickets64", "leaf_alloc", "tiny_id_info", "WORKER_NODE", "seq", "kv"} {
 		s = append(s, step{sql: strings.ReplaceAll(cjGetColumns, "{table}", t)}, step{sql: strings.ReplaceAll(cjGetIndexInfo, "{table}", t)})
 	}
-	// The catalogue's expressions without a table.
+	// getTables (all types, and TABLE only): ORDER BY an alias of an
+	// expression, by the value it computes; ORDER BY positions.
+	s = append(s, step{sql: cjGetTables}, step{sql: cjGetTablesBase},
+		step{sql: "SELECT TABLE_NAME, IF(ENGINE = 'MyISAM', 'm', 'i') AS e FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'isx' ORDER BY e DESC, 1 LIMIT 1, 3"},
+		step{sql: "SELECT COLUMN_NAME, ORDINAL_POSITION * -1 AS p FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'isx' AND TABLE_NAME = 'kv' ORDER BY 2"},
+		step{sql: "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'isx' ORDER BY 2"}, // 1054
+		step{sql: "SELECT * FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'isx'"},
+		step{sql: "SELECT SCHEMA_NAME TABLE_CAT FROM INFORMATION_SCHEMA.SCHEMATA WHERE SCHEMA_NAME IN ('isx', 'information_schema') ORDER BY 1"},
+	)
+	// The catalogue's expressions without a table; integer arithmetic
+	// leaving BIGINT [UNSIGNED] is 1690 (ticketd's wrapped around).
 	return append(s,
+		step{sql: "SELECT 18446744073709551615 + 1"},
+		step{sql: "SELECT 9223372036854775807 + 1"},
+		step{sql: "SELECT -9223372036854775807 - 2"},
+		step{sql: "SELECT 18446744073709551615 - 1, 9223372036854775807 * 2, 3 - 5"},
+		step{sql: "SELECT 1.5 + 1", refused: true},
 		step{sql: "SELECT IF(1 > 0, 'y', 'n'), IF(NULL, 1, 2), IFNULL(NULL, 3), CASE 2 WHEN 1 THEN 'a' WHEN 2 THEN 'b' END, CASE WHEN 1 = 0 THEN 1 ELSE 0 END, CASE 5 WHEN 1 THEN 1 END"},
 		step{sql: "SELECT UCASE('bigint(20) unsigned'), LOWER('ABC'), SUBSTRING('bigint(20)', 1, LOCATE('(', 'bigint(20)') - 1), SUBSTRING('abcdef', -2), SUBSTR('abc', 0), LOCATE('B', 'abcb', 3)"},
 		step{sql: "SELECT LEAST(5, 2147483647), GREATEST('a', 'B'), CAST(11 + 3 AS SIGNED INTEGER), CONVERT(7, UNSIGNED INTEGER), 'a' = 'A ', 'abc' LIKE 'A%', 3 IN (1, NULL), 3 NOT IN (1, 2), NULL <=> NULL, 1 = 1 AND NULL, 1 = 1 OR NULL, NOT 0"},
@@ -109,13 +128,18 @@ func TestDifferentialInfoSchema(t *testing.T) {
 		t.Errorf("ticketd: %v", err)
 	}
 	match := 0
+	refused := 0
 	for i := range got {
+		if infoSchemaScript[i].refused && want[i].ErrCode == 0 && got[i].ErrCode == gmysql.ER_NOT_SUPPORTED_YET {
+			refused++
+			continue
+		}
 		if got[i].equal(want[i]) {
 			match++
 			continue
 		}
 		t.Errorf("statement %d differs: %s\n  mariadb: %s\n  ticketd: %s", i+1, infoSchemaScript[i].sql, want[i], got[i])
 	}
-	t.Logf("differential, information_schema: %d/%d statements match", match, len(infoSchemaScript))
-	fmt.Printf("differential, information_schema: %d/%d statements match\n", match, len(infoSchemaScript))
+	t.Logf("differential, information_schema: %d/%d statements match, %d refused", match, len(infoSchemaScript), refused)
+	fmt.Printf("differential, information_schema: %d/%d statements match, %d refused\n", match, len(infoSchemaScript), refused)
 }

@@ -1,12 +1,13 @@
 package sql
 
 import (
-	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 )
 
 // The select list's predicates and the catalogue's expressions: what
@@ -185,29 +186,55 @@ func selectWhere(plan *Select, where ast.ExprNode, sc scope) error {
 
 // selectOrder sets plan's ORDER BY. A name is a select-list alias before
 // a column (MariaDB): an alias of a column orders by that column, of a
-// constant (Connector/J's `NULL TABLE_SCHEM`, `3 TYPE`) by nothing; of
-// anything else it would order by the computed value, which the
-// engines do not.
+// constant (Connector/J's `NULL TABLE_SCHEM`, `3 TYPE`) by nothing, of
+// another expression by its value (Order.Field); so does a position.
 func selectOrder(plan *Select, s *ast.SelectStmt, sc scope) error {
-	var err error
-	if plan.OrderBy, err = orderBy(s.OrderBy, sc); err != nil {
-		return err
-	}
-	for i := range plan.OrderBy {
+	for _, item := range s.OrderBy.Items {
+		if pos, ok := unparen(item.Expr).(*ast.PositionExpr); ok {
+			if pos.P != nil {
+				return unsupported("ORDER BY ?")
+			}
+			if pos.N < 1 || pos.N > len(plan.Fields) {
+				return mysqlerr.UnknownColumn(strconv.Itoa(pos.N), "order clause")
+			}
+			if o, keep, err := fieldOrder(plan, pos.N-1, item.Desc); err != nil || keep {
+				plan.OrderBy = append(plan.OrderBy, o)
+				if err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		o, err := orderBy(&ast.OrderByClause{Items: []*ast.ByItem{item}}, sc)
+		if err != nil {
+			return err
+		}
+		keep := true
 		for j, f := range s.Fields.Fields {
-			if f.AsName.O == "" || !strings.EqualFold(f.AsName.O, plan.OrderBy[i].Column) {
-				continue
+			if f.AsName.O != "" && strings.EqualFold(f.AsName.O, o[0].Column) {
+				if o[0], keep, err = fieldOrder(plan, j, item.Desc); err != nil {
+					return err
+				}
+				break
 			}
-			if x := plan.Fields[j].Expr; x.Kind == ExprColumn {
-				plan.OrderBy[i].Column = x.Name
-			} else if constant(&x) {
-				plan.OrderBy[i].Column = ""
-			} else {
-				return unsupported("ORDER BY an alias of an expression")
-			}
-			break
+		}
+		if keep {
+			plan.OrderBy = append(plan.OrderBy, o[0])
 		}
 	}
-	plan.OrderBy = slices.DeleteFunc(plan.OrderBy, func(o Order) bool { return o.Column == "" })
 	return nil
+}
+
+// fieldOrder is the ORDER BY term of select item j: its column, nothing
+// (keep false) for a constant, else the item itself.
+func fieldOrder(plan *Select, j int, desc bool) (o Order, keep bool, err error) {
+	switch x := &plan.Fields[j].Expr; {
+	case x.Kind == ExprColumn:
+		return Order{Column: x.Name, Desc: desc}, true, nil
+	case x.Kind == ExprStar:
+		return Order{}, false, unsupported("ORDER BY the position of *")
+	case constant(x):
+		return Order{}, false, nil
+	}
+	return Order{Field: j + 1, Desc: desc}, true, nil
 }

@@ -125,6 +125,11 @@ type Cond struct {
 type Order struct {
 	Column string // lower case
 	Desc   bool
+	// Field, when not 0, is the select-list item (1-based) the term
+	// orders by, Column being "": an alias of an expression or a
+	// position (ORDER BY 1). Only information_schema's views are ordered
+	// so (the engines order by columns).
+	Field int `json:",omitempty"`
 }
 
 // Select is SELECT fields [FROM table [WHERE c = v AND ...] [ORDER BY ...] [LIMIT n]].

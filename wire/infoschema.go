@@ -2,6 +2,7 @@ package wire
 
 import (
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -52,8 +53,10 @@ func (s *session) infoSchema(name string) (*source, error) {
 		src, fill = &source{rowset: rowset{cols: statisticsCols}}, addStatisticsRows
 	case "KEY_COLUMN_USAGE":
 		src, fill = &source{rowset: rowset{cols: keyColumnUsageCols}}, addKeyColumnUsageRows
+	case "SCHEMATA":
+		return s.infoSchemata()
 	default:
-		return nil, unsupported("information_schema." + strings.ToUpper(name) + " (ticketd has TABLES, COLUMNS, STATISTICS and KEY_COLUMN_USAGE)")
+		return nil, unsupported("information_schema." + strings.ToUpper(name) + " (ticketd has SCHEMATA, TABLES, COLUMNS, STATISTICS and KEY_COLUMN_USAGE)")
 	}
 	src.catalog = true
 	err := s.view(func(st ticket.Store) error {
@@ -77,6 +80,25 @@ func (s *session) infoSchema(name string) (*source, error) {
 			}
 		}
 		return nil
+	})
+	return src, err
+}
+
+var schemataCols = isCols("SCHEMATA",
+	"CATALOG_NAME", isStr, "SCHEMA_NAME", isStr, "DEFAULT_CHARACTER_SET_NAME", isStr,
+	"DEFAULT_COLLATION_NAME", isStr, "SQL_PATH", isStr, "SCHEMA_COMMENT", isStr)
+
+// infoSchemata is SCHEMATA: information_schema and the databases (every
+// database is utf8mb4_general_ci, as SHOW CREATE DATABASE says).
+func (s *session) infoSchemata() (*source, error) {
+	src := &source{rowset: rowset{cols: schemataCols}, catalog: true}
+	src.add("def", "information_schema", "utf8mb3", "utf8mb3_general_ci", nil, "")
+	err := s.view(func(st ticket.Store) error {
+		dbs, err := st.Databases()
+		for _, db := range dbs {
+			src.add("def", db, "utf8mb4", "utf8mb4_general_ci", nil, "")
+		}
+		return err
 	})
 	return src, err
 }
@@ -538,5 +560,67 @@ func (src *source) count(p *sql.Select) error {
 		out.rows = [][]any{row}
 	}
 	src.rowset, src.counted = out, true
+	return nil
+}
+
+// lateOrder reports an ORDER BY of a select item's value (an alias of an
+// expression, a position), which orderProjected applies.
+func lateOrder(p *sql.Select) bool {
+	for _, o := range p.OrderBy {
+		if o.Field != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// orderProjected orders the projected rows of a view (out, one per row of
+// src, in step) by p's ORDER BY, a term naming a select item by that
+// item's value, and applies LIMIT (Connector/J's getTables orders by
+// `IF(TABLE_TYPE='BASE TABLE', 'TABLE', TABLE_TYPE) as TABLE_TYPE`).
+func orderProjected(p *sql.Select, src *source, out *rowset) error {
+	if hasStar(p) {
+		return unsupported("ORDER BY an expression's alias or position beside *")
+	}
+	type term struct {
+		field, col int
+		desc       bool
+	}
+	terms := make([]term, len(p.OrderBy))
+	for i, o := range p.OrderBy {
+		terms[i] = term{field: o.Field - 1, col: -1, desc: o.Desc}
+		if o.Field == 0 {
+			if terms[i].col = src.colIndex(o.Column); terms[i].col < 0 {
+				return errUnknownColumn(o.Column, "order clause")
+			}
+		}
+	}
+	key := func(i int, t term) any {
+		if t.col >= 0 {
+			return src.rows[i][t.col]
+		}
+		return out.rows[i][t.field]
+	}
+	idx := make([]int, len(out.rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		for _, t := range terms {
+			if c := compare(key(idx[a], t), key(idx[b], t)); c != 0 {
+				return (c < 0) != t.desc
+			}
+		}
+		return false
+	})
+	rows := make([][]any, len(idx))
+	for i, j := range idx {
+		rows[i] = out.rows[j]
+	}
+	if p.HasLimit {
+		lo := min(p.Offset, uint64(len(rows)))
+		rows = rows[lo:min(lo+p.Limit, uint64(len(rows)))]
+	}
+	out.rows = rows
 	return nil
 }

@@ -197,50 +197,58 @@ func toInt(v any) (int64, bool) {
 	return 0, false
 }
 
+// arith computes a + b, a - b or a * b of integers as MariaDB does:
+// exactly, BIGINT UNSIGNED when an operand is unsigned, and error 1690
+// when the result leaves the type's range (it used to wrap around).
 func arith(op byte, a, b any) (any, error) {
-	ua, aok := a.(uint64)
-	ub, bok := b.(uint64)
-	if aok || bok {
-		if !aok {
-			n, ok := toInt(a)
-			if !ok || n < 0 {
-				return nil, unsupported("mixed-sign arithmetic")
-			}
-			ua = uint64(n)
-		}
-		if !bok {
-			n, ok := toInt(b)
-			if !ok {
-				return nil, unsupported("arithmetic on this value")
-			}
-			if n < 0 && op == '+' {
-				return ua - uint64(-n), nil
-			}
-			ub = uint64(n)
-		}
-		switch op {
-		case '+':
-			return ua + ub, nil
-		case '-':
-			return ua - ub, nil
-		case '*':
-			return ua * ub, nil
-		}
+	x, xu, err := arithOperand(a)
+	if err != nil {
+		return nil, err
 	}
-	ia, ok1 := toInt(a)
-	ib, ok2 := toInt(b)
-	if !ok1 || !ok2 {
-		return nil, unsupported("arithmetic on this value")
+	y, yu, err := arithOperand(b)
+	if err != nil {
+		return nil, err
 	}
+	var r big.Int
 	switch op {
 	case '+':
-		return ia + ib, nil
+		r.Add(x, y)
 	case '-':
-		return ia - ib, nil
+		r.Sub(x, y)
 	case '*':
-		return ia * ib, nil
+		r.Mul(x, y)
+	default:
+		return nil, unsupported("operator " + string(op))
 	}
-	return nil, unsupported("operator " + string(op))
+	if xu || yu {
+		if r.Sign() < 0 || !r.IsUint64() {
+			return nil, mysqlerr.New(mysql.ER_DATA_OUT_OF_RANGE, "BIGINT UNSIGNED value is out of range in '%s %c %s'", x, op, y)
+		}
+		return r.Uint64(), nil
+	}
+	if !r.IsInt64() {
+		return nil, mysqlerr.New(mysql.ER_DATA_OUT_OF_RANGE, "BIGINT value is out of range in '%s %c %s'", x, op, y)
+	}
+	return r.Int64(), nil
+}
+
+// arithOperand reads an integer operand; unsigned says it is BIGINT
+// UNSIGNED. A decimal or a string that is not an integer is refused:
+// MariaDB computes those as DECIMAL or DOUBLE, which this evaluator
+// does not.
+func arithOperand(v any) (n *big.Int, unsigned bool, err error) {
+	switch x := v.(type) {
+	case int64:
+		return big.NewInt(x), false, nil
+	case uint64:
+		return new(big.Int).SetUint64(x), true, nil
+	case string:
+		if i, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64); err == nil {
+			return big.NewInt(i), false, nil
+		}
+		return nil, false, unsupported("arithmetic on the string '" + x + "'")
+	}
+	return nil, false, unsupported("arithmetic on a decimal or double value")
 }
 
 // sysVar reads @@name in MySQL's scope rules.
@@ -313,6 +321,10 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 	if err != nil {
 		return nil, err
 	}
+	late := lateOrder(p)
+	if late && !src.catalog {
+		return nil, unsupported("ORDER BY an expression's alias or position outside information_schema")
+	}
 	if src.rowTable != nil {
 		// Row tables: the row engine filters, orders, limits and
 		// aggregates (aggregates answer here).
@@ -376,6 +388,11 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 		}
 		out.rows = append(out.rows, row)
 	}
+	if late {
+		if err := orderProjected(p, src, &out); err != nil {
+			return nil, err
+		}
+	}
 	// A column-less empty result still needs its columns' names resolved.
 	if len(src.rows) == 0 {
 		for i := range p.Fields {
@@ -416,11 +433,14 @@ func (src *source) narrow(p *sql.Select, e *evalCtx, args []any) error {
 	if err != nil {
 		return err
 	}
-	if err := src.order(p.OrderBy); err != nil {
-		return err
-	}
 	if agg {
 		return src.count(p)
+	}
+	if lateOrder(p) {
+		return nil // ordered and cut once projected (orderProjected)
+	}
+	if err := src.order(p.OrderBy); err != nil {
+		return err
 	}
 	if p.HasLimit {
 		lo := min(p.Offset, uint64(len(src.rows)))

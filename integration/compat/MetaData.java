@@ -1,9 +1,10 @@
 // MariaDB Connector/J's DatabaseMetaData on the schemes' tables: Flickr's
 // Tickets64, Leaf's leaf_alloc, Tinyid's tiny_id_info, UidGenerator's
 // WORKER_NODE and a sequence, created in database $TICKETD_DB_meta.
-// getColumns and getIndexInfo read information_schema.COLUMNS and
-// STATISTICS with CASE, IF, LIKE, LOCATE, SUBSTRING and CAST (issue 34:
-// ticketd refused them with "doesn't yet support 'this expression'").
+// getTables, getColumns and getIndexInfo read information_schema.TABLES,
+// COLUMNS and STATISTICS with CASE, IF, LIKE, LOCATE, SUBSTRING, CAST and
+// ORDER BY an alias of an expression (issue 34: ticketd refused them with
+// "doesn't yet support 'this expression'").
 //
 // It prints one line per column and per index column, every field of
 // the driver's answer. integration's TestConnectorJMetaData runs it
@@ -40,6 +41,12 @@ public class MetaData {
                 for (String q : DDL) s.execute(q);
             }
             DatabaseMetaData md = c.getMetaData();
+            try (ResultSet rs = md.getTables(null, null, "%", null)) {
+                print("getTables", rs);
+            }
+            try (ResultSet rs = md.getTables(null, null, "%", new String[] {"TABLE"})) {
+                print("getTables TABLE", rs);
+            }
             for (String t : new String[] {"Tickets64", "leaf_alloc", "tiny_id_info", "WORKER_NODE", "s", "nope"}) {
                 try (ResultSet rs = md.getColumns(null, null, t, null)) {
                     print("getColumns " + t, rs);
