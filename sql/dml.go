@@ -19,10 +19,16 @@ type scope struct {
 	alias string // AS alias, which then replaces the table name as qualifier
 	// onDup allows VALUES(col): ON DUPLICATE KEY UPDATE's expressions.
 	onDup bool
+	// join lists the views of a join of information_schema views
+	// (catalogjoin.go); table is then the first.
+	join []JoinTable
 }
 
 // column resolves a column reference to its lower-case name.
 func (sc scope) column(c *ast.ColumnName, field bool) (string, error) {
+	if sc.join != nil {
+		return sc.joinColumn(c)
+	}
 	if sc.table == nil {
 		if field {
 			return "", mysqlerr.UnknownColumn(columnText(c), "field list")
@@ -108,9 +114,15 @@ func selectStmt(s *ast.SelectStmt) (Plan, error) {
 	if s.From != nil {
 		var err error
 		if sc, err = singleTable(s.From); err != nil {
-			return nil, err
+			var u unsupported
+			if !errors.As(err, &u) || string(u) != "JOIN" {
+				return nil, err
+			}
+			if sc, s.Where, err = joinScope(s.From, s.Where); err != nil {
+				return nil, err
+			}
 		}
-		plan.From = sc.table
+		plan.From, plan.Join = sc.table, sc.join
 	}
 	plan.Fields = make([]SelectField, 0, len(s.Fields.Fields))
 	for _, f := range s.Fields.Fields {
@@ -207,6 +219,10 @@ func selectStmt(s *ast.SelectStmt) (Plan, error) {
 func fieldLabel(f *ast.SelectField) string {
 	if f.AsName.O != "" {
 		return f.AsName.O
+	}
+	if c, ok := f.Expr.(*ast.ColumnNameExpr); ok {
+		// t.col and `col` are labelled col, as MariaDB does.
+		return c.Name.Name.O
 	}
 	if v, ok := f.Expr.(*test_driver.ValueExpr); ok {
 		switch x := v.GetValue().(type) {

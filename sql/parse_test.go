@@ -301,14 +301,14 @@ func TestParseSelect(t *testing.T) {
 			Fields: []SelectField{field("@@version_comment", sys("version_comment", ScopeDefault))}, HasLimit: true, Limit: 1})},
 		{"SELECT * FROM Tickets64", one(&Select{Fields: []SelectField{field("*", star)}, From: tbl("", "Tickets64")})},
 		{"SELECT id, Stub AS s, t.id, flickr.t.stub FROM flickr.t WHERE stub = 'a' ORDER BY id DESC, stub LIMIT 5", one(&Select{
-			Fields: []SelectField{field("id", col("id")), field("s", col("stub")), field("t.id", col("id")),
-				field("flickr.t.stub", col("stub"))},
+			Fields: []SelectField{field("id", col("id")), field("s", col("stub")), field("id", col("id")),
+				field("stub", col("stub"))},
 			From:     tbl("flickr", "t"),
 			Where:    []Cond{{Column: "stub", Value: sv("a")}},
 			OrderBy:  []Order{{Column: "id", Desc: true}, {Column: "stub"}},
 			HasLimit: true, Limit: 5})},
 		{"SELECT x.* , x.id FROM t AS x WHERE x.stub = ? AND id = ?", one(&Select{
-			Fields: []SelectField{field("*", star), field("x.id", col("id"))},
+			Fields: []SelectField{field("*", star), field("id", col("id"))},
 			From:   tbl("", "t"),
 			Where:  []Cond{{Column: "stub", Value: pv(0)}, {Column: "id", Value: pv(1)}}})},
 		{"SELECT id FROM t LIMIT 2, 3", one(&Select{Fields: []SelectField{field("id", col("id"))},
@@ -332,8 +332,8 @@ func TestParseSelect(t *testing.T) {
 		{"SELECT id FROM t HAVING id > 1", one(unsup("HAVING"))},
 		{"SELECT (SELECT 1)", one(unsup("subquery"))},
 		{"SELECT 1 FROM (SELECT 1) AS s", one(unsup("subquery"))},
-		{"SELECT 1 FROM t JOIN u", one(unsup("JOIN"))},
-		{"SELECT 1 FROM t, u", one(unsup("JOIN"))},
+		{"SELECT 1 FROM t JOIN u", one(unsup("JOIN other than of information_schema views"))},
+		{"SELECT 1 FROM t, u", one(unsup("JOIN other than of information_schema views"))},
 		{"SELECT 1 UNION SELECT 2", one(unsup("UNION"))},
 		{"SELECT 1 / 2", one(unsup("operator /"))},
 		{"SELECT id FROM t WHERE id > 1", one(&Select{Fields: []SelectField{field("id", col("id"))}, From: &TableName{Name: "t"}})},
@@ -394,7 +394,7 @@ func TestLabels(t *testing.T) {
 		{"SELECT 1,\n  2 +\n 3", []string{"1", "2 +\n 3"}},
 		{"SELECT CONCAT('a', '-- b')", []string{"CONCAT('a', '-- b')"}},
 		{"SELECT DATABASE(), USER() LIMIT 1", []string{"DATABASE()", "USER()"}},
-		{"SELECT id, `stub` FROM t", []string{"id", "`stub`"}},
+		{"SELECT id, `stub` FROM t", []string{"id", "stub"}},
 	}
 	for _, c := range cases {
 		plans, err := Parse(c.query)

@@ -136,6 +136,10 @@ type Order struct {
 type Select struct {
 	Fields []SelectField
 	From   *TableName // nil: no FROM; From.DB may be "information_schema"
+	// Join lists the FROM's views when it joins information_schema views
+	// (From is then the first); columns are then named alias.column when
+	// qualified.
+	Join []JoinTable `json:",omitempty"`
 	// Where is the WHERE as `column = value` terms ANDed, for the tables
 	// that take only that; WhereErr says why it is not when Filter is more.
 	Where    []Cond

@@ -55,8 +55,11 @@ func (s *session) infoSchema(name string) (*source, error) {
 		src, fill = &source{rowset: rowset{cols: keyColumnUsageCols}}, addKeyColumnUsageRows
 	case "SCHEMATA":
 		return s.infoSchemata()
+	case "REFERENTIAL_CONSTRAINTS":
+		// ticketd has no foreign keys (REFERENCES is 1235).
+		return &source{rowset: rowset{cols: referentialCols}, catalog: true}, nil
 	default:
-		return nil, unsupported("information_schema." + strings.ToUpper(name) + " (ticketd has SCHEMATA, TABLES, COLUMNS, STATISTICS and KEY_COLUMN_USAGE)")
+		return nil, unsupported("information_schema." + strings.ToUpper(name) + " (ticketd has SCHEMATA, TABLES, COLUMNS, STATISTICS, KEY_COLUMN_USAGE and REFERENTIAL_CONSTRAINTS)")
 	}
 	src.catalog = true
 	err := s.view(func(st ticket.Store) error {
@@ -102,6 +105,11 @@ func (s *session) infoSchemata() (*source, error) {
 	})
 	return src, err
 }
+
+var referentialCols = isCols("REFERENTIAL_CONSTRAINTS",
+	"CONSTRAINT_CATALOG", isStr, "CONSTRAINT_SCHEMA", isStr, "CONSTRAINT_NAME", isStr,
+	"UNIQUE_CONSTRAINT_CATALOG", isStr, "UNIQUE_CONSTRAINT_SCHEMA", isStr, "UNIQUE_CONSTRAINT_NAME", isStr,
+	"MATCH_OPTION", isStr, "UPDATE_RULE", isStr, "DELETE_RULE", isStr, "TABLE_NAME", isStr, "REFERENCED_TABLE_NAME", isStr)
 
 var tablesCols = isCols("TABLES",
 	"TABLE_CATALOG", isStr, "TABLE_SCHEMA", isStr, "TABLE_NAME", isStr, "TABLE_TYPE", isStr, "ENGINE", isStr,
@@ -462,7 +470,10 @@ func (src *source) catalogFilter(e *evalCtx, where *sql.Expr) error {
 			if col.Kind != sql.ExprColumn {
 				col, val = val, col
 			}
-			if col.Kind != sql.ExprColumn || (col.Name != "table_schema" && col.Name != "table_name") || hasColumnRef(val) {
+			if col.Kind != sql.ExprColumn || hasColumnRef(val) {
+				return nil
+			}
+			if base := col.Name[strings.LastIndexByte(col.Name, '.')+1:]; base != "table_schema" && base != "table_name" {
 				return nil
 			}
 			v, err := e.eval(val)
@@ -505,7 +516,7 @@ rows:
 // checkColumns answers 1054 for a column of the WHERE the view lacks.
 func (src *source) checkColumns(x *sql.Expr) error {
 	if x.Kind == sql.ExprColumn && src.colIndex(x.Name) < 0 {
-		return errUnknownColumn(x.Name, "where clause")
+		return errColumn(src.cols, x.Name, "where clause")
 	}
 	for i := range x.Args {
 		if err := src.checkColumns(&x.Args[i]); err != nil {
@@ -591,7 +602,7 @@ func orderProjected(p *sql.Select, src *source, out *rowset) error {
 		terms[i] = term{field: o.Field - 1, col: -1, desc: o.Desc}
 		if o.Field == 0 {
 			if terms[i].col = src.colIndex(o.Column); terms[i].col < 0 {
-				return errUnknownColumn(o.Column, "order clause")
+				return errColumn(src.cols, o.Column, "order clause")
 			}
 		}
 	}
@@ -623,4 +634,72 @@ func orderProjected(p *sql.Select, src *source, out *rowset) error {
 	}
 	out.rows = rows
 	return nil
+}
+
+// joinViews is the FROM of a join of information_schema views: each view
+// materialised with its columns named alias.column, narrowed by the WHERE
+// terms that read only its columns (with catalogFilter's name lookup),
+// then their product, which selectRows filters with the whole WHERE.
+func (s *session) joinViews(p *sql.Select, args []any) (*source, error) {
+	out := &source{catalog: true}
+	out.rows = [][]any{nil}
+	terms := conjuncts(p.Filter)
+	for _, jt := range p.Join {
+		v, err := s.infoSchema(jt.Table.Name)
+		if err != nil {
+			return nil, err
+		}
+		cols := make([]column, len(v.cols))
+		for i, c := range v.cols {
+			c.name = jt.Alias + "." + strings.ToLower(c.name)
+			cols[i] = c
+		}
+		v.cols = cols
+		for _, t := range terms {
+			if onlyAlias(t, jt.Alias) {
+				if err := v.catalogFilter(&evalCtx{s: s, args: args, catalog: true}, t); err != nil {
+					return nil, err
+				}
+			}
+		}
+		out.cols = append(out.cols, v.cols...)
+		product := make([][]any, 0, len(out.rows)*len(v.rows))
+		for _, a := range out.rows {
+			for _, b := range v.rows {
+				product = append(product, append(append(make([]any, 0, len(a)+len(b)), a...), b...))
+			}
+		}
+		out.rows = product
+	}
+	return out, nil
+}
+
+// conjuncts are the terms of x's top-level ANDs.
+func conjuncts(x *sql.Expr) []*sql.Expr {
+	if x == nil {
+		return nil
+	}
+	if x.Kind == sql.ExprLogic && x.Name == "AND" {
+		return append(conjuncts(&x.Args[0]), conjuncts(&x.Args[1])...)
+	}
+	return []*sql.Expr{x}
+}
+
+// onlyAlias reports whether x reads columns, all qualified by alias.
+func onlyAlias(x *sql.Expr, alias string) bool {
+	seen := false
+	var walk func(x *sql.Expr) bool
+	walk = func(x *sql.Expr) bool {
+		if x.Kind == sql.ExprColumn {
+			seen = true
+			return strings.HasPrefix(x.Name, alias+".")
+		}
+		for i := range x.Args {
+			if !walk(&x.Args[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return walk(x) && seen
 }

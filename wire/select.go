@@ -84,12 +84,10 @@ func (e *evalCtx) eval(x *sql.Expr) (any, error) {
 	case sql.ExprFunc:
 		return e.call(x)
 	case sql.ExprColumn:
-		for i, c := range e.cols {
-			if strings.EqualFold(c.name, x.Name) {
-				return e.row[i], nil
-			}
+		if i := colIndexIn(e.cols, x.Name); i >= 0 {
+			return e.row[i], nil
 		}
-		return nil, errUnknownColumn(x.Name, "field list")
+		return nil, errColumn(e.cols, x.Name, "field list")
 	case sql.ExprArith:
 		if len(x.Args) != 2 {
 			return nil, unsupported(x.Describe() + " with " + strconv.Itoa(len(x.Args)) + " operands")
@@ -397,7 +395,7 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 	if len(src.rows) == 0 {
 		for i := range p.Fields {
 			if x := &p.Fields[i].Expr; x.Kind == sql.ExprColumn && src.colIndex(x.Name) < 0 {
-				return nil, errUnknownColumn(x.Name, "field list")
+				return nil, errColumn(src.cols, x.Name, "field list")
 			}
 		}
 	}
@@ -474,13 +472,42 @@ type source struct {
 	counted bool
 }
 
-func (src *source) colIndex(name string) int {
-	for i, c := range src.cols {
+func (src *source) colIndex(name string) int { return colIndexIn(src.cols, name) }
+
+// errColumn is 1052 for a bare name several views of a join have, else
+// 1054.
+func errColumn(cols []column, name, where string) error {
+	n := 0
+	for _, c := range cols {
+		if j := strings.LastIndexByte(c.name, '.'); j >= 0 && strings.EqualFold(c.name[j+1:], name) {
+			n++
+		}
+	}
+	if n > 1 {
+		return mysqlerr.New(mysql.ER_NON_UNIQ_ERROR, "Column '%s' in %s is ambiguous", name, where)
+	}
+	return errUnknownColumn(name, where)
+}
+
+// colIndexIn finds the column name in cols: by its name, or, in a join of
+// information_schema views (whose columns are named alias.column), a
+// bare name by the one column of that name; -1 when none or several.
+func colIndexIn(cols []column, name string) int {
+	for i, c := range cols {
 		if strings.EqualFold(c.name, name) {
 			return i
 		}
 	}
-	return -1
+	found := -1
+	for i, c := range cols {
+		if j := strings.LastIndexByte(c.name, '.'); j >= 0 && strings.EqualFold(c.name[j+1:], name) {
+			if found >= 0 {
+				return -1
+			}
+			found = i
+		}
+	}
+	return found
 }
 
 func (src *source) filter(conds []sql.Cond, args []any) error {
@@ -603,6 +630,9 @@ func (s *session) source(t *sql.TableName, p *sql.Select, args []any) (*source, 
 	db, err := s.dbFor(*t)
 	if err != nil {
 		return nil, err
+	}
+	if len(p.Join) > 0 {
+		return s.joinViews(p, args)
 	}
 	if strings.EqualFold(db, "information_schema") {
 		return s.infoSchema(t.Name)

@@ -1,9 +1,10 @@
 // MariaDB Connector/J's DatabaseMetaData on the schemes' tables: Flickr's
 // Tickets64, Leaf's leaf_alloc, Tinyid's tiny_id_info, UidGenerator's
 // WORKER_NODE and a sequence, created in database $TICKETD_DB_meta.
-// getTables, getColumns and getIndexInfo read information_schema.TABLES,
-// COLUMNS and STATISTICS with CASE, IF, LIKE, LOCATE, SUBSTRING, CAST and
-// ORDER BY an alias of an expression (issue 34: ticketd refused them with
+// getTables, getColumns, getIndexInfo, getPrimaryKeys and getImportedKeys
+// read information_schema's TABLES, COLUMNS, STATISTICS, KEY_COLUMN_USAGE
+// and REFERENTIAL_CONSTRAINTS with CASE, IF, LIKE, LOCATE, SUBSTRING,
+// CAST, joins and ORDER BY an alias of an expression (issue 34: ticketd refused them with
 // "doesn't yet support 'this expression'").
 //
 // It prints one line per column and per index column, every field of
@@ -56,6 +57,12 @@ public class MetaData {
                 }
                 try (ResultSet rs = md.getIndexInfo(null, null, t, true, false)) {
                     print("getIndexInfo unique " + t, rs);
+                }
+                try (ResultSet rs = md.getPrimaryKeys(null, null, t)) {
+                    print("getPrimaryKeys " + t, rs);
+                }
+                try (ResultSet rs = md.getImportedKeys(null, null, t)) {
+                    print("getImportedKeys " + t, rs);
                 }
             }
         }
