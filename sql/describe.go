@@ -120,6 +120,8 @@ func (x *Expr) Describe() string {
 		return "the word " + x.Name
 	case ExprInterval:
 		return "INTERVAL ... " + x.Name
+	case ExprCast:
+		return "CAST(... AS " + x.Name + ")"
 	}
 	if n, ok := exprKindNames[x.Kind]; ok {
 		return n
@@ -130,7 +132,7 @@ func (x *Expr) Describe() string {
 var exprKindNames = map[ExprKind]string{
 	ExprValue: "literal", ExprLastInsertID: "LAST_INSERT_ID()", ExprStar: "*",
 	ExprIsNull: "IS NULL", ExprIn: "IN", ExprBetween: "BETWEEN", ExprNot: "NOT",
-	ExprLike: "LIKE", ExprValues: "VALUES()",
+	ExprLike: "LIKE", ExprValues: "VALUES()", ExprCase: "CASE",
 }
 
 // String names a value's kind, for a 1235 refusing it where it cannot

@@ -167,3 +167,14 @@ func TestRefusalsNameConstruct(t *testing.T) {
 		}
 	}
 }
+
+// TestDescribeNamesEveryKind requires a name for every expression kind,
+// so that a refusal of one never reads "an expression of kind N".
+func TestDescribeNamesEveryKind(t *testing.T) {
+	for k := ExprValue; k <= ExprCast; k++ {
+		x := Expr{Kind: k, Name: "f", Op: '+'}
+		if d := x.Describe(); strings.Contains(d, "of kind") || vagueReason(d) {
+			t.Errorf("kind %d is described as %q", k, d)
+		}
+	}
+}
