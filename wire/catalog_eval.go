@@ -81,12 +81,16 @@ func (e *evalCtx) truth(x *sql.Expr) (truth, error) {
 			if a == nil || b == nil {
 				return truthOf(a == nil && b == nil), nil
 			}
-			return truthOf(compareValues(a, b) == 0), nil
+			c, err := compareValues(a, b)
+			return truthOf(c == 0), err
 		}
 		if a == nil || b == nil {
 			return tNull, nil
 		}
-		c := compareValues(a, b)
+		c, err := compareValues(a, b)
+		if err != nil {
+			return tNull, err
+		}
 		switch x.Name {
 		case "=":
 			return truthOf(c == 0), nil
@@ -160,7 +164,12 @@ func (e *evalCtx) truth(x *sql.Expr) (truth, error) {
 		if err != nil || v == nil || lo == nil || hi == nil {
 			return tNull, err
 		}
-		return truthOf((compareValues(v, lo) >= 0 && compareValues(v, hi) <= 0) != x.Not), nil
+		c1, err := compareValues(v, lo)
+		if err != nil {
+			return tNull, err
+		}
+		c2, err := compareValues(v, hi)
+		return truthOf((c1 >= 0 && c2 <= 0) != x.Not), err
 	case sql.ExprLike:
 		if x.Op != '\\' && x.Op != 0 {
 			return tNull, unsupported("LIKE ... ESCAPE '" + string(rune(x.Op)) + "'")
@@ -177,7 +186,8 @@ func (e *evalCtx) truth(x *sql.Expr) (truth, error) {
 	if err != nil || v == nil {
 		return tNull, err
 	}
-	return truthOf(toDouble(v) != 0), nil
+	f, err := toDouble(v)
+	return truthOf(f != 0), err
 }
 
 func (e *evalCtx) eval2(x *sql.Expr) (any, any, error) {
@@ -206,8 +216,8 @@ func (e *evalCtx) in(x *sql.Expr) (truth, error) {
 			sawNull = true
 			continue
 		}
-		if compareValues(v, w) == 0 {
-			return truthOf(!x.Not), nil
+		if c, err := compareValues(v, w); err != nil || c == 0 {
+			return truthOf(!x.Not), err
 		}
 	}
 	if sawNull {
@@ -238,7 +248,13 @@ func (e *evalCtx) evalCase(x *sql.Expr) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			hit = operand != nil && w != nil && compareValues(operand, w) == 0
+			if operand != nil && w != nil {
+				c, err := compareValues(operand, w)
+				if err != nil {
+					return nil, err
+				}
+				hit = c == 0
+			}
 		} else {
 			t, err := e.truth(&args[i])
 			if err != nil {
@@ -263,22 +279,42 @@ func (e *evalCtx) evalCast(x *sql.Expr) (any, error) {
 	if err != nil || v == nil {
 		return nil, err
 	}
+	// Where MariaDB warns (a string with trailing garbage, a value
+	// outside the type, which it wraps with note 1105), this refuses.
+	if str, ok := v.(string); ok {
+		p, whole := numberPrefix(str)
+		if !whole {
+			return nil, unsupported("CAST of the string '" + str + "'")
+		}
+		if u, err := strconv.ParseUint(p, 10, 64); err == nil {
+			v = u
+		} else if i, err := strconv.ParseInt(p, 10, 64); err == nil {
+			v = i
+		} else {
+			f, _ := strconv.ParseFloat(p, 64)
+			v = f
+		}
+	}
 	var n int64
 	switch a := v.(type) {
 	case int64:
 		n = a
+		if a < 0 && x.Name == "UNSIGNED" {
+			return nil, unsupported("CAST of a negative value AS UNSIGNED")
+		}
 	case uint64:
+		if a > math.MaxInt64 && x.Name == "SIGNED" {
+			return nil, unsupported("CAST of a value above 2^63-1 AS SIGNED")
+		}
+		if x.Name == "UNSIGNED" {
+			return a, nil
+		}
 		n = int64(a)
 	case float64:
-		n = int64(math.Round(a))
-	case string:
-		p, _ := numberPrefix(a)
-		f, _ := strconv.ParseFloat(p, 64)
-		if u, err := strconv.ParseUint(p, 10, 64); err == nil {
-			n = int64(u)
-		} else {
-			n = int64(math.Round(f))
+		if a < math.MinInt64 || a >= math.MaxInt64 || a < 0 && x.Name == "UNSIGNED" {
+			return nil, unsupported("CAST of a double outside the integer range")
 		}
+		n = int64(math.Round(a))
 	}
 	if x.Name == "UNSIGNED" {
 		return uint64(n), nil
@@ -328,15 +364,28 @@ func (e *evalCtx) catalogCall(x *sql.Expr) (v any, ok bool, err error) {
 		return strings.ToUpper(s), true, nil
 	case "LCASE", "LOWER":
 		return strings.ToLower(s), true, nil
-	case "SUBSTRING", "SUBSTR":
-		return substring(s, args[1:]), true, nil
-	case "LOCATE":
-		t, _ := textValue(args[1])
-		return locate(s, t, args[2:]), true, nil
+	case "SUBSTRING", "SUBSTR", "LOCATE":
+		n := make([]int64, len(args))
+		for i := 1; i < len(args); i++ {
+			if x.Name == "LOCATE" && i == 1 {
+				continue
+			}
+			if n[i], err = intArg(args[i]); err != nil {
+				return nil, true, err
+			}
+		}
+		if x.Name == "LOCATE" {
+			t, _ := textValue(args[1])
+			return locate(s, t, n[2:]), true, nil
+		}
+		return substring(s, n[1:]), true, nil
 	}
 	best := args[0]
 	for _, a := range args[1:] {
-		c := compareValues(a, best)
+		c, err := compareValues(a, best)
+		if err != nil {
+			return nil, true, err
+		}
 		if x.Name == "LEAST" && c < 0 || x.Name == "GREATEST" && c > 0 {
 			best = a
 		}
@@ -346,9 +395,9 @@ func (e *evalCtx) catalogCall(x *sql.Expr) (v any, ok bool, err error) {
 
 // substring is SUBSTRING(s, pos[, n]) in characters: pos 1 is the first,
 // a negative pos counts from the end, pos 0 is the empty string.
-func substring(s string, args []any) string {
+func substring(s string, args []int64) string {
 	r := []rune(s)
-	pos, _ := toInt(args[0])
+	pos := args[0]
 	switch {
 	case pos > 0:
 		pos--
@@ -365,7 +414,7 @@ func substring(s string, args []any) string {
 	}
 	end := int64(len(r))
 	if len(args) > 1 {
-		n, _ := toInt(args[1])
+		n := args[1]
 		if n <= 0 {
 			return ""
 		}
@@ -376,10 +425,10 @@ func substring(s string, args []any) string {
 
 // locate is LOCATE(sub, s[, pos]): the 1-based character position of sub
 // in s from pos on, 0 when absent; compared without regard to case.
-func locate(sub, s string, args []any) int64 {
+func locate(sub, s string, args []int64) int64 {
 	start := int64(1)
 	if len(args) > 0 {
-		start, _ = toInt(args[0])
+		start = args[0]
 		if start < 1 {
 			return 0
 		}
@@ -399,27 +448,33 @@ func locate(sub, s string, args []any) int64 {
 // compareValues orders two non-NULL values: two strings as
 // utf8mb3_general_ci does (case and trailing spaces aside), two integers
 // exactly, anything else as doubles.
-func compareValues(a, b any) int {
+func compareValues(a, b any) (int, error) {
 	as, aStr := a.(string)
 	bs, bStr := b.(string)
 	if aStr && bStr {
-		return strings.Compare(strings.ToLower(strings.TrimRight(as, " ")), strings.ToLower(strings.TrimRight(bs, " ")))
+		return strings.Compare(strings.ToLower(strings.TrimRight(as, " ")), strings.ToLower(strings.TrimRight(bs, " "))), nil
 	}
 	if !aStr && !bStr {
 		if _, ok := a.(float64); !ok {
 			if _, ok := b.(float64); !ok {
-				return compareInts(a, b)
+				return compareInts(a, b), nil
 			}
 		}
 	}
-	x, y := toDouble(a), toDouble(b)
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
+	x, err := toDouble(a)
+	if err != nil {
+		return 0, err
 	}
-	return 0
+	y, err := toDouble(b)
+	switch {
+	case err != nil:
+		return 0, err
+	case x < y:
+		return -1, nil
+	case x > y:
+		return 1, nil
+	}
+	return 0, nil
 }
 
 // compareInts orders two int64/uint64 values exactly.
@@ -451,22 +506,36 @@ func compareInts(a, b any) int {
 	return 1
 }
 
-// toDouble reads a value as MariaDB does in numeric context: a string by
-// its numeric prefix ('12abc' is 12, 'abc' 0).
-func toDouble(v any) float64 {
+// toDouble reads a value as MariaDB does in numeric context. A string
+// that is not a number all through is refused: MariaDB reads its numeric
+// prefix ('12abc' is 12) with warning 1292, which this evaluator does not
+// raise.
+func toDouble(v any) (float64, error) {
 	switch x := v.(type) {
 	case int64:
-		return float64(x)
+		return float64(x), nil
 	case uint64:
-		return float64(x)
+		return float64(x), nil
 	case float64:
-		return x
+		return x, nil
 	case string:
-		p, _ := numberPrefix(x)
+		p, whole := numberPrefix(x)
+		if !whole {
+			return 0, unsupported("the string '" + x + "' as a number")
+		}
 		f, _ := strconv.ParseFloat(p, 64)
-		return f
+		return f, nil
 	}
-	return 0
+	return 0, nil
+}
+
+// intArg reads a function's integer argument (a position, a length).
+func intArg(v any) (int64, error) {
+	if n, ok := toInt(v); ok {
+		return n, nil
+	}
+	f, err := toDouble(v)
+	return int64(math.Round(f)), err
 }
 
 // numberPrefix is the longest prefix of s (after leading spaces) that
