@@ -116,9 +116,18 @@ var infoSchemaScript = func() []step {
 		step{sql: "SELECT CAST(-1 AS UNSIGNED)", refused: true},
 		step{sql: "SELECT CAST(18446744073709551615 AS SIGNED)", refused: true},
 		step{sql: "SELECT IF('abc', 1, 2)", refused: true},
+
 		step{sql: "SELECT IF(1 > 0, 'y', 'n'), IF(NULL, 1, 2), IFNULL(NULL, 3), CASE 2 WHEN 1 THEN 'a' WHEN 2 THEN 'b' END, CASE WHEN 1 = 0 THEN 1 ELSE 0 END, CASE 5 WHEN 1 THEN 1 END"},
 		step{sql: "SELECT UCASE('bigint(20) unsigned'), LOWER('ABC'), SUBSTRING('bigint(20)', 1, LOCATE('(', 'bigint(20)') - 1), SUBSTRING('abcdef', -2), SUBSTR('abc', 0), LOCATE('B', 'abcb', 3)"},
 		step{sql: "SELECT LEAST(5, 2147483647), GREATEST('a', 'B'), CAST(11 + 3 AS SIGNED INTEGER), CONVERT(7, UNSIGNED INTEGER), 'a' = 'A ', 'abc' LIKE 'A%', 3 IN (1, NULL), 3 NOT IN (1, 2), NULL <=> NULL, 1 = 1 AND NULL, 1 = 1 OR NULL, NOT 0"},
+		// Two literals compare in the connection's collation; a view's
+		// column in its own.
+		step{sql: "SELECT 'a' = 'A', 'ab' LIKE 'A%', LOCATE('B', 'abc')"},
+		step{sql: "SET NAMES utf8mb4 COLLATE utf8mb4_bin"},
+		step{sql: "SELECT 'a' = 'A'", refused: true},
+		step{sql: "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'isx' AND COLUMN_NAME = 'ID'"},
+		step{sql: "SET NAMES utf8mb4 COLLATE utf8mb4_general_ci"},
+		step{sql: "SELECT 'a' = 'A'"},
 	)
 }()
 

@@ -81,13 +81,13 @@ func (e *evalCtx) truth(x *sql.Expr) (truth, error) {
 			if a == nil || b == nil {
 				return truthOf(a == nil && b == nil), nil
 			}
-			c, err := compareValues(a, b)
+			c, err := e.compareValues(a, b)
 			return truthOf(c == 0), err
 		}
 		if a == nil || b == nil {
 			return tNull, nil
 		}
-		c, err := compareValues(a, b)
+		c, err := e.compareValues(a, b)
 		if err != nil {
 			return tNull, err
 		}
@@ -164,11 +164,11 @@ func (e *evalCtx) truth(x *sql.Expr) (truth, error) {
 		if err != nil || v == nil || lo == nil || hi == nil {
 			return tNull, err
 		}
-		c1, err := compareValues(v, lo)
+		c1, err := e.compareValues(v, lo)
 		if err != nil {
 			return tNull, err
 		}
-		c2, err := compareValues(v, hi)
+		c2, err := e.compareValues(v, hi)
 		return truthOf((c1 >= 0 && c2 <= 0) != x.Not), err
 	case sql.ExprLike:
 		if x.Op != '\\' && x.Op != 0 {
@@ -176,6 +176,9 @@ func (e *evalCtx) truth(x *sql.Expr) (truth, error) {
 		}
 		a, b, err := e.eval2(x)
 		if err != nil || a == nil || b == nil {
+			return tNull, err
+		}
+		if err := e.checkStrings(a, b); err != nil {
 			return tNull, err
 		}
 		s, _ := textValue(a)
@@ -216,7 +219,7 @@ func (e *evalCtx) in(x *sql.Expr) (truth, error) {
 			sawNull = true
 			continue
 		}
-		if c, err := compareValues(v, w); err != nil || c == 0 {
+		if c, err := e.compareValues(v, w); err != nil || c == 0 {
 			return truthOf(!x.Not), err
 		}
 	}
@@ -249,7 +252,7 @@ func (e *evalCtx) evalCase(x *sql.Expr) (any, error) {
 				return nil, err
 			}
 			if operand != nil && w != nil {
-				c, err := compareValues(operand, w)
+				c, err := e.compareValues(operand, w)
 				if err != nil {
 					return nil, err
 				}
@@ -375,6 +378,9 @@ func (e *evalCtx) catalogCall(x *sql.Expr) (v any, ok bool, err error) {
 			}
 		}
 		if x.Name == "LOCATE" {
+			if err := e.checkStrings(args[0], args[1]); err != nil {
+				return nil, true, err
+			}
 			t, _ := textValue(args[1])
 			return locate(s, t, n[2:]), true, nil
 		}
@@ -382,7 +388,7 @@ func (e *evalCtx) catalogCall(x *sql.Expr) (v any, ok bool, err error) {
 	}
 	best := args[0]
 	for _, a := range args[1:] {
-		c, err := compareValues(a, best)
+		c, err := e.compareValues(a, best)
 		if err != nil {
 			return nil, true, err
 		}
@@ -445,10 +451,33 @@ func locate(sub, s string, args []int64) int64 {
 	return start + int64(utf8.RuneCountInString(rest[:i]))
 }
 
+// checkStrings refuses comparing two strings where this evaluator's
+// utf8mb3_general_ci would not be MariaDB's collation: without a FROM,
+// two literals compare in the connection's collation, and a session may
+// have set a case-sensitive one (SET NAMES ... COLLATE utf8mb4_bin). A view's column decides for itself (general_ci).
+func (e *evalCtx) checkStrings(a, b any) error {
+	_, aStr := a.(string)
+	_, bStr := b.(string)
+	if e.from || !aStr || !bStr {
+		return nil
+	}
+	v, err := e.s.sysVar("collation_connection", sql.ScopeSession, 0)
+	if err != nil {
+		return err
+	}
+	if c, _ := v.(string); !strings.HasSuffix(c, "_ci") {
+		return unsupported("comparing strings in collation " + c)
+	}
+	return nil
+}
+
 // compareValues orders two non-NULL values: two strings as
 // utf8mb3_general_ci does (case and trailing spaces aside), two integers
 // exactly, anything else as doubles.
-func compareValues(a, b any) (int, error) {
+func (e *evalCtx) compareValues(a, b any) (int, error) {
+	if err := e.checkStrings(a, b); err != nil {
+		return 0, err
+	}
 	as, aStr := a.(string)
 	bs, bStr := b.(string)
 	if aStr && bStr {
