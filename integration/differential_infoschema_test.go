@@ -52,6 +52,20 @@ var infoSchemaScript = func() []step {
 		q = q[:len("SELECT * FROM information_schema.")] + insertWhere(q[len("SELECT * FROM information_schema."):], "WHERE TABLE_SCHEMA = 'isx' ")
 		s = append(s, step{sql: q}, step{sql: q, binary: true})
 	}
+	for _, view := range []string{"TABLE_CONSTRAINTS ORDER BY TABLE_NAME, CONSTRAINT_NAME", "REFERENTIAL_CONSTRAINTS", "CHECK_CONSTRAINTS",
+		"VIEWS", "TRIGGERS", "ROUTINES"} {
+		schema := "TABLE_SCHEMA"
+		switch {
+		case strings.HasPrefix(view, "REFERENTIAL") || strings.HasPrefix(view, "CHECK"):
+			schema = "CONSTRAINT_SCHEMA"
+		case view == "TRIGGERS":
+			schema = "TRIGGER_SCHEMA"
+		case view == "ROUTINES":
+			schema = "ROUTINE_SCHEMA"
+		}
+		q := "SELECT * FROM information_schema." + insertWhere(view, "WHERE "+schema+" = 'isx' ")
+		s = append(s, step{sql: q}, step{sql: q, binary: true})
+	}
 	s = append(s,
 		step{sql: "SELECT TABLE_CATALOG, TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE, VERSION, AUTO_INCREMENT, CREATE_OPTIONS, TABLE_COLLATION, TABLE_COMMENT, TEMPORARY FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'isx' ORDER BY TABLE_NAME"},
 		step{sql: "SELECT TABLE_NAME, TABLE_TYPE, VERSION, AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'isx' ORDER BY TABLE_NAME", binary: true},

@@ -24,6 +24,7 @@ var (
 	isU64  = column{typ: mysql.MYSQL_TYPE_LONGLONG, flag: mysql.UNSIGNED_FLAG}
 	isI64  = column{typ: mysql.MYSQL_TYPE_LONGLONG}
 	isU32  = column{typ: mysql.MYSQL_TYPE_LONG, flag: mysql.UNSIGNED_FLAG}
+	isI32  = column{typ: mysql.MYSQL_TYPE_LONG}
 	isTime = column{typ: mysql.MYSQL_TYPE_DATETIME}
 )
 
@@ -53,11 +54,14 @@ func (s *session) infoSchema(name string) (*source, error) {
 		src, fill = &source{rowset: rowset{cols: keyColumnUsageCols}}, addKeyColumnUsageRows
 	case "SCHEMATA":
 		return s.infoSchemata()
-	case "REFERENTIAL_CONSTRAINTS":
-		// ticketd has no foreign keys (REFERENCES is 1235).
-		return &source{rowset: rowset{cols: referentialCols}, catalog: true}, nil
+	case "TABLE_CONSTRAINTS":
+		src, fill = &source{rowset: rowset{cols: tableConstraintsCols}}, addTableConstraintsRows
+	case "REFERENTIAL_CONSTRAINTS", "CHECK_CONSTRAINTS", "VIEWS", "TRIGGERS", "ROUTINES":
+		// ticketd has none of these: no foreign keys or CHECK (both
+		// 1235), views, triggers or stored routines.
+		return &source{rowset: rowset{cols: emptyViews[strings.ToUpper(name)]}, catalog: true}, nil
 	default:
-		return nil, unsupported("information_schema." + strings.ToUpper(name) + " (ticketd has SCHEMATA, TABLES, COLUMNS, STATISTICS, KEY_COLUMN_USAGE and REFERENTIAL_CONSTRAINTS)")
+		return nil, unsupported("information_schema." + strings.ToUpper(name) + " (ticketd has SCHEMATA, TABLES, COLUMNS, STATISTICS, KEY_COLUMN_USAGE, TABLE_CONSTRAINTS, REFERENTIAL_CONSTRAINTS, CHECK_CONSTRAINTS, VIEWS, TRIGGERS and ROUTINES)")
 	}
 	src.catalog = true
 	err := s.view(func(st ticket.Store) error {
@@ -104,10 +108,53 @@ func (s *session) infoSchemata() (*source, error) {
 	return src, err
 }
 
-var referentialCols = isCols("REFERENTIAL_CONSTRAINTS",
-	"CONSTRAINT_CATALOG", isStr, "CONSTRAINT_SCHEMA", isStr, "CONSTRAINT_NAME", isStr,
-	"UNIQUE_CONSTRAINT_CATALOG", isStr, "UNIQUE_CONSTRAINT_SCHEMA", isStr, "UNIQUE_CONSTRAINT_NAME", isStr,
-	"MATCH_OPTION", isStr, "UPDATE_RULE", isStr, "DELETE_RULE", isStr, "TABLE_NAME", isStr, "REFERENCED_TABLE_NAME", isStr)
+// emptyViews are the columns of the views ticketd has no rows for.
+var emptyViews = map[string][]column{
+	"REFERENTIAL_CONSTRAINTS": isCols("REFERENTIAL_CONSTRAINTS",
+		"CONSTRAINT_CATALOG", isStr, "CONSTRAINT_SCHEMA", isStr, "CONSTRAINT_NAME", isStr,
+		"UNIQUE_CONSTRAINT_CATALOG", isStr, "UNIQUE_CONSTRAINT_SCHEMA", isStr, "UNIQUE_CONSTRAINT_NAME", isStr,
+		"MATCH_OPTION", isStr, "UPDATE_RULE", isStr, "DELETE_RULE", isStr, "TABLE_NAME", isStr, "REFERENCED_TABLE_NAME", isStr),
+	"CHECK_CONSTRAINTS": isCols("CHECK_CONSTRAINTS",
+		"CONSTRAINT_CATALOG", isStr, "CONSTRAINT_SCHEMA", isStr, "TABLE_NAME", isStr, "CONSTRAINT_NAME", isStr,
+		"LEVEL", isStr, "CHECK_CLAUSE", isText),
+	"VIEWS": isCols("VIEWS",
+		"TABLE_CATALOG", isStr, "TABLE_SCHEMA", isStr, "TABLE_NAME", isStr, "VIEW_DEFINITION", isText,
+		"CHECK_OPTION", isStr, "IS_UPDATABLE", isStr, "DEFINER", isStr, "SECURITY_TYPE", isStr,
+		"CHARACTER_SET_CLIENT", isStr, "COLLATION_CONNECTION", isStr, "ALGORITHM", isStr),
+	"TRIGGERS": isCols("TRIGGERS",
+		"TRIGGER_CATALOG", isStr, "TRIGGER_SCHEMA", isStr, "TRIGGER_NAME", isStr, "EVENT_MANIPULATION", isStr,
+		"EVENT_OBJECT_CATALOG", isStr, "EVENT_OBJECT_SCHEMA", isStr, "EVENT_OBJECT_TABLE", isStr, "ACTION_ORDER", isI64,
+		"ACTION_CONDITION", isText, "ACTION_STATEMENT", isText, "ACTION_ORIENTATION", isStr, "ACTION_TIMING", isStr,
+		"ACTION_REFERENCE_OLD_TABLE", isStr, "ACTION_REFERENCE_NEW_TABLE", isStr, "ACTION_REFERENCE_OLD_ROW", isStr,
+		"ACTION_REFERENCE_NEW_ROW", isStr, "CREATED", isTime, "SQL_MODE", isStr, "DEFINER", isStr,
+		"CHARACTER_SET_CLIENT", isStr, "COLLATION_CONNECTION", isStr, "DATABASE_COLLATION", isStr),
+	"ROUTINES": isCols("ROUTINES",
+		"SPECIFIC_NAME", isStr, "ROUTINE_CATALOG", isStr, "ROUTINE_SCHEMA", isStr, "ROUTINE_NAME", isStr,
+		"ROUTINE_TYPE", isStr, "DATA_TYPE", isStr, "CHARACTER_MAXIMUM_LENGTH", isI32, "CHARACTER_OCTET_LENGTH", isI32,
+		"NUMERIC_PRECISION", isI32, "NUMERIC_SCALE", isI32, "DATETIME_PRECISION", isU64, "CHARACTER_SET_NAME", isStr,
+		"COLLATION_NAME", isStr, "DTD_IDENTIFIER", isText, "ROUTINE_BODY", isStr, "ROUTINE_DEFINITION", isText,
+		"EXTERNAL_NAME", isStr, "EXTERNAL_LANGUAGE", isStr, "PARAMETER_STYLE", isStr, "IS_DETERMINISTIC", isStr,
+		"SQL_DATA_ACCESS", isStr, "SQL_PATH", isStr, "SECURITY_TYPE", isStr, "CREATED", isTime, "LAST_ALTERED", isTime,
+		"SQL_MODE", isStr, "ROUTINE_COMMENT", isText, "DEFINER", isStr, "CHARACTER_SET_CLIENT", isStr,
+		"COLLATION_CONNECTION", isStr, "DATABASE_COLLATION", isStr),
+}
+
+var tableConstraintsCols = isCols("TABLE_CONSTRAINTS",
+	"CONSTRAINT_CATALOG", isStr, "CONSTRAINT_SCHEMA", isStr, "CONSTRAINT_NAME", isStr, "TABLE_SCHEMA", isStr,
+	"TABLE_NAME", isStr, "CONSTRAINT_TYPE", isStr)
+
+// addTableConstraintsRows is a table's primary and unique keys.
+func addTableConstraintsRows(_ ticket.Store, t *ticket.Table, src *source) error {
+	for _, k := range catKeys(t) {
+		switch {
+		case k.primary:
+			src.add("def", t.Def.DB, k.name, t.Def.DB, t.Def.Name, "PRIMARY KEY")
+		case k.unique:
+			src.add("def", t.Def.DB, k.name, t.Def.DB, t.Def.Name, "UNIQUE")
+		}
+	}
+	return nil
+}
 
 var tablesCols = isCols("TABLES",
 	"TABLE_CATALOG", isStr, "TABLE_SCHEMA", isStr, "TABLE_NAME", isStr, "TABLE_TYPE", isStr, "ENGINE", isStr,
@@ -328,6 +375,7 @@ func sqlQuote(s string) string {
 // catKey is one key of a table: its name, uniqueness and columns.
 type catKey struct {
 	name     string
+	primary  bool
 	unique   bool
 	cols     []string
 	nullable []bool
@@ -345,7 +393,7 @@ func catKeys(t *ticket.Table) []catKey {
 		var out []catKey
 		var rank []int
 		for _, k := range d.Rows.Keys {
-			ck := catKey{name: k.Name, unique: k.Unique || k.Primary}
+			ck := catKey{name: k.Name, primary: k.Primary, unique: k.Unique || k.Primary}
 			r := 3
 			switch {
 			case k.Primary:
@@ -375,7 +423,7 @@ func catKeys(t *ticket.Table) []catKey {
 	}
 	var out []catKey
 	if d.IDKey != "" {
-		out = append(out, catKey{name: d.IDKey, unique: true, cols: []string{d.IDCol}, nullable: []bool{!d.IDNotNull}})
+		out = append(out, catKey{name: d.IDKey, primary: d.IDKey == ticket.PrimaryKey, unique: true, cols: []string{d.IDCol}, nullable: []bool{!d.IDNotNull}})
 	}
 	if d.StubKey != "" {
 		out = append(out, catKey{name: d.StubKey, unique: true, cols: []string{d.StubCol}, nullable: []bool{!d.StubNotNull}})

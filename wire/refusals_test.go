@@ -21,7 +21,7 @@ func TestRefusalsNameConstruct(t *testing.T) {
 		{"SELECT id = 1 FROM Tickets64", "operator = on a ticket table or sequence"},
 		{"SELECT CASE WHEN id > 0 THEN 1 END FROM Tickets64", "CASE on a ticket table or sequence"},
 		{"SELECT COUNT(*) FROM Tickets64", "COUNT() on a ticket table or sequence"},
-		{"SELECT * FROM information_schema.ROUTINES", "information_schema.ROUTINES"},
+		{"SELECT * FROM information_schema.PARTITIONS", "information_schema.PARTITIONS"},
 		{"SELECT 1.5 + 1", "arithmetic on a decimal or double value"},
 		{"SELECT 'a' + 1", "arithmetic on the string 'a'"},
 		{"SELECT TABLE_NAME, stub FROM information_schema.TABLES, Tickets64", "JOIN other than of information_schema views"},
