@@ -84,6 +84,17 @@ var infoSchemaScript = func() []step {
 		// Cardinality is the row count (was the column's place in the key).
 		step{sql: "SHOW COLUMNS FROM kv"},
 		step{sql: "SHOW INDEX FROM kv"},
+		// SHOW COLUMNS of every kind of table, from the same rows as
+		// COLUMNS (of a sequence it was 1235).
+		step{sql: "SHOW FULL COLUMNS FROM kv"},
+		step{sql: "SHOW FULL COLUMNS FROM seq"},
+		step{sql: "SHOW COLUMNS FROM seq LIKE 'c%'"},
+		step{sql: "SHOW FULL COLUMNS FROM Tickets64"},
+		step{sql: "DESCRIBE tiny_id_info"},
+		step{sql: "SHOW FULL COLUMNS FROM leaf_alloc"},
+		step{sql: "SHOW FULL COLUMNS FROM WORKER_NODE"},
+		step{sql: "SHOW INDEX FROM Tickets64"},
+		step{sql: "SHOW INDEX FROM seq"},
 		// SQLAlchemy's has_table.
 		step{sql: "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?", args: []any{"isx", "Tickets64"}},
 		step{sql: "SELECT COUNT(*), COUNT(COLUMN_DEFAULT) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'isx' AND TABLE_NAME = 'nope'"},

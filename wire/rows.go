@@ -6,7 +6,6 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
-	"github.com/ticketd/ticketd/sql"
 	"github.com/ticketd/ticketd/ticket"
 )
 
@@ -151,42 +150,4 @@ func datumValue(c *ticket.RowCol, d ticket.Datum) any {
 		}
 	}
 	return d.S
-}
-
-// showRowsColumns is SHOW [FULL] COLUMNS of a row table.
-func showRowsColumns(p *sql.Show, t *ticket.Table, rs *rowset) {
-	rd := t.Def.Rows
-	for i := range rd.Cols {
-		c := &rd.Cols[i]
-		if p.HasLike && !likeMatch(p.Like, c.Name) {
-			continue
-		}
-		null := "YES"
-		if c.NotNull {
-			null = "NO"
-		}
-		var def any
-		switch {
-		case c.DefaultNow:
-			def = "current_timestamp()"
-		case c.HasDefault && !c.Default.Null:
-			def = c.Default.S
-		}
-		extra := ""
-		switch {
-		case c.AutoInc:
-			extra = "auto_increment"
-		case c.OnUpdateNow:
-			extra = "on update current_timestamp()"
-		}
-		if p.Full {
-			var coll any
-			if c.Kind == ticket.ColString {
-				coll = t.Def.ColCollation(c).String()
-			}
-			rs.add(c.Name, c.Type, coll, null, rowKeyOf(rd, i), def, extra, "select,insert,update,references", c.Comment)
-		} else {
-			rs.add(c.Name, c.Type, null, rowKeyOf(rd, i), def, extra)
-		}
-	}
 }

@@ -241,57 +241,40 @@ func (s *session) showTableStatus(p *sql.Show, rs *rowset) error {
 	})
 }
 
+// showColumns is SHOW [FULL] COLUMNS (and DESCRIBE): COLUMNS' rows of
+// the table (catColumns), with the default unquoted, as MariaDB shows it.
 func (s *session) showColumns(p *sql.Show, rs *rowset) error {
 	t, err := s.showTable(p.Table)
 	if err != nil {
 		return err
 	}
-	if t.Def.Seq != nil {
-		return unsupported("SHOW COLUMNS of a sequence")
-	}
-	d := &t.Def
 	rs.cols = strCols("Field", "Type", "Null", "Key", "Default", "Extra")
 	if p.Full {
 		rs.cols = strCols("Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment")
 	}
-	if d.Rows != nil {
-		showRowsColumns(p, t, rs)
-		p.HasLike = false
-		return nil
-	}
-	yesNo := func(notNull bool) string {
-		if notNull {
-			return "NO"
-		}
-		return "YES"
-	}
-	keyOf := func(k string) string {
-		switch k {
-		case "":
-			return ""
-		case ticket.PrimaryKey:
-			return "PRI"
-		}
-		return "UNI"
-	}
-	idExtra := ""
-	if d.AutoInc {
-		idExtra = "auto_increment"
-	}
-	idRow := []any{d.IDCol, d.IDType.SQL(), yesNo(d.IDNotNull), keyOf(d.IDKey), nil, idExtra}
-	stubRow := []any{d.StubCol, d.StubType, yesNo(d.StubNotNull), keyOf(d.StubKey), d.StubDefault, ""}
-	if p.Full {
-		idRow = []any{d.IDCol, d.IDType.SQL(), nil, yesNo(d.IDNotNull), keyOf(d.IDKey), nil, idExtra, "select,insert,update,references", ""}
-		stubRow = []any{d.StubCol, d.StubType, "utf8mb4_general_ci", yesNo(d.StubNotNull), keyOf(d.StubKey), d.StubDefault, "", "select,insert,update,references", ""}
-	}
-	for _, c := range tableColumns(d) {
+	for _, c := range catColumns(t) {
 		if p.HasLike && !likeMatch(p.Like, c.name) {
 			continue
 		}
-		if strings.EqualFold(c.name, d.IDCol) {
-			rs.add(idRow...)
+		null := "NO"
+		if c.nullable {
+			null = "YES"
+		}
+		var def any
+		if d, ok := c.def.(string); ok && d != "NULL" {
+			def = d
+			if len(d) >= 2 && d[0] == '\'' && d[len(d)-1] == '\'' {
+				def = strings.ReplaceAll(d[1:len(d)-1], "''", "'")
+			}
+		}
+		if p.Full {
+			var coll any
+			if c.intType == nil && c.temporal == 0 {
+				coll = c.coll.String()
+			}
+			rs.add(c.name, c.colType, coll, null, c.key, def, c.extra, "select,insert,update,references", c.comment)
 		} else {
-			rs.add(stubRow...)
+			rs.add(c.name, c.colType, null, c.key, def, c.extra)
 		}
 	}
 	p.HasLike = false
