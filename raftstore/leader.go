@@ -38,6 +38,10 @@ func (n *Node) leaderChanged() <-chan struct{} {
 }
 
 // watchLeader follows Raft's leader observations until the node closes.
+// It also keeps leaderSeen current: every observation is a change of
+// leader, so a leader was known until that moment (or is known now), and
+// a tick refreshes it while one stays known. Observations are dropped
+// when the channel is full; the tick covers them too.
 func (n *Node) watchLeader() {
 	ch := make(chan raft.Observation, 16)
 	obs := raft.NewObserver(ch, false, func(o *raft.Observation) bool {
@@ -45,11 +49,15 @@ func (n *Node) watchLeader() {
 		return ok
 	})
 	n.raft.RegisterObserver(obs)
+	n.leaderSeen.Store(time.Now().UnixNano())
 	go func() {
 		defer n.raft.DeregisterObserver(obs)
+		tick := time.NewTicker(leaderSeenTick)
+		defer tick.Stop()
 		for {
 			select {
 			case o := <-ch:
+				n.leaderSeen.Store(time.Now().UnixNano())
 				if lo := o.Data.(raft.LeaderObservation); lo.LeaderID == n.id {
 					go n.confirmLeadership(n.raft.CurrentTerm())
 				}
@@ -57,11 +65,57 @@ func (n *Node) watchLeader() {
 				close(n.leaderGen)
 				n.leaderGen = make(chan struct{})
 				n.lmu.Unlock()
+			case <-tick.C:
+				if _, id := n.raft.LeaderWithID(); id != "" {
+					n.leaderSeen.Store(time.Now().UnixNano())
+				}
 			case <-n.closed:
 				return
 			}
 		}
 	}()
+}
+
+// leaderSeenTick is how often watchLeader notes that a leader is still
+// known; leaderless times are that much too long at most.
+const leaderSeenTick = 50 * time.Millisecond
+
+// NoLeaderError is a refusal because no leader has been known here for
+// longer than an election timeout: the node fails fast rather than make
+// every statement wait for a leader that an election would have produced
+// by now (no quorum: the others are down or cut off). It wraps
+// ErrNoLeader.
+type NoLeaderError struct {
+	// Since is when this node last knew a leader (or started).
+	Since time.Time
+}
+
+func (e *NoLeaderError) Error() string {
+	return fmt.Sprintf("raftstore: no leader known since %s (%v)", e.Since.UTC().Format("15:04:05.000"),
+		time.Since(e.Since).Round(100*time.Millisecond))
+}
+
+func (e *NoLeaderError) Unwrap() error { return ErrNoLeader }
+
+// NoLeaderSince is e.Since: the wire layer says it in its refusal.
+func (e *NoLeaderError) NoLeaderSince() time.Time { return e.Since }
+
+// leaderless returns a NoLeaderError when no leader is known and none has
+// been for longer than an election timeout, else nil. A leader dies, a
+// follower stops calling it leader a heartbeat timeout later, and an
+// election with a quorum ends well within an election timeout after
+// that (two, with a split vote): so past it, the node most likely has no
+// quorum, and a statement that waits until its deadline only makes its
+// client wait. The first statement after a leader appears goes to it.
+func (n *Node) leaderless() *NoLeaderError {
+	if _, id := n.raft.LeaderWithID(); id != "" {
+		return nil
+	}
+	since := time.Unix(0, n.leaderSeen.Load())
+	if time.Since(since) <= n.cfg.ElectionTimeout {
+		return nil
+	}
+	return &NoLeaderError{Since: since}
 }
 
 // currentLeader returns the leader with the channel that announces its
@@ -116,12 +170,17 @@ func (n *Node) loneVoter() bool {
 	if cf.Error() != nil {
 		return false
 	}
+	return loneVoterOf(cf.Configuration(), n.id)
+}
+
+// loneVoterOf reports whether id is the only voter of c.
+func loneVoterOf(c raft.Configuration, id raft.ServerID) bool {
 	voters := 0
 	me := false
-	for _, s := range cf.Configuration().Servers {
+	for _, s := range c.Servers {
 		if s.Suffrage == raft.Voter {
 			voters++
-			me = me || s.ID == raft.ServerID(n.id)
+			me = me || s.ID == id
 		}
 	}
 	return voters == 1 && me

@@ -63,6 +63,9 @@ type Node struct {
 	// waiting at once instead of holding batch workers until timeout.
 	lmu       sync.Mutex
 	leaderGen chan struct{}
+	// leaderSeen is when a leader was last known here, in Unix
+	// nanoseconds (watchLeader; see leaderless).
+	leaderSeen atomic.Int64
 
 	// restarted is set when the node started from existing Raft state.
 	restarted bool
@@ -91,6 +94,11 @@ type Node struct {
 	probed atomic.Pointer[map[string]uint32]
 	// reads batches read-index rounds (readindex.go).
 	reads readRounds
+	// lone: this node is the only voter of its latest configuration
+	// (watchMembership); hold is its hold on elections while its disk is
+	// full (diskfull.go).
+	lone atomic.Bool
+	hold electionHold
 }
 
 var (
@@ -228,6 +236,10 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 	}
 	if cfg.Forward != nil {
 		n.handler = cfg.Forward(n)
+	}
+	if ws, ok := rs.store.(*watchedStore); ok {
+		refused := n.storeRefused
+		ws.refused.Store(&refused)
 	}
 	m.start(n.serveForward)
 	undo = append(undo, func() { m.Close() })
@@ -578,9 +590,11 @@ func (n *Node) Snapshot() error {
 // call more than once.
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
+		began := time.Now()
 		close(n.closed)
 		n.fwd.close()
 		errs := []error{n.raft.Shutdown().Error()}
+		raftTook := time.Since(began)
 		errs = append(errs, n.mux.Close(), n.trans.Close(), n.store.Close(), n.fsm.Close())
 		// Last: the directory is free only once its files are closed.
 		errs = append(errs, n.lock.release())
@@ -591,7 +605,8 @@ func (n *Node) Close() error {
 			}
 		}
 		n.closeErr = errors.Join(out...)
-		n.log.Info("raft node closed")
+		n.log.Info("raft node closed", "took", time.Since(began).Round(time.Millisecond),
+			"raft_shutdown", raftTook.Round(time.Millisecond))
 	})
 	return n.closeErr
 }

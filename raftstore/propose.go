@@ -19,7 +19,8 @@ import (
 // committed):
 //   - the node closed, or the context ended, before an attempt;
 //   - no leader was known, or each node tried said it was not the leader
-//     (errNotLeader, ErrNoLeader), until the deadline;
+//     (errNotLeader, ErrNoLeader), until the deadline, or no leader has
+//     been known for longer than an election timeout (NoLeaderError);
 //   - a forwarded request never reached the leader whole (errNotSent),
 //     until the deadline;
 //   - Raft did not take the entry into its queue in time
@@ -173,6 +174,10 @@ func (n *Node) propose(ctx context.Context, deadline time.Time, data []byte) ([]
 				return res, index, err
 			}
 			last = err
+		} else if nl := n.leaderless(); nl != nil {
+			// Long enough without a leader that waiting for one only
+			// makes the client wait: refuse now (issue 34).
+			return nil, 0, fmt.Errorf("raftstore: propose: %w: %w", ticket.ErrNoQuorum, nl)
 		} else {
 			last = ErrNoLeader
 		}

@@ -62,6 +62,9 @@ func (n *Node) readIndexRound() (uint64, error) {
 	}
 	addr, id := n.raft.LeaderWithID()
 	if id == "" {
+		if nl := n.leaderless(); nl != nil {
+			return 0, fmt.Errorf("raftstore: read index: %w", nl)
+		}
 		return 0, fmt.Errorf("raftstore: read index: %w", ErrNoLeader)
 	}
 	idx, err := n.fwd.commitIndex(ctx, string(addr), n.deadline(ctx))

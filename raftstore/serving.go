@@ -67,6 +67,11 @@ func (n *Node) WaitServing(ctx context.Context) error {
 		if errors.Is(err, ErrRemoved) || errors.Is(err, ErrClosed) {
 			return fmt.Errorf("%w: %w", ticket.ErrNoQuorum, err)
 		}
+		if nl := n.leaderless(); nl != nil && errors.Is(err, ErrNotCaughtUp) {
+			// Catching up needs a leader, and none has been known for
+			// an election timeout: fail fast, as Propose does.
+			return fmt.Errorf("%w: %w (%w)", ticket.ErrNoQuorum, err, nl)
+		}
 		select {
 		case <-ctx.Done():
 			return n.withStorage(fmt.Errorf("%w: %w (%w)", ticket.ErrNoQuorum, err, ctx.Err()))
@@ -225,6 +230,7 @@ func (n *Node) watchMembership(interval time.Duration) {
 		f := n.raft.GetConfiguration()
 		if f.Error() == nil {
 			c := f.Configuration()
+			n.lone.Store(loneVoterOf(c, n.id))
 			member := serverOf(c, string(n.id)) != nil
 			if member {
 				n.memberSeen.Store(true)

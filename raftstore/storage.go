@@ -41,6 +41,8 @@ type watchedStore struct {
 	logStore
 	log    *slog.Logger
 	failed atomic.Pointer[storeFailure]
+	// refused, if set, is told of every failed write (Node.storeRefused).
+	refused atomic.Pointer[func(error)]
 }
 
 // note records a failed write; a successful write of log entries (what
@@ -48,6 +50,9 @@ type watchedStore struct {
 // where entries do not, so its successes prove nothing.
 func (s *watchedStore) note(err error, entries bool) error {
 	now := time.Now()
+	if fn := s.refused.Load(); err != nil && fn != nil {
+		(*fn)(err)
+	}
 	switch f := s.failed.Load(); {
 	case err != nil && (f == nil || now.Sub(time.Unix(0, f.last.Load())) > storageErrFresh):
 		f = &storeFailure{err: err, since: now}
@@ -86,7 +91,9 @@ func (n *Node) StorageErr() error {
 		return nil
 	}
 	f := ws.failed.Load()
-	if f == nil || time.Since(time.Unix(0, f.last.Load())) > storageErrFresh {
+	// A lone voter holding its elections for a full disk writes nothing
+	// meanwhile, and still cannot.
+	if f == nil || !n.hold.held.Load() && time.Since(time.Unix(0, f.last.Load())) > storageErrFresh {
 		return nil
 	}
 	return fmt.Errorf("%w on node %s since %s: %w", ticket.ErrStorage, n.id, f.since.Format(time.RFC3339), f.err)

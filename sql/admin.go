@@ -334,7 +334,7 @@ func columnDef(c *ast.ColumnDef) (ColumnDef, error) {
 		case ast.ColumnOptionCheck:
 			return ColumnDef{}, unsupported("CHECK")
 		default:
-			return ColumnDef{}, unsupported("this column option")
+			return ColumnDef{}, unsupported("column option " + nodeSQL(o))
 		}
 	}
 	return col, nil
@@ -355,7 +355,7 @@ func keyDef(c *ast.Constraint) (KeyDef, error) {
 	case ast.ConstraintCheck:
 		return KeyDef{}, unsupported("CHECK")
 	default:
-		return KeyDef{}, unsupported("this key type")
+		return KeyDef{}, unsupported("key " + nodeSQL(c))
 	}
 	k.Columns = make([]string, 0, len(c.Keys))
 	for _, part := range c.Keys {

@@ -19,10 +19,16 @@ type scope struct {
 	alias string // AS alias, which then replaces the table name as qualifier
 	// onDup allows VALUES(col): ON DUPLICATE KEY UPDATE's expressions.
 	onDup bool
+	// join lists the views of a join of information_schema views
+	// (catalogjoin.go); table is then the first.
+	join []JoinTable
 }
 
 // column resolves a column reference to its lower-case name.
 func (sc scope) column(c *ast.ColumnName, field bool) (string, error) {
+	if sc.join != nil {
+		return sc.joinColumn(c)
+	}
 	if sc.table == nil {
 		if field {
 			return "", mysqlerr.UnknownColumn(columnText(c), "field list")
@@ -79,7 +85,7 @@ func singleTable(refs *ast.TableRefsClause) (scope, error) {
 	case *ast.Join:
 		return scope{}, unsupported("JOIN")
 	}
-	return scope{}, unsupported("this FROM clause")
+	return scope{}, unsupported("FROM " + nodeSQL(j.Left))
 }
 
 func tableName(tn *ast.TableName) *TableName {
@@ -108,9 +114,15 @@ func selectStmt(s *ast.SelectStmt) (Plan, error) {
 	if s.From != nil {
 		var err error
 		if sc, err = singleTable(s.From); err != nil {
-			return nil, err
+			var u unsupported
+			if !errors.As(err, &u) || string(u) != "JOIN" {
+				return nil, err
+			}
+			if sc, s.Where, err = joinScope(s.From, s.Where); err != nil {
+				return nil, err
+			}
 		}
-		plan.From = sc.table
+		plan.From, plan.Join = sc.table, sc.join
 	}
 	plan.Fields = make([]SelectField, 0, len(s.Fields.Fields))
 	for _, f := range s.Fields.Fields {
@@ -138,7 +150,7 @@ func selectStmt(s *ast.SelectStmt) (Plan, error) {
 		}
 		e, err := expr(f.Expr, sc)
 		var u unsupported
-		if errors.As(err, &u) && sc.table != nil {
+		if (errors.As(err, &u) || err == nil && hasPredicate(&e)) && sc.table != nil {
 			// A comparison, AND/OR/NOT, IS NULL, IN, BETWEEN or LIKE over
 			// a table's columns: a row-table expression, which the row
 			// engine evaluates as it does WHERE (a ticket table refuses it).
@@ -153,39 +165,13 @@ func selectStmt(s *ast.SelectStmt) (Plan, error) {
 	}
 	var err error
 	if s.Where != nil {
-		if sc.table == nil {
-			return nil, unsupported("WHERE without FROM")
-		}
-		var werr error
-		plan.Where, werr = conds(s.Where, sc)
-		f, ferr := rowExpr(s.Where, sc)
-		if werr != nil && ferr != nil {
-			return nil, ferr
-		}
-		plan.WhereErr, plan.FilterErr = planErr(werr), planErr(ferr)
-		if ferr == nil {
-			plan.Filter = &f
+		if err := selectWhere(plan, s.Where, sc); err != nil {
+			return nil, err
 		}
 	}
 	if s.OrderBy != nil {
-		if plan.OrderBy, err = orderBy(s.OrderBy, sc); err != nil {
+		if err := selectOrder(plan, s, sc); err != nil {
 			return nil, err
-		}
-		// ORDER BY names a select-list alias before a column (MariaDB):
-		// an alias of a column orders by that column; of anything else it
-		// would order by the computed value, which the engines do not.
-		for i := range plan.OrderBy {
-			for j, f := range s.Fields.Fields {
-				if f.AsName.O == "" || !strings.EqualFold(f.AsName.O, plan.OrderBy[i].Column) {
-					continue
-				}
-				if x := plan.Fields[j].Expr; x.Kind == ExprColumn {
-					plan.OrderBy[i].Column = x.Name
-				} else {
-					return nil, unsupported("ORDER BY an alias of an expression")
-				}
-				break
-			}
 		}
 	}
 	plan.Distinct = s.Distinct
@@ -233,6 +219,10 @@ func selectStmt(s *ast.SelectStmt) (Plan, error) {
 func fieldLabel(f *ast.SelectField) string {
 	if f.AsName.O != "" {
 		return f.AsName.O
+	}
+	if c, ok := f.Expr.(*ast.ColumnNameExpr); ok {
+		// t.col and `col` are labelled col, as MariaDB does.
+		return c.Name.Name.O
 	}
 	if v, ok := f.Expr.(*test_driver.ValueExpr); ok {
 		switch x := v.GetValue().(type) {
@@ -697,25 +687,6 @@ func negate(v Value) (Value, bool, error) {
 	return Value{}, false, nil
 }
 
-// funcArgs says how many arguments each function ticketd evaluates takes:
-// {min, max}, max -1 for any.
-var funcArgs = map[string][2]int{
-	"database":          {0, 0},
-	"schema":            {0, 0},
-	"version":           {0, 0},
-	"connection_id":     {0, 0},
-	"user":              {0, 0},
-	"current_user":      {0, 0},
-	"session_user":      {0, 0},
-	"system_user":       {0, 0},
-	"row_count":         {0, 0},
-	"found_rows":        {0, 0},
-	"now":               {0, 1},
-	"current_timestamp": {0, 1},
-	"utc_timestamp":     {0, 1},
-	"concat":            {1, -1},
-}
-
 // expr converts a select-list or SET value expression.
 func expr(e ast.ExprNode, sc scope) (Expr, error) {
 	switch x := e.(type) {
@@ -747,6 +718,13 @@ func expr(e ast.ExprNode, sc scope) (Expr, error) {
 		return out, nil
 	case *ast.FuncCallExpr:
 		return funcCall(x, sc)
+	case *ast.BinaryOperationExpr, *ast.UnaryOperationExpr, *ast.IsNullExpr, *ast.PatternInExpr, *ast.BetweenExpr,
+		*ast.PatternLikeOrIlikeExpr, *ast.CaseExpr, *ast.FuncCastExpr:
+		if p, ok, err := predicate(e, sc); ok {
+			return p, err
+		}
+	}
+	switch x := e.(type) {
 	case *ast.BinaryOperationExpr:
 		var op byte
 		switch x.Op {
@@ -757,7 +735,7 @@ func expr(e ast.ExprNode, sc scope) (Expr, error) {
 		case opcode.Mul:
 			op = '*'
 		default:
-			return Expr{}, unsupported("operator " + x.Op.String())
+			return Expr{}, unsupported("operator " + opSQL(x.Op))
 		}
 		l, err := expr(x.L, sc)
 		if err != nil {
@@ -770,7 +748,7 @@ func expr(e ast.ExprNode, sc scope) (Expr, error) {
 		return Expr{Kind: ExprArith, Op: op, Args: []Expr{l, r}}, nil
 	case *ast.UnaryOperationExpr:
 		if x.Op != opcode.Minus && x.Op != opcode.Plus {
-			return Expr{}, unsupported("operator " + x.Op.String())
+			return Expr{}, unsupported("operator " + opSQL(x.Op))
 		}
 		if v, ok, err := literal(x); err != nil {
 			return Expr{}, err
@@ -793,42 +771,7 @@ func expr(e ast.ExprNode, sc scope) (Expr, error) {
 		return Expr{}, err
 	}
 	if !ok {
-		return Expr{}, unsupported("this expression")
+		return Expr{}, unsupported(describe(e))
 	}
 	return Expr{Kind: ExprValue, Value: v}, nil
-}
-
-func funcCall(f *ast.FuncCallExpr, sc scope) (Expr, error) {
-	name := f.FnName.L
-	if e, ok, err := sequenceCall(f, sc); ok {
-		return e, err
-	}
-	if f.Schema.O != "" {
-		return Expr{}, unsupported("stored function")
-	}
-	out := Expr{Kind: ExprFunc, Name: strings.ToUpper(name)}
-	if name == "last_insert_id" {
-		if len(f.Args) > 1 {
-			return Expr{}, unsupported("LAST_INSERT_ID with several arguments")
-		}
-		out = Expr{Kind: ExprLastInsertID}
-	} else {
-		n, ok := funcArgs[name]
-		if !ok {
-			return Expr{}, unsupported(strings.ToUpper(name) + "()")
-		}
-		if len(f.Args) < n[0] || (n[1] >= 0 && len(f.Args) > n[1]) {
-			return Expr{}, unsupported(strings.ToUpper(name) + "() with these arguments")
-		}
-	}
-	if len(f.Args) > 0 {
-		out.Args = make([]Expr, len(f.Args))
-		for i, a := range f.Args {
-			var err error
-			if out.Args[i], err = expr(a, sc); err != nil {
-				return Expr{}, err
-			}
-		}
-	}
-	return out, nil
 }

@@ -15,13 +15,17 @@
 //
 //   - Select: SELECT of expressions without FROM (LAST_INSERT_ID(),
 //     @@variables, @user variables, a few functions such as DATABASE() and
-//     VERSION(), arithmetic), or of one table's columns (a ticket table
-//     or an information_schema view; which, the wire layer decides) with
-//     a WHERE, ORDER BY and LIMIT. The WHERE is kept twice: as `col =
-//     value` terms ANDed (Where, for ticket tables and views; WhereErr when
-//     it is more) and whole as a predicate (Filter, for row tables;
-//     rowexpr.go). COUNT(*), COUNT/MIN/MAX/SUM/AVG(col) are ExprAgg fields;
-//     GroupBy (columns) and Distinct are for row tables.
+//     VERSION(), arithmetic, and the catalogue's expressions of
+//     catalogexpr.go: comparisons, CASE, IF(), CAST AS SIGNED), or of one
+//     table's columns (a ticket table or an information_schema view;
+//     which, the wire layer decides), or of an inner join of
+//     information_schema views (Join, catalogjoin.go), with a WHERE,
+//     ORDER BY and LIMIT. The WHERE is kept twice: as `col = value` terms
+//     ANDed (Where, for ticket tables; WhereErr when it is more) and whole
+//     as a predicate (Filter: for row tables in rowexpr.go's language,
+//     FilterErr when it is not; for views in the select list's).
+//     COUNT(*), COUNT/MIN/MAX/SUM/AVG(col) are ExprAgg fields; GroupBy
+//     (columns) and Distinct are for row tables.
 //   - Insert: INSERT, INSERT IGNORE and REPLACE ... VALUES (or the
 //     equivalent SET form, or VALUES ()); a VALUES item that is an
 //     expression is in Exprs (row tables compute it). ON DUPLICATE KEY

@@ -191,7 +191,7 @@ func statement(stmt ast.StmtNode, src string) (Plan, error) {
 			case ast.DatabaseOptionCollate:
 				plan.Collates = append(plan.Collates, strings.ToLower(o.Value))
 			default:
-				return nil, unsupported("this CREATE DATABASE option")
+				return nil, unsupported("CREATE DATABASE option " + nodeSQL(o))
 			}
 		}
 		return plan, nil

@@ -43,7 +43,7 @@ const (
 	ExprLastInsertID                     // LAST_INSERT_ID() or LAST_INSERT_ID(Args[0])
 	ExprSysVar                           // @@[Scope.]Name, also @@identity, @@last_insert_id
 	ExprUserVar                          // @Name
-	ExprFunc                             // Name(Args...): DATABASE, SCHEMA, VERSION, CONNECTION_ID, USER, CURRENT_USER, SESSION_USER, SYSTEM_USER, NOW, CURRENT_TIMESTAMP, UTC_TIMESTAMP, ROW_COUNT, FOUND_ROWS, CONCAT; Name is upper case
+	ExprFunc                             // Name(Args...): the functions of funcArgs (sql/dml.go); Name is upper case
 	ExprColumn                           // a column of the FROM table: Name
 	ExprStar                             // *
 	ExprArith                            // Args[0] Op Args[1], Op one of + - *
@@ -62,6 +62,18 @@ const (
 	ExprAgg      // Name(Args[0]) or COUNT(*) (no Args): COUNT, MIN, MAX, SUM, AVG
 	ExprLike     // Args[0] [NOT] LIKE Args[1] ESCAPE Op
 	ExprValues   // VALUES(Name) in ON DUPLICATE KEY UPDATE
+
+	// The catalogue's expressions (what Connector/J's DatabaseMetaData
+	// sends to information_schema); the wire layer evaluates them where
+	// no table or an information_schema view is read.
+	ExprCase // CASE: Args are [operand] WHEN, THEN pairs [ELSE]; Op&caseOperand, Op&caseElse say which are there
+	ExprCast // CAST(Args[0] AS Name) and CONVERT(Args[0], Name), Name SIGNED or UNSIGNED
+)
+
+// ExprCase's Op flags.
+const (
+	CaseOperand byte = 1 // Args[0] is CASE's operand
+	CaseElse    byte = 2 // the last of Args is ELSE's value
 )
 
 // Scope of a system variable.
@@ -113,18 +125,29 @@ type Cond struct {
 type Order struct {
 	Column string // lower case
 	Desc   bool
+	// Field, when not 0, is the select-list item (1-based) the term
+	// orders by, Column being "": an alias of an expression or a
+	// position (ORDER BY 1). Only information_schema's views are ordered
+	// so (the engines order by columns).
+	Field int `json:",omitempty"`
 }
 
 // Select is SELECT fields [FROM table [WHERE c = v AND ...] [ORDER BY ...] [LIMIT n]].
 type Select struct {
 	Fields []SelectField
 	From   *TableName // nil: no FROM; From.DB may be "information_schema"
+	// Join lists the FROM's views when it joins information_schema views
+	// (From is then the first); columns are then named alias.column when
+	// qualified.
+	Join []JoinTable `json:",omitempty"`
 	// Where is the WHERE as `column = value` terms ANDed, for the tables
 	// that take only that; WhereErr says why it is not when Filter is more.
 	Where    []Cond
 	WhereErr error
 	// Filter is the whole WHERE as a predicate (row tables); nil without
-	// WHERE. FilterErr, when set, is why the WHERE is refused on them.
+	// WHERE. FilterErr, when set, is why the WHERE is refused on them;
+	// Filter may then still hold the WHERE in the select list's language
+	// (DATABASE(), CASE, IF), for information_schema's views.
 	Filter    *Expr
 	FilterErr error
 	// GroupBy lists GROUP BY's columns; Distinct is SELECT DISTINCT.

@@ -48,7 +48,7 @@ func rowExpr(e ast.ExprNode, sc scope) (Expr, error) {
 		} else if o, ok := arithOps[x.Op]; ok {
 			kind, op = ExprArith, o
 		} else {
-			return Expr{}, unsupported("operator " + x.Op.String() + " on a row table")
+			return Expr{}, unsupported("operator " + opSQL(x.Op) + " on a row table")
 		}
 		l, err := rowExpr(x.L, sc)
 		if err != nil {
@@ -80,7 +80,7 @@ func rowExpr(e ast.ExprNode, sc scope) (Expr, error) {
 			zero := Expr{Kind: ExprValue, Value: Value{Kind: ValInt}}
 			return Expr{Kind: ExprArith, Op: '-', Args: []Expr{zero, a}}, nil
 		}
-		return Expr{}, unsupported("operator " + x.Op.String() + " on a row table")
+		return Expr{}, unsupported("operator " + opSQL(x.Op) + " on a row table")
 	case *ast.IsNullExpr:
 		a, err := rowExpr(x.Expr, sc)
 		if err != nil {
@@ -149,7 +149,7 @@ func rowExpr(e ast.ExprNode, sc scope) (Expr, error) {
 		return Expr{}, err
 	}
 	if !ok {
-		return Expr{}, unsupported("this expression on a row table")
+		return Expr{}, unsupported(describe(e) + " on a row table")
 	}
 	return Expr{Kind: ExprValue, Value: v}, nil
 }

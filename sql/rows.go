@@ -115,7 +115,7 @@ func operand(e ast.ExprNode, sc scope) (Operand, error) {
 		return Operand{}, err
 	}
 	if !ok {
-		return Operand{}, unsupported("this expression")
+		return Operand{}, unsupported(describe(e))
 	}
 	return Operand{Value: v}, nil
 }

@@ -80,7 +80,7 @@ func seqOptions(opts []*ast.SequenceOption) ([]SeqOption, error) {
 	for _, o := range opts {
 		k, ok := seqOptionKinds[o.Tp]
 		if !ok {
-			return nil, unsupported("this sequence option")
+			return nil, unsupported("sequence option " + nodeSQL(o))
 		}
 		out = append(out, SeqOption{Kind: k, Value: o.IntValue})
 	}

@@ -393,7 +393,7 @@ func convert(col *RowCol, v Value, now time.Time, row int, db, table string) (Da
 	case ColDate, ColDateTime, ColTimestamp:
 		return timeDatum(col, text, row, db, table)
 	}
-	return Datum{}, mysqlerr.NotSupported("this value")
+	return Datum{}, mysqlerr.NotSupported(fmt.Sprintf("a value for column %s of kind %d", col.Name, col.Kind))
 }
 
 func checkLen(col *RowCol, s string, row int) (Datum, *Error) {

@@ -71,7 +71,7 @@ func (sc *storeCtx) store(col *RowCol, v val, row int) (Datum, *Error) {
 	case ColDate, ColDateTime, ColTimestamp:
 		return sc.storeTime(col, v, row)
 	}
-	return Datum{}, mysqlerr.NotSupported("this column type")
+	return Datum{}, mysqlerr.NotSupported(fmt.Sprintf("a value for column %s of kind %d", col.Name, col.Kind))
 }
 
 func (sc *storeCtx) storeInt(col *RowCol, v val, row int) (Datum, *Error) {

@@ -65,7 +65,7 @@ type QueryResult struct {
 // when no row is read.
 func checkQuery(rd *RowsDef, q *Query) *Error {
 	if rd == nil {
-		return mysqlerr.NotSupported("this table")
+		return mysqlerr.NotSupported("a row-table query on a table without row columns")
 	}
 	if e := checkCols(rd, q.Filter, "where clause"); e != nil {
 		return e

@@ -443,7 +443,7 @@ func (env *evalEnv) eval(x *RowExpr) (val, *Error) {
 		env.lastID, env.setLastID = n, true
 		return v, nil
 	}
-	return val{}, mysqlerr.NotSupported("this expression")
+	return val{}, mysqlerr.NotSupported("row expression operator " + strconv.Itoa(int(x.Op)))
 }
 
 func toUint64(v val) (uint64, bool) {
@@ -949,7 +949,7 @@ func (env *evalEnv) interval(x *RowExpr) (val, *Error) {
 		return val{}, mysqlerr.NotSupported("INTERVAL " + x.Unit)
 	}
 	if n.i > math.MaxInt64/int64(d) || n.i < math.MinInt64/int64(d) {
-		return val{}, mysqlerr.NotSupported("this INTERVAL")
+		return val{}, mysqlerr.NotSupported("INTERVAL " + strconv.FormatInt(n.i, 10) + " " + x.Unit + " (beyond 292 years)")
 	}
 	out := t.Add(time.Duration(n.i) * d)
 	if out.Year() < 1000 || out.Year() > 9999 {

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -126,7 +127,7 @@ func (s *session) dispatch(p sql.Plan, args []any, bin bool, prevWarnings int) (
 	case *sql.Failed:
 		return nil, p.Err
 	default:
-		return nil, unsupported("this statement")
+		return nil, unsupported(fmt.Sprintf("statement %T", p))
 	}
 }
 
@@ -187,7 +188,7 @@ func bind(v sql.Value, args []any) (ticket.Value, error) {
 		}
 		return argValue(args[v.Param])
 	}
-	return ticket.Value{}, unsupported("this value")
+	return ticket.Value{}, unsupported("a " + v.Kind.String() + " value here")
 }
 
 // tableFlusher is the Service that FLUSH TABLES drops sequence caches of
@@ -348,7 +349,7 @@ func assignment(a *sql.Assign, args []any) (ticket.Update, error) {
 	u := ticket.Update{Column: a.Column, SetLastID: a.SetLastID}
 	if a.FromValues {
 		// Parsed so that the statement is recognised, not executed yet.
-		return u, unsupported("this value")
+		return u, unsupported("VALUES(" + a.Column + ") in ON DUPLICATE KEY UPDATE of a ticket table")
 	}
 	if !a.Absolute {
 		u.Delta = a.Delta
@@ -376,7 +377,7 @@ func assignment(a *sql.Assign, args []any) (ticket.Update, error) {
 		}
 		u.Value = n
 	default:
-		return u, unsupported("this assignment")
+		return u, unsupported("a " + sql.ValueKind(v.Kind).String() + " value for a ticket table's id")
 	}
 	return u, nil
 }

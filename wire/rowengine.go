@@ -146,7 +146,7 @@ func rowExpr(x *sql.Expr, args []any) (ticket.RowExpr, error) {
 		}
 		return sub(ticket.ELastID, x.Args)
 	}
-	return ticket.RowExpr{}, unsupported("this expression on a row table")
+	return ticket.RowExpr{}, unsupported(x.Describe() + " on a row table")
 }
 
 // filterExpr binds a WHERE; nil for none.
@@ -310,7 +310,7 @@ func (s *session) selectRowTable(p *sql.Select, src *source, args []any, bin boo
 			case f.Expr.Kind == sql.ExprColumn && p.GroupBy != nil:
 				q.Aggs = append(q.Aggs, ticket.Agg{Col: f.Expr.Name})
 			case p.GroupBy != nil:
-				return nil, unsupported("this select item with GROUP BY")
+				return nil, unsupported(f.Expr.Describe() + " in a select list with GROUP BY")
 			default:
 				return nil, unsupported("aggregates beside other select items without GROUP BY")
 			}

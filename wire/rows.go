@@ -6,7 +6,6 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
-	"github.com/ticketd/ticketd/sql"
 	"github.com/ticketd/ticketd/ticket"
 )
 
@@ -151,75 +150,4 @@ func datumValue(c *ticket.RowCol, d ticket.Datum) any {
 		}
 	}
 	return d.S
-}
-
-// showRowsColumns is SHOW [FULL] COLUMNS of a row table.
-func showRowsColumns(p *sql.Show, t *ticket.Table, rs *rowset) {
-	rd := t.Def.Rows
-	keyOf := func(col int) string {
-		for _, k := range rd.Keys {
-			if k.Cols[0] != col {
-				continue
-			}
-			switch {
-			case k.Primary:
-				return "PRI"
-			case k.Unique && len(k.Cols) == 1:
-				return "UNI"
-			}
-			return "MUL"
-		}
-		return ""
-	}
-	for i := range rd.Cols {
-		c := &rd.Cols[i]
-		if p.HasLike && !likeMatch(p.Like, c.Name) {
-			continue
-		}
-		null := "YES"
-		if c.NotNull {
-			null = "NO"
-		}
-		var def any
-		switch {
-		case c.DefaultNow:
-			def = "current_timestamp()"
-		case c.HasDefault && !c.Default.Null:
-			def = c.Default.S
-		}
-		extra := ""
-		switch {
-		case c.AutoInc:
-			extra = "auto_increment"
-		case c.OnUpdateNow:
-			extra = "on update current_timestamp()"
-		}
-		if p.Full {
-			var coll any
-			if c.Kind == ticket.ColString {
-				coll = t.Def.ColCollation(c).String()
-			}
-			rs.add(c.Name, c.Type, coll, null, keyOf(i), def, extra, "select,insert,update,references", c.Comment)
-		} else {
-			rs.add(c.Name, c.Type, null, keyOf(i), def, extra)
-		}
-	}
-}
-
-// showRowsIndex is SHOW INDEX of a row table of n rows.
-func showRowsIndex(t *ticket.Table, n uint64, rs *rowset) {
-	rd := t.Def.Rows
-	for _, k := range rd.Keys {
-		nonUnique := int64(1)
-		if k.Unique {
-			nonUnique = 0
-		}
-		for n, c := range k.Cols {
-			null := ""
-			if !rd.Cols[c].NotNull {
-				null = "YES"
-			}
-			rs.add(t.Def.Name, nonUnique, k.Name, int64(n+1), rd.Cols[c].Name, "A", n, nil, nil, null, "BTREE", "", "")
-		}
-	}
 }

@@ -24,6 +24,9 @@ type evalCtx struct {
 	// from: the SELECT reads a table, so that MariaDB opens every name in
 	// it first and an unknown sequence is 1146, not 4091.
 	from bool
+	// catalog: the SELECT reads no table or an information_schema view,
+	// where the catalogue's expressions evaluate (catalog_eval.go).
+	catalog bool
 }
 
 func errUnknownColumn(name, where string) error {
@@ -81,15 +84,13 @@ func (e *evalCtx) eval(x *sql.Expr) (any, error) {
 	case sql.ExprFunc:
 		return e.call(x)
 	case sql.ExprColumn:
-		for i, c := range e.cols {
-			if strings.EqualFold(c.name, x.Name) {
-				return e.row[i], nil
-			}
+		if i := colIndexIn(e.cols, x.Name); i >= 0 {
+			return e.row[i], nil
 		}
-		return nil, errUnknownColumn(x.Name, "field list")
+		return nil, errColumn(e.cols, x.Name, "field list")
 	case sql.ExprArith:
 		if len(x.Args) != 2 {
-			return nil, unsupported("this expression")
+			return nil, unsupported(x.Describe() + " with " + strconv.Itoa(len(x.Args)) + " operands")
 		}
 		a, err := e.eval(&x.Args[0])
 		if err != nil {
@@ -105,7 +106,10 @@ func (e *evalCtx) eval(x *sql.Expr) (any, error) {
 	case sql.ExprSequence:
 		return e.sequence(x)
 	default:
-		return nil, unsupported("this expression")
+		if v, ok, err := e.evalCatalog(x); ok {
+			return v, err
+		}
+		return nil, unsupported(x.Describe())
 	}
 }
 
@@ -148,6 +152,9 @@ func (e *evalCtx) call(x *sql.Expr) (any, error) {
 		}
 		return b.String(), nil
 	}
+	if v, ok, err := e.catalogCall(x); ok {
+		return v, err
+	}
 	return nil, unsupported("function " + x.Name)
 }
 
@@ -188,50 +195,58 @@ func toInt(v any) (int64, bool) {
 	return 0, false
 }
 
+// arith computes a + b, a - b or a * b of integers as MariaDB does:
+// exactly, BIGINT UNSIGNED when an operand is unsigned, and error 1690
+// when the result leaves the type's range (it used to wrap around).
 func arith(op byte, a, b any) (any, error) {
-	ua, aok := a.(uint64)
-	ub, bok := b.(uint64)
-	if aok || bok {
-		if !aok {
-			n, ok := toInt(a)
-			if !ok || n < 0 {
-				return nil, unsupported("mixed-sign arithmetic")
-			}
-			ua = uint64(n)
-		}
-		if !bok {
-			n, ok := toInt(b)
-			if !ok {
-				return nil, unsupported("arithmetic on this value")
-			}
-			if n < 0 && op == '+' {
-				return ua - uint64(-n), nil
-			}
-			ub = uint64(n)
-		}
-		switch op {
-		case '+':
-			return ua + ub, nil
-		case '-':
-			return ua - ub, nil
-		case '*':
-			return ua * ub, nil
-		}
+	x, xu, err := arithOperand(a)
+	if err != nil {
+		return nil, err
 	}
-	ia, ok1 := toInt(a)
-	ib, ok2 := toInt(b)
-	if !ok1 || !ok2 {
-		return nil, unsupported("arithmetic on this value")
+	y, yu, err := arithOperand(b)
+	if err != nil {
+		return nil, err
 	}
+	var r big.Int
 	switch op {
 	case '+':
-		return ia + ib, nil
+		r.Add(x, y)
 	case '-':
-		return ia - ib, nil
+		r.Sub(x, y)
 	case '*':
-		return ia * ib, nil
+		r.Mul(x, y)
+	default:
+		return nil, unsupported("operator " + string(op))
 	}
-	return nil, unsupported("operator " + string(op))
+	if xu || yu {
+		if r.Sign() < 0 || !r.IsUint64() {
+			return nil, mysqlerr.New(mysql.ER_DATA_OUT_OF_RANGE, "BIGINT UNSIGNED value is out of range in '%s %c %s'", x, op, y)
+		}
+		return r.Uint64(), nil
+	}
+	if !r.IsInt64() {
+		return nil, mysqlerr.New(mysql.ER_DATA_OUT_OF_RANGE, "BIGINT value is out of range in '%s %c %s'", x, op, y)
+	}
+	return r.Int64(), nil
+}
+
+// arithOperand reads an integer operand; unsigned says it is BIGINT
+// UNSIGNED. A decimal or a string that is not an integer is refused:
+// MariaDB computes those as DECIMAL or DOUBLE, which this evaluator
+// does not.
+func arithOperand(v any) (n *big.Int, unsigned bool, err error) {
+	switch x := v.(type) {
+	case int64:
+		return big.NewInt(x), false, nil
+	case uint64:
+		return new(big.Int).SetUint64(x), true, nil
+	case string:
+		if i, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64); err == nil {
+			return big.NewInt(i), false, nil
+		}
+		return nil, false, unsupported("arithmetic on the string '" + x + "'")
+	}
+	return nil, false, unsupported("arithmetic on a decimal or double value")
 }
 
 // sysVar reads @@name in MySQL's scope rules.
@@ -272,7 +287,7 @@ func (s *session) sysVar(name string, scope sql.Scope, prevWarnings int) (any, e
 
 // selectRows answers SELECT, with or without a FROM table.
 func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings int) (*mysql.Result, error) {
-	e := &evalCtx{s: s, args: args, prevWarnings: prevWarnings, from: p.From != nil}
+	e := &evalCtx{s: s, args: args, prevWarnings: prevWarnings, from: p.From != nil, catalog: p.From == nil}
 	if p.From == nil {
 		rs := rowset{cols: make([]column, len(p.Fields))}
 		row := make([]any, len(p.Fields))
@@ -304,35 +319,20 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 	if err != nil {
 		return nil, err
 	}
+	late := lateOrder(p)
+	if late && !src.catalog {
+		return nil, unsupported("ORDER BY an expression's alias or position outside information_schema")
+	}
 	if src.rowTable != nil {
 		// Row tables: the row engine filters, orders, limits and
 		// aggregates (aggregates answer here).
 		if r, err := s.selectRowTable(p, src, args, bin); r != nil || err != nil {
 			return r, err
 		}
-	} else {
-		if p.WhereErr != nil {
-			return nil, p.WhereErr
-		}
-		for i := range p.Fields {
-			if p.Fields[i].Expr.Kind == sql.ExprAgg {
-				return nil, unsupported(p.Fields[i].Expr.Name + "() on this table")
-			}
-		}
-		if p.GroupBy != nil || p.Distinct {
-			return nil, unsupported("GROUP BY or DISTINCT on this table")
-		}
-		if err := src.filter(p.Where, args); err != nil {
-			return nil, err
-		}
-		if err := src.order(p.OrderBy); err != nil {
-			return nil, err
-		}
-		if p.HasLimit {
-			lo := min(p.Offset, uint64(len(src.rows)))
-			hi := min(lo+p.Limit, uint64(len(src.rows)))
-			src.rows = src.rows[lo:hi]
-		}
+	} else if err := src.narrow(p, e, args); err != nil {
+		return nil, err
+	} else if src.counted {
+		return src.result(bin, &s.srv.fields), nil
 	}
 	// Project the select list over the remaining rows.
 	var out rowset
@@ -386,15 +386,66 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 		}
 		out.rows = append(out.rows, row)
 	}
+	if late {
+		if err := orderProjected(p, src, &out); err != nil {
+			return nil, err
+		}
+	}
 	// A column-less empty result still needs its columns' names resolved.
 	if len(src.rows) == 0 {
 		for i := range p.Fields {
 			if x := &p.Fields[i].Expr; x.Kind == sql.ExprColumn && src.colIndex(x.Name) < 0 {
-				return nil, errUnknownColumn(x.Name, "field list")
+				return nil, errColumn(src.cols, x.Name, "field list")
 			}
 		}
 	}
 	return out.result(bin, &s.srv.fields), nil
+}
+
+// narrow applies a SELECT's WHERE, ORDER BY and LIMIT to the rows of a
+// ticket table, sequence or information_schema view.
+func (src *source) narrow(p *sql.Select, e *evalCtx, args []any) error {
+	if src.catalog {
+		e.catalog = true
+	} else if p.WhereErr != nil {
+		return p.WhereErr
+	}
+	agg := false
+	for i := range p.Fields {
+		if p.Fields[i].Expr.Kind == sql.ExprAgg {
+			if !src.catalog {
+				return unsupported(p.Fields[i].Expr.Name + "() on a ticket table or sequence")
+			}
+			agg = true
+		}
+	}
+	if p.GroupBy != nil || p.Distinct {
+		return unsupported("GROUP BY or DISTINCT on a ticket table, sequence or information_schema view")
+	}
+	var err error
+	if src.catalog {
+		err = src.catalogFilter(e, p.Filter)
+	} else {
+		err = src.filter(p.Where, args)
+	}
+	if err != nil {
+		return err
+	}
+	if agg {
+		return src.count(p)
+	}
+	if lateOrder(p) {
+		return nil // ordered and cut once projected (orderProjected)
+	}
+	if err := src.order(p.OrderBy); err != nil {
+		return err
+	}
+	if p.HasLimit {
+		lo := min(p.Offset, uint64(len(src.rows)))
+		hi := min(lo+p.Limit, uint64(len(src.rows)))
+		src.rows = src.rows[lo:hi]
+	}
+	return nil
 }
 
 // hasStar reports whether p's select list has a *.
@@ -415,15 +466,48 @@ type source struct {
 	// with pred, the bound WHERE (selectRowTable).
 	rowTable *ticket.Table
 	pred     *ticket.RowExpr
+	// catalog: an information_schema view, which catalogFilter filters.
+	catalog bool
+	// counted: the rows were replaced by their COUNT()s (count).
+	counted bool
 }
 
-func (src *source) colIndex(name string) int {
-	for i, c := range src.cols {
+func (src *source) colIndex(name string) int { return colIndexIn(src.cols, name) }
+
+// errColumn is 1052 for a bare name several views of a join have, else
+// 1054.
+func errColumn(cols []column, name, where string) error {
+	n := 0
+	for _, c := range cols {
+		if j := strings.LastIndexByte(c.name, '.'); j >= 0 && strings.EqualFold(c.name[j+1:], name) {
+			n++
+		}
+	}
+	if n > 1 {
+		return mysqlerr.New(mysql.ER_NON_UNIQ_ERROR, "Column '%s' in %s is ambiguous", name, where)
+	}
+	return errUnknownColumn(name, where)
+}
+
+// colIndexIn finds the column name in cols: by its name, or, in a join of
+// information_schema views (whose columns are named alias.column), a
+// bare name by the one column of that name; -1 when none or several.
+func colIndexIn(cols []column, name string) int {
+	for i, c := range cols {
 		if strings.EqualFold(c.name, name) {
 			return i
 		}
 	}
-	return -1
+	found := -1
+	for i, c := range cols {
+		if j := strings.LastIndexByte(c.name, '.'); j >= 0 && strings.EqualFold(c.name[j+1:], name) {
+			if found >= 0 {
+				return -1
+			}
+			found = i
+		}
+	}
+	return found
 }
 
 func (src *source) filter(conds []sql.Cond, args []any) error {
@@ -547,11 +631,11 @@ func (s *session) source(t *sql.TableName, p *sql.Select, args []any) (*source, 
 	if err != nil {
 		return nil, err
 	}
+	if len(p.Join) > 0 {
+		return s.joinViews(p, args)
+	}
 	if strings.EqualFold(db, "information_schema") {
-		if strings.EqualFold(t.Name, "tables") {
-			return s.infoSchemaTables()
-		}
-		return nil, unsupported("information_schema." + t.Name)
+		return s.infoSchema(t.Name)
 	}
 	tb, err := s.table(db, t.Name)
 	if err != nil {
@@ -620,43 +704,6 @@ func tableColumns(d *ticket.TableDef) []column {
 		return []column{stub, id}
 	}
 	return []column{id, stub}
-}
-
-// infoSchemaTables is information_schema.TABLES for ticket tables.
-func (s *session) infoSchemaTables() (*source, error) {
-	src := &source{}
-	src.cols = []column{
-		{name: "TABLE_CATALOG"}, {name: "TABLE_SCHEMA"}, {name: "TABLE_NAME"}, {name: "TABLE_TYPE"},
-		{name: "ENGINE"}, {name: "VERSION", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "ROW_FORMAT"},
-		{name: "TABLE_ROWS", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "AUTO_INCREMENT", typ: mysql.MYSQL_TYPE_LONGLONG},
-		{name: "TABLE_COLLATION"}, {name: "TABLE_COMMENT"},
-	}
-	err := s.view(func(st ticket.Store) error {
-		dbs, err := st.Databases()
-		if err != nil {
-			return err
-		}
-		for _, db := range dbs {
-			names, err := st.Tables(db)
-			if err != nil {
-				return err
-			}
-			for _, n := range names {
-				t, err := st.Table(db, n)
-				if err != nil || t == nil {
-					return err
-				}
-				n, err := tableRowCount(st, t)
-				if err != nil {
-					return err
-				}
-				src.add("def", db, t.Def.Name, tableType(t), t.Def.Engine, int64(10), "Fixed",
-					n, autoIncValue(t), t.Def.Collation().String(), t.Def.Comment)
-			}
-		}
-		return nil
-	})
-	return src, err
 }
 
 // autoIncValue is the AUTO_INCREMENT a table shows: NULL without an

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -184,7 +185,7 @@ func (s *session) sequenceDDL(p sql.Plan) (*mysql.Result, error) {
 		}
 		return okResult(0, 0), nil
 	}
-	return nil, unsupported("this statement")
+	return nil, unsupported(fmt.Sprintf("statement %T", p))
 }
 
 func (s *session) showCreateSequence(p *sql.Show, rs *rowset) error {

@@ -213,13 +213,31 @@ func myErr(err error) error {
 	case errors.Is(err, ticket.ErrStorage):
 		e = storageErr(err)
 	case errors.Is(err, ticket.ErrNoQuorum):
-		e = errNoQuorum
+		e = noQuorumErr(err)
 	case errors.Is(err, ticket.ErrUncertain), errors.Is(err, context.DeadlineExceeded):
 		e = errUncertain
 	default:
 		e = &mysqlerr.Error{Code: mysqlerr.CodeUnknown, Message: err.Error()}
 	}
 	return packet(e)
+}
+
+// leaderless is a refusal that knows since when the node has had no
+// leader (raftstore.NoLeaderError): the node refused at once instead of
+// waiting, and the client is told for how long there has been none.
+type leaderless interface{ NoLeaderSince() time.Time }
+
+// noQuorumErr is errNoQuorum, saying since when no leader is known where
+// err knows it.
+func noQuorumErr(err error) *mysqlerr.Error {
+	var nl leaderless
+	if !errors.As(err, &nl) {
+		return errNoQuorum
+	}
+	since := nl.NoLeaderSince()
+	return mysqlerr.New(mysqlerr.CodeReadOnly,
+		"ticketd has had no leader with a quorum since %s UTC (%v): nothing was written, retry later or use another node",
+		since.UTC().Format("15:04:05.000"), time.Since(since).Round(100*time.Millisecond))
 }
 
 // storageErr is the error of a statement that failed because a replica

@@ -74,7 +74,7 @@ func (s *session) show(p *sql.Show, bin bool) (*mysql.Result, error) {
 		rs.cols = strCols("Id", "User", "Host", "db", "Command", "Time", "State", "Info")
 		rs.add(uint64(s.id), s.user, s.conn.RemoteAddr().String(), nullable(s.db), "Query", int64(0), "", "SHOW PROCESSLIST")
 	default:
-		return nil, unsupported("this SHOW statement")
+		return nil, unsupported("SHOW statement of kind " + strconv.Itoa(int(p.Kind)))
 	}
 	if err != nil {
 		return nil, err
@@ -241,93 +241,65 @@ func (s *session) showTableStatus(p *sql.Show, rs *rowset) error {
 	})
 }
 
+// showColumns is SHOW [FULL] COLUMNS (and DESCRIBE): COLUMNS' rows of
+// the table (catColumns), with the default unquoted, as MariaDB shows it.
 func (s *session) showColumns(p *sql.Show, rs *rowset) error {
 	t, err := s.showTable(p.Table)
 	if err != nil {
 		return err
 	}
-	if t.Def.Seq != nil {
-		return unsupported("SHOW COLUMNS of a sequence")
-	}
-	d := &t.Def
 	rs.cols = strCols("Field", "Type", "Null", "Key", "Default", "Extra")
 	if p.Full {
 		rs.cols = strCols("Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment")
 	}
-	if d.Rows != nil {
-		showRowsColumns(p, t, rs)
-		p.HasLike = false
-		return nil
-	}
-	yesNo := func(notNull bool) string {
-		if notNull {
-			return "NO"
-		}
-		return "YES"
-	}
-	keyOf := func(k string) string {
-		switch k {
-		case "":
-			return ""
-		case ticket.PrimaryKey:
-			return "PRI"
-		}
-		return "UNI"
-	}
-	idExtra := ""
-	if d.AutoInc {
-		idExtra = "auto_increment"
-	}
-	idRow := []any{d.IDCol, d.IDType.SQL(), yesNo(d.IDNotNull), keyOf(d.IDKey), nil, idExtra}
-	stubRow := []any{d.StubCol, d.StubType, yesNo(d.StubNotNull), keyOf(d.StubKey), d.StubDefault, ""}
-	if p.Full {
-		idRow = []any{d.IDCol, d.IDType.SQL(), nil, yesNo(d.IDNotNull), keyOf(d.IDKey), nil, idExtra, "select,insert,update,references", ""}
-		stubRow = []any{d.StubCol, d.StubType, "utf8mb4_general_ci", yesNo(d.StubNotNull), keyOf(d.StubKey), d.StubDefault, "", "select,insert,update,references", ""}
-	}
-	for _, c := range tableColumns(d) {
+	for _, c := range catColumns(t) {
 		if p.HasLike && !likeMatch(p.Like, c.name) {
 			continue
 		}
-		if strings.EqualFold(c.name, d.IDCol) {
-			rs.add(idRow...)
+		null := "NO"
+		if c.nullable {
+			null = "YES"
+		}
+		var def any
+		if d, ok := c.def.(string); ok && d != "NULL" {
+			def = d
+			if len(d) >= 2 && d[0] == '\'' && d[len(d)-1] == '\'' {
+				def = strings.ReplaceAll(d[1:len(d)-1], "''", "'")
+			}
+		}
+		if p.Full {
+			var coll any
+			if c.intType == nil && c.temporal == 0 {
+				coll = c.coll.String()
+			}
+			rs.add(c.name, c.colType, coll, null, c.key, def, c.extra, "select,insert,update,references", c.comment)
 		} else {
-			rs.add(stubRow...)
+			rs.add(c.name, c.colType, null, c.key, def, c.extra)
 		}
 	}
 	p.HasLike = false
 	return nil
 }
 
+// showIndex is SHOW INDEX: STATISTICS' rows of the table (catKeys),
+// in MariaDB 10.11's columns.
 func (s *session) showIndex(p *sql.Show, rs *rowset) error {
 	t, err := s.showTable(p.Table)
 	if err != nil {
 		return err
 	}
-	d := &t.Def
 	rs.cols = []column{{name: "Table"}, {name: "Non_unique", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Key_name"},
-		{name: "Seq_in_index", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Column_name"}, {name: "Collation"},
-		{name: "Cardinality", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Sub_part"}, {name: "Packed"}, {name: "Null"},
-		{name: "Index_type"}, {name: "Comment"}, {name: "Index_comment"}}
-	if d.Rows != nil {
-		var n uint64
-		err := s.view(func(st ticket.Store) (err error) {
-			n, err = tableRowCount(st, t)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		showRowsIndex(t, n, rs)
-		return nil
+		{name: "Seq_in_index", typ: mysql.MYSQL_TYPE_LONG, flag: mysql.UNSIGNED_FLAG}, {name: "Column_name"}, {name: "Collation"},
+		{name: "Cardinality", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Sub_part", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Packed"},
+		{name: "Null"}, {name: "Index_type"}, {name: "Comment"}, {name: "Index_comment"}, {name: "Ignored"}}
+	var src source
+	src.cols = statisticsCols
+	if err := s.view(func(st ticket.Store) error { return addStatisticsRows(st, t, &src) }); err != nil {
+		return err
 	}
-	add := func(key, col string) {
-		rs.add(d.Name, int64(0), key, int64(1), col, "A", uint64(len(t.Rows)), nil, nil, "", "BTREE", "", "")
-	}
-	if d.IDKey != "" {
-		add(d.IDKey, d.IDCol)
-	}
-	if d.StubKey != "" {
-		add(d.StubKey, d.StubCol)
+	for _, r := range src.rows {
+		// TABLE_CATALOG, TABLE_SCHEMA and INDEX_SCHEMA are not shown.
+		rs.add(append([]any{r[2], r[3]}, r[5:]...)...)
 	}
 	return nil
 }

@@ -70,7 +70,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.Uint64Var(&o.trailingLogs, "trailing-logs", 10240, "log entries kept after a snapshot, so that a briefly lagging follower catches up without one")
 	fs.DurationVar(&o.stmtTimeout, "statement-timeout", 10*time.Second, "how long a statement waits for a leader with a quorum")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 20*time.Second, "bound on a stop (SIGTERM): draining clients, handing leadership over and --drain-time; what is still open then is closed")
-	fs.DurationVar(&o.drainTime, "drain-time", 2*time.Second, "how long a stopping node stays up answering /readyz with 503 (no MySQL connections) so that load balancers mark it down: at least their check interval times their fall count")
+	fs.DurationVar(&o.drainTime, "drain-time", 2*time.Second, "how long a stopping node stays up answering /readyz with 503 (no MySQL connections) so that load balancers mark it down: at least their check interval times their fall count; a lone node (the only member) does not wait")
 	fs.DurationVar(&o.electionTimeout, "election-timeout", time.Second, "Raft's election timeout: a follower that has not heard from the leader for half of it (at least --leader-lease) stands for election, and a candidate that got no majority tries again after one to two of it")
 	fs.DurationVar(&o.leaderLease, "leader-lease", 500*time.Millisecond, "how long a leader goes without a quorum's answer before it steps down; at most --election-timeout")
 	fs.StringVar(&o.raftLog, "raft-log", "", "Raft log store for a new data directory: bolt (raft-boltdb) or wal (raft-wal); empty keeps the directory's, or wal")
@@ -174,11 +174,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		log.Warn("environment variable ignored: no flag has this name", args...)
 	}
 	o.client.warnLoopbackOnly(o.mysqlAddr, log)
+	// When the signal came, for the final line's "took".
+	signalled := make(chan time.Time, 1)
+	defer context.AfterFunc(ctx, func() { signalled <- time.Now() })()
 	if err := runNode(ctx, o, log, getenv); err != nil {
 		// In the log's format, so that --log-format json writes only
 		// JSON lines; main prints nothing more.
 		log.Error("ticketd stopped", "err", err.Error())
 		return fmt.Errorf("%w: %w", errLogged, err)
+	}
+	// Everything is closed: the last line of a clean exit, so that an
+	// operator (and a test) can tell a finished stop from a hung one.
+	select {
+	case at := <-signalled:
+		log.Info("ticketd stopped", "took", time.Since(at).Round(time.Millisecond))
+	default:
+		log.Info("ticketd stopped")
 	}
 	return nil
 }

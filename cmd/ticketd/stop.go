@@ -31,10 +31,13 @@ import (
 //     (raftstore.Node.HandOver), so that the cluster holds no election.
 //
 // It then stays up, not ready, until --drain-time has passed since the
-// signal: a load balancer that checks every second must have seen the 503s
-// and marked it down before it goes (and before it comes back, not yet
-// caught up). Then it closes Raft and exits. --shutdown-timeout bounds the
-// whole stop; what is still open then is closed.
+// signal: a load balancer that checks every second must have seen the
+// 503s and marked it down before it goes (and before it comes back, not
+// yet caught up). A lone node, the only member of its cluster, does not
+// wait: no balancer can send its clients elsewhere. Then it closes Raft
+// and exits, and logs "ticketd stopped" with the time the stop took.
+// --shutdown-timeout bounds the whole stop; what is still open then is
+// closed.
 
 // stopper carries out the planned stop.
 type stopper struct {
@@ -73,6 +76,13 @@ func (s *stopper) stop(srv *wire.Server, node *raftstore.Node) {
 		}
 	})
 	wg.Wait()
+	if lone(node) {
+		// The only member: a load balancer has no other node to send
+		// its clients to, so there is nothing to drain for, and the
+		// connections are closed already.
+		s.log.Info("the only member of its cluster: not waiting --drain-time")
+		return
+	}
 	wait := min(time.Until(start.Add(s.drainTime)), time.Until(start.Add(s.timeout)))
 	if wait > 0 {
 		select {
@@ -80,6 +90,13 @@ func (s *stopper) stop(srv *wire.Server, node *raftstore.Node) {
 		case <-ctx.Done():
 		}
 	}
+}
+
+// lone reports whether node is the only member of its cluster's
+// configuration.
+func lone(node *raftstore.Node) bool {
+	m := node.Status().Members
+	return len(m) == 1 && m[0].ID == node.ID()
 }
 
 // transferStatus is the HTTP status of a failed POST /leader/transfer.
