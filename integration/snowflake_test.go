@@ -240,7 +240,7 @@ func TestSnowflakeClient(t *testing.T) {
 func TestConnectorJSnowflake(t *testing.T) {
 	java, err := exec.LookPath("java")
 	if _, serr := os.Stat(connectorJ); err != nil || serr != nil {
-		t.Skip("java or libmariadb-java is not installed: make compat skips Connector/J too")
+		requireClient(t, "java or libmariadb-java is not installed")
 	}
 	root, err := harness.ModuleRoot()
 	if err != nil {
