@@ -572,6 +572,26 @@ func (f *forwarder) transfer(ctx context.Context, addr string, deadline time.Tim
 	}
 }
 
+// silentAfter is how long a follower waits for an old leader to answer a
+// probe, once the leader has changed, before it stops waiting for a
+// forwarded batch's answer (fconn.call).
+const silentAfter = 250 * time.Millisecond
+
+// probe asks the node at the other end for its command version and
+// returns a channel closed when any answer comes: proof that the process
+// runs and reads this connection. It does not wait.
+func (c *fconn) probe(ioTimeout time.Duration) <-chan struct{} {
+	alive := make(chan struct{})
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), silentAfter+forwardGrace)
+		defer cancel()
+		if _, _, err := c.call(ctx, time.Now().Add(silentAfter), fwdVersion, nil, ioTimeout, nil); err == nil {
+			close(alive)
+		}
+	}()
+	return alive
+}
+
 // fconn is one forwarding connection. Writers take wmu for a whole frame;
 // readLoop hands each response to the request waiting on its id.
 type fconn struct {
@@ -719,6 +739,39 @@ func (c *fconn) call(ctx context.Context, deadline time.Time, kind byte, payload
 		// change as the target stands for election, before it has won
 		// (a measured rolling restart under load lost statements whose
 		// answers came 6-28 ms after a 100 ms grace chosen then).
+		//
+		// But a leader that is paused (SIGSTOP, a stalled VM) or cut off
+		// answers nothing at all, and waiting for it held this node's
+		// batch workers, and so every statement queued behind them, for
+		// the whole grace after the others had elected a new leader
+		// (issue 34: SIGSTOP of the leader stalled the cluster 2.7-4.0
+		// s, the election itself taking about 1 s). So the old leader
+		// is asked at once, on the same connection, for something any
+		// live node answers without waiting (its command version): no
+		// answer within silentAfter and it is taken for silent, and the
+		// batch ends "unknown" (1105) now, freeing the worker for the
+		// new leader. A live leader in a handover answers within
+		// milliseconds, and keeps its grace.
+		//
+		// Why giving up is safe for ids: the batch is never sent again
+		// by this node; its statements are answered "outcome unknown,
+		// no id handed out", and the client's retry is a new statement.
+		// The batch may still commit: the paused leader may have
+		// replicated its entry to the follower that now leads, which
+		// commits it with its own first entry. A resumed old leader
+		// commits nothing itself (its term is stale: the followers
+		// refuse its appends, and it steps down). Either way the ids of
+		// that entry reach no client (the answer, if the old leader
+		// ever sends one, finds no request waiting), so they are a gap,
+		// never a duplicate. And every id handed out later comes from an
+		// entry the new leader appends after all it has committed,
+		// this one included, so above it: ids stay strictly increasing
+		// in real time. Re-sending the batch to the new leader would be
+		// safe for allocations in the same way (fresh ids, later in the
+		// log), but not for row writes (an INSERT applied twice answers
+		// "duplicate key" for a row it did write), so it is not done.
+		alive := c.probe(ioTimeout)
+		silentBy := time.Now().Add(silentAfter)
 		until := time.Now().Add(changedGrace)
 		extended := false
 		poll := time.NewTicker(5 * time.Millisecond)
@@ -728,6 +781,10 @@ func (c *fconn) call(ctx context.Context, deadline time.Time, kind byte, payload
 			if !extended && w.handedOver != nil && w.handedOver() {
 				until, extended = until.Add(handedOverGrace-changedGrace), true
 			}
+			if alive != nil && time.Now().After(silentBy) {
+				unregister()
+				return 0, nil, fmt.Errorf("the leader changed, and the old one answers nothing (not even a version probe in %v)", silentAfter)
+			}
 			select {
 			case r := <-ch:
 				return r.status, r.payload, nil
@@ -735,6 +792,8 @@ func (c *fconn) call(ctx context.Context, deadline time.Time, kind byte, payload
 				break wait
 			case <-ctx.Done():
 				break wait
+			case <-alive:
+				alive = nil
 			case <-poll.C:
 			}
 		}
