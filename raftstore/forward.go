@@ -572,26 +572,6 @@ func (f *forwarder) transfer(ctx context.Context, addr string, deadline time.Tim
 	}
 }
 
-// silentAfter is how long a follower waits for an old leader to answer a
-// probe, once the leader has changed, before it stops waiting for a
-// forwarded batch's answer (fconn.call).
-const silentAfter = 250 * time.Millisecond
-
-// probe asks the node at the other end for its command version and
-// returns a channel closed when any answer comes: proof that the process
-// runs and reads this connection. It does not wait.
-func (c *fconn) probe(ioTimeout time.Duration) <-chan struct{} {
-	alive := make(chan struct{})
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), silentAfter+forwardGrace)
-		defer cancel()
-		if _, _, err := c.call(ctx, time.Now().Add(silentAfter), fwdVersion, nil, ioTimeout, nil); err == nil {
-			close(alive)
-		}
-	}()
-	return alive
-}
-
 // fconn is one forwarding connection. Writers take wmu for a whole frame;
 // readLoop hands each response to the request waiting on its id.
 type fconn struct {
@@ -603,6 +583,9 @@ type fconn struct {
 	nextID  uint64
 	err     error
 	done    chan struct{}
+
+	// live tells a silent leader from a live one (silence.go).
+	live liveness
 }
 
 type fwdResp struct {
@@ -649,6 +632,7 @@ func (c *fconn) readLoop() {
 			c.fail(err)
 			return
 		}
+		c.live.heard()
 		id := binary.BigEndian.Uint64(body[1:9])
 		c.mu.Lock()
 		ch := c.pending[id]
@@ -687,13 +671,7 @@ func (c *fconn) call(ctx context.Context, deadline time.Time, kind byte, payload
 		unregister()
 		return 0, nil, fmt.Errorf("%w: deadline passed", errNotSent)
 	}
-	frame := make([]byte, 4+reqHeader, 4+reqHeader+len(payload))
-	binary.BigEndian.PutUint32(frame, uint32(reqHeader+len(payload)))
-	frame[4] = kind
-	binary.BigEndian.PutUint64(frame[5:], id)
-	binary.BigEndian.PutUint32(frame[13:], uint32(min(ms, 1<<32-1)))
-	frame = append(frame, payload...)
-
+	frame := requestFrame(kind, id, ms, payload)
 	c.wmu.Lock()
 	c.c.SetWriteDeadline(time.Now().Add(ioTimeout))
 	n, err := c.c.Write(frame)
@@ -711,96 +689,53 @@ func (c *fconn) call(ctx context.Context, deadline time.Time, kind byte, payload
 
 	t := time.NewTimer(time.Until(deadline) + forwardGrace)
 	defer t.Stop()
-	select {
-	case r := <-ch:
-		return r.status, r.payload, nil
-	case <-c.done:
-		// readLoop may have delivered just before failing.
+	// A forwarded batch that waits probes the leader now and then
+	// (silence.go), so that a leader gone silent is known as such by
+	// the time this node follows another.
+	var probe <-chan time.Time
+	if w != nil {
+		pt := time.NewTicker(probeEvery)
+		defer pt.Stop()
+		probe = pt.C
+	}
+	for {
 		select {
 		case r := <-ch:
 			return r.status, r.payload, nil
-		default:
-		}
-		unregister()
-		return 0, nil, fmt.Errorf("connection lost: %w", c.err)
-	case <-ctx.Done():
-		unregister()
-		return 0, nil, ctx.Err()
-	case <-changed:
-		// A leader that handed leadership over (or was asked after it
-		// had) is alive and answers: "not the leader", which is certain
-		// and retried, or the outcome of the batch, which it relays to
-		// the new leader if it had queued it. Give it time before
-		// settling for "unknown": longer when a new leader is already
-		// known (a handover, most likely), a moment when none is (the
-		// old one may be dead; this much more is all it costs).
-		// Whether a new leader is known is asked again every few
-		// milliseconds: in a handover this node usually learns of the
-		// change as the target stands for election, before it has won
-		// (a measured rolling restart under load lost statements whose
-		// answers came 6-28 ms after a 100 ms grace chosen then).
-		//
-		// But a leader that is paused (SIGSTOP, a stalled VM) or cut off
-		// answers nothing at all, and waiting for it held this node's
-		// batch workers, and so every statement queued behind them, for
-		// the whole grace after the others had elected a new leader
-		// (issue 34: SIGSTOP of the leader stalled the cluster 2.7-4.0
-		// s, the election itself taking about 1 s). So the old leader
-		// is asked at once, on the same connection, for something any
-		// live node answers without waiting (its command version): no
-		// answer within silentAfter and it is taken for silent, and the
-		// batch ends "unknown" (1105) now, freeing the worker for the
-		// new leader. A live leader in a handover answers within
-		// milliseconds, and keeps its grace.
-		//
-		// Why giving up is safe for ids: the batch is never sent again
-		// by this node; its statements are answered "outcome unknown,
-		// no id handed out", and the client's retry is a new statement.
-		// The batch may still commit: the paused leader may have
-		// replicated its entry to the follower that now leads, which
-		// commits it with its own first entry. A resumed old leader
-		// commits nothing itself (its term is stale: the followers
-		// refuse its appends, and it steps down). Either way the ids of
-		// that entry reach no client (the answer, if the old leader
-		// ever sends one, finds no request waiting), so they are a gap,
-		// never a duplicate. And every id handed out later comes from an
-		// entry the new leader appends after all it has committed,
-		// this one included, so above it: ids stay strictly increasing
-		// in real time. Re-sending the batch to the new leader would be
-		// safe for allocations in the same way (fresh ids, later in the
-		// log), but not for row writes (an INSERT applied twice answers
-		// "duplicate key" for a row it did write), so it is not done.
-		alive := c.probe(ioTimeout)
-		silentBy := time.Now().Add(silentAfter)
-		until := time.Now().Add(changedGrace)
-		extended := false
-		poll := time.NewTicker(5 * time.Millisecond)
-		defer poll.Stop()
-	wait:
-		for time.Now().Before(until) {
-			if !extended && w.handedOver != nil && w.handedOver() {
-				until, extended = until.Add(handedOverGrace-changedGrace), true
-			}
-			if alive != nil && time.Now().After(silentBy) {
-				unregister()
-				return 0, nil, fmt.Errorf("the leader changed, and the old one answers nothing (not even a version probe in %v)", silentAfter)
-			}
+		case <-c.done:
+			// readLoop may have delivered just before failing.
 			select {
 			case r := <-ch:
 				return r.status, r.payload, nil
-			case <-c.done:
-				break wait
-			case <-ctx.Done():
-				break wait
-			case <-alive:
-				alive = nil
-			case <-poll.C:
+			default:
 			}
+			unregister()
+			return 0, nil, fmt.Errorf("connection lost: %w", c.err)
+		case <-ctx.Done():
+			unregister()
+			return 0, nil, ctx.Err()
+		case <-probe:
+			c.maybeProbe(ioTimeout)
+		case <-changed:
+			r, err := c.afterLeaderChange(ctx, ch, w, ioTimeout)
+			if err != nil {
+				unregister()
+				return 0, nil, err
+			}
+			return r.status, r.payload, nil
+		case <-t.C:
+			unregister()
+			return 0, nil, errors.New("no answer from the leader")
 		}
-		unregister()
-		return 0, nil, errors.New("the leader changed while waiting for its answer")
-	case <-t.C:
-		unregister()
-		return 0, nil, errors.New("no answer from the leader")
 	}
+}
+
+// requestFrame is one request on a forwarding connection.
+func requestFrame(kind byte, id uint64, timeoutMS int64, payload []byte) []byte {
+	frame := make([]byte, 4+reqHeader, 4+reqHeader+len(payload))
+	binary.BigEndian.PutUint32(frame, uint32(reqHeader+len(payload)))
+	frame[4] = kind
+	binary.BigEndian.PutUint64(frame[5:], id)
+	binary.BigEndian.PutUint32(frame[13:], uint32(min(timeoutMS, 1<<32-1)))
+	return append(frame, payload...)
 }
