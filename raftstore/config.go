@@ -79,6 +79,11 @@ type Config struct {
 	// the leader still sends heartbeats ten times per heartbeat timeout
 	// (every 50ms by default). Safety does not depend on it: every id is
 	// committed by a quorum or confirmed with one (VerifyLeader).
+	//
+	// ElectionTimeout is how long a node goes without a leader before it
+	// refuses statements at once (NoLeaderError). Raft's own election
+	// timeout, after which a candidate without a majority tries again,
+	// is the heartbeat timeout (see raftConfig).
 	HeartbeatTimeout   time.Duration
 	ElectionTimeout    time.Duration
 	LeaderLeaseTimeout time.Duration

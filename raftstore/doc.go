@@ -23,7 +23,8 @@
 // replica decodes. A checkpoint that fails (disk full) is retried, never
 // fatal (ErrCheckpoint); a failed write of the Raft log fails its
 // statement with ticket.ErrStorage and heals with the next write that
-// succeeds (storage.go).
+// succeeds (storage.go); a lone voter whose disk is full stands for no
+// election until there is space (diskfull.go).
 //
 // Time: a command's NOW() is its entry's AppendedAt, which the leader
 // stamps from its clock, raised to the highest time already applied: the
@@ -68,7 +69,11 @@
 // over the Raft address itself, which a first byte on each connection
 // splits between Raft's RPCs and ticketd's forwarding protocol. A batch
 // that may have been committed is never retried: the caller gets an error
-// wrapping ticket.ErrUncertain, and its ids are never handed out.
+// wrapping ticket.ErrUncertain, and its ids are never handed out. A
+// follower stops waiting for a batch's answer from an old leader gone
+// silent (paused, cut off) as soon as it follows another (silence.go),
+// and a node that has known no leader for longer than an election
+// timeout refuses at once (NoLeaderError).
 //
 // On-disk layout under the data directory:
 //

@@ -583,6 +583,9 @@ type fconn struct {
 	nextID  uint64
 	err     error
 	done    chan struct{}
+
+	// live tells a silent leader from a live one (silence.go).
+	live liveness
 }
 
 type fwdResp struct {
@@ -629,6 +632,7 @@ func (c *fconn) readLoop() {
 			c.fail(err)
 			return
 		}
+		c.live.heard()
 		id := binary.BigEndian.Uint64(body[1:9])
 		c.mu.Lock()
 		ch := c.pending[id]
@@ -667,13 +671,7 @@ func (c *fconn) call(ctx context.Context, deadline time.Time, kind byte, payload
 		unregister()
 		return 0, nil, fmt.Errorf("%w: deadline passed", errNotSent)
 	}
-	frame := make([]byte, 4+reqHeader, 4+reqHeader+len(payload))
-	binary.BigEndian.PutUint32(frame, uint32(reqHeader+len(payload)))
-	frame[4] = kind
-	binary.BigEndian.PutUint64(frame[5:], id)
-	binary.BigEndian.PutUint32(frame[13:], uint32(min(ms, 1<<32-1)))
-	frame = append(frame, payload...)
-
+	frame := requestFrame(kind, id, ms, payload)
 	c.wmu.Lock()
 	c.c.SetWriteDeadline(time.Now().Add(ioTimeout))
 	n, err := c.c.Write(frame)
@@ -691,57 +689,53 @@ func (c *fconn) call(ctx context.Context, deadline time.Time, kind byte, payload
 
 	t := time.NewTimer(time.Until(deadline) + forwardGrace)
 	defer t.Stop()
-	select {
-	case r := <-ch:
-		return r.status, r.payload, nil
-	case <-c.done:
-		// readLoop may have delivered just before failing.
+	// A forwarded batch that waits probes the leader now and then
+	// (silence.go), so that a leader gone silent is known as such by
+	// the time this node follows another.
+	var probe <-chan time.Time
+	if w != nil {
+		pt := time.NewTicker(probeEvery)
+		defer pt.Stop()
+		probe = pt.C
+	}
+	for {
 		select {
 		case r := <-ch:
 			return r.status, r.payload, nil
-		default:
-		}
-		unregister()
-		return 0, nil, fmt.Errorf("connection lost: %w", c.err)
-	case <-ctx.Done():
-		unregister()
-		return 0, nil, ctx.Err()
-	case <-changed:
-		// A leader that handed leadership over (or was asked after it
-		// had) is alive and answers: "not the leader", which is certain
-		// and retried, or the outcome of the batch, which it relays to
-		// the new leader if it had queued it. Give it time before
-		// settling for "unknown": longer when a new leader is already
-		// known (a handover, most likely), a moment when none is (the
-		// old one may be dead; this much more is all it costs).
-		// Whether a new leader is known is asked again every few
-		// milliseconds: in a handover this node usually learns of the
-		// change as the target stands for election, before it has won
-		// (a measured rolling restart under load lost statements whose
-		// answers came 6-28 ms after a 100 ms grace chosen then).
-		until := time.Now().Add(changedGrace)
-		extended := false
-		poll := time.NewTicker(5 * time.Millisecond)
-		defer poll.Stop()
-	wait:
-		for time.Now().Before(until) {
-			if !extended && w.handedOver != nil && w.handedOver() {
-				until, extended = until.Add(handedOverGrace-changedGrace), true
-			}
+		case <-c.done:
+			// readLoop may have delivered just before failing.
 			select {
 			case r := <-ch:
 				return r.status, r.payload, nil
-			case <-c.done:
-				break wait
-			case <-ctx.Done():
-				break wait
-			case <-poll.C:
+			default:
 			}
+			unregister()
+			return 0, nil, fmt.Errorf("connection lost: %w", c.err)
+		case <-ctx.Done():
+			unregister()
+			return 0, nil, ctx.Err()
+		case <-probe:
+			c.maybeProbe(ioTimeout)
+		case <-changed:
+			r, err := c.afterLeaderChange(ctx, ch, w, ioTimeout)
+			if err != nil {
+				unregister()
+				return 0, nil, err
+			}
+			return r.status, r.payload, nil
+		case <-t.C:
+			unregister()
+			return 0, nil, errors.New("no answer from the leader")
 		}
-		unregister()
-		return 0, nil, errors.New("the leader changed while waiting for its answer")
-	case <-t.C:
-		unregister()
-		return 0, nil, errors.New("no answer from the leader")
 	}
+}
+
+// requestFrame is one request on a forwarding connection.
+func requestFrame(kind byte, id uint64, timeoutMS int64, payload []byte) []byte {
+	frame := make([]byte, 4+reqHeader, 4+reqHeader+len(payload))
+	binary.BigEndian.PutUint32(frame, uint32(reqHeader+len(payload)))
+	frame[4] = kind
+	binary.BigEndian.PutUint64(frame[5:], id)
+	binary.BigEndian.PutUint32(frame[13:], uint32(min(timeoutMS, 1<<32-1)))
+	return append(frame, payload...)
 }

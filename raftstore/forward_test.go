@@ -8,6 +8,7 @@ import (
 	"net"
 	"runtime/metrics"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -229,15 +230,40 @@ func TestForwardAbandonedOnLeaderChange(t *testing.T) {
 // its answer, arriving after the change (here "not the leader", certain,
 // as a leader that had stepped down answers), is waited for and used
 // rather than giving the client an unknown outcome.
+//
+// Being alive, it answers the follower's probe (its command version) at
+// once, which is what tells it from a paused leader.
 func TestForwardAwaitsLeaderThatHandedOver(t *testing.T) {
+	probes := make(chan int, 1)
 	addr := fakeLeader(t, func(c net.Conn) {
 		req, err := readReq(c)
 		if err != nil {
 			return
 		}
+		var wmu sync.Mutex
+		readerDone := make(chan struct{})
+		// The connection stays open until the follower closes it.
+		defer func() { <-readerDone }()
+		go func() {
+			n := 0
+			defer func() { probes <- n; close(readerDone) }()
+			for {
+				p, err := readReq(c)
+				if err != nil {
+					return
+				}
+				if p.kind == fwdVersion {
+					n++
+					wmu.Lock()
+					writeResp(c, stOK, p.id, binary.BigEndian.AppendUint32(nil, CommandVersion))
+					wmu.Unlock()
+				}
+			}
+		}()
 		time.Sleep(400 * time.Millisecond)
+		wmu.Lock()
 		writeResp(c, stNotLeader, req.id, []byte("not the leader"))
-		io.Copy(io.Discard, c)
+		wmu.Unlock()
 	})
 	f := newTestForwarder(t)
 	changed := make(chan struct{})
@@ -246,6 +272,34 @@ func TestForwardAwaitsLeaderThatHandedOver(t *testing.T) {
 	_, _, err := f.propose(context.Background(), addr, time.Now().Add(3*time.Second), batch(), w, 0)
 	if !errors.Is(err, errNotLeader) || errors.Is(err, ticket.ErrUncertain) {
 		t.Fatalf("err %v, want the old leader's certain 'not the leader'", err)
+	}
+	f.close()
+	if n := <-probes; n == 0 {
+		t.Fatalf("the follower never probed the old leader")
+	}
+}
+
+// TestForwardGivesUpOnSilentOldLeader: an old leader that took the batch
+// and answers nothing more, not even the probe (paused with SIGSTOP, or
+// cut off), is given up on once the probe goes unanswered, although a new
+// leader is known (which would otherwise extend the wait to
+// handedOverGrace): the batch's outcome is uncertain, and the worker is
+// free for the new leader (issue 34).
+func TestForwardGivesUpOnSilentOldLeader(t *testing.T) {
+	addr := fakeLeader(t, func(c net.Conn) {
+		io.Copy(io.Discard, c) // reads everything, answers nothing
+	})
+	f := newTestForwarder(t)
+	changed := make(chan struct{})
+	time.AfterFunc(50*time.Millisecond, func() { close(changed) })
+	w := &leaderWatch{changed: changed, handedOver: func() bool { return true }}
+	start := time.Now()
+	_, _, err := f.propose(context.Background(), addr, time.Now().Add(5*time.Second), batch(), w, 0)
+	if !errors.Is(err, ticket.ErrUncertain) || !strings.Contains(err.Error(), "answers nothing") {
+		t.Fatalf("err %v, want ErrUncertain for a silent old leader", err)
+	}
+	if d := time.Since(start); d >= handedOverGrace {
+		t.Fatalf("waited %v for a silent old leader, the whole handover grace", d)
 	}
 }
 

@@ -410,7 +410,17 @@ func raftConfig(cfg *Config, hl hclog.Logger) *raft.Config {
 	rc.LocalID = raft.ServerID(cfg.NodeID)
 	rc.Logger = hl
 	rc.HeartbeatTimeout = cfg.HeartbeatTimeout
-	rc.ElectionTimeout = cfg.ElectionTimeout
+	// A candidate that got no majority tries again after one to two
+	// heartbeat timeouts, not election timeouts. The common case is the
+	// pre-vote of the first survivor to notice a dead leader being
+	// refused by the other, which still follows the leader (and refuses
+	// again once it has timed out too, if its log is longer): then the
+	// cluster waited for the first one's retry, 1-2 s at the defaults,
+	// and a cut-off leader stalled it 2.6-3.6 s (issue 34). Half that
+	// bounds it within two election timeouts; split votes cost half as
+	// much too. Raft also waits this long for a leadership transfer's
+	// target to win, which in a planned stop takes milliseconds.
+	rc.ElectionTimeout = cfg.HeartbeatTimeout
 	rc.LeaderLeaseTimeout = cfg.LeaderLeaseTimeout
 	rc.CommitTimeout = cfg.CommitTimeout
 	rc.MaxAppendEntries = cfg.MaxAppendEntries

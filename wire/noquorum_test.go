@@ -1,0 +1,35 @@
+package wire
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// leaderlessErr stands for raftstore.NoLeaderError, which wire knows
+// only by its method.
+type leaderlessErr struct{ since time.Time }
+
+func (e leaderlessErr) Error() string            { return "no leader known" }
+func (e leaderlessErr) NoLeaderSince() time.Time { return e.since }
+
+// TestNoQuorumSaysSince: a refusal from a node that has known no leader
+// for a while says since when, still as 1290; one without that knowledge
+// keeps the plain message.
+func TestNoQuorumSaysSince(t *testing.T) {
+	since := time.Date(2026, 11, 27, 21, 10, 16, 608e6, time.UTC)
+	err := myErr(fmt.Errorf("propose: %w: %w", ticket.ErrNoQuorum, leaderlessErr{since}))
+	if !strings.Contains(err.Error(), "no leader with a quorum since 21:10:16.608 UTC") {
+		t.Fatalf("refusal %v: want it to say since when there is no leader", err)
+	}
+	if got := packet(noQuorumErr(fmt.Errorf("x: %w", ticket.ErrNoQuorum))); got.Message != errNoQuorum.Message || got.Code != mysqlerr.CodeReadOnly {
+		t.Fatalf("plain refusal %+v, want %q", got, errNoQuorum.Message)
+	}
+	if p := myErr(fmt.Errorf("%w: %w", ticket.ErrNoQuorum, leaderlessErr{since})); !strings.Contains(p.Error(), "1290") {
+		t.Fatalf("refusal %v is not 1290", p)
+	}
+}
