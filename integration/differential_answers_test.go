@@ -51,5 +51,44 @@ var answersScript = []step{
 	{sql: "CREATE TABLE f3 (a datetime(3))", refused: true},
 	{sql: "CREATE TABLE f0 (a datetime(0), b timestamp(0) NULL)"},
 	{sql: "SHOW CREATE TABLE f0", createTable: true},
+	// Class 1: in strict mode an UPDATE fails on the first warning met
+	// evaluating its WHERE or SET (1292), changing nothing; with no row
+	// read (an empty table, a key lookup that finds nothing) there is
+	// none. A note ('5 ') stays a note; DELETE and SELECT warn and go on,
+	// as does UPDATE outside strict mode. Every UPDATE with a warning here
+	// changed rows before (command version 11).
+	{sql: "CREATE TABLE sw (id int PRIMARY KEY, v int, s varchar(5), d date, at datetime, k int, KEY k (k))"},
+	{sql: "UPDATE sw SET v = 1 WHERE v = '5x'"},
+	{sql: "INSERT INTO sw VALUES (1, 5, 'a', '2024-01-01', '2024-01-01 10:00:00', 5), (2, 6, 'b', '2024-01-02', NULL, 6)"},
+	{sql: "UPDATE sw SET v = 1 WHERE id = 7 AND v = '5x'"},
+	{sql: "UPDATE sw SET v = 1 WHERE v = '5x'"},         // before
+	{sql: "UPDATE sw SET v = 1 WHERE v = '5x' LIMIT 1"}, // before
+	{sql: "UPDATE sw SET v = (s = 5) WHERE id = 1"},     // before
+	{sql: "UPDATE sw SET v = 2 WHERE d = '2024-01-01x'"},
+	{sql: "UPDATE sw SET v = 2 WHERE d > '2024-13-01'"},
+	{sql: "UPDATE sw SET v = 2 WHERE at = 'abc'"},
+	{sql: "UPDATE sw SET v = 3 WHERE s = 'a' OR v = '5x'"}, // before
+	{sql: "UPDATE sw SET v = 3 WHERE s = 5"},
+	{sql: "UPDATE sw SET v = 3 WHERE id IN (1, '2x')"}, // before
+	{sql: "UPDATE sw SET v = 3 WHERE v BETWEEN 1 AND '9x'"},
+	{sql: "UPDATE sw SET v = 3 WHERE id = '1x'"},
+	{sql: "UPDATE sw SET v = 3 WHERE k = '5x'"},
+	{sql: "UPDATE sw SET v = 3 WHERE id = 1 AND s = 5"}, // before
+	{sql: "SELECT * FROM sw"},
+	{sql: "UPDATE sw SET v = 2 WHERE v = ' 5'"},
+	{sql: "UPDATE sw SET v = 5 WHERE v = '2 '"},
+	{sql: "SHOW WARNINGS", cols: warnCols},
+	{sql: "DELETE FROM sw WHERE v = '99x'"},
+	{sql: "DELETE FROM sw WHERE s = 99"},
+	{sql: "SHOW WARNINGS", cols: warnCols},
+	{sql: "SELECT id FROM sw WHERE v = '5x'"},
+	{sql: "SHOW WARNINGS", cols: warnCols},
+	{sql: "SET sql_mode = ''"},
+	{sql: "UPDATE sw SET v = 0 WHERE v = '5x'"},
+	{sql: "SHOW WARNINGS", cols: warnCols},
+	{sql: "UPDATE sw SET v = (s = 5) WHERE id = 2"},
+	{sql: "SHOW WARNINGS", cols: warnCols},
+	{sql: "SET sql_mode = DEFAULT"},
+	{sql: "SELECT * FROM sw"},
 	{sql: "DROP DATABASE an", tablesAside: true},
 }
