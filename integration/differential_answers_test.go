@@ -90,5 +90,51 @@ var answersScript = []step{
 	{sql: "SHOW WARNINGS", cols: warnCols},
 	{sql: "SET sql_mode = DEFAULT"},
 	{sql: "SELECT * FROM sw"},
+	// Class 4: InnoDB reserves a statement's ids when its first row needs
+	// one, as many as it has rows, and keeps them when the statement
+	// fails; a first row that does not convert reserves none; an explicit
+	// id written before the failure moves the counter past it; after an
+	// id generated with auto_increment_increment = 5 the counter stands 5
+	// above it (command version 11; each SELECT LAST_INSERT_ID() after a
+	// failed statement answered a lower id before).
+	{sql: "CREATE TABLE ai (id int NOT NULL AUTO_INCREMENT PRIMARY KEY, n int NOT NULL, u int, UNIQUE KEY u (u))"},
+	{sql: "INSERT INTO ai (n) VALUES (1), (NULL), (3)"},
+	{sql: "INSERT INTO ai (n) VALUES (4)"}, // before
+	{sql: "INSERT INTO ai (n) VALUES (NULL)"},
+	{sql: "INSERT INTO ai (n) VALUES (5)"},
+	{sql: "INSERT INTO ai (n, u) VALUES (6, 1), (7, 1)"},
+	{sql: "INSERT INTO ai (n) VALUES (8)"},
+	{sql: "INSERT INTO ai (n, u) VALUES (9, 1)"},
+	{sql: "REPLACE INTO ai (n, u) VALUES (11, 1), (NULL, 2)"},
+	{sql: "INSERT INTO ai (n) VALUES (12)"},
+	{sql: "INSERT INTO ai (n, u) VALUES (13, 1) ON DUPLICATE KEY UPDATE n = NULL"},
+	{sql: "INSERT INTO ai (n) VALUES (14)"},
+	{sql: "INSERT INTO ai (n, u) VALUES (15, 5), (16, 1) ON DUPLICATE KEY UPDATE u = 6"},
+	{sql: "INSERT INTO ai (n) VALUES (17)"},
+	{sql: "INSERT INTO ai (n) VALUES ('x')"},
+	{sql: "INSERT INTO ai (n) VALUES (18)"},
+	{sql: "INSERT INTO ai (n) VALUES (1), (2), (3), (4), (NULL)"},
+	{sql: "INSERT INTO ai (n) VALUES (19)"},
+	{sql: "INSERT INTO ai (id, n) VALUES (100, 1), (101, NULL)"},
+	{sql: "INSERT INTO ai (n) VALUES (20)"},
+	{sql: "INSERT INTO ai (id, n) VALUES (200, 1), (200, 2)"},
+	{sql: "INSERT INTO ai (n) VALUES (21)"},
+	{sql: "SET auto_increment_increment = 5"},
+	{sql: "INSERT INTO ai (n) VALUES (1), (2), (NULL)"},
+	{sql: "SET auto_increment_increment = 1"},
+	{sql: "INSERT INTO ai (n) VALUES (22)"},
+	{sql: "INSERT INTO ai (n, u) VALUES (5, 1), (NULL, 9) ON DUPLICATE KEY UPDATE n = 7"},
+	{sql: "INSERT INTO ai (n) VALUES (23)"},
+	{sql: "INSERT IGNORE INTO ai (n, u) VALUES (5, 1), (6, 2), (7, 2)"},
+	{sql: "INSERT INTO ai (n) VALUES (24)"},
+	{sql: "INSERT INTO ai (n) VALUES (1), (2), ('x')"},
+	{sql: "INSERT INTO ai (n) VALUES (25)"},
+	{sql: "SET auto_increment_increment = 5"},
+	{sql: "INSERT INTO ai (n) VALUES (26)"},
+	{sql: "SET auto_increment_increment = 1"},
+	{sql: "INSERT INTO ai (n) VALUES (27)"},
+	{sql: "SELECT LAST_INSERT_ID()"},
+	{sql: "SELECT id, n, u FROM ai ORDER BY id"},
+	{sql: "SHOW CREATE TABLE ai", createTable: true},
 	{sql: "DROP DATABASE an", tablesAside: true},
 }

@@ -29,14 +29,44 @@ func TestFSMRulesV11(t *testing.T) {
 	if rs[0].Err != nil || rs[0].Affected != 1 || len(rs[0].Warnings) != 1 {
 		t.Fatalf("before version %d: %+v", ticket.RulesV11, rs[0])
 	}
-	applyOK(t, f, entry(3, ticket.Command{Op: ticket.OpSetGlobal, Name: clusterVersionGlobal, Value: uint64(ticket.RulesV11)}))
-	rs = applyOK(t, f, entry(4, strictWhereUpdate("newer")))
+	// Older rules: a 3-row INSERT failing at its second row (1048) keeps
+	// only the first row's id used.
+	if id := failThenInsert(t, f, 20); id != 3 {
+		t.Fatalf("before version %d: next id %d after the failed INSERT, want 3", ticket.RulesV11, id)
+	}
+	applyOK(t, f, entry(25, ticket.Command{Op: ticket.OpSetGlobal, Name: clusterVersionGlobal, Value: uint64(ticket.RulesV11)}))
+	// InnoDB's: the statement reserved an id for each of its 3 rows.
+	if id := failThenInsert(t, f, 30); id != 7 {
+		t.Fatalf("from version %d: next id %d after the failed INSERT, want 7", ticket.RulesV11, id)
+	}
+	rs = applyOK(t, f, entry(40, strictWhereUpdate("newer")))
 	if rs[0].Err == nil || rs[0].Err.Code != 1292 || rs[0].Affected != 0 {
 		t.Fatalf("from version %d: want 1292, got %+v", ticket.RulesV11, rs[0])
 	}
-	rs = applyOK(t, f, entry(5, ticket.Command{Op: ticket.OpUpdate, DB: "ids", Table: "WORKER_NODE", Rows: &ticket.RowsCommand{
-		Engine: true, Assigns: []ticket.RowAssign{{Col: "TYPE", Expr: ticket.RowExpr{Op: ticket.EVal, Val: &ticket.Value{Kind: ticket.ValInt, Int: 2}}}}}}))
+	rs = applyOK(t, f, entry(41, ticket.Command{Op: ticket.OpUpdate, DB: "ids", Table: "WORKER_NODE", Rows: &ticket.RowsCommand{
+		Engine: true, Assigns: []ticket.RowAssign{{Col: "TYPE", Expr: ticket.RowExpr{Op: ticket.EVal, Val: &ticket.Value{Kind: ticket.ValInt, Int: 2}}}},
+		Filter: &ticket.RowExpr{Op: ticket.EEq, Args: []ticket.RowExpr{{Op: ticket.ECol, Col: "ID"}, {Op: ticket.EVal, Val: &ticket.Value{Kind: ticket.ValInt, Int: 1}}}}}}))
 	if rs[0].Err != nil || len(rs[0].Images) != 1 || rs[0].Images[0][2].S != "older" {
 		t.Fatalf("the failed UPDATE changed the row: %+v", rs[0])
 	}
+}
+
+// failThenInsert applies, from index idx, a 3-row WORKER_NODE INSERT
+// whose second row has a NULL HOST_NAME (1048), then a 1-row INSERT, and
+// returns the id the latter generated.
+func failThenInsert(t *testing.T, f *FSM, idx uint64) uint64 {
+	t.Helper()
+	bad := workerInsert("ids", 3, int(idx))
+	bad.Increment, bad.Offset, bad.Rows = 1, 1, &ticket.RowsCommand{Engine: true}
+	bad.Values[1][0] = ticket.Value{Kind: ticket.ValNull}
+	if rs := applyOK(t, f, entry(idx, bad)); rs[0].Err == nil || rs[0].Err.Code != 1048 {
+		t.Fatalf("INSERT with a NULL HOST_NAME: %+v", rs[0])
+	}
+	good := workerInsert("ids", 1, int(idx)+5)
+	good.Increment, good.Offset, good.Rows = 1, 1, &ticket.RowsCommand{Engine: true}
+	rs := applyOK(t, f, entry(idx+1, good))
+	if rs[0].Err != nil {
+		t.Fatalf("INSERT: %v", rs[0].Err)
+	}
+	return rs[0].InsertID
 }

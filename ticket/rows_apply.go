@@ -101,13 +101,14 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 	if t.Def.AutoInc {
 		autoCol = rd.colIndex(t.Def.IDCol)
 	}
+	ac := autoCounter{t: t, c: c, startAt: t.AutoInc, startEx: t.Exhausted}
 	fail := func(e *Error) (Result, error) {
 		// Nothing is written; generated values stay used, as InnoDB's
 		// auto-increment counter is not rolled back either.
 		if err := tx.rollback(); err != nil {
 			return Result{}, err
 		}
-		if keepCounter != 0 {
+		if ac.keepOnFailure(keepCounter, e) {
 			if err := s.PutTable(t); err != nil {
 				return Result{}, err
 			}
@@ -236,10 +237,9 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 				v := reuse
 				if v == 0 {
 					var e *Error
-					if v, e = generate(t, c.Increment, c.Offset, rowNum); e != nil {
+					if v, e = ac.take(rowNum); e != nil {
 						return fail(e)
 					}
-					advance(t, v)
 				} else {
 					reserved++
 				}
@@ -436,11 +436,9 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 		res.Images = append(res.Images, r)
 	}
 	for ; reserved > 0; reserved-- {
-		v, e := generate(t, c.Increment, c.Offset, len(c.Values))
-		if e != nil {
+		if _, e := ac.take(len(c.Values)); e != nil {
 			break // the counter is at the type's top: nothing more to reserve
 		}
-		advance(t, v)
 	}
 	res.Affected = copied + deleted + updated
 	res.Matched = copied + deleted + touched
