@@ -34,10 +34,17 @@ func TestFSMRulesV11(t *testing.T) {
 	if id := failThenInsert(t, f, 20); id != 3 {
 		t.Fatalf("before version %d: next id %d after the failed INSERT, want 3", ticket.RulesV11, id)
 	}
+	// Older rules: an unpadded date is 1292.
+	if rs := applyOK(t, f, entry(24, unpaddedDate(24))); rs[0].Err == nil || rs[0].Err.Code != 1292 {
+		t.Fatalf("before version %d: INSERT of '2024-1-5': %+v", ticket.RulesV11, rs[0])
+	}
 	applyOK(t, f, entry(25, ticket.Command{Op: ticket.OpSetGlobal, Name: clusterVersionGlobal, Value: uint64(ticket.RulesV11)}))
 	// InnoDB's: the statement reserved an id for each of its 3 rows.
 	if id := failThenInsert(t, f, 30); id != 7 {
 		t.Fatalf("from version %d: next id %d after the failed INSERT, want 7", ticket.RulesV11, id)
+	}
+	if rs := applyOK(t, f, entry(39, unpaddedDate(39))); rs[0].Err != nil || rs[0].Images[0][4].S != "2024-01-05" {
+		t.Fatalf("from version %d: INSERT of '2024-1-5': %+v", ticket.RulesV11, rs[0])
 	}
 	rs = applyOK(t, f, entry(40, strictWhereUpdate("newer")))
 	if rs[0].Err == nil || rs[0].Err.Code != 1292 || rs[0].Affected != 0 {
@@ -69,4 +76,12 @@ func failThenInsert(t *testing.T, f *FSM, idx uint64) uint64 {
 		t.Fatalf("INSERT: %v", rs[0].Err)
 	}
 	return rs[0].InsertID
+}
+
+// unpaddedDate is a WORKER_NODE INSERT of LAUNCH_DATE '2024-1-5'.
+func unpaddedDate(n int) ticket.Command {
+	c := workerInsert("ids", 1, n)
+	c.Increment, c.Offset, c.Rows = 1, 1, &ticket.RowsCommand{Engine: true}
+	c.Values[0][3] = ticket.Value{Kind: ticket.ValString, Str: "2024-1-5"}
+	return c
 }

@@ -73,8 +73,9 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 	now := statementNow(c)
 	noAutoZero := rc.NoAutoValueOnZero
 	// INSERT IGNORE and a non-strict sql_mode clamp with warnings.
-	sc := &storeCtx{strict: !rc.NotStrict && !c.Ignore, db: t.Def.DB, table: t.Def.Name, warns: &res.Warnings, rd: rd}
-	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: now, warns: &res.Warnings, lit: map[*RowExpr]val{}}
+	older := !c.rulesAt(RulesV11)
+	sc := &storeCtx{strict: !rc.NotStrict && !c.Ignore, db: t.Def.DB, table: t.Def.Name, warns: &res.Warnings, rd: rd, older: older}
+	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: now, warns: &res.Warnings, lit: map[*RowExpr]val{}, older: older}
 	// MariaDB's counts: copied (rows inserted, and rows an ON DUPLICATE
 	// KEY UPDATE changed), deleted (rows REPLACE removed or overwrote),
 	// updated (rows ON DUPLICATE KEY UPDATE changed) and touched (rows it

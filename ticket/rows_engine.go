@@ -557,7 +557,7 @@ func applyRowsUpdateExpr(s Store, t *Table, c *Command, rc *RowsCommand) (Result
 		}
 	}
 	assigns, targets, env, rows, sel, now := u.assigns, u.targets, u.env, u.rows, u.sel, u.now
-	sc := &storeCtx{strict: !rc.NotStrict, db: t.Def.DB, table: t.Def.Name, warns: &res.Warnings, rd: rd}
+	sc := &storeCtx{strict: !rc.NotStrict, db: t.Def.DB, table: t.Def.Name, warns: &res.Warnings, rd: rd, older: !c.rulesAt(RulesV11)}
 	tx := newRowsTx(rd, rows)
 	fail := func(e *Error) (Result, error) {
 		if err := tx.rollback(); err != nil {
@@ -708,7 +708,7 @@ func pickUpdateRows(st Store, t *Table, c *Command, rc *RowsCommand, warns *[]Wa
 			return u, mysqlerr.UnknownColumn(o.Col, "order clause"), nil
 		}
 	}
-	u.env = &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: u.now, warns: warns, lit: map[*RowExpr]val{}}
+	u.env = &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: u.now, warns: warns, lit: map[*RowExpr]val{}, older: !c.rulesAt(RulesV11)}
 	rows, err := st.Rows(t.Def.DB, t.Def.Name)
 	if err != nil || rows == nil {
 		return u, nil, rowsMissing(t, err)
@@ -749,7 +749,7 @@ func applyRowsDeleteExpr(s Store, t *Table, c *Command, rc *RowsCommand) (Result
 		}
 	}
 	var res Result
-	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: statementNow(c), warns: &res.Warnings, lit: map[*RowExpr]val{}}
+	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: statementNow(c), warns: &res.Warnings, lit: map[*RowExpr]val{}, older: !c.rulesAt(RulesV11)}
 	rows, err := s.Rows(t.Def.DB, t.Def.Name)
 	if err != nil || rows == nil {
 		return Result{}, rowsMissing(t, err)
