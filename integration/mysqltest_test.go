@@ -457,7 +457,7 @@ func (r *mtRunner) runStatement(text string, sorted bool, replace map[int]string
 		r.markNamed(stmt, words, true)
 		return class, detail
 	}
-	r.markRefused(stmt, words, before, m.ErrCode == 0)
+	r.markRefused(stmt, text, words, before, m.ErrCode == 0)
 	return class, detail
 }
 
@@ -472,7 +472,7 @@ func refusal(k outcome) bool { return k.ErrCode == 1235 || k.ErrCode == 1064 }
 // show: the temporary tables it writes, the user variables it assigns,
 // the prepared statement it makes, the databases it creates or drops.
 // ticketd changes nothing when it refuses.
-func (r *mtRunner) markRefused(stmt ast.StmtNode, words []string, before map[string]string, ok bool) {
+func (r *mtRunner) markRefused(stmt ast.StmtNode, text string, words []string, before map[string]string, ok bool) {
 	if isOnlyEngine(stmt) {
 		return // keepEngine undid the engine change
 	}
@@ -496,8 +496,14 @@ func (r *mtRunner) markRefused(stmt ast.StmtNode, words []string, before map[str
 		return // MariaDB failed too: only what its state shows changed
 	}
 	if stmt == nil {
-		// A statement the runner's parser cannot read (SELECT ... INTO
-		// @v): the user variables it names may have been assigned.
+		// A statement the runner's parser cannot read: a SELECT ... INTO
+		// @v may have assigned the user variables it names; anything else
+		// (CREATE TRIGGER, which changes what its table's writes do) may
+		// have changed whatever it names.
+		if w, _ := firstWord(text); w != "select" {
+			r.markNamed(stmt, words, true)
+			return
+		}
 		for _, w := range words {
 			if strings.HasPrefix(w, "@") && !strings.HasPrefix(w, "@@") {
 				r.diverged[w] = true

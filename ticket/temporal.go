@@ -290,8 +290,9 @@ func readTimeCut(v val) (t time.Time, cut, ok bool, e *Error) {
 	return time.Time{}, false, false, mysqlerr.NotSupported("this form of a date or datetime ('" + text + "')")
 }
 
-// toTime is v as a DATETIME for a comparison with a temporal value; ok is
-// false (with warning 1292) for a string that is no date.
+// toTime is v as a DATETIME for a comparison with a temporal value; a
+// string or number that is no date warns (1292) and is the zero date (ok
+// false under the rules before RulesV11: no match).
 func (env *evalEnv) toTime(v val, x *RowExpr) (time.Time, bool, *Error) {
 	switch v.k {
 	case vTime:
@@ -303,7 +304,7 @@ func (env *evalEnv) toTime(v val, x *RowExpr) (time.Time, bool, *Error) {
 			}
 		}
 		if x.Op == EVal && env.bad[x] {
-			return time.Time{}, false, nil
+			return time.Time{}, !env.older, nil
 		}
 		t, ok, e := env.parseTime(v)
 		if e != nil {
@@ -318,7 +319,9 @@ func (env *evalEnv) toTime(v val, x *RowExpr) (time.Time, bool, *Error) {
 				}
 				env.bad[x] = true
 			}
-			return time.Time{}, false, nil
+			// MariaDB compares what is no date as the zero date, below
+			// every date (builds before RulesV11: as NULL).
+			return time.Time{}, !env.older, nil
 		}
 		if x.Op == EVal && env.lit != nil {
 			env.lit[x] = val{k: vTime, t: t}
@@ -335,6 +338,7 @@ func (env *evalEnv) toTime(v val, x *RowExpr) (time.Time, bool, *Error) {
 		}
 		if !ok {
 			env.warn("Warning", mysqlerr.CodeTruncatedWrongValue, "Truncated incorrect datetime value: '%s'", v.text())
+			return time.Time{}, !env.older, nil
 		}
 		return t, ok, nil
 	}
