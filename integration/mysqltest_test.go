@@ -34,6 +34,34 @@ var mtrFiles = []string{
 	"main/update",
 	"main/delete",
 	"suite/sql_sequence/next",
+	// Issue 32: files whose statements are mostly inside ticketd's scope
+	// (single-table DML, keys, NULLs, dates, sequences).
+	"main/insert_update_autoinc-7150",
+	"main/bulk_replace",
+	"main/key_primary",
+	"main/update_ignore_216",
+	"main/group_by_null",
+	"main/datetime_456",
+	"main/in_datetime_241",
+	"main/type_bool",
+	"main/type_char",
+	"main/type_date",
+	"main/null",
+	"main/null_key",
+	"main/count_distinct",
+	"main/func_equal",
+	"main/select_safe",
+	"main/insert_innodb",
+	"main/update_innodb",
+	"main/delete_innodb",
+	"main/order_by_innodb",
+	"main/update_use_source",
+	"main/delete_use_source",
+	"suite/sql_sequence/default",
+	"suite/sql_sequence/rename",
+	"suite/sql_sequence/rebuild",
+	"suite/sql_sequence/view",
+	"suite/sql_sequence/concurrent_create",
 }
 
 // mtrDir is where Debian's mariadb-test-data installs MariaDB's tests.
@@ -137,19 +165,19 @@ func TestMariaDBRegression(t *testing.T) {
 	}
 	var totals [4]int
 	var table strings.Builder
-	fmt.Fprintf(&table, "%-26s %6s %8s %10s %8s\n", "file", "same", "refused", "different", "skipped")
+	fmt.Fprintf(&table, "%-36s %6s %8s %10s %8s\n", "file", "same", "refused", "different", "skipped")
 	for _, f := range files {
 		src, err := os.ReadFile(filepath.Join(mtrDir, f+".test"))
 		if err != nil {
 			t.Fatalf("%v (apt-get install mariadb-test-data)", err)
 		}
 		counts := r.runFile(f, string(src))
-		fmt.Fprintf(&table, "%-26s %6d %8d %10d %8d\n", f, counts[mtSame], counts[mtRefused], counts[mtDiff], counts[mtSkipped])
+		fmt.Fprintf(&table, "%-36s %6d %8d %10d %8d\n", f, counts[mtSame], counts[mtRefused], counts[mtDiff], counts[mtSkipped])
 		for i, k := range []string{mtSame, mtRefused, mtDiff, mtSkipped} {
 			totals[i] += counts[k]
 		}
 	}
-	fmt.Fprintf(&table, "%-26s %6d %8d %10d %8d\n", "total", totals[0], totals[1], totals[2], totals[3])
+	fmt.Fprintf(&table, "%-36s %6d %8d %10d %8d\n", "total", totals[0], totals[1], totals[2], totals[3])
 	t.Logf("MariaDB regression tests, statement by statement:\n%s", table.String())
 	fmt.Printf("MariaDB regression tests, statement by statement:\n%s", table.String())
 	for _, reason := range slices.Sorted(maps.Keys(r.skips)) {
