@@ -90,6 +90,22 @@ var answersScript = []step{
 	{sql: "SHOW WARNINGS", cols: warnCols},
 	{sql: "SET sql_mode = DEFAULT"},
 	{sql: "SELECT * FROM sw"},
+	// The same for the expressions of INSERT's VALUES and of ON DUPLICATE
+	// KEY UPDATE (they warned and wrote before); IGNORE and a non-strict
+	// mode warn.
+	{sql: "CREATE TABLE sx (id int PRIMARY KEY, n int, s varchar(5))"},
+	{sql: "INSERT INTO sx VALUES (1, 1, 'a')"},
+	{sql: "INSERT INTO sx VALUES (1, 2, 'b') ON DUPLICATE KEY UPDATE n = (s = 5)"},       // before
+	{sql: "INSERT INTO sx VALUES (1, 2, 'b') ON DUPLICATE KEY UPDATE n = VALUES(s) = 5"}, // before
+	{sql: "INSERT INTO sx (id, n) VALUES (2, '5' = 'x5')"},
+	{sql: "INSERT INTO sx (id, n) VALUES (3, 5 = 'x5')"}, // before
+	{sql: "INSERT IGNORE INTO sx (id, n) VALUES (4, 5 = 'x5')"},
+	{sql: "SHOW WARNINGS", cols: warnCols},
+	{sql: "SET sql_mode = ''"},
+	{sql: "INSERT INTO sx (id, n) VALUES (5, 5 = 'x5')"},
+	{sql: "SHOW WARNINGS", cols: warnCols},
+	{sql: "SET sql_mode = DEFAULT"},
+	{sql: "SELECT * FROM sx"},
 	// Class 4: InnoDB reserves a statement's ids when its first row needs
 	// one, as many as it has rows, and keeps them when the statement
 	// fails; a first row that does not convert reserves none; an explicit

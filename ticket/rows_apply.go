@@ -75,7 +75,8 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 	// INSERT IGNORE and a non-strict sql_mode clamp with warnings.
 	older := !c.rulesAt(RulesV11)
 	sc := &storeCtx{strict: !rc.NotStrict && !c.Ignore, db: t.Def.DB, table: t.Def.Name, warns: &res.Warnings, rd: rd, older: older}
-	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: now, warns: &res.Warnings, lit: map[*RowExpr]val{}, older: older}
+	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: now, warns: &res.Warnings, lit: map[*RowExpr]val{}, older: older,
+		strictWarn: sc.strict && !older}
 	// MariaDB's counts: copied (rows inserted, and rows an ON DUPLICATE
 	// KEY UPDATE changed), deleted (rows REPLACE removed or overwrote),
 	// updated (rows ON DUPLICATE KEY UPDATE changed) and touched (rows it
@@ -186,7 +187,7 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 			var e *Error
 			if i < len(exprs) && exprs[i].Op != 0 {
 				env.row = view
-				lv, e = env.eval(&exprs[i])
+				lv, e = env.evalStrict(&exprs[i])
 			} else if v.Kind == ValDefault {
 				continue
 			} else {
@@ -531,7 +532,7 @@ func (env *evalEnv) onDupRow(rd *RowsDef, sc *storeCtx, assigns []RowAssign, tar
 			}
 		} else {
 			env.row = r
-			v, e := env.eval(&assigns[k].Expr)
+			v, e := env.evalStrict(&assigns[k].Expr)
 			if e != nil {
 				return nil, e
 			}

@@ -582,11 +582,8 @@ func applyRowsUpdateExpr(s Store, t *Table, c *Command, rc *RowsCommand) (Result
 				}
 			} else {
 				env.row = r
-				before := len(res.Warnings)
-				v, e := env.eval(&assigns[k].Expr)
-				if e == nil && strictEval {
-					e = firstWarning(res.Warnings, before)
-				}
+				env.strictWarn = strictEval
+				v, e := env.evalStrict(&assigns[k].Expr)
 				if e != nil {
 					return fail(e)
 				}

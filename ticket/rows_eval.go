@@ -203,6 +203,21 @@ type evalEnv struct {
 	// older applies the rules of builds before RulesV11 (temporal
 	// literals in the padded forms only).
 	older bool
+	// strictWarn makes the first warning of an INSERT's or UPDATE's
+	// expression the statement's error (evalStrict), as MariaDB's strict
+	// mode does (RulesV11).
+	strictWarn bool
+}
+
+// evalStrict is eval of a value an INSERT or UPDATE writes: under
+// strictWarn, the first warning it raises is the statement's error.
+func (env *evalEnv) evalStrict(x *RowExpr) (val, *Error) {
+	n := len(*env.warns)
+	v, e := env.eval(x)
+	if e == nil && env.strictWarn {
+		e = firstWarning(*env.warns, n)
+	}
+	return v, e
 }
 
 func (env *evalEnv) warn(level string, code uint16, format string, args ...any) {
