@@ -50,6 +50,10 @@ type step struct {
 	// server announced them.
 	args   []any
 	binary bool
+	// tablesAside leaves out the affected rows of a DROP DATABASE, which
+	// count its tables: those of refused CREATE TABLEs exist on MariaDB
+	// only.
+	tablesAside bool
 	// refused marks a statement MariaDB answers and ticketd refuses with
 	// 1235 (a collation it does not compare by): ticketd must refuse it.
 	refused bool
@@ -520,6 +524,9 @@ func runStep(c *client.Conn, s step) (outcome, error) {
 	}
 	defer r.Close()
 	o := outcome{Affected: r.AffectedRows, InsertID: r.InsertId, Warnings: r.Warnings}
+	if s.tablesAside {
+		o.Affected = 0
+	}
 	if r.Resultset == nil || len(r.Fields) == 0 {
 		return o, nil
 	}
@@ -627,7 +634,7 @@ func TestDifferential(t *testing.T) {
 		name      string
 		steps     []step
 		foundRows bool
-	}{{"tickets", diffScript, false}, {"rows", rowScript, false}, {"rows, CLIENT_FOUND_ROWS", foundRowsScript, true}, {"collation", collationScript, false}, {"column collations", columnCollationScript, false}, {"select-list expressions", selectExprScript, false}}
+	}{{"tickets", diffScript, false}, {"rows", rowScript, false}, {"rows, CLIENT_FOUND_ROWS", foundRowsScript, true}, {"collation", collationScript, false}, {"column collations", columnCollationScript, false}, {"select-list expressions", selectExprScript, false}, {"issue 32 answers", answersScript, false}}
 	maria := harness.StartMariaDB(t)
 	want := make([][]outcome, len(scripts))
 	for i, sc := range scripts {

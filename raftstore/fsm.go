@@ -458,6 +458,7 @@ func (f *FSM) applyBatch(logs []*raft.Log, resps []any) error {
 						ErrVersionTooOld, l.Index, c.Value, f.version))
 				}
 				c.Now = now
+				c.Version = max(f.ClusterVersion(), baseVersion)
 				r, err := f.apply(st, c)
 				if err != nil {
 					return f.failLocked(fmt.Errorf("entry %d command %d: %w", l.Index, j, err))

@@ -96,7 +96,19 @@ import (
 // or key change carrying them is refused (1235, naming the members
 // behind) until every member runs version 9. A table of the default
 // utf8mb4_general_ci everywhere is written as in version 8.
-const CommandVersion = 9
+//
+// Version 10 is another branch's (the Redis key space).
+//
+// Version 11 changes no command and no encoding: it changes how a row
+// table's existing commands apply (ticket.RulesV11: a strict-mode UPDATE
+// fails on the first warning of its WHERE or SET, a failing INSERT or
+// REPLACE leaves the auto-increment counter where InnoDB's is, temporal
+// literals are read in all of MariaDB's forms). No op's entry is raised:
+// the state machine gives each command the cluster's version
+// (ticket.Command.Version), and the new rules apply from the entry that
+// raises the cluster to 11, on every replica alike; a cluster of mixed
+// builds stays below it and applies the older rules everywhere.
+const CommandVersion = 11
 
 // collationVersion is the command version that creates and carries row
 // tables with a collation (ticket.RowsDef.Collation).

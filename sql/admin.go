@@ -1,12 +1,15 @@
 package sql
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 	"github.com/pingcap/tidb/pkg/parser/types"
+
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 )
 
 // setStmt converts SET. src is the whole query, to read what was written
@@ -279,6 +282,9 @@ func columnDef(c *ast.ColumnDef) (ColumnDef, error) {
 	if w := ft.GetFlen(); w != types.UnspecifiedLength {
 		col.Width = w
 	}
+	if err := typeLimits(&col, ft); err != nil {
+		return ColumnDef{}, err
+	}
 	if col.Type == "char" || col.Type == "varchar" {
 		// VARBINARY, BINARY and BLOB are other types (binary charset);
 		// the BINARY attribute of a CHAR/VARCHAR is a _bin collation.
@@ -460,4 +466,25 @@ func dropIndex(s *ast.DropIndexStmt) (Plan, error) {
 		return nil, unsupported("hypothetical indexes")
 	}
 	return &AlterTable{Table: *tableName(s.Table), DropKeys: []string{s.IndexName}, IfExists: s.IfExists}, nil
+}
+
+// typeLimits is MariaDB's error for a width or precision its column type
+// cannot have, which the grammar takes: INT(300) is 1439, DATETIME(7)
+// 1426. Fractional seconds, which ticketd does not keep, are refused
+// (DATETIME(3) would drop what MariaDB shows).
+func typeLimits(col *ColumnDef, ft *types.FieldType) error {
+	switch col.Type {
+	case "tinyint", "smallint", "mediumint", "int", "bigint":
+		if col.Width > 255 {
+			return mysqlerr.New(mysql.ErrTooBigDisplaywidth, "Display width out of range for '%s' (max = 255)", col.Name)
+		}
+	case "datetime", "timestamp":
+		switch d := ft.GetDecimal(); {
+		case d > 6:
+			return mysqlerr.New(mysql.ErrTooBigPrecision, "Too big precision specified for '%s'. Maximum is 6", col.Name)
+		case d > 0:
+			return unsupported(fmt.Sprintf("fractional seconds (%s(%d))", col.Type, d))
+		}
+	}
+	return nil
 }

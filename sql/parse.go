@@ -366,6 +366,12 @@ func parseError(err error, query string) (*Error, int) {
 				return &Error{Code: e.Code, State: e.State, Message: e.Message}, -1
 			}
 		}
+		if code == mysql.ErrInvalidYearColumnLength {
+			// YEAR(2) and YEAR(3): MariaDB takes them with note 1287
+			// (deprecated); ticketd has no YEAR column.
+			e := mysqlerr.NotSupported("column type year")
+			return &Error{Code: e.Code, State: e.State, Message: e.Message}, -1
+		}
 		state, ok := mysql.MySQLState[code]
 		if !ok {
 			state = mysql.DefaultMySQLState

@@ -147,7 +147,27 @@ type Command struct {
 	// machine sets it from the Raft entry's AppendedAt, which the leader
 	// stamps and every replica reads from the same entry.
 	Now time.Time
+	// Version is the cluster's command version at the command's entry.
+	// Like Now, it is not part of the encoding: the state machine sets
+	// it, so that an apply rule that changed at a version (RulesV11)
+	// takes effect at the entry that raised the cluster to it, on every
+	// replica alike, and a cluster of mixed builds keeps the older rule.
+	// 0 (a test, a read on the leader ahead of the log) is this build's
+	// rules.
+	Version uint32
 }
+
+// RulesV11 is the command version from which row tables answer as
+// MariaDB 10.11 InnoDB does where older builds applied otherwise (issue
+// 32): a strict-mode UPDATE fails on the first warning met evaluating its
+// WHERE or SET; a failing INSERT or REPLACE leaves the auto-increment
+// counter where InnoDB's is; dates and datetimes written with unpadded
+// fields, other delimiters, two-digit years or as numbers are read as
+// MariaDB reads them.
+const RulesV11 uint32 = 11
+
+// rulesAt reports whether c applies under the rules of version v.
+func (c *Command) rulesAt(v uint32) bool { return c.Version == 0 || c.Version >= v }
 
 // Result is a Command's outcome, identical on every replica.
 type Result struct {

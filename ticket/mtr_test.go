@@ -97,7 +97,7 @@ func TestZeroDateRefused(t *testing.T) {
 // one with no number at all is still 1366 (main/insert).
 func TestTicketIDStrings(t *testing.T) {
 	e := newEnv(t)
-	d, err := NewTableDef(&TableSpec{DB: "flickr", Name: "s", Columns: []ColumnSpec{{Name: "c1", Type: "bigint"}}})
+	d, err := NewTableDef(&TableSpec{DB: "flickr", Name: "s", Columns: []ColumnSpec{{Name: "c1", Type: "bigint", NotNull: true}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -459,7 +459,7 @@ func boundKey(rd *RowsDef, j int, x *RowExpr, now time.Time) (string, bool) {
 		switch v.k {
 		case vTime:
 		case vStr, vInt, vUint:
-			if _, ok := parseTime(v.text()); !ok {
+			if _, ok, e := readTimeVal(v); !ok || e != nil {
 				return "", false
 			}
 		default:

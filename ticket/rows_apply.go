@@ -73,8 +73,10 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 	now := statementNow(c)
 	noAutoZero := rc.NoAutoValueOnZero
 	// INSERT IGNORE and a non-strict sql_mode clamp with warnings.
-	sc := &storeCtx{strict: !rc.NotStrict && !c.Ignore, db: t.Def.DB, table: t.Def.Name, warns: &res.Warnings, rd: rd}
-	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: now, warns: &res.Warnings, lit: map[*RowExpr]val{}}
+	older := !c.rulesAt(RulesV11)
+	sc := &storeCtx{strict: !rc.NotStrict && !c.Ignore, db: t.Def.DB, table: t.Def.Name, warns: &res.Warnings, rd: rd, older: older}
+	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: now, warns: &res.Warnings, lit: map[*RowExpr]val{}, older: older,
+		strictWarn: sc.strict && !older}
 	// MariaDB's counts: copied (rows inserted, and rows an ON DUPLICATE
 	// KEY UPDATE changed), deleted (rows REPLACE removed or overwrote),
 	// updated (rows ON DUPLICATE KEY UPDATE changed) and touched (rows it
@@ -101,13 +103,14 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 	if t.Def.AutoInc {
 		autoCol = rd.colIndex(t.Def.IDCol)
 	}
+	ac := autoCounter{t: t, c: c, startAt: t.AutoInc, startEx: t.Exhausted}
 	fail := func(e *Error) (Result, error) {
 		// Nothing is written; generated values stay used, as InnoDB's
 		// auto-increment counter is not rolled back either.
 		if err := tx.rollback(); err != nil {
 			return Result{}, err
 		}
-		if keepCounter != 0 {
+		if ac.keepOnFailure(keepCounter, e) {
 			if err := s.PutTable(t); err != nil {
 				return Result{}, err
 			}
@@ -184,7 +187,7 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 			var e *Error
 			if i < len(exprs) && exprs[i].Op != 0 {
 				env.row = view
-				lv, e = env.eval(&exprs[i])
+				lv, e = env.evalStrict(&exprs[i])
 			} else if v.Kind == ValDefault {
 				continue
 			} else {
@@ -236,10 +239,9 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 				v := reuse
 				if v == 0 {
 					var e *Error
-					if v, e = generate(t, c.Increment, c.Offset, rowNum); e != nil {
+					if v, e = ac.take(rowNum); e != nil {
 						return fail(e)
 					}
-					advance(t, v)
 				} else {
 					reserved++
 				}
@@ -436,11 +438,9 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 		res.Images = append(res.Images, r)
 	}
 	for ; reserved > 0; reserved-- {
-		v, e := generate(t, c.Increment, c.Offset, len(c.Values))
-		if e != nil {
+		if _, e := ac.take(len(c.Values)); e != nil {
 			break // the counter is at the type's top: nothing more to reserve
 		}
-		advance(t, v)
 	}
 	res.Affected = copied + deleted + updated
 	res.Matched = copied + deleted + touched
@@ -532,7 +532,7 @@ func (env *evalEnv) onDupRow(rd *RowsDef, sc *storeCtx, assigns []RowAssign, tar
 			}
 		} else {
 			env.row = r
-			v, e := env.eval(&assigns[k].Expr)
+			v, e := env.evalStrict(&assigns[k].Expr)
 			if e != nil {
 				return nil, e
 			}

@@ -35,6 +35,9 @@ type storeCtx struct {
 	// the characters beyond the BMP. Lookups (a key built from a literal)
 	// leave it nil: MariaDB compares such a literal in utf8mb4.
 	rd *RowsDef
+	// older applies the rules of builds before RulesV11 (temporal
+	// literals in the padded forms only).
+	older bool
 }
 
 func (sc *storeCtx) warn(level string, code uint16, format string, args ...any) {
@@ -210,7 +213,14 @@ func (sc *storeCtx) storeTime(col *RowCol, v val, row int) (Datum, *Error) {
 			// zero date.
 			return Datum{}, mysqlerr.NotSupported("zero dates")
 		}
-		t, ok = parseTime(v.text())
+		if sc.older {
+			t, ok = parseTime(v.text())
+		} else {
+			var e *Error
+			if t, ok, e = readTimeVal(v); e != nil {
+				return Datum{}, e
+			}
+		}
 		hasTime = ok && (t.Hour() != 0 || t.Minute() != 0 || t.Second() != 0 || t.Nanosecond() != 0)
 	default:
 		ok = false
@@ -235,7 +245,13 @@ func (sc *storeCtx) storeTime(col *RowCol, v val, row int) (Datum, *Error) {
 	}
 	// DATETIME(0) drops fractions of a second (TIME_ROUND_FRACTIONAL is off).
 	t = t.Truncate(time.Second)
-	if col.Kind == ColTimestamp && !v.now && (t.Year() < 1970 || t.After(time.Date(2038, 1, 19, 3, 14, 7, 0, time.UTC))) {
+	// A TIMESTAMP holds 1970-01-01 00:00:01 UTC on (builds before
+	// RulesV11 took 00:00:00, which MariaDB refuses).
+	minStamp := time.Date(1970, 1, 1, 0, 0, 1, 0, time.UTC)
+	if sc.older {
+		minStamp = minStamp.Add(-time.Second)
+	}
+	if col.Kind == ColTimestamp && !v.now && (t.Before(minStamp) || t.After(time.Date(2038, 1, 19, 3, 14, 7, 0, time.UTC))) {
 		e := mysqlerr.New(mysqlerr.CodeTruncatedWrongValue, "Incorrect datetime value: '%s' for column %s at row %d", v.text(), colName(sc.db, sc.table, col.Name), row)
 		if sc.strict {
 			return Datum{}, e

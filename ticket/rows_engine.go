@@ -547,8 +547,17 @@ func applyRowsUpdateExpr(s Store, t *Table, c *Command, rc *RowsCommand) (Result
 	if e != nil {
 		return Result{Err: e}, nil
 	}
+	// In strict mode MariaDB fails an UPDATE on the first warning met
+	// evaluating its WHERE or SET ('5abc' against an INT column: 1292),
+	// changing nothing; a SELECT or DELETE warns and goes on.
+	strictEval := !rc.NotStrict && c.rulesAt(RulesV11)
+	if strictEval {
+		if e := firstWarning(res.Warnings, 0); e != nil {
+			return Result{Err: e}, nil
+		}
+	}
 	assigns, targets, env, rows, sel, now := u.assigns, u.targets, u.env, u.rows, u.sel, u.now
-	sc := &storeCtx{strict: !rc.NotStrict, db: t.Def.DB, table: t.Def.Name, warns: &res.Warnings, rd: rd}
+	sc := &storeCtx{strict: !rc.NotStrict, db: t.Def.DB, table: t.Def.Name, warns: &res.Warnings, rd: rd, older: !c.rulesAt(RulesV11)}
 	tx := newRowsTx(rd, rows)
 	fail := func(e *Error) (Result, error) {
 		if err := tx.rollback(); err != nil {
@@ -573,7 +582,8 @@ func applyRowsUpdateExpr(s Store, t *Table, c *Command, rc *RowsCommand) (Result
 				}
 			} else {
 				env.row = r
-				v, e := env.eval(&assigns[k].Expr)
+				env.strictWarn = strictEval
+				v, e := env.evalStrict(&assigns[k].Expr)
 				if e != nil {
 					return fail(e)
 				}
@@ -641,6 +651,17 @@ func applyRowsUpdateExpr(s Store, t *Table, c *Command, rc *RowsCommand) (Result
 	return res, s.PutTable(t)
 }
 
+// firstWarning is the first warning (not note) of warns from index from
+// on, as the error strict mode makes of it.
+func firstWarning(warns []Warning, from int) *Error {
+	for _, w := range warns[from:] {
+		if w.Level == "Warning" {
+			return mysqlerr.New(w.Code, "%s", w.Message)
+		}
+	}
+	return nil
+}
+
 // updatePick is an UPDATE's first half (pickUpdateRows): its assignments,
 // their columns, the evaluator, the table's rows and the rows picked.
 type updatePick struct {
@@ -684,7 +705,7 @@ func pickUpdateRows(st Store, t *Table, c *Command, rc *RowsCommand, warns *[]Wa
 			return u, mysqlerr.UnknownColumn(o.Col, "order clause"), nil
 		}
 	}
-	u.env = &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: u.now, warns: warns, lit: map[*RowExpr]val{}}
+	u.env = &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: u.now, warns: warns, lit: map[*RowExpr]val{}, older: !c.rulesAt(RulesV11)}
 	rows, err := st.Rows(t.Def.DB, t.Def.Name)
 	if err != nil || rows == nil {
 		return u, nil, rowsMissing(t, err)
@@ -725,7 +746,7 @@ func applyRowsDeleteExpr(s Store, t *Table, c *Command, rc *RowsCommand) (Result
 		}
 	}
 	var res Result
-	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: statementNow(c), warns: &res.Warnings, lit: map[*RowExpr]val{}}
+	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: statementNow(c), warns: &res.Warnings, lit: map[*RowExpr]val{}, older: !c.rulesAt(RulesV11)}
 	rows, err := s.Rows(t.Def.DB, t.Def.Name)
 	if err != nil || rows == nil {
 		return Result{}, rowsMissing(t, err)
@@ -745,53 +766,4 @@ func applyRowsDeleteExpr(s Store, t *Table, c *Command, rc *RowsCommand) (Result
 		res.Affected++
 	}
 	return res, nil
-}
-
-// EvalRow computes x (a select-list expression over row's columns) as
-// the row engine evaluates WHERE and SET: the value's text, or NULL, and
-// whether it is an integer, a decimal or another value.
-func EvalRow(t *Table, x *RowExpr, row []Datum, now time.Time, warns *[]Warning) (d Datum, kind ColKind, decimal bool, e *Error) {
-	re := NewRowEval(t, now, warns)
-	if e := re.Check(x); e != nil {
-		return Datum{}, 0, false, e
-	}
-	return re.Eval(x, row)
-}
-
-// RowEval evaluates a statement's select-list expressions row after row;
-// like WHERE, it converts a literal once per statement (a '5abc' compared
-// with an INT column warns once, as in MariaDB, not once per row).
-type RowEval struct{ env evalEnv }
-
-// NewRowEval is an evaluator of t's rows for one statement.
-func NewRowEval(t *Table, now time.Time, warns *[]Warning) *RowEval {
-	return &RowEval{env: evalEnv{rd: t.Def.Rows, db: t.Def.DB, table: t.Def.Name, now: now, warns: warns, lit: map[*RowExpr]val{}}}
-}
-
-// Check is the error MariaDB gives x before reading any row: an unknown
-// column, an illegal mix of collations.
-func (re *RowEval) Check(x *RowExpr) *Error { return checkCols(re.env.rd, x, "field list") }
-
-// Eval is EvalRow of x over row, once Check has passed.
-func (re *RowEval) Eval(x *RowExpr, row []Datum) (d Datum, kind ColKind, decimal bool, e *Error) {
-	env := &re.env
-	env.row = row
-	v, e := env.eval(x)
-	if e != nil {
-		return Datum{}, 0, false, e
-	}
-	switch v.k {
-	case vNull:
-		return Datum{Null: true}, ColString, false, nil
-	case vInt, vUint:
-		return Datum{S: v.text()}, ColInt, false, nil
-	case vDec:
-		return Datum{S: v.text()}, ColString, true, nil
-	case vTime:
-		if v.date {
-			return Datum{S: v.text()}, ColDate, false, nil
-		}
-		return Datum{S: v.text()}, ColDateTime, false, nil
-	}
-	return Datum{S: v.text()}, ColString, false, nil
 }

@@ -200,6 +200,24 @@ type evalEnv struct {
 	// unknown, when not nil, marks columns of row that an expression in
 	// an INSERT's VALUES may not read (preInsertRow).
 	unknown []bool
+	// older applies the rules of builds before RulesV11 (temporal
+	// literals in the padded forms only).
+	older bool
+	// strictWarn makes the first warning of an INSERT's or UPDATE's
+	// expression the statement's error (evalStrict), as MariaDB's strict
+	// mode does (RulesV11).
+	strictWarn bool
+}
+
+// evalStrict is eval of a value an INSERT or UPDATE writes: under
+// strictWarn, the first warning it raises is the statement's error.
+func (env *evalEnv) evalStrict(x *RowExpr) (val, *Error) {
+	n := len(*env.warns)
+	v, e := env.eval(x)
+	if e == nil && env.strictWarn {
+		e = firstWarning(*env.warns, n)
+	}
+	return v, e
 }
 
 func (env *evalEnv) warn(level string, code uint16, format string, args ...any) {
@@ -575,13 +593,13 @@ func (env *evalEnv) compare(ax, bx *RowExpr, group []RowExpr) (c int, null bool,
 		if (a.k != vTime && zeroDate(a.text())) || (b.k != vTime && zeroDate(b.text())) {
 			return 0, false, mysqlerr.NotSupported("zero dates")
 		}
-		ta, ok := env.toTime(a, ax)
-		if !ok {
-			return 0, true, nil
+		ta, ok, e := env.toTime(a, ax)
+		if e != nil || !ok {
+			return 0, true, e
 		}
-		tb, ok := env.toTime(b, bx)
-		if !ok {
-			return 0, true, nil
+		tb, ok, e := env.toTime(b, bx)
+		if e != nil || !ok {
+			return 0, true, e
 		}
 		return ta.Compare(tb), false, nil
 	case a.k == vInt && b.k == vInt:
@@ -701,117 +719,6 @@ func numericPrefix(s string) (string, string) {
 	return s[:i], s[i:]
 }
 
-// toTime is v as a DATETIME for a comparison with a temporal value; ok is
-// false (with warning 1292) for a string that is no date.
-func (env *evalEnv) toTime(v val, x *RowExpr) (time.Time, bool) {
-	switch v.k {
-	case vTime:
-		return v.t, true
-	case vStr:
-		if x.Op == EVal && env.lit != nil {
-			if c, ok := env.lit[x]; ok && c.k == vTime {
-				return c.t, true
-			}
-		}
-		if x.Op == EVal && env.bad[x] {
-			return time.Time{}, false
-		}
-		t, ok := parseTime(v.s)
-		if !ok {
-			// A literal warns once per statement, a column once per row.
-			env.warn("Warning", mysqlerr.CodeTruncatedWrongValue, "Truncated incorrect datetime value: '%s'", v.s)
-			if x.Op == EVal && env.lit != nil {
-				if env.bad == nil {
-					env.bad = map[*RowExpr]bool{}
-				}
-				env.bad[x] = true
-			}
-			return time.Time{}, false
-		}
-		if x.Op == EVal && env.lit != nil {
-			env.lit[x] = val{k: vTime, t: t}
-		}
-		return t, true
-	case vInt, vUint:
-		if v.k == vInt && v.i == 0 {
-			// 0 is the zero date, below every date, without a warning.
-			return time.Time{}, true
-		}
-		t, ok := parseTime(v.text())
-		if !ok {
-			env.warn("Warning", mysqlerr.CodeTruncatedWrongValue, "Truncated incorrect datetime value: '%s'", v.text())
-		}
-		return t, ok
-	}
-	t, ok := parseTime(v.text())
-	return t, ok
-}
-
-// timeLayouts are the forms of a date or datetime ticketd reads.
-var timeLayouts = []string{
-	dateTimeFormat + ".999999999", "2006-01-02T15:04:05.999999999", dateTimeFormat,
-	"2006-01-02 15:04", dateFormat, "20060102150405", "20060102",
-}
-
-// parseTime reads a DATE or DATETIME literal.
-func parseTime(s string) (time.Time, bool) {
-	s = strings.TrimSpace(s)
-	if t, ok := parseCanonicalTime(s); ok {
-		return t, true
-	}
-	for _, f := range timeLayouts {
-		if t, err := time.Parse(f, s); err == nil {
-			return t, true
-		}
-	}
-	return time.Time{}, false
-}
-
-// parseCanonicalTime reads the canonical forms, 2006-01-02 and
-// 2006-01-02 15:04:05 (every stored value, and what clients send), as
-// time.Parse does with those layouts, without trying the others first: a
-// failed time.Parse builds an error, and a replay of a million-row INSERT
-// log spent a fifth of its time there. It reports false for anything
-// else, invalid dates included, which parseTime's layouts then decide.
-func parseCanonicalTime(s string) (time.Time, bool) {
-	if len(s) != len(dateFormat) && len(s) != len(dateTimeFormat) {
-		return time.Time{}, false
-	}
-	num := func(i, n int) int {
-		v := 0
-		for _, c := range []byte(s[i : i+n]) {
-			if c < '0' || c > '9' {
-				return -1
-			}
-			v = v*10 + int(c-'0')
-		}
-		return v
-	}
-	if s[4] != '-' || s[7] != '-' {
-		return time.Time{}, false
-	}
-	y, m, d := num(0, 4), num(5, 2), num(8, 2)
-	if y < 0 || m < 1 || m > 12 || d < 1 || d > daysIn(time.Month(m), y) {
-		return time.Time{}, false
-	}
-	var h, mi, sec int
-	if len(s) == len(dateTimeFormat) {
-		if s[10] != ' ' || s[13] != ':' || s[16] != ':' {
-			return time.Time{}, false
-		}
-		h, mi, sec = num(11, 2), num(14, 2), num(17, 2)
-		if h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 {
-			return time.Time{}, false
-		}
-	}
-	return time.Date(y, time.Month(m), d, h, mi, sec, 0, time.UTC), true
-}
-
-// daysIn is the number of days of month m in year y.
-func daysIn(m time.Month, y int) int {
-	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
-}
-
 // arith is + - * with MariaDB's result types: integers stay integers
 // (BIGINT, unsigned if either side is; 1690 outside its range), anything
 // with a decimal is an exact decimal, a string is taken as a number.
@@ -923,7 +830,10 @@ func (env *evalEnv) interval(x *RowExpr) (val, *Error) {
 		t = a.t
 	case vStr:
 		var ok bool
-		if t, ok = parseTime(a.s); !ok {
+		var e *Error
+		if t, ok, e = env.parseTime(a); e != nil {
+			return val{}, e
+		} else if !ok {
 			env.warn("Warning", mysqlerr.CodeTruncatedWrongValue, "Incorrect datetime value: '%s'", a.s)
 			return val{}, nil
 		}

@@ -423,7 +423,17 @@ func (s *TableSpec) ticketShaped() bool {
 		}
 	}
 	if strs == 0 {
-		return true // an id alone: the manual's sequence table, or ids without stubs
+		// An id alone: the manual's sequence table (id bigint unsigned NOT
+		// NULL), or ids without stubs. A nullable integer without
+		// AUTO_INCREMENT holds NULLs, which a ticket table cannot (it
+		// stored 0, and DEFAULT was 1364): such a table, (a INT) or (a
+		// INT, UNIQUE (a)), answers as InnoDB does, through the row engine.
+		for _, c := range s.Columns {
+			if !c.NotNull && !c.PrimaryKey && !c.AutoInc && !primaryKeyed(s, c.Name) {
+				return false
+			}
+		}
+		return true
 	}
 	// With a string column, only Flickr's shape (DESIGN §2): an
 	// AUTO_INCREMENT id and a unique stub. Any other table of an integer
@@ -599,4 +609,14 @@ func (d *TableDef) ColCollation(c *RowCol) Collation {
 		return cc
 	}
 	return CollGeneralCI
+}
+
+// primaryKeyed reports whether a table-level PRIMARY KEY names col.
+func primaryKeyed(s *TableSpec, col string) bool {
+	for _, k := range s.Keys {
+		if k.Primary && len(k.Columns) == 1 && strings.EqualFold(k.Columns[0], col) {
+			return true
+		}
+	}
+	return false
 }

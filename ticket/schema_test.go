@@ -38,13 +38,18 @@ func TestNewTableDefFlickr(t *testing.T) {
 }
 
 func TestNewTableDefDefaultWidth(t *testing.T) {
-	s := &TableSpec{Name: "seq", Columns: []ColumnSpec{{Name: "id", Type: "int", Unsigned: true}}}
+	s := &TableSpec{Name: "seq", Columns: []ColumnSpec{{Name: "id", Type: "int", Unsigned: true, NotNull: true}}}
 	d, err := NewTableDef(s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d.IDType.SQL() != "int(10) unsigned" || d.Engine != "MyISAM" {
 		t.Fatalf("def = %+v", d)
+	}
+	// A nullable integer alone holds NULLs: a row table (issue 32).
+	s.Columns[0].NotNull = false
+	if d, err = NewTableDef(s); err != nil || d.Rows == nil || d.Engine != "InnoDB" {
+		t.Fatalf("nullable: def = %+v, %v", d, err)
 	}
 }
 

@@ -265,6 +265,9 @@ func (s *session) insert(p *sql.Insert, args []any) (*mysql.Result, error) {
 		}
 		c.Values[i] = vals
 	}
+	if err := s.valueLists(db, p, c.Values); err != nil {
+		return nil, err
+	}
 	if err := s.insertRefusal(db, p, c.Values, args, rowTable); err != nil {
 		return nil, err
 	}
