@@ -205,7 +205,7 @@ func (s *Service) dropRanges(c *Command) {
 	switch c.Op {
 	case OpInsert, OpUpdate:
 		s.res.drop(c.DB, c.Table)
-	case OpReserve, OpSetGlobal:
+	case OpReserve, OpSetGlobal, OpKeys:
 	default:
 		// DDL, and OpRestore, which replaces every counter: a range
 		// reserved before must never be served after.
@@ -241,7 +241,7 @@ func (s *Service) dropBlocks(c *Command) {
 	switch c.Op {
 	case OpInsert, OpUpdate:
 		s.node.drop(c.DB, c.Table)
-	case OpReserve, OpSetGlobal, OpSeqNext, OpDelete:
+	case OpReserve, OpSetGlobal, OpSeqNext, OpDelete, OpKeys:
 	default:
 		s.node.reset()
 	}
