@@ -17,6 +17,7 @@ import (
 	"github.com/ticketd/ticketd/raftstore"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/wire"
+	"github.com/ticketd/ticketd/wire/resp"
 )
 
 // options are ticketd's command-line settings; every flag can also come
@@ -27,6 +28,7 @@ type options struct {
 	dataDir   string
 	mysqlAddr string
 	httpAddr  string
+	redisAddr string
 	nodeID    string
 	raftAddr  string
 	peers     string
@@ -60,6 +62,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.StringVar(&o.dataDir, "data-dir", "./ticketd-data", "directory for the Raft log, snapshots and bbolt state")
 	fs.StringVar(&o.mysqlAddr, "mysql-addr", "127.0.0.1:3306", "MySQL protocol listen address")
 	fs.StringVar(&o.httpAddr, "http-addr", "127.0.0.1:8306", "admin HTTP listen address (/status, /healthz, /readyz, /metrics)")
+	fs.StringVar(&o.redisAddr, "redis-addr", "", "Redis protocol listen address (INCR and the string-key commands on the replicated state); empty: off")
 	fs.StringVar(&o.nodeID, "node-id", "n1", "stable node name")
 	fs.StringVar(&o.raftAddr, "raft-addr", "127.0.0.1:7306", "Raft and internal forwarding address")
 	fs.StringVar(&o.peers, "peers", "", "static initial cluster: id=host:port,... (the same on every node); empty: this node alone")
@@ -229,6 +232,13 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 		return fmt.Errorf("admin listener: %w", err)
 	}
 	defer httpLn.Close()
+	redisLn, err := listenRedis(o.redisAddr)
+	if err != nil {
+		return err
+	}
+	if redisLn != nil {
+		defer redisLn.Close()
+	}
 
 	// A follower forwards its batches to the leader, where they run
 	// through the leader's Service, so that range reservations see every
@@ -302,7 +312,12 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 	// to the standard logger, the one line --log-format json left plain.
 	admin := &http.Server{Handler: adminH, TLSConfig: adminTLS, ReadHeaderTimeout: 5 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
+	if redisLn != nil {
+		rsrv := newRedisServer(svc, node, wcfg.Users, o.stmtTimeout, met.Redis, log)
+		defer rsrv.Close()
+		go func() { errc <- rsrv.Serve(redisLn) }()
+	}
 	// The MySQL listener is closed by the planned stop (srv.Shutdown), not
 	// by the signal itself.
 	serveCtx, serveCancel := context.WithCancel(context.Background())
@@ -315,7 +330,7 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 		}
 		errc <- admin.Serve(httpLn)
 	}()
-	log.Info("ticketd started", "node_id", o.nodeID, "mysql", mysqlLn.Addr().String(),
+	log.Info("ticketd started", "node_id", o.nodeID, "mysql", mysqlLn.Addr().String(), "redis", o.redisAddr,
 		"http", httpLn.Addr().String(), "raft", node.Addr(), "data_dir", o.dataDir)
 
 	if o.join != "" && node.Restarted() {
@@ -348,7 +363,7 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 		fatal = node.FatalErr()
 		log.Error("this node cannot go on; exiting with status 1 (systemd restarts it)", "err", fatal)
 	case err := <-errc:
-		if !errors.Is(err, wire.ErrServerClosed) && !errors.Is(err, http.ErrServerClosed) {
+		if !errors.Is(err, wire.ErrServerClosed) && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, resp.ErrServerClosed) {
 			log.Error("listener failed", "err", err)
 		}
 	}
