@@ -126,8 +126,11 @@ func cmdCommand(c *client, w *writer, args [][]byte) string {
 		}
 		return outOK
 	}
+	if !subArity(w, "command", args, map[string]int{"count": 2, "list": -2, "info": -2, "docs": -2}) {
+		return outRefused
+	}
 	switch sub := strings.ToLower(string(args[1])); {
-	case sub == "count" && len(args) == 2:
+	case sub == "count":
 		w.int(int64(len(names)))
 	case sub == "list":
 		w.array(len(names))
@@ -146,9 +149,6 @@ func cmdCommand(c *client, w *writer, args [][]byte) string {
 		}
 	case sub == "docs":
 		w.mapHeader(0)
-	default:
-		w.err("ERR unknown subcommand or wrong number of arguments for '" + clip(string(args[1])) + "'. Try COMMAND HELP.")
-		return outRefused
 	}
 	return outOK
 }
