@@ -43,3 +43,11 @@ func newRedisServer(svc *ticket.Service, node *raftstore.Node, users *wire.Users
 	}
 	return resp.New(cfg)
 }
+
+// addrOf is a listener's address, "" for none.
+func addrOf(ln net.Listener) string {
+	if ln == nil {
+		return ""
+	}
+	return ln.Addr().String()
+}

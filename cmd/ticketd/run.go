@@ -272,7 +272,7 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 		Observer: met.Store,
 		// GET /status, on this node and for `ticketd status` through any
 		// member.
-		Describe: describer(mysqlLn.Addr().String(), httpLn.Addr().String()),
+		Describe: describer(mysqlLn.Addr().String(), httpLn.Addr().String(), addrOf(redisLn)),
 	})
 	if err != nil {
 		if svc != nil {
