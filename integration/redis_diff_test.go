@@ -289,8 +289,10 @@ func (rc *respConn) do(args []string) ([]byte, error) {
 }
 
 // startRedisServer starts Debian's redis-server on a free loopback port
-// without persistence, or skips (fails with TICKETD_REQUIRE_REDIS=1).
-func startRedisServer(t *testing.T, extra ...string) string {
+// without persistence (unless extra's settings, which come later, say
+// otherwise), or skips (fails with TICKETD_REQUIRE_REDIS=1). It returns
+// the address and the process id.
+func startRedisServer(t *testing.T, extra ...string) (string, int) {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -314,7 +316,7 @@ func startRedisServer(t *testing.T, extra ...string) string {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
 			c.Close()
-			return addr
+			return addr, cmd.Process.Pid
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("redis-server did not listen on %s: %v", addr, err)
@@ -327,7 +329,7 @@ func startRedisServer(t *testing.T, extra ...string) string {
 // against Debian's redis-server 7 and a ticketd node, and compares the
 // replies byte for byte (TTLs within a second, key lists as sets).
 func TestRedisDifferential(t *testing.T) {
-	redisAddr := startRedisServer(t)
+	redisAddr, _ := startRedisServer(t)
 	node := harness.Start(context.Background(), t, harness.Options{Redis: true})
 	ref, got := dialResp(t, redisAddr), dialResp(t, node.RedisAddr())
 	script := redisScript()
