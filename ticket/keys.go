@@ -72,7 +72,8 @@ const (
 	// KeySweep deletes those of Keys whose expiry has passed at the
 	// command's time: the leader's expiry through the log.
 	KeySweep KeyOp = 6
-	keyOpMax       = KeySweep
+	// KeyReserve (7, keys_reserve.go) takes a block for the leader.
+	keyOpMax = KeyReserve
 )
 
 // KeyFlags are a key command's options.

@@ -32,6 +32,8 @@ func applyKeys(s Store, c *Command) (Result, error) {
 		r, err = keyPersist(s, k, now)
 	case KeySweep:
 		r, err = keySweep(s, k, now)
+	case KeyReserve:
+		r, err = keyReserve(s, k, now)
 	}
 	if err != nil {
 		return Result{}, err

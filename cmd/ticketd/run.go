@@ -45,6 +45,7 @@ type options struct {
 	electionTimeout   time.Duration
 	leaderLease       time.Duration
 	cache             uint64
+	redisCache        int64
 	stateFsync        bool
 	raftLog           string
 	version           bool
@@ -63,6 +64,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.StringVar(&o.mysqlAddr, "mysql-addr", "127.0.0.1:3306", "MySQL protocol listen address")
 	fs.StringVar(&o.httpAddr, "http-addr", "127.0.0.1:8306", "admin HTTP listen address (/status, /healthz, /readyz, /metrics)")
 	fs.StringVar(&o.redisAddr, "redis-addr", "", "Redis protocol listen address (INCR and the string-key commands on the replicated state); empty: off")
+	fs.Int64Var(&o.redisCache, "redis-cache", 0, "key reservation: INCRs the leader reserves per Redis key per Raft round trip and answers from memory (0: every INCR through Raft); see the manual")
 	fs.StringVar(&o.nodeID, "node-id", "n1", "stable node name")
 	fs.StringVar(&o.raftAddr, "raft-addr", "127.0.0.1:7306", "Raft and internal forwarding address")
 	fs.StringVar(&o.peers, "peers", "", "static initial cluster: id=host:port,... (the same on every node); empty: this node alone")
@@ -191,6 +193,9 @@ var errLogged = errors.New("logged")
 
 // runNode is run once the options are parsed and the log is set up.
 func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(string) string) error {
+	if o.redisCache < 0 {
+		return errors.New("--redis-cache must not be negative")
+	}
 	met, err := newNodeMetrics()
 	if err != nil {
 		return err
@@ -264,7 +269,7 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 		LeaderLeaseTimeout: o.leaderLease,
 		ApplyTimeout:       raftstore.ApplyTimeoutFor(o.stmtTimeout),
 		Forward: func(n *raftstore.Node) raftstore.ForwardHandler {
-			svc = ticket.NewService(n, n, ticket.Config{Cache: o.cache, Leadership: n, Reads: n, Observer: met.Ticket}, log)
+			svc = ticket.NewService(n, n, ticket.Config{Cache: o.cache, Leadership: n, Reads: n, Observer: met.Ticket, KeyCache: o.redisCache}, log)
 			return svc.ExecBatch
 		},
 		TLS:      nodeTLS,

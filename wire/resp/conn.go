@@ -196,10 +196,13 @@ func (c *client) exec(w *writer, k ticket.KeyCommand) string {
 // (an INCR's number is burnt, never handed out).
 func replicationError(err error) string {
 	switch {
+	case errors.Is(err, ticket.ErrUncertain):
+		return "ERR ticketd: the write's outcome is unknown (it may or may not have been applied; a number it took is never handed out): " + oneLine(err.Error())
 	case errors.Is(err, ticket.ErrNoQuorum):
 		// Clients retry TRYAGAIN by themselves: nothing was written.
 		return "TRYAGAIN ticketd: no leader with a quorum, nothing was written: " + oneLine(err.Error())
-	case errors.Is(err, ticket.ErrUncertain):
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		// A context that ended may have ended after a proposal.
 		return "ERR ticketd: the write's outcome is unknown (it may or may not have been applied; a number it took is never handed out): " + oneLine(err.Error())
 	}
 	return "ERR ticketd: " + oneLine(err.Error())
