@@ -101,31 +101,52 @@ func (d *decoder) keyCommand() *ticket.KeyCommand {
 	return c
 }
 
-// A reply: its kind, then the integer (ReplyInt) or the string
-// (ReplyBulk, ReplyErr).
+// KeyReply presence bits.
+const (
+	krKind = 1 << iota
+	krInt
+	krStr
+	krKnown = krStr<<1 - 1
+)
+
+// A reply: a presence mask, then its kind, integer and string. The kind
+// is not judged here: a reply of a kind the front door does not know is
+// its error to answer, not the forwarding protocol's.
 func appendKeyReply(b []byte, r *ticket.KeyReply) []byte {
-	b = append(b, byte(r.Kind))
-	switch r.Kind {
-	case ticket.ReplyInt:
+	var m uint64
+	if r.Kind != 0 {
+		m |= krKind
+	}
+	if r.Int != 0 {
+		m |= krInt
+	}
+	if r.Str != "" {
+		m |= krStr
+	}
+	b = binary.AppendUvarint(b, m)
+	if m&krKind != 0 {
+		b = append(b, byte(r.Kind))
+	}
+	if m&krInt != 0 {
 		b = binary.AppendVarint(b, r.Int)
-	case ticket.ReplyBulk, ticket.ReplyErr:
+	}
+	if m&krStr != 0 {
 		b = appendString(b, r.Str)
 	}
 	return b
 }
 
 func (d *decoder) keyReply() *ticket.KeyReply {
-	r := &ticket.KeyReply{Kind: ticket.ReplyKind(d.byte())}
-	switch r.Kind {
-	case ticket.ReplyInt:
-		r.Int = d.varint()
-	case ticket.ReplyBulk, ticket.ReplyErr:
-		r.Str = d.string()
-	case ticket.ReplyOK, ticket.ReplyNil:
-	default:
-		if d.err == nil {
-			d.fail("unknown key reply kind %d", r.Kind)
-		}
+	r := new(ticket.KeyReply)
+	m := d.mask(krKnown)
+	if m&krKind != 0 {
+		r.Kind = ticket.ReplyKind(d.byte())
+	}
+	if m&krInt != 0 {
+		r.Int = d.nonZeroInt()
+	}
+	if m&krStr != 0 {
+		r.Str = d.nonEmpty()
 	}
 	return r
 }

@@ -88,7 +88,7 @@ func appendKeyVal(b []byte, v *ticket.KeyVal) []byte {
 
 func decodeKeyVal(b []byte) (ticket.KeyVal, error) {
 	at, n := binary.Varint(b)
-	if n <= 0 || at < 0 {
+	if n <= 0 {
 		return ticket.KeyVal{}, fmt.Errorf("%w: key value header", ErrCorrupt)
 	}
 	return ticket.KeyVal{ExpireAt: at, Val: string(b[n:])}, nil
