@@ -42,12 +42,49 @@ func eachStoredKey(tx *bolt.Tx, fn func(keyRef, ticket.KeyVal) error) error {
 	})
 }
 
+// keySpace is the memState's keys: a map per numbered database, and the
+// names of those with an expiry, so that the leader's sweep (every 100
+// ms) reads those and not every key.
+type keySpace struct {
+	dbs      [ticket.KeyDBs]map[string]ticket.KeyVal
+	expiring [ticket.KeyDBs]map[string]int64
+}
+
+func (ks *keySpace) get(k keyRef) (ticket.KeyVal, bool) {
+	v, ok := ks.dbs[k.db][k.name]
+	return v, ok
+}
+
+func (ks *keySpace) put(k keyRef, v ticket.KeyVal) {
+	if ks.dbs[k.db] == nil {
+		ks.dbs[k.db] = map[string]ticket.KeyVal{}
+	}
+	ks.dbs[k.db][k.name] = v
+	if v.ExpireAt != 0 {
+		if ks.expiring[k.db] == nil {
+			ks.expiring[k.db] = map[string]int64{}
+		}
+		ks.expiring[k.db][k.name] = v.ExpireAt
+	} else {
+		delete(ks.expiring[k.db], k.name)
+	}
+}
+
+func (ks *keySpace) delete(k keyRef) bool {
+	if _, ok := ks.dbs[k.db][k.name]; !ok {
+		return false
+	}
+	delete(ks.dbs[k.db], k.name)
+	delete(ks.expiring[k.db], k.name)
+	return true
+}
+
 // takeKeys moves the keys changed since the last checkpoint into an
 // image's form (nil for a deleted key).
 func (m *memState) takeKeys() map[keyRef]*ticket.KeyVal {
 	out := make(map[keyRef]*ticket.KeyVal, len(m.dirtyKeys))
 	for k := range m.dirtyKeys {
-		if v, ok := m.keys[k]; ok {
+		if v, ok := m.keys.get(k); ok {
 			out[k] = &v
 		} else {
 			out[k] = nil
@@ -95,7 +132,10 @@ func decodeKeyVal(b []byte) (ticket.KeyVal, error) {
 }
 
 func (s memStore) Key(db uint8, name string) (ticket.KeyVal, bool, error) {
-	v, ok := s.m.keys[keyRef{db, name}]
+	if db >= ticket.KeyDBs {
+		return ticket.KeyVal{}, false, nil
+	}
+	v, ok := s.m.keys.get(keyRef{db, name})
 	return v, ok, nil
 }
 
@@ -107,7 +147,7 @@ func (s memStore) PutKey(db uint8, name string, v ticket.KeyVal) error {
 		return fmt.Errorf("raftstore: put key: database %d out of range", db)
 	}
 	k := keyRef{db, name}
-	s.m.keys[k] = v
+	s.m.keys.put(k, v)
 	s.m.dirtyKeys[k] = struct{}{}
 	return nil
 }
@@ -116,17 +156,34 @@ func (s memStore) DeleteKey(db uint8, name string) error {
 	if s.readOnly {
 		return ErrReadOnly
 	}
+	if db >= ticket.KeyDBs {
+		return nil
+	}
 	k := keyRef{db, name}
-	if _, ok := s.m.keys[k]; ok {
-		delete(s.m.keys, k)
+	if s.m.keys.delete(k) {
 		s.m.dirtyKeys[k] = struct{}{}
 	}
 	return nil
 }
 
 func (s memStore) EachKey(db uint8, fn func(string, ticket.KeyVal) bool) error {
-	for k, v := range s.m.keys {
-		if k.db == db && !fn(k.name, v) {
+	if db >= ticket.KeyDBs {
+		return nil
+	}
+	for name, v := range s.m.keys.dbs[db] {
+		if !fn(name, v) {
+			break
+		}
+	}
+	return nil
+}
+
+func (s memStore) EachExpiring(db uint8, fn func(string, int64) bool) error {
+	if db >= ticket.KeyDBs {
+		return nil
+	}
+	for name, at := range s.m.keys.expiring[db] {
+		if !fn(name, at) {
 			break
 		}
 	}

@@ -142,3 +142,37 @@ func TestMixedClusterRefusesKeys(t *testing.T) {
 		t.Fatalf("keys written: %+v", got)
 	}
 }
+
+// TestKeySpaceExpiringIndex: the sweep's index holds exactly the keys
+// with an expiry, through SET, EXPIRE, PERSIST, DEL and a reopen.
+func TestKeySpaceExpiringIndex(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	f := openTestFSM(t, path)
+	at := time.UnixMilli(1_800_000_000_000)
+	set := func(name string) ticket.Command {
+		return keyCommand(ticket.KeyCommand{Op: ticket.KeySet, DB: 1, Keys: []string{name}, Value: "1"})
+	}
+	expire := func(name string) ticket.Command {
+		return keyCommand(ticket.KeyCommand{Op: ticket.KeyExpire, DB: 1, Keys: []string{name}, TTL: 60_000})
+	}
+	applyOK(t, f, keyEntry(1, at, set("a"), set("b"), set("c"), set("d"), expire("a"), expire("b"), expire("c"),
+		keyCommand(ticket.KeyCommand{Op: ticket.KeyPersist, DB: 1, Keys: []string{"b"}}),
+		keyCommand(ticket.KeyCommand{Op: ticket.KeyDel, DB: 1, Keys: []string{"c"}})))
+	expiring := func() map[string]int64 {
+		out := map[string]int64{}
+		must(t, f.View(func(s ticket.Store) error {
+			return s.EachExpiring(1, func(name string, at int64) bool { out[name] = at; return true })
+		}))
+		return out
+	}
+	want := map[string]int64{"a": at.UnixMilli() + 60_000}
+	if got := expiring(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("expiring %v, want %v", got, want)
+	}
+	must(t, f.checkpoint())
+	must(t, f.Close())
+	f = openTestFSM(t, path)
+	if got := expiring(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after reopen: expiring %v, want %v", got, want)
+	}
+}

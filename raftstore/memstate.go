@@ -28,7 +28,7 @@ type memState struct {
 	// last checkpoint (which writes only those rows).
 	rows map[tableKey]*ticket.RowTree
 	// keys is the Redis key space (keys_state.go).
-	keys map[keyRef]ticket.KeyVal
+	keys keySpace
 
 	// What changed since the last checkpoint. A dropped database's tables
 	// are marked too, so that a database dropped and created again before
@@ -55,7 +55,6 @@ func newMemState() *memState {
 		dirtyDBs:     map[string]struct{}{},
 		dirtyTables:  map[tableKey]struct{}{},
 		dirtyGlobals: map[string]struct{}{},
-		keys:         map[keyRef]ticket.KeyVal{},
 		dirtyKeys:    map[keyRef]struct{}{},
 	}
 }
@@ -112,7 +111,7 @@ func loadMemState(tx *bolt.Tx) (*memState, error) {
 	}
 	if err == nil {
 		err = eachStoredKey(tx, func(k keyRef, v ticket.KeyVal) error {
-			m.keys[k] = v
+			m.keys.put(k, v)
 			return nil
 		})
 	}

@@ -49,6 +49,9 @@ type KeyStore interface {
 	// EachKey calls fn for every key of a database, in no set order,
 	// until fn returns false. fn must not change the store.
 	EachKey(db uint8, fn func(name string, v KeyVal) bool) error
+	// EachExpiring is EachKey for the keys with an expiry, and their
+	// ExpireAt: what the leader's sweep reads.
+	EachExpiring(db uint8, fn func(name string, expireAt int64) bool) error
 }
 
 // KeyOp says what an OpKeys command does. The numbers are part of the

@@ -44,6 +44,16 @@ func (m *MemStore) EachKey(db uint8, fn func(string, KeyVal) bool) error {
 	return nil
 }
 
+// EachExpiring calls fn for each key of db with an expiry.
+func (m *MemStore) EachExpiring(db uint8, fn func(string, int64) bool) error {
+	for k, v := range m.keys {
+		if k.db == db && v.ExpireAt != 0 && !fn(k.name, v.ExpireAt) {
+			break
+		}
+	}
+	return nil
+}
+
 // AllKeys lists every key of a store, sorted by database and name: what
 // a backup carries.
 func AllKeys(s KeyStore) ([]KeyEntry, error) {

@@ -243,8 +243,8 @@ func (s *Server) sweepDB(db uint8) error {
 	now := time.Now().UnixMilli()
 	var due []string
 	err := s.cfg.Service.View(func(st ticket.Store) error {
-		return st.EachKey(db, func(name string, v ticket.KeyVal) bool {
-			if v.ExpireAt != 0 && v.ExpireAt <= now {
+		return st.EachExpiring(db, func(name string, at int64) bool {
+			if at <= now {
 				due = append(due, name)
 			}
 			return len(due) < sweepBatch
