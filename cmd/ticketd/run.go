@@ -318,8 +318,9 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 	admin := &http.Server{Handler: adminH, TLSConfig: adminTLS, ReadHeaderTimeout: 5 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	errc := make(chan error, 3)
+	var rsrv *resp.Server
 	if redisLn != nil {
-		rsrv := newRedisServer(svc, node, wcfg.Users, o.stmtTimeout, met.Redis, log)
+		rsrv = newRedisServer(svc, node, wcfg.Users, o.stmtTimeout, met.Redis, log)
 		defer rsrv.Close()
 		go func() { errc <- rsrv.Serve(redisLn) }()
 	}
@@ -358,6 +359,12 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")
+		if rsrv != nil {
+			// Redis clients have no drain protocol: they reconnect, to
+			// another node behind a balancer. A command in flight loses
+			// its reply (its number is never handed out).
+			rsrv.Close()
+		}
 		stop.stop(srv, node)
 	case <-node.Failed():
 		// Nothing more can be answered here. An exit status other than 0
