@@ -64,12 +64,13 @@ soak:
 # Measurements, not tests: sysbench (apt-get install sysbench) with
 # ../shared/bench/ticket.lua if installed, else integration/ticketload. The
 # tables also go to BENCH_OUT; make bench-readme puts them into
-# integration/BENCHMARKS.md.
+# integration/BENCHMARKS.md. TestBenchRedis needs redis-benchmark and
+# redis-server (apt-get install redis-tools redis-server).
 BENCH_OUT ?= bench-results.md
 bench:
 	@command -v sysbench >/dev/null || echo "sysbench not found (apt-get install sysbench): measuring with integration/ticketload instead"
 	rm -f $(BENCH_OUT)
-	TICKETD_BENCH_OUT=$(CURDIR)/$(BENCH_OUT) TICKETD_BENCH_DURATION=$(BENCH_DURATION) $(GO) test -tags bench -count=1 -timeout 30m -run '^TestBench(Schemes|Snowflake)?$$' -v ./integration/ | grep -v '^=== \|^--- \|^\s*bench_test.go'
+	TICKETD_BENCH_OUT=$(CURDIR)/$(BENCH_OUT) TICKETD_BENCH_DURATION=$(BENCH_DURATION) $(GO) test -tags bench -count=1 -timeout 30m -run '^TestBench(Schemes|Snowflake|Redis)?$$' -v ./integration/ | grep -v '^=== \|^--- \|^\s*bench_test.go'
 	$(GO) test -run XXX -bench . -benchmem ./ticket/... ./sql/... ./raftstore/... ./wire/...
 	@echo "tables saved in $(BENCH_OUT); make bench-readme copies them into $(BENCH_DOC)"
 

@@ -449,6 +449,12 @@ func readImage(db *bolt.DB, wantApplied uint64) (*ticket.Dump, map[string]int, e
 				return nil
 			})
 		}
+		if err == nil {
+			err = eachStoredKey(tx, func(k keyRef, v ticket.KeyVal) error {
+				dump.Keys = append(dump.Keys, ticket.KeyEntry{DB: k.db, Name: k.name, KeyVal: v})
+				return nil
+			})
+		}
 		return err
 	})
 	if err != nil {

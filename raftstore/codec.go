@@ -60,7 +60,9 @@ const (
 	// (ticket.RowsCommand.ExprForm): its own bit, so that an older build
 	// stops at it instead of applying it without its WHERE.
 	cmdRowsExpr
-	cmdKnown = cmdRowsExpr<<1 - 1
+	cmdKeyCmd   // a Redis key command (codec_keys.go)
+	cmdDumpKeys // a restore's Redis keys (codec_keys.go)
+	cmdKnown    = cmdDumpKeys<<1 - 1
 )
 
 // Update flag bits.
@@ -120,7 +122,8 @@ const (
 	resFirst
 	resLast
 	resImages // row images of a row-table write (codec_rows.go)
-	resKnown  = resImages<<1 - 1
+	resKey    // a Redis key command's reply (codec_keys.go)
+	resKnown  = resKey<<1 - 1
 )
 
 // Table flag bits.
@@ -170,6 +173,8 @@ func commandMask(c *ticket.Command) uint64 {
 	set(cmdRowsExpr, c.Rows != nil && c.Rows.ExprForm())
 	set(cmdKeys, len(c.DropKeys)+len(c.AddKeys) > 0)
 	set(cmdRestoreRows, c.RestoreRows != nil)
+	set(cmdKeyCmd, c.Key != nil)
+	set(cmdDumpKeys, c.Dump != nil && len(c.Dump.Keys) > 0)
 	return m
 }
 
@@ -273,6 +278,12 @@ func appendCommand(b []byte, c *ticket.Command, f rowsFormat) []byte {
 	}
 	if m&cmdRestoreRows != 0 {
 		b = appendRows(b, c.RestoreRows)
+	}
+	if m&cmdKeyCmd != 0 {
+		b = appendKeyCommand(b, c.Key)
+	}
+	if m&cmdDumpKeys != 0 {
+		b = appendKeyEntries(b, c.Dump.Keys)
 	}
 	return b
 }
@@ -451,6 +462,7 @@ func appendResult(b []byte, r *ticket.Result, f rowsFormat) []byte {
 	set(resFirst, r.First != 0)
 	set(resLast, r.Last != 0)
 	set(resImages, len(r.Images) > 0)
+	set(resKey, r.Key != nil)
 
 	b = binary.AppendUvarint(b, m)
 	if m&resInsertID != 0 {
@@ -486,6 +498,9 @@ func appendResult(b []byte, r *ticket.Result, f rowsFormat) []byte {
 	}
 	if m&resImages != 0 {
 		b = appendRowsPart(b, f, r.Images, appendWireImages)
+	}
+	if m&resKey != 0 {
+		b = appendKeyReply(b, r.Key)
 	}
 	return b
 }
@@ -782,6 +797,18 @@ func (d *decoder) command(c *ticket.Command, left int) {
 	if m&cmdRestoreRows != 0 {
 		c.RestoreRows = d.tableRows()
 	}
+	if m&cmdKeyCmd != 0 {
+		c.Key = d.keyCommand()
+	}
+	if m&cmdDumpKeys != 0 {
+		keys := d.keyEntries()
+		if c.Dump == nil && d.err == nil {
+			d.fail("restore keys without a restore")
+		}
+		if d.err == nil {
+			c.Dump.Keys = keys
+		}
+	}
 	d.check(c)
 }
 
@@ -824,6 +851,10 @@ func checkCommand(c *ticket.Command) error {
 	case ticket.OpRestoreRows:
 		if c.DB == "" || c.Table == "" {
 			return fmt.Errorf("%w: restored rows without a table", errMalformed)
+		}
+	case ticket.OpKeys:
+		if !c.Key.Valid() {
+			return fmt.Errorf("%w: key command without a valid key part", errMalformed)
 		}
 	}
 	return nil
@@ -1068,6 +1099,9 @@ func (d *decoder) result(r *ticket.Result) {
 		if len(r.Images) == 0 {
 			r.Images = nil
 		}
+	}
+	if m&resKey != 0 {
+		r.Key = d.keyReply()
 	}
 }
 

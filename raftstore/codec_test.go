@@ -80,6 +80,10 @@ func randomCommands(r *rand.Rand, n int) []ticket.Command {
 		case ticket.OpRestoreRows:
 			c.DB += "d"
 			c.Table += "t"
+		case ticket.OpKeys:
+			if !c.Key.Valid() {
+				c.Key = &ticket.KeyCommand{Op: ticket.KeyIncr, Keys: []string{"k"}, Delta: 1}
+			}
 		case ticket.OpCreateTable:
 			if c.Def == nil {
 				c.Def = tickets64("d", "t")

@@ -27,6 +27,8 @@ type memState struct {
 	// rows are the row tables' rows, tracking the keys written since the
 	// last checkpoint (which writes only those rows).
 	rows map[tableKey]*ticket.RowTree
+	// keys is the Redis key space (keys_state.go).
+	keys keySpace
 
 	// What changed since the last checkpoint. A dropped database's tables
 	// are marked too, so that a database dropped and created again before
@@ -34,6 +36,7 @@ type memState struct {
 	dirtyDBs     map[string]struct{}
 	dirtyTables  map[tableKey]struct{}
 	dirtyGlobals map[string]struct{}
+	dirtyKeys    map[keyRef]struct{}
 	// rewrite names row tables whose row bucket the next checkpoint
 	// replaces whole: created, dropped or restored since the last one.
 	rewrite map[tableKey]struct{}
@@ -52,6 +55,7 @@ func newMemState() *memState {
 		dirtyDBs:     map[string]struct{}{},
 		dirtyTables:  map[tableKey]struct{}{},
 		dirtyGlobals: map[string]struct{}{},
+		dirtyKeys:    map[keyRef]struct{}{},
 	}
 }
 
@@ -105,6 +109,12 @@ func loadMemState(tx *bolt.Tx) (*memState, error) {
 			return nil
 		})
 	}
+	if err == nil {
+		err = eachStoredKey(tx, func(k keyRef, v ticket.KeyVal) error {
+			m.keys.put(k, v)
+			return nil
+		})
+	}
 	return m, err
 }
 
@@ -137,7 +147,7 @@ func loadRows(all *bolt.Bucket, k tableKey, t *ticket.Table, legacy [][]ticket.D
 
 // dirty reports whether anything changed since the last checkpoint.
 func (m *memState) dirty() bool {
-	if m.upgrade || len(m.dirtyDBs)+len(m.dirtyTables)+len(m.dirtyGlobals)+len(m.rewrite) > 0 {
+	if m.upgrade || len(m.dirtyDBs)+len(m.dirtyTables)+len(m.dirtyGlobals)+len(m.dirtyKeys)+len(m.rewrite) > 0 {
 		return true
 	}
 	for _, rt := range m.rows {
@@ -162,6 +172,7 @@ type ckptImage struct {
 	rows    map[tableKey]map[string]string
 	rewrite map[tableKey]struct{}
 	upgrade bool
+	keys    map[keyRef]*ticket.KeyVal // nil: deleted
 }
 
 // take moves what changed since the last checkpoint into an image and
@@ -202,6 +213,7 @@ func (m *memState) take() *ckptImage {
 		}
 		img.rows[k] = rt.TakeChanged()
 	}
+	img.keys = m.takeKeys()
 	clear(m.dirtyDBs)
 	clear(m.dirtyTables)
 	clear(m.dirtyGlobals)
@@ -231,6 +243,9 @@ func (m *memState) putBack(img *ckptImage) {
 			rt.GiveBackChanged(changed)
 		}
 		// A table dropped since is in rewrite: its bucket goes whole.
+	}
+	for k := range img.keys {
+		m.dirtyKeys[k] = struct{}{}
 	}
 	m.upgrade = m.upgrade || img.upgrade
 }
@@ -283,6 +298,9 @@ func (img *ckptImage) write(tx *bolt.Tx, m *memState) error {
 		}
 	}
 	if err := img.writeRows(tx, m); err != nil {
+		return err
+	}
+	if err := img.writeKeys(tx); err != nil {
 		return err
 	}
 	if img.upgrade {

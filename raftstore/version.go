@@ -97,7 +97,10 @@ import (
 // behind) until every member runs version 9. A table of the default
 // utf8mb4_general_ci everywhere is written as in version 8.
 //
-// Version 10 is another branch's (the Redis key space).
+// Version 10: the Redis key space (ticket.OpKeys, keys.go; codec_keys.go):
+// key commands, and a restore carrying keys, which a version 9 build
+// cannot decode. The Redis listener's writes are refused (an error naming
+// the members behind) until every member runs version 10.
 //
 // Version 11 changes no command and no encoding: it changes how a row
 // table's existing commands apply (ticket.RulesV11: a strict-mode UPDATE
@@ -147,6 +150,8 @@ var opVersions = map[ticket.Op]uint32{
 	ticket.OpSetVal:      2,
 	ticket.OpAlterSeq:    2,
 	ticket.OpDropSeq:     2,
+	// Version 10: the Redis key space.
+	ticket.OpKeys: 10,
 }
 
 // cmdBitVersions is the version of each command presence bit.
@@ -163,6 +168,8 @@ var cmdBitVersions = map[uint64]uint32{
 	// timestamp); a row-table command without it applies as in version 2
 	// (ticket/rows_legacy.go).
 	cmdRowsExpr: 3,
+	// Version 10: Redis key commands and a restore's keys.
+	cmdKeyCmd: 10, cmdDumpKeys: 10,
 }
 
 // defBitVersions is the version of each table definition presence bit.
@@ -439,6 +446,8 @@ func opName(c *ticket.Command) string {
 		return "ALTER SEQUENCE"
 	case ticket.OpDropSeq:
 		return "DROP SEQUENCE"
+	case ticket.OpKeys:
+		return "a Redis key command"
 	case ticket.OpCreateTable:
 		if c.Def != nil && defVersion(c.Def) == collationVersion {
 			return "CREATE TABLE of a row table (its strings compare as utf8mb4_general_ci)"

@@ -46,6 +46,8 @@ func Apply(s Store, c *Command) (Result, error) {
 		return applyRowsDelete(s, c)
 	case OpRestoreRows:
 		return applyRestoreRows(s, c)
+	case OpKeys:
+		return applyKeys(s, c)
 	default:
 		return Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "unknown command %d", c.Op)}, nil
 	}

@@ -142,6 +142,9 @@ type Command struct {
 	// DELETE on a row table, when they do not fit the ticket form above.
 	Rows *RowsCommand
 
+	// Key is an OpKeys command's part (keys.go).
+	Key *KeyCommand
+
 	// Now is the statement's time for NOW() and CURRENT_TIMESTAMP
 	// columns. It is not part of the command's encoding: the state
 	// machine sets it from the Raft entry's AppendedAt, which the leader
@@ -193,6 +196,8 @@ type Result struct {
 	// set by the Replicator, not by Apply (0 when served from a range): a
 	// session reads its own writes once its replica has applied that far.
 	Index uint64
+	// Key is an OpKeys command's reply (keys.go).
+	Key *KeyReply
 }
 
 // Replication failures. A Replicator wraps one of these so that callers can
@@ -247,4 +252,6 @@ type Store interface {
 	// Global returns a replicated global variable; ok is false if never set.
 	Global(name string) (v uint64, ok bool, err error)
 	PutGlobal(name string, v uint64) error
+	// KeyStore is the Redis key space (keys.go).
+	KeyStore
 }

@@ -12,6 +12,7 @@ type MemStore struct {
 	tables  map[string]*Table
 	rows    map[string]*RowTree
 	globals map[string]uint64
+	keys    map[keyID]KeyVal // keys_store.go
 }
 
 // NewMemStore returns an empty store.

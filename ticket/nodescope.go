@@ -23,7 +23,7 @@ type SchemaClock interface {
 // every node's blocks).
 func ChangesSchema(op Op) bool {
 	switch op {
-	case OpInsert, OpUpdate, OpReserve, OpSeqNext, OpDelete:
+	case OpInsert, OpUpdate, OpReserve, OpSeqNext, OpDelete, OpKeys:
 		return false
 	}
 	return true

@@ -17,6 +17,7 @@ type localRepl struct {
 	mu       sync.Mutex
 	st       *MemStore
 	reserves int
+	keyOps   map[KeyOp]int // key commands committed, by op
 }
 
 func (l *localRepl) Propose(_ context.Context, cmds []Command) ([]Result, error) {
@@ -26,6 +27,12 @@ func (l *localRepl) Propose(_ context.Context, cmds []Command) ([]Result, error)
 	for i := range cmds {
 		if cmds[i].Op == OpReserve {
 			l.reserves++
+		}
+		if k := cmds[i].Key; k != nil {
+			if l.keyOps == nil {
+				l.keyOps = map[KeyOp]int{}
+			}
+			l.keyOps[k.Op]++
 		}
 		r, err := Apply(l.st, &cmds[i])
 		if err != nil {

@@ -33,6 +33,9 @@ type Dump struct {
 	// Rows holds row tables' rows by TableDef.Key (rowstore.go), in
 	// clustering order; a row table without an entry is empty.
 	Rows map[string][][]Datum
+	// Keys are the Redis key space's keys (keys.go), sorted by database
+	// and name.
+	Keys []KeyEntry
 }
 
 // Global is one replicated global variable (SET GLOBAL).
@@ -89,7 +92,7 @@ func (d *Dump) Validate() error {
 		}
 		names[g.Name] = true
 	}
-	return nil
+	return d.validateKeys()
 }
 
 // Move is what Advance did to one table's counter.
@@ -143,8 +146,12 @@ func cmpUint(a, b uint64) int {
 // moves; a sequence table's rows all shift by the same amount (keeping
 // them distinct and in order). It checks every table first and changes
 // nothing if one would pass its type's maximum (ErrAdvanceOverflow).
-// The marks of dropped tables (see DropMark) move the same way.
+// The marks of dropped tables (see DropMark) move the same way, and so do
+// keys holding a non-negative integer (keys_store.go).
 func (d *Dump) Advance(advance, floor uint64) ([]Move, error) {
+	if err := d.checkKeysAdvance(advance, floor); err != nil {
+		return nil, err
+	}
 	moves := make([]Move, len(d.Tables))
 	var bad []string
 	for i := range d.Tables {
@@ -204,6 +211,7 @@ func (d *Dump) Advance(advance, floor uint64) ([]Move, error) {
 			g.Value = max(to, floor)
 		}
 	}
+	d.advanceKeys(advance, floor)
 	return moves, nil
 }
 
@@ -220,6 +228,11 @@ func applyRestore(s Store, c *Command) (Result, error) {
 	dbs, err := s.Databases()
 	if err != nil {
 		return Result{}, err
+	}
+	if len(dbs) == 0 && !c.Force {
+		if dbs, err = keyHolders(s); err != nil {
+			return Result{}, err
+		}
 	}
 	if len(dbs) > 0 && !c.Force {
 		return Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "restore refused: the cluster already holds database(s) %s; restore into a fresh cluster, or force it to replace them",
@@ -246,6 +259,9 @@ func applyRestore(s Store, c *Command) (Result, error) {
 		if err := s.PutGlobal(g.Name, g.Value); err != nil {
 			return Result{}, err
 		}
+	}
+	if err := restoreKeys(s, c.Dump.Keys); err != nil {
+		return Result{}, err
 	}
 	for i := range c.Dump.Tables {
 		def := &c.Dump.Tables[i].Def

@@ -31,6 +31,10 @@ type Config struct {
 	// Reads, with Leadership, lets the leader answer a compare-and-set
 	// UPDATE that matches nothing without a proposal (casgate.go).
 	Reads ReadWaiter
+	// KeyCache, with Leadership, is the block of values the leader
+	// reserves per Redis key for INCR (keys_reserve.go); 0 or 1: every
+	// INCR through Raft.
+	KeyCache int64
 }
 
 // Service is what the wire layer calls: it runs commands through group
@@ -42,6 +46,7 @@ type Service struct {
 	node *nodeBlocks   // node-scoped tables' blocks
 	nseq *nodeSeqs     // node-scoped sequences' blocks
 	seq  *seqCaches    // nil without Leadership
+	kb   *keyBlocks    // nil without Leadership and KeyCache
 	kind *rowKinds     // which tables are row tables (rowkind.go)
 	// flight counts the leader's writes in flight for compare-and-sets
 	// (casgate.go); nil without Leadership and Reads.
@@ -123,6 +128,9 @@ func NewService(repl Replicator, read Reader, cfg Config, log *slog.Logger) *Ser
 		s.res = newReservations(cfg.Leadership, read, cfg.Cache, s.b.exec)
 		s.res.obs = obs
 		s.seq = newSeqCaches(cfg.Leadership, read, &s.res.verifier, s.b.exec)
+		if cfg.KeyCache > 1 {
+			s.kb = newKeyBlocks(cfg.Leadership, cfg.KeyCache, &s.res.verifier, s.b.exec)
+		}
 		if cfg.Reads != nil {
 			s.flight, s.lead, s.readWait = newInFlight(), cfg.Leadership, cfg.Reads
 		}
@@ -146,6 +154,9 @@ func (s *Service) ExecFor(ctx context.Context, who *Session, c *Command) (Result
 	}
 	if isSeqOp(c.Op) {
 		return s.execSeq(ctx, c)
+	}
+	if c.Op == OpKeys {
+		return s.execKeys(ctx, c)
 	}
 	var start time.Time
 	if allocating(c) {
@@ -199,13 +210,16 @@ func (s *Service) ExecFor(ctx context.Context, who *Session, c *Command) (Result
 // ids the proposal takes, and must not be used once they are returned.
 func (s *Service) dropRanges(c *Command) {
 	s.dropSeq(c)
+	if s.kb != nil && c.Op == OpRestore {
+		s.kb.drop(c)
+	}
 	if s.res == nil {
 		return
 	}
 	switch c.Op {
 	case OpInsert, OpUpdate:
 		s.res.drop(c.DB, c.Table)
-	case OpReserve, OpSetGlobal:
+	case OpReserve, OpSetGlobal, OpKeys:
 	default:
 		// DDL, and OpRestore, which replaces every counter: a range
 		// reserved before must never be served after.
@@ -241,7 +255,7 @@ func (s *Service) dropBlocks(c *Command) {
 	switch c.Op {
 	case OpInsert, OpUpdate:
 		s.node.drop(c.DB, c.Table)
-	case OpReserve, OpSetGlobal, OpSeqNext, OpDelete:
+	case OpReserve, OpSetGlobal, OpSeqNext, OpDelete, OpKeys:
 	default:
 		s.node.reset()
 	}
@@ -260,11 +274,15 @@ func (s *Service) ExecBatch(ctx context.Context, cmds []Command) ([]Result, erro
 		term uint64
 	}
 	var fromRange []assigned
-	var seqs []int
+	var seqs, keys []int
 	for i := range cmds {
 		c := &cmds[i]
 		if isSeqOp(c.Op) {
 			seqs = append(seqs, i)
+			continue
+		}
+		if c.Op == OpKeys && s.kb != nil {
+			keys = append(keys, i)
 			continue
 		}
 		if s.res != nil && eligible(c) {
@@ -292,6 +310,11 @@ func (s *Service) ExecBatch(ctx context.Context, cmds []Command) ([]Result, erro
 	}
 	if len(seqs) > 0 {
 		if err := s.execSeqBatch(ctx, cmds, seqs, out); err != nil {
+			return nil, err
+		}
+	}
+	if len(keys) > 0 {
+		if err := s.execKeysBatch(ctx, cmds, keys, out); err != nil {
 			return nil, err
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/ticketd/ticketd/raftstore"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/wire"
+	"github.com/ticketd/ticketd/wire/resp"
 )
 
 // options are ticketd's command-line settings; every flag can also come
@@ -26,6 +27,7 @@ type options struct {
 	dataDir   string
 	mysqlAddr string
 	httpAddr  string
+	redisAddr string
 	nodeID    string
 	raftAddr  string
 	peers     string
@@ -42,6 +44,7 @@ type options struct {
 	electionTimeout   time.Duration
 	leaderLease       time.Duration
 	cache             uint64
+	redisCache        int64
 	stateFsync        bool
 	raftLog           string
 	version           bool
@@ -59,6 +62,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.StringVar(&o.dataDir, "data-dir", "./ticketd-data", "directory for the Raft log, snapshots and bbolt state")
 	fs.StringVar(&o.mysqlAddr, "mysql-addr", "127.0.0.1:3306", "MySQL protocol listen address")
 	fs.StringVar(&o.httpAddr, "http-addr", "127.0.0.1:8306", "admin HTTP listen address (/status, /healthz, /readyz, /metrics)")
+	fs.StringVar(&o.redisAddr, "redis-addr", "", "Redis protocol listen address (INCR and the string-key commands on the replicated state); empty: off")
+	fs.Int64Var(&o.redisCache, "redis-cache", 0, "key reservation: INCRs the leader reserves per Redis key per Raft round trip and answers from memory (0: every INCR through Raft); see the manual")
 	fs.StringVar(&o.nodeID, "node-id", "n1", "stable node name")
 	fs.StringVar(&o.raftAddr, "raft-addr", "127.0.0.1:7306", "Raft and internal forwarding address")
 	fs.StringVar(&o.peers, "peers", "", "static initial cluster: id=host:port,... (the same on every node); empty: this node alone")
@@ -199,6 +204,9 @@ var errLogged = errors.New("logged")
 
 // runNode is run once the options are parsed and the log is set up.
 func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(string) string) error {
+	if o.redisCache < 0 {
+		return errors.New("--redis-cache must not be negative")
+	}
 	met, err := newNodeMetrics()
 	if err != nil {
 		return err
@@ -240,6 +248,13 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 		return err
 	}
 	defer httpLn.Close()
+	redisLn, err := listenRedis(o.redisAddr)
+	if err != nil {
+		return err
+	}
+	if redisLn != nil {
+		defer redisLn.Close()
+	}
 
 	// A follower forwards its batches to the leader, where they run
 	// through the leader's Service, so that range reservations see every
@@ -265,7 +280,7 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 		LeaderLeaseTimeout: o.leaderLease,
 		ApplyTimeout:       raftstore.ApplyTimeoutFor(o.stmtTimeout),
 		Forward: func(n *raftstore.Node) raftstore.ForwardHandler {
-			svc = ticket.NewService(n, n, ticket.Config{Cache: o.cache, Leadership: n, Reads: n, Observer: met.Ticket}, log)
+			svc = ticket.NewService(n, n, ticket.Config{Cache: o.cache, Leadership: n, Reads: n, Observer: met.Ticket, KeyCache: o.redisCache}, log)
 			return svc.ExecBatch
 		},
 		TLS:      nodeTLS,
@@ -273,7 +288,7 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 		Observer: met.Store,
 		// GET /status, on this node and for `ticketd status` through any
 		// member.
-		Describe: describer(mysqlLn.Addr().String(), httpLn.Addr().String()),
+		Describe: describer(mysqlLn.Addr().String(), httpLn.Addr().String(), addrOf(redisLn)),
 	})
 	if err != nil {
 		if svc != nil {
@@ -312,7 +327,13 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 	// to the standard logger, the one line --log-format json left plain.
 	admin := &http.Server{Handler: adminH, TLSConfig: adminTLS, ReadHeaderTimeout: 5 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
+	var rsrv *resp.Server
+	if redisLn != nil {
+		rsrv = newRedisServer(svc, node, wcfg.Users, o.stmtTimeout, met.Redis, log)
+		defer rsrv.Close()
+		go func() { errc <- rsrv.Serve(redisLn) }()
+	}
 	// The MySQL listener is closed by the planned stop (srv.Shutdown), not
 	// by the signal itself.
 	serveCtx, serveCancel := context.WithCancel(context.Background())
@@ -325,7 +346,7 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 		}
 		errc <- admin.Serve(httpLn)
 	}()
-	log.Info("ticketd started", "node_id", o.nodeID, "mysql", mysqlLn.Addr().String(),
+	log.Info("ticketd started", "node_id", o.nodeID, "mysql", mysqlLn.Addr().String(), "redis", o.redisAddr,
 		"http", httpLn.Addr().String(), "raft", node.Addr(), "data_dir", o.dataDir)
 
 	if o.join != "" && node.Restarted() {
@@ -348,6 +369,12 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")
+		if rsrv != nil {
+			// Redis clients have no drain protocol: they reconnect, to
+			// another node behind a balancer. A command in flight loses
+			// its reply (its number is never handed out).
+			rsrv.Close()
+		}
 		stop.stop(srv, node)
 	case <-node.Failed():
 		// Nothing more can be answered here. An exit status other than 0
@@ -358,7 +385,7 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 		fatal = node.FatalErr()
 		log.Error("this node cannot go on; exiting with status 1 (systemd restarts it)", "err", fatal)
 	case err := <-errc:
-		if !errors.Is(err, wire.ErrServerClosed) && !errors.Is(err, http.ErrServerClosed) {
+		if !errors.Is(err, wire.ErrServerClosed) && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, resp.ErrServerClosed) {
 			log.Error("listener failed", "err", err)
 		}
 	}

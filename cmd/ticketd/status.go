@@ -34,6 +34,8 @@ type nodeStatus struct {
 	Version   string `json:"version"`
 	MySQLAddr string `json:"mysql_addr"`
 	HTTPAddr  string `json:"http_addr"`
+	// RedisAddr is --redis-addr, empty when the Redis listener is off.
+	RedisAddr string `json:"redis_addr,omitempty"`
 }
 
 // clusterStatus is GET /status?members's document.
@@ -43,11 +45,11 @@ type clusterStatus struct {
 
 // describer returns raftstore's Config.Describe for a node listening on
 // these addresses.
-func describer(mysqlAddr, httpAddr string) func(*raftstore.Node) []byte {
+func describer(mysqlAddr, httpAddr, redisAddr string) func(*raftstore.Node) []byte {
 	bi, _ := debug.ReadBuildInfo()
 	version := buildVersion(bi)
 	return func(n *raftstore.Node) []byte {
-		st := nodeStatus{Status: n.Status(), Ready: true, Version: version, MySQLAddr: mysqlAddr, HTTPAddr: httpAddr}
+		st := nodeStatus{Status: n.Status(), Ready: true, Version: version, MySQLAddr: mysqlAddr, HTTPAddr: httpAddr, RedisAddr: redisAddr}
 		if err := n.Ready(); err != nil {
 			st.Ready, st.NotReady = false, err.Error()
 		}
@@ -97,6 +99,7 @@ type memberRow struct {
 	RaftAddr  string `json:"raft_addr"`
 	MySQLAddr string `json:"mysql_addr,omitempty"`
 	HTTPAddr  string `json:"http_addr,omitempty"`
+	RedisAddr string `json:"redis_addr,omitempty"`
 	// Role is Raft's state (Leader, Follower, Candidate), or "unreachable".
 	Role         string `json:"role"`
 	Term         uint64 `json:"term"`
@@ -129,6 +132,7 @@ func memberRows(reports []raftstore.MemberReport) []memberRow {
 				row.Error = fmt.Sprintf("status document: %v", err)
 			} else {
 				row.MySQLAddr, row.HTTPAddr, row.Role, row.Term = st.MySQLAddr, st.HTTPAddr, st.State, st.Term
+				row.RedisAddr = st.RedisAddr
 				row.AppliedIndex, row.CommitIndex, row.Version = st.AppliedIndex, st.CommitIndex, st.Version
 				row.CommandVersion, row.ClusterVersion = st.CommandVersion, st.ClusterVersion
 				row.Ready, row.NotReady = st.Ready, st.NotReady
@@ -175,6 +179,19 @@ func writeStatusTable(w io.Writer, rows []memberRow) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	// The Redis listeners, when any member has one (--redis-addr): a
+	// line of their own keeps the table as it was without them.
+	var redis []string
+	for _, r := range rows {
+		if r.RedisAddr != "" {
+			redis = append(redis, r.ID+" "+r.RedisAddr)
+		}
+	}
+	if len(redis) > 0 {
+		if _, err := fmt.Fprintf(w, "redis: %s\n", strings.Join(redis, ", ")); err != nil {
+			return err
+		}
 	}
 	if cluster > 0 {
 		// The version every member must apply before a newer command is

@@ -47,3 +47,32 @@ func TestMemberRows(t *testing.T) {
 		t.Errorf("table:\n%s", b.String())
 	}
 }
+
+// TestStatusRedisLine: members with a Redis listener are listed under
+// the table; without any, the table is as before.
+func TestStatusRedisLine(t *testing.T) {
+	st := nodeStatus{Status: raftstore.Status{NodeID: "n1", State: "Leader"}, Ready: true, RedisAddr: "127.0.0.1:6379"}
+	doc, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := memberRows([]raftstore.MemberReport{{ID: "n1", Addr: "a1", Status: doc}, {ID: "n2", Addr: "a2", Error: "down"}})
+	if rows[0].RedisAddr != "127.0.0.1:6379" {
+		t.Fatalf("row %+v", rows[0])
+	}
+	var b bytes.Buffer
+	if err := writeStatusTable(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "\nredis: n1 127.0.0.1:6379\n") {
+		t.Errorf("table:\n%s", b.String())
+	}
+	rows[0].RedisAddr = ""
+	b.Reset()
+	if err := writeStatusTable(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "redis") {
+		t.Errorf("a table without Redis listeners mentions them:\n%s", b.String())
+	}
+}

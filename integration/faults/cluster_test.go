@@ -170,6 +170,8 @@ func (c *cluster) newNode(id string, args []string) *harness.Node {
 		RaftAddr: real,
 		Peers:    c.hc.Peers,
 		Args:     args,
+		// Every node also serves Redis, for TestRedisFaults' clients.
+		Redis: true,
 	})
 }
 

@@ -38,6 +38,9 @@ func errClass(err error) string {
 	if err == nil {
 		return ""
 	}
+	if c, ok := redisErrClass(err); ok {
+		return c
+	}
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
 		if me.Number == errNoQuorum || me.Number == errUncertain {
@@ -72,6 +75,9 @@ type workload struct {
 	// nodeScoped: the table is node-scoped, so ids are unique
 	// cluster-wide but increasing only within each node's answers.
 	nodeScoped bool
+	// redis: the clients INCR a key over the Redis protocol instead
+	// (redis_test.go).
+	redis bool
 
 	mu        sync.Mutex
 	classes   map[string]int // error class -> count
@@ -95,6 +101,10 @@ func (w *workload) run(n *harness.Node, conns int) {
 	for range conns {
 		id := int(w.clients.Add(1))
 		w.wg.Add(1)
+		if w.redis {
+			go w.redisClient(n, id)
+			continue
+		}
 		go w.client(n, id)
 	}
 }

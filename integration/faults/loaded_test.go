@@ -25,6 +25,8 @@ type loadSpec struct {
 	// nodeScoped makes the table node-scoped (nodeScope): the history is
 	// checked with history.CheckNodeScoped.
 	nodeScoped bool
+	// redis: the workload INCRs a key over the Redis protocol.
+	redis bool
 }
 
 // nodeScope is the table comment of the node-scoped fault runs: blocks of
@@ -69,6 +71,7 @@ func startLoaded(ctx context.Context, t *testing.T, s loadSpec) *loaded {
 	}
 	l.w = newWorkload(t, s.db)
 	l.w.nodeScoped = s.nodeScoped
+	l.w.redis = s.redis
 	for _, n := range on {
 		l.w.run(n, s.clients)
 	}

@@ -36,6 +36,7 @@ func StartCluster(ctx context.Context, t testing.TB, n int, base ...Options) *Cl
 			ReadyTimeout: b.ReadyTimeout,
 			NoWait:       b.NoWait,
 			Binary:       b.Binary,
+			Redis:        b.Redis,
 		}
 		node := NewNode(t, o)
 		c.Nodes = append(c.Nodes, node)

@@ -39,6 +39,10 @@ type Options struct {
 	RaftAddr  string // --raft-addr
 	Peers     string // --peers "n1=H:P,n2=H:P" (Raft addresses); empty: single node
 	Join      string // --join H:P (a member's admin address)
+	// Redis turns the Redis listener on at RedisAddr (--redis-addr), a
+	// free port unless set.
+	Redis     bool
+	RedisAddr string
 
 	Args []string // extra command-line arguments
 	Env  []string // extra environment, KEY=VALUE
@@ -117,6 +121,9 @@ func NewNode(t testing.TB, opts Options) *Node {
 	if opts.RaftAddr == "" {
 		opts.RaftAddr = FreeAddr(t)
 	}
+	if opts.Redis && opts.RedisAddr == "" {
+		opts.RedisAddr = FreeAddr(t)
+	}
 	if opts.ReadyTimeout == 0 {
 		opts.ReadyTimeout = DefaultReadyTimeout
 	}
@@ -127,6 +134,9 @@ func NewNode(t testing.TB, opts Options) *Node {
 
 // ID returns the node id.
 func (n *Node) ID() string { return n.opts.NodeID }
+
+// RedisAddr returns the node's Redis address ("" without Options.Redis).
+func (n *Node) RedisAddr() string { return n.opts.RedisAddr }
 
 // MySQLAddr returns the MySQL protocol address, "127.0.0.1:P".
 func (n *Node) MySQLAddr() string { return n.opts.MySQLAddr }
@@ -171,6 +181,9 @@ func (n *Node) args() []string {
 	}
 	if n.opts.Join != "" {
 		a = append(a, "--join", n.opts.Join)
+	}
+	if n.opts.RedisAddr != "" {
+		a = append(a, "--redis-addr", n.opts.RedisAddr)
 	}
 	return append(a, n.opts.Args...)
 }

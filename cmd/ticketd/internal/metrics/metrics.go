@@ -25,11 +25,12 @@ type Metrics struct {
 	Ticket *Ticket
 	Wire   *Wire
 	Store  *Store
+	Redis  *Redis
 }
 
 // New creates ticketd's metrics and registers them with reg.
 func New(reg prometheus.Registerer) *Metrics {
-	return &Metrics{Ticket: newTicket(reg), Wire: newWire(reg), Store: newStore(reg)}
+	return &Metrics{Ticket: newTicket(reg), Wire: newWire(reg), Store: newStore(reg), Redis: newRedis(reg)}
 }
 
 // latencyBuckets span a reservation hit (tens of µs) to a statement

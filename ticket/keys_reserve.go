@@ -1,0 +1,276 @@
+package ticket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+)
+
+// KeyReserve adds Delta to the integer in Keys[0], as KeyIncr, for the
+// leader's block of INCRs (keyBlocks): its reply is the block's last
+// value. A key with an expiry is not reserved (the reply is ReplyNil and
+// nothing changes): a block must not outlive the key.
+const KeyReserve KeyOp = 7
+
+// keyBlocks serve INCR (and INCRBY by a positive step) from a block of
+// values the leader reserved through Raft (Config.KeyCache), as
+// reservations serve REPLACE from a table's range, under the same three
+// rules: a block belongs to the term that reserved it and is dropped on
+// any change of term or leadership; every answer waits for a quorum
+// round started after its value was taken (the shared verifier); any
+// other write of the key through Raft drops the block before and after.
+// What it gives up: values skipped at every leadership change, restart or
+// other write of the key (gaps, never a repeat), and GET shows the end of
+// the block, not the last value answered.
+type keyBlocks struct {
+	lead     Leadership
+	propose  func(ctx context.Context, c *Command) (Result, error)
+	size     int64
+	verifier *verifier
+	mu       sync.Mutex
+	keys     map[keyID]*keyBlock
+}
+
+// keyBlock is one key's block: values next..last are the leader's.
+type keyBlock struct {
+	mu         sync.Mutex
+	term       uint64
+	next, last int64
+	valid      bool
+	// gen counts drops: a refill begun before one must not install.
+	gen       uint64
+	refilling chan struct{}
+}
+
+func newKeyBlocks(lead Leadership, size int64, v *verifier, propose func(context.Context, *Command) (Result, error)) *keyBlocks {
+	return &keyBlocks{lead: lead, propose: propose, size: size, verifier: v, keys: map[keyID]*keyBlock{}}
+}
+
+func (kb *keyBlocks) entry(k keyID) *keyBlock {
+	kb.mu.Lock()
+	defer kb.mu.Unlock()
+	e := kb.keys[k]
+	if e == nil {
+		e = &keyBlock{}
+		kb.keys[k] = e
+	}
+	return e
+}
+
+// eligible reports an INCR or INCRBY by a positive step no larger than a
+// block.
+func (kb *keyBlocks) eligible(c *Command) bool {
+	k := c.Key
+	return c.Op == OpKeys && k != nil && k.Op == KeyIncr && k.Delta > 0 && k.Delta <= kb.size && len(k.Keys) == 1
+}
+
+// drop invalidates the blocks of the keys a command through Raft writes.
+func (kb *keyBlocks) drop(c *Command) {
+	switch {
+	case c.Op == OpRestore:
+		kb.mu.Lock()
+		for _, e := range kb.keys {
+			e.mu.Lock()
+			e.valid = false
+			e.gen++
+			e.mu.Unlock()
+		}
+		kb.mu.Unlock()
+		return
+	case c.Op != OpKeys || c.Key == nil:
+		return
+	}
+	for _, name := range c.Key.Keys {
+		kb.mu.Lock()
+		e := kb.keys[keyID{c.Key.DB, name}]
+		kb.mu.Unlock()
+		if e != nil {
+			e.mu.Lock()
+			e.valid = false
+			e.gen++
+			e.mu.Unlock()
+		}
+	}
+}
+
+// assign takes the value for an eligible c from its key's block. ok is
+// false when c must go through Raft (not the leader, or the key cannot
+// have a block); otherwise the reply is the client's once confirm
+// succeeds (or is an error reply of the refill, such as not an integer).
+func (kb *keyBlocks) assign(ctx context.Context, c *Command) (r KeyReply, term uint64, ok bool, err error) {
+	term, leader := kb.lead.LeaderTerm()
+	if !leader {
+		return KeyReply{}, 0, false, nil
+	}
+	k := c.Key
+	e := kb.entry(keyID{k.DB, k.Keys[0]})
+	for {
+		if err := ctx.Err(); err != nil {
+			return KeyReply{}, 0, true, fmt.Errorf("ticket: waited for a key block: %w: %w", ErrNoQuorum, err)
+		}
+		e.mu.Lock()
+		if e.term != term {
+			e.valid = false
+		}
+		if e.valid && e.next <= e.last-k.Delta+1 {
+			v := e.next + k.Delta - 1
+			e.next = v + 1
+			e.mu.Unlock()
+			return intReply(v), term, true, nil
+		}
+		if wait := e.refilling; wait != nil {
+			e.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return KeyReply{}, 0, true, fmt.Errorf("ticket: waited for a key block: %w: %w", ErrNoQuorum, ctx.Err())
+			}
+		}
+		reply, reserved, err := kb.refill(ctx, e, c, term)
+		if err != nil || !reserved {
+			// Not reservable (an expiry): through Raft, ok false; an error
+			// reply (not an integer, overflow) is the client's answer.
+			return reply, term, reply.Kind == ReplyErr, err
+		}
+	}
+}
+
+// refill reserves a block through Raft. It is called with e.mu held and
+// returns with it released.
+func (kb *keyBlocks) refill(ctx context.Context, e *keyBlock, c *Command, term uint64) (KeyReply, bool, error) {
+	done := make(chan struct{})
+	e.refilling = done
+	gen := e.gen
+	e.mu.Unlock()
+	k := c.Key
+	r, err := kb.propose(ctx, &Command{Op: OpKeys, Key: &KeyCommand{Op: KeyReserve, DB: k.DB, Keys: k.Keys, Delta: kb.size}})
+	t2, still := kb.lead.LeaderTerm()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.refilling = nil
+	close(done)
+	switch {
+	case err != nil:
+		e.valid = false
+		return KeyReply{}, false, err
+	case r.Err != nil:
+		e.valid = false
+		return KeyReply{}, false, r.Err
+	case r.Key == nil:
+		e.valid = false
+		return KeyReply{}, false, fmt.Errorf("ticket: no reply to a key reservation: %w", ErrUncertain)
+	case r.Key.Kind != ReplyInt:
+		e.valid = false
+		return *r.Key, false, nil
+	case !still || t2 != term:
+		e.valid = false
+		return KeyReply{}, false, fmt.Errorf("ticket: key block reserved in a lost term: %w", ErrUncertain)
+	case e.gen != gen:
+		// Another write of the key went through Raft meanwhile: the
+		// block is burnt, and the caller takes a new one.
+		e.valid = false
+		return KeyReply{}, true, nil
+	}
+	e.next, e.last, e.term, e.valid = r.Key.Int-kb.size+1, r.Key.Int, term, true
+	return KeyReply{}, true, nil
+}
+
+// confirm waits for a quorum round that started after the value was
+// taken, in the term that reserved it.
+func (kb *keyBlocks) confirm(ctx context.Context, c *Command, term uint64) error {
+	vterm, err := kb.verifier.verify(ctx)
+	if err == nil && vterm == term {
+		return nil
+	}
+	kb.drop(c)
+	if err == nil {
+		return fmt.Errorf("ticket: leadership moved to term %d: %w", vterm, ErrUncertain)
+	}
+	// No quorum answered in time (or the context ended first): the
+	// value was taken, and is burnt whether this node still leads or
+	// not.
+	if errors.Is(err, ErrUncertain) {
+		return err
+	}
+	return fmt.Errorf("ticket: leadership not confirmed: %w: %w", ErrUncertain, err)
+}
+
+// execKeys runs a key command: from its key's block when it can, else
+// through Raft, dropping the key's block before and after (a value taken
+// through Raft is above the block).
+func (s *Service) execKeys(ctx context.Context, c *Command) (Result, error) {
+	if s.kb == nil {
+		return s.b.exec(ctx, c)
+	}
+	if s.kb.eligible(c) {
+		r, term, ok, err := s.kb.assign(ctx, c)
+		if ok {
+			if err == nil && r.Kind != ReplyErr {
+				err = s.kb.confirm(ctx, c, term)
+			}
+			if err != nil {
+				return Result{}, err
+			}
+			return Result{Key: &r}, nil
+		}
+		if err != nil {
+			return Result{}, err
+		}
+	}
+	s.kb.drop(c)
+	r, err := s.b.exec(ctx, c)
+	s.kb.drop(c)
+	return r, err
+}
+
+// keyReserve is KeyReserve's Apply: KeyIncr by Delta, unless the key has
+// an expiry (ReplyNil, nothing changed).
+func keyReserve(s Store, k *KeyCommand, now int64) (KeyReply, error) {
+	v, ok, err := live(s, k.DB, k.Keys[0], now)
+	if err != nil {
+		return KeyReply{}, err
+	}
+	if ok && v.ExpireAt != 0 {
+		return KeyReply{Kind: ReplyNil}, nil
+	}
+	var cur int64
+	if ok {
+		if cur, ok = ParseInt(v.Val); !ok {
+			return errReply(ErrNotInteger), nil
+		}
+	}
+	if k.Delta <= 0 || cur > math.MaxInt64-k.Delta {
+		// No room for a block: INCR goes through Raft, and says
+		// overflow itself when even one does not fit.
+		return KeyReply{Kind: ReplyNil}, nil
+	}
+	cur += k.Delta
+	v.Val = formatInt(cur)
+	return intReply(cur), s.PutKey(k.DB, k.Keys[0], v)
+}
+
+// execKeysBatch runs a forwarded batch's key commands (at idx) on the
+// leader while keys have blocks: each from its block, or through Raft
+// with its key's block dropped. They are independent sessions' commands
+// and run at once, so that those through Raft share proposals.
+func (s *Service) execKeysBatch(ctx context.Context, cmds []Command, idx []int, out []Result) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(idx))
+	for j, i := range idx {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[j] = s.execKeys(ctx, &cmds[i])
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,152 @@
+package ticket
+
+import (
+	"context"
+	"sync"
+	"testing"
+)
+
+// keyProposals counts the key commands a localRepl committed, by op.
+func keyProposals(l *localRepl) map[KeyOp]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.keyOps
+}
+
+func keyService(t *testing.T, cache int64) (*Service, *localRepl, *fakeLead) {
+	t.Helper()
+	repl := &localRepl{st: NewMemStore()}
+	lead := &fakeLead{term: 1, leader: true}
+	svc := NewService(repl, repl, Config{Leadership: lead, KeyCache: cache}, nil)
+	t.Cleanup(svc.Close)
+	return svc, repl, lead
+}
+
+func keyExec(t *testing.T, svc *Service, k KeyCommand) (KeyReply, error) {
+	t.Helper()
+	r, err := svc.Exec(context.Background(), &Command{Op: OpKeys, Key: &k})
+	if err != nil {
+		return KeyReply{}, err
+	}
+	if r.Key == nil {
+		t.Fatalf("%+v: no reply (%+v)", k, r)
+	}
+	return *r.Key, nil
+}
+
+func incrKey(t *testing.T, svc *Service, name string, d int64) int64 {
+	t.Helper()
+	r, err := keyExec(t, svc, KeyCommand{Op: KeyIncr, Keys: []string{name}, Delta: d})
+	if err != nil || r.Kind != ReplyInt {
+		t.Fatalf("INCRBY %s %d: %+v %v", name, d, r, err)
+	}
+	return r.Int
+}
+
+// TestKeyBlocksServeFromMemory: INCRs come from the leader's block, one
+// reservation per block, strictly increasing; another write of the key
+// drops the block (the next value is above what that write left), and so
+// does a new term; a key with an expiry is not reserved.
+func TestKeyBlocksServeFromMemory(t *testing.T) {
+	svc, repl, lead := keyService(t, 100)
+	var last int64
+	for i := range 250 {
+		v := incrKey(t, svc, "k", 1)
+		if v != last+1 {
+			t.Fatalf("INCR %d answered %d after %d", i, v, last)
+		}
+		last = v
+	}
+	if n := keyProposals(repl)[KeyReserve]; n != 3 {
+		t.Fatalf("%d reservations for 250 INCRs in blocks of 100", n)
+	}
+	if n := keyProposals(repl)[KeyIncr]; n != 0 {
+		t.Fatalf("%d INCRs through Raft", n)
+	}
+	if v := incrKey(t, svc, "k", 7); v != last+7 {
+		t.Fatalf("INCRBY 7 from the block: %d after %d", v, last)
+	}
+	last += 7
+	// GET shows the block's end.
+	r, _ := keyExec(t, svc, KeyCommand{Op: KeySet, Keys: []string{"k"}, Value: "1000", Flags: KeyGet})
+	if r.Str != "300" {
+		t.Fatalf("the stored value under a block: %+v", r)
+	}
+	if v := incrKey(t, svc, "k", 1); v != 1001 {
+		t.Fatalf("INCR after SET: %d (the block must be dropped)", v)
+	}
+	lead.set(2, true, nil)
+	if v := incrKey(t, svc, "k", 1); v != 1101 {
+		t.Fatalf("INCR in a new term: %d, want 1101 (a new block above the last, 1001..1100 skipped)", v)
+	}
+	// A negative step goes through Raft, and drops the block.
+	if v := incrKey(t, svc, "k", -1); v != 1199 {
+		t.Fatalf("INCRBY -1: %d, want 1199 (the block's end, 1200, less one)", v)
+	}
+	if v := incrKey(t, svc, "k", 1); v != 1200 {
+		t.Fatalf("INCR after INCRBY -1: %d, want 1200 (a new block from 1199)", v)
+	}
+	// A key with an expiry: through Raft every time.
+	keyExec(t, svc, KeyCommand{Op: KeySet, Keys: []string{"day"}, Value: "5", Flags: KeyExpires, TTL: 1 << 40})
+	before := keyProposals(repl)[KeyIncr]
+	if v := incrKey(t, svc, "day", 1); v != 6 {
+		t.Fatalf("INCR of a key with an expiry: %d", v)
+	}
+	if n := keyProposals(repl)[KeyIncr]; n != before+1 {
+		t.Fatal("INCR of a key with an expiry was not through Raft")
+	}
+	// Not an integer: the error, as without blocks.
+	keyExec(t, svc, KeyCommand{Op: KeySet, Keys: []string{"s"}, Value: "x"})
+	if r, err := keyExec(t, svc, KeyCommand{Op: KeyIncr, Keys: []string{"s"}, Delta: 1}); err != nil || r.Kind != ReplyErr || r.Str != ErrNotInteger {
+		t.Fatalf("INCR of a string: %+v %v", r, err)
+	}
+	// A follower does not serve from a block.
+	lead.set(3, false, nil)
+	before = keyProposals(repl)[KeyIncr]
+	incrKey(t, svc, "k", 1)
+	if n := keyProposals(repl)[KeyIncr]; n != before+1 {
+		t.Fatal("a follower answered from a block")
+	}
+}
+
+// TestKeyBlocksConcurrent: concurrent INCRs of one key from a block and
+// through forwarded batches (ExecBatch, as the leader runs a follower's)
+// never answer a value twice.
+func TestKeyBlocksConcurrent(t *testing.T) {
+	svc, _, _ := keyService(t, 50)
+	var mu sync.Mutex
+	seen := map[int64]bool{}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				var vals []int64
+				if g%2 == 0 {
+					vals = append(vals, incrKey(t, svc, "k", 1))
+				} else {
+					rs, err := svc.ExecBatch(context.Background(), []Command{
+						{Op: OpKeys, Key: &KeyCommand{Op: KeyIncr, Keys: []string{"k"}, Delta: 1}},
+						{Op: OpKeys, Key: &KeyCommand{Op: KeyIncr, Keys: []string{"k"}, Delta: 2}},
+						{Op: OpKeys, Key: &KeyCommand{Op: KeyIncr, Keys: []string{"other"}, Delta: -1}},
+					})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					vals = append(vals, rs[0].Key.Int, rs[1].Key.Int)
+				}
+				mu.Lock()
+				for _, v := range vals {
+					if seen[v] {
+						t.Errorf("value %d answered twice", v)
+					}
+					seen[v] = true
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+}

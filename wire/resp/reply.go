@@ -1,0 +1,71 @@
+package resp
+
+import (
+	"strconv"
+
+	"github.com/tidwall/redcon"
+
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// writer writes replies in the connection's protocol: RESP2, or RESP3
+// after HELLO 3 (its null, map and verbatim string; redcon writes
+// RESP2's types only).
+type writer struct {
+	rc    redcon.Conn
+	proto int
+}
+
+func (w *writer) status(s string) { w.rc.WriteString(s) }
+func (w *writer) err(s string)    { w.rc.WriteError(s) }
+func (w *writer) int(n int64)     { w.rc.WriteInt64(n) }
+func (w *writer) bulk(s string)   { w.rc.WriteBulkString(s) }
+func (w *writer) array(n int)     { w.rc.WriteArray(n) }
+
+func (w *writer) null() {
+	if w.proto >= 3 {
+		w.rc.WriteRaw([]byte("_\r\n"))
+		return
+	}
+	w.rc.WriteNull()
+}
+
+// mapHeader starts a map of n pairs (RESP2: a flat array of 2n).
+func (w *writer) mapHeader(n int) {
+	if w.proto >= 3 {
+		w.rc.WriteRaw([]byte("%" + strconv.Itoa(n) + "\r\n"))
+		return
+	}
+	w.rc.WriteArray(2 * n)
+}
+
+// verbatim writes text as RESP3's verbatim string (RESP2: a bulk string),
+// as Redis answers INFO and CLIENT INFO.
+func (w *writer) verbatim(s string) {
+	if w.proto >= 3 {
+		w.rc.WriteRaw([]byte("=" + strconv.Itoa(len(s)+4) + "\r\ntxt:" + s + "\r\n"))
+		return
+	}
+	w.rc.WriteBulkString(s)
+}
+
+// reply writes a key command's reply and returns its outcome.
+func (w *writer) reply(r *ticket.KeyReply) string {
+	switch r.Kind {
+	case ticket.ReplyOK:
+		w.status("OK")
+	case ticket.ReplyInt:
+		w.int(r.Int)
+	case ticket.ReplyBulk:
+		w.bulk(r.Str)
+	case ticket.ReplyNil:
+		w.null()
+	case ticket.ReplyErr:
+		w.err(r.Str)
+		return outError
+	default:
+		w.err("ERR ticketd: unknown reply kind")
+		return outFailed
+	}
+	return outOK
+}
