@@ -287,7 +287,7 @@ func readTimeCut(v val) (t time.Time, cut, ok bool, e *Error) {
 	if len(text) > 40 {
 		text = text[:40] + "..."
 	}
-	return time.Time{}, false, false, mysqlerr.NotSupported("this form of a date or datetime ('" + text + "')")
+	return time.Time{}, false, false, mysqlerr.NotSupported("the date or datetime form of '" + text + "'")
 }
 
 // toTime is v as a DATETIME for a comparison with a temporal value; a
