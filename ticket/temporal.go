@@ -63,8 +63,15 @@ func readTime(s string) (time.Time, timeRead) {
 	p := n
 	field := func(k int) timeRead {
 		// One punctuation character, then 1 or 2 digits; two in a row
-		// ('2024--01--05') are invalid.
-		if p >= len(s) || !isPunct(s[p]) {
+		// ('2024--01--05') are invalid, and so is a date of fewer than
+		// three fields ('2.5', '2024-01').
+		if p >= len(s) {
+			if k <= 2 {
+				return timeInvalid
+			}
+			return timeUnsure
+		}
+		if !isPunct(s[p]) {
 			return timeUnsure
 		}
 		p++
@@ -307,6 +314,13 @@ func (env *evalEnv) toTime(v val, x *RowExpr) (time.Time, bool, *Error) {
 			return time.Time{}, !env.older, nil
 		}
 		t, ok, e := env.parseTime(v)
+		if e != nil && x.Op != EVal {
+			// A column's value in a form ticketd does not read: the
+			// statement is not refused for a row's data; it compares as
+			// what is no date (MariaDB finds none in most such strings:
+			// '2.5e', '1e20').
+			e = nil
+		}
 		if e != nil {
 			return time.Time{}, false, e
 		}

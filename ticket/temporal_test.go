@@ -45,6 +45,8 @@ func TestReadTime(t *testing.T) {
 		{"2024-00-05", "unsure"}, // a zero in the date
 		{"2024-01-05 03:04:05.1234567", "unsure"},
 		{"2024-01-05 03.04", "unsure"},
+		{"2.5", "invalid"},
+		{"2024-01", "invalid"},
 	} {
 		tm, r := readTime(c.in)
 		got := tm.Format("2006-01-02 15:04:05")
