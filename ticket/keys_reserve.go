@@ -320,6 +320,12 @@ func (s *Service) execKeysSeq(ctx context.Context, cmds []*Command) ([]Result, [
 	}
 	var taken []pending
 	for i, c := range cmds {
+		if i > 0 && errs[i-1] != nil {
+			// Replication failed just before: the rest are refused
+			// unsent rather than each waiting out its own failure.
+			errs[i] = fmt.Errorf("ticket: an earlier command of the pipeline did not commit: %w", ErrNoQuorum)
+			continue
+		}
 		if s.kb.eligible(c) {
 			r, term, ok, err := s.kb.assign(ctx, c)
 			if ok {
@@ -362,9 +368,16 @@ func (s *Service) execKeysSeq(ctx context.Context, cmds []*Command) ([]Result, [
 // Errors are per command.
 func (s *Service) ExecKeysOrdered(ctx context.Context, cmds []*Command) ([]Result, []error) {
 	if s.kb != nil {
-		return s.execKeysSeq(ctx, cmds)
+		if _, leader := s.kb.lead.LeaderTerm(); leader {
+			return s.execKeysSeq(ctx, cmds)
+		}
+		// A follower forwards them as one batch, which the leader runs
+		// in order from its blocks (execKeysBatch).
 	}
-	res, err := s.b.direct(ctx, cmds)
+	// Bounded by the Replicator's own timeout, as the batcher's
+	// proposals are, not by the caller's deadline: a cut-off node then
+	// answers its refusal within the time its other clients get theirs.
+	res, err := s.b.direct(context.WithoutCancel(ctx), cmds)
 	if err == nil && len(res) != len(cmds) {
 		err = fmt.Errorf("ticket: %d results for %d commands: %w", len(res), len(cmds), ErrUncertain)
 	}
