@@ -361,3 +361,53 @@ func TestRedisDifferential(t *testing.T) {
 	}
 	t.Logf("%d of %d replies match redis-server 7 (%d differ)", len(script)-len(bad), len(script), len(bad))
 }
+
+// TestRedisDifferentialPipelined sends the same script (less its SCAN
+// iterations) as one pipeline, every command written before any reply
+// is read: ticketd commits runs of pipelined writes together, and its
+// replies, errors among them, must still come in order and match
+// redis-server's byte for byte.
+func TestRedisDifferentialPipelined(t *testing.T) {
+	redisAddr, _ := startRedisServer(t)
+	node := harness.Start(context.Background(), t, harness.Options{Redis: true})
+	var script []rstep
+	for _, s := range redisScript() {
+		if !s.scan {
+			script = append(script, s)
+		}
+	}
+	var raw bytes.Buffer
+	for _, s := range script {
+		fmt.Fprintf(&raw, "*%d\r\n", len(s.args))
+		for _, a := range s.args {
+			fmt.Fprintf(&raw, "$%d\r\n%s\r\n", len(a), a)
+		}
+	}
+	replies := func(addr string) [][]byte {
+		rc := dialResp(t, addr)
+		rc.c.SetDeadline(time.Now().Add(30 * time.Second))
+		if _, err := rc.c.Write(raw.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		out := make([][]byte, len(script))
+		for i := range script {
+			r, err := respReply(rc.r)
+			if err != nil {
+				t.Fatalf("%s: reply %d of %d: %v", addr, i, len(script), err)
+			}
+			out[i] = r
+		}
+		return out
+	}
+	want, have := replies(redisAddr), replies(node.RedisAddr())
+	bad := 0
+	for i, s := range script {
+		w, h := s.normalize(want[i]), s.normalize(have[i])
+		if bytes.Equal(w, h) || (s.tol > 0 && within(w, h, s.tol)) {
+			continue
+		}
+		bad++
+		t.Errorf("step %d %q:\n  redis-server %q\n  ticketd      %q", i, s.args, want[i], have[i])
+	}
+	t.Logf("one pipeline of %d commands: %d replies match redis-server 7 (%d differ)", len(script), len(script)-bad, bad)
+}

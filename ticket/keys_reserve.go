@@ -253,17 +253,49 @@ func keyReserve(s Store, k *KeyCommand, now int64) (KeyReply, error) {
 }
 
 // execKeysBatch runs a forwarded batch's key commands (at idx) on the
-// leader while keys have blocks: each from its block, or through Raft
-// with its key's block dropped. They are independent sessions' commands
-// and run at once, so that those through Raft share proposals.
+// leader while keys have blocks. Commands of different keys are
+// different sessions' or commute, and run at once, so that those through
+// Raft share proposals; those of one key run in the batch's order (a
+// follower forwards one connection's pipeline as one batch). A command
+// of several keys (DEL a b) makes the whole batch run in order.
 func (s *Service) execKeysBatch(ctx context.Context, cmds []Command, idx []int, out []Result) error {
+	var groups [][]int
+	byKey := map[keyID]int{}
+	for _, i := range idx {
+		k := cmds[i].Key
+		if k == nil || len(k.Keys) != 1 {
+			groups = [][]int{idx}
+			break
+		}
+		id := keyID{k.DB, k.Keys[0]}
+		g, ok := byKey[id]
+		if !ok {
+			g = len(groups)
+			byKey[id] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+	}
 	var wg sync.WaitGroup
-	errs := make([]error, len(idx))
-	for j, i := range idx {
+	errs := make([]error, len(groups))
+	for g, members := range groups {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i], errs[j] = s.execKeys(ctx, &cmds[i])
+			batch := make([]*Command, len(members))
+			for j, i := range members {
+				batch[j] = &cmds[i]
+			}
+			res, cerrs := s.execKeysSeq(ctx, batch)
+			for j, i := range members {
+				out[i] = res[j]
+			}
+			for _, err := range cerrs {
+				if err != nil {
+					errs[g] = err
+					break
+				}
+			}
 		}()
 	}
 	wg.Wait()
@@ -273,4 +305,88 @@ func (s *Service) execKeysBatch(ctx context.Context, cmds []Command, idx []int, 
 		}
 	}
 	return nil
+}
+
+// execKeysSeq runs key commands in their order, each from its key's block
+// when it can (one leadership round per term confirms them all, after
+// the last was taken) or else through Raft with its key's block dropped
+// before and after. Errors are per command.
+func (s *Service) execKeysSeq(ctx context.Context, cmds []*Command) ([]Result, []error) {
+	out := make([]Result, len(cmds))
+	errs := make([]error, len(cmds))
+	type pending struct {
+		i    int
+		term uint64
+	}
+	var taken []pending
+	for i, c := range cmds {
+		if i > 0 && errs[i-1] != nil {
+			// Replication failed just before: the rest are refused
+			// unsent rather than each waiting out its own failure.
+			errs[i] = fmt.Errorf("ticket: an earlier command of the pipeline did not commit: %w", ErrNoQuorum)
+			continue
+		}
+		if s.kb.eligible(c) {
+			r, term, ok, err := s.kb.assign(ctx, c)
+			if ok {
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				out[i] = Result{Key: &r}
+				if r.Kind != ReplyErr {
+					taken = append(taken, pending{i, term})
+				}
+				continue
+			}
+			if err != nil {
+				errs[i] = err
+				continue
+			}
+		}
+		s.kb.drop(c)
+		out[i], errs[i] = s.b.exec(ctx, c)
+		s.kb.drop(c)
+	}
+	confirmed := map[uint64]error{}
+	for _, p := range taken {
+		err, done := confirmed[p.term]
+		if !done {
+			err = s.kb.confirm(ctx, cmds[p.i], p.term)
+			confirmed[p.term] = err
+		}
+		if err != nil {
+			out[p.i], errs[p.i] = Result{}, err
+		}
+	}
+	return out, errs
+}
+
+// ExecKeysOrdered runs one connection's pipelined key writes, answered
+// in their order: in one Raft entry (a follower forwards them as one
+// batch), or with key reservation in order from the keys' blocks.
+// Errors are per command.
+func (s *Service) ExecKeysOrdered(ctx context.Context, cmds []*Command) ([]Result, []error) {
+	if s.kb != nil {
+		if _, leader := s.kb.lead.LeaderTerm(); leader {
+			return s.execKeysSeq(ctx, cmds)
+		}
+		// A follower forwards them as one batch, which the leader runs
+		// in order from its blocks (execKeysBatch).
+	}
+	// Bounded by the Replicator's own timeout, as the batcher's
+	// proposals are, not by the caller's deadline: a cut-off node then
+	// answers its refusal within the time its other clients get theirs.
+	res, err := s.b.direct(context.WithoutCancel(ctx), cmds)
+	if err == nil && len(res) != len(cmds) {
+		err = fmt.Errorf("ticket: %d results for %d commands: %w", len(res), len(cmds), ErrUncertain)
+	}
+	errs := make([]error, len(cmds))
+	if err != nil {
+		res = make([]Result, len(cmds))
+		for i := range errs {
+			errs[i] = err
+		}
+	}
+	return res, errs
 }

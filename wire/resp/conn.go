@@ -35,6 +35,9 @@ type client struct {
 	// need a password.
 	user string
 	role mysqlconn.Role
+	// collect, while set, makes exec add the key command to it instead
+	// of committing it (a pipeline's run of writes; pipeline.go).
+	collect *[]ticket.KeyCommand
 }
 
 func (s *Server) newClient(rc redcon.Conn) *client {
@@ -59,10 +62,19 @@ func (c *client) loginDefault() {
 	}
 }
 
-// handle is redcon's handler: one command of a connection, in order.
+// handle is redcon's handler: a command of a connection, and the
+// commands pipelined behind it (pipeline.go).
 func (s *Server) handle(rc redcon.Conn, cmd redcon.Command) {
 	c, _ := rc.Context().(*client)
-	if c == nil || len(cmd.Args) == 0 {
+	if c == nil {
+		return
+	}
+	c.pipeline(rc, append([]redcon.Command{cmd}, rc.ReadPipeline()...))
+}
+
+// one runs one command.
+func (s *Server) one(rc redcon.Conn, c *client, cmd redcon.Command) {
+	if len(cmd.Args) == 0 {
 		return
 	}
 	start := time.Now()
@@ -84,6 +96,9 @@ const (
 	outError   = "error"
 	outRefused = "refused"
 	outFailed  = "failed"
+	// outCollected: a pipelined write taken into its run (pipeline.go),
+	// answered later.
+	outCollected = "collected"
 )
 
 // dispatch runs one command and returns its outcome.
@@ -173,6 +188,10 @@ func (c *client) exec(w *writer, k ticket.KeyCommand) string {
 	ctx, cancel := context.WithTimeout(c.srv.ctx, c.srv.cfg.Timeout)
 	defer cancel()
 	k.DB = c.db
+	if c.collect != nil {
+		*c.collect = append(*c.collect, k)
+		return outCollected
+	}
 	r, err := c.srv.cfg.Service.ExecFor(ctx, nil, &ticket.Command{Op: ticket.OpKeys, Key: &k})
 	if err != nil {
 		w.err(replicationError(err))

@@ -3,16 +3,27 @@ package resp
 import (
 	"strconv"
 
-	"github.com/tidwall/redcon"
-
 	"github.com/ticketd/ticketd/ticket"
 )
+
+// respOut is where replies go: the connection (redcon.Conn), or a
+// buffer (*redcon.Writer) for a pipelined command's error that must wait
+// for the replies before it.
+type respOut interface {
+	WriteString(string)
+	WriteError(string)
+	WriteInt64(int64)
+	WriteBulkString(string)
+	WriteArray(int)
+	WriteNull()
+	WriteRaw([]byte)
+}
 
 // writer writes replies in the connection's protocol: RESP2, or RESP3
 // after HELLO 3 (its null, map and verbatim string; redcon writes
 // RESP2's types only).
 type writer struct {
-	rc    redcon.Conn
+	rc    respOut
 	proto int
 }
 

@@ -29,6 +29,9 @@ import (
 type Service interface {
 	// ExecFor commits one command through group commit and replication.
 	ExecFor(ctx context.Context, who *ticket.Session, c *ticket.Command) (ticket.Result, error)
+	// ExecKeysOrdered commits a connection's pipelined key writes, in
+	// their order; errors are per command.
+	ExecKeysOrdered(ctx context.Context, cmds []*ticket.Command) ([]ticket.Result, []error)
 	// View reads the local replica's state.
 	View(fn func(ticket.Store) error) error
 }
