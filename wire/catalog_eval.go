@@ -69,6 +69,18 @@ func (t truth) value() any {
 	return nil
 }
 
+// bound compares v with one bound of a BETWEEN; NULL when either is.
+func (e *evalCtx) bound(v, b any, ok func(int) bool) (truth, error) {
+	if v == nil || b == nil {
+		return tNull, nil
+	}
+	c, err := e.compareValues(v, b)
+	if err != nil {
+		return tNull, err
+	}
+	return truthOf(ok(c)), nil
+}
+
 // truth evaluates x as a condition.
 func (e *evalCtx) truth(x *sql.Expr) (truth, error) {
 	switch x.Kind {
@@ -161,15 +173,27 @@ func (e *evalCtx) truth(x *sql.Expr) (truth, error) {
 			return tNull, err
 		}
 		hi, err := e.eval(&x.Args[2])
-		if err != nil || v == nil || lo == nil || hi == nil {
-			return tNull, err
-		}
-		c1, err := e.compareValues(v, lo)
 		if err != nil {
 			return tNull, err
 		}
-		c2, err := e.compareValues(v, hi)
-		return truthOf((c1 >= 0 && c2 <= 0) != x.Not), err
+		// v >= lo AND v <= hi in three-valued logic: one bound that is
+		// false makes it false even when the other is NULL (MariaDB: 2
+		// BETWEEN NULL AND 1 is 0, not NULL).
+		ge, err := e.bound(v, lo, func(c int) bool { return c >= 0 })
+		if err != nil {
+			return tNull, err
+		}
+		le, err := e.bound(v, hi, func(c int) bool { return c <= 0 })
+		if err != nil {
+			return tNull, err
+		}
+		switch {
+		case ge == tFalse || le == tFalse:
+			return truthOf(x.Not), nil
+		case ge == tNull || le == tNull:
+			return tNull, nil
+		}
+		return truthOf(!x.Not), nil
 	case sql.ExprLike:
 		if x.Op != '\\' && x.Op != 0 {
 			return tNull, unsupported("LIKE ... ESCAPE '" + string(rune(x.Op)) + "'")
