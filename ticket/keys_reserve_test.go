@@ -150,3 +150,48 @@ func TestKeyBlocksConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestKeyBlocksKeepPipelineOrder: one connection's pipeline, run by the
+// leader as a follower forwards it (ExecBatch) or as its own
+// (ExecKeysOrdered), answers in its order on a key with a block: SET,
+// then INCRs above it, then another key's INCR beside them.
+func TestKeyBlocksKeepPipelineOrder(t *testing.T) {
+	svc, _, _ := keyService(t, 10)
+	incrK := func(name string) Command {
+		return Command{Op: OpKeys, Key: &KeyCommand{Op: KeyIncr, Keys: []string{name}, Delta: 1}}
+	}
+	for round := range 2 {
+		base := int64(100 * (round + 1))
+		cmds := []Command{{Op: OpKeys, Key: &KeyCommand{Op: KeySet, Keys: []string{"k"}, Value: formatInt(base)}}}
+		for range 25 {
+			cmds = append(cmds, incrK("k"), incrK("other"))
+		}
+		var rs []Result
+		if round == 0 {
+			var err error
+			if rs, err = svc.ExecBatch(context.Background(), cmds); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			ptrs := make([]*Command, len(cmds))
+			for i := range cmds {
+				ptrs[i] = &cmds[i]
+			}
+			var errs []error
+			rs, errs = svc.ExecKeysOrdered(context.Background(), ptrs)
+			for i, err := range errs {
+				if err != nil {
+					t.Fatalf("command %d: %v", i, err)
+				}
+			}
+		}
+		if rs[0].Key.Kind != ReplyOK {
+			t.Fatalf("round %d: SET %+v", round, rs[0].Key)
+		}
+		for j := range 25 {
+			if got := rs[1+2*j].Key.Int; got != base+int64(j)+1 {
+				t.Fatalf("round %d: INCR %d of k answered %d, want %d", round, j, got, base+int64(j)+1)
+			}
+		}
+	}
+}

@@ -202,11 +202,32 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 // errLogged marks an error run has already written to the log.
 var errLogged = errors.New("logged")
 
+// joinAsked joins the cluster of --join, unless this node restarts on
+// its existing state.
+func joinAsked(ctx context.Context, o *options, node *raftstore.Node, token string, log *slog.Logger) error {
+	if o.join == "" {
+		return nil
+	}
+	if node.Restarted() {
+		log.Info("resuming from existing state; --join ignored", "join", o.join)
+		return nil
+	}
+	jf := o.admin
+	if jf.ca == "" && jf.cert != "" {
+		// --http-ca would also make this node's admin API demand
+		// client certificates: the member's admin certificate is
+		// verified against the cluster's CA instead (OPERATIONS.md
+		// "Securing a cluster" signs both with it).
+		jf.ca = o.node.ca
+	}
+	if err := joinCluster(ctx, &jf, token, o.join, o.nodeID, node.Addr(), log); err != nil {
+		return fmt.Errorf("--join %s: %w", o.join, err)
+	}
+	return nil
+}
+
 // runNode is run once the options are parsed and the log is set up.
 func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(string) string) error {
-	if o.redisCache < 0 {
-		return errors.New("--redis-cache must not be negative")
-	}
 	met, err := newNodeMetrics()
 	if err != nil {
 		return err
@@ -248,13 +269,11 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 		return err
 	}
 	defer httpLn.Close()
-	redisLn, err := listenRedis(o.redisAddr)
+	red, err := openRedis(o)
 	if err != nil {
 		return err
 	}
-	if redisLn != nil {
-		defer redisLn.Close()
-	}
+	defer red.close()
 
 	// A follower forwards its batches to the leader, where they run
 	// through the leader's Service, so that range reservations see every
@@ -288,7 +307,7 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 		Observer: met.Store,
 		// GET /status, on this node and for `ticketd status` through any
 		// member.
-		Describe: describer(mysqlLn.Addr().String(), httpLn.Addr().String(), addrOf(redisLn)),
+		Describe: describer(mysqlLn.Addr().String(), httpLn.Addr().String(), red.addr()),
 	})
 	if err != nil {
 		if svc != nil {
@@ -328,12 +347,7 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 	admin := &http.Server{Handler: adminH, TLSConfig: adminTLS, ReadHeaderTimeout: 5 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	errc := make(chan error, 3)
-	var rsrv *resp.Server
-	if redisLn != nil {
-		rsrv = newRedisServer(svc, node, wcfg.Users, o.stmtTimeout, met.Redis, log)
-		defer rsrv.Close()
-		go func() { errc <- rsrv.Serve(redisLn) }()
-	}
+	red.serve(svc, node, wcfg.Users, o.stmtTimeout, met.Redis, log, errc)
 	// The MySQL listener is closed by the planned stop (srv.Shutdown), not
 	// by the signal itself.
 	serveCtx, serveCancel := context.WithCancel(context.Background())
@@ -349,32 +363,15 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 	log.Info("ticketd started", "node_id", o.nodeID, "mysql", mysqlLn.Addr().String(), "redis", o.redisAddr,
 		"http", httpLn.Addr().String(), "raft", node.Addr(), "data_dir", o.dataDir)
 
-	if o.join != "" && node.Restarted() {
-		log.Info("resuming from existing state; --join ignored", "join", o.join)
-	} else if o.join != "" {
-		jf := o.admin
-		if jf.ca == "" && jf.cert != "" {
-			// --http-ca would also make this node's admin API demand
-			// client certificates: the member's admin certificate is
-			// verified against the cluster's CA instead (OPERATIONS.md
-			// "Securing a cluster" signs both with it).
-			jf.ca = o.node.ca
-		}
-		if err := joinCluster(ctx, &jf, token, o.join, o.nodeID, node.Addr(), log); err != nil {
-			return fmt.Errorf("--join %s: %w", o.join, err)
-		}
+	if err := joinAsked(ctx, o, node, token, log); err != nil {
+		return err
 	}
 
 	var fatal error
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")
-		if rsrv != nil {
-			// Redis clients have no drain protocol: they reconnect, to
-			// another node behind a balancer. A command in flight loses
-			// its reply (its number is never handed out).
-			rsrv.Close()
-		}
+		red.close() // before the drain: Redis clients reconnect elsewhere
 		stop.stop(srv, node)
 	case <-node.Failed():
 		// Nothing more can be answered here. An exit status other than 0

@@ -69,6 +69,11 @@ func (s *Server) handle(rc redcon.Conn, cmd redcon.Command) {
 	if c == nil {
 		return
 	}
+	if len(rc.PeekPipeline()) == 0 {
+		// Alone (the common case): no slice to build.
+		s.one(rc, c, cmd)
+		return
+	}
 	c.pipeline(rc, append([]redcon.Command{cmd}, rc.ReadPipeline()...))
 }
 

@@ -245,3 +245,58 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// countObs records the Observer's commands.
+type countObs struct {
+	mu   sync.Mutex
+	seen map[string]int // "name outcome"
+}
+
+func (o *countObs) Command(name, outcome string, _ time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.seen[name+" "+outcome]++
+}
+func (o *countObs) ConnOpened() {}
+func (o *countObs) ConnClosed() {}
+
+// TestObserverOutcomes: every command is counted once, by name and
+// outcome, pipelined ones too; names not served count as "other".
+func TestObserverOutcomes(t *testing.T) {
+	repl := &memRepl{st: ticket.NewMemStore()}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	svc := ticket.NewService(repl, repl, ticket.Config{}, log)
+	obs := &countObs{seen: map[string]int{}}
+	srv := New(Config{Service: svc, Logger: log, Observer: obs})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	go func() { _ = srv.Serve(ln) }()
+	defer func() { srv.Close(); svc.Close() }()
+	ctx := context.Background()
+	c := client3(ln.Addr().String(), 2, func(o *redis.Options) { o.DisableIdentity = true })
+	defer c.Close()
+	must(t, c.Incr(ctx, "a").Err())
+	must(t, c.Set(ctx, "s", "x", 0).Err())
+	_ = c.Incr(ctx, "s").Err()
+	_ = c.Do(ctx, "LPUSH", "l", "x").Err()
+	_ = c.Do(ctx, "INCR").Err()
+	p := c.Pipeline()
+	for range 3 {
+		p.Incr(ctx, "a")
+	}
+	p.Do(ctx, "SET", "a", "1", "BAD")
+	p.Incr(ctx, "s")
+	_, _ = p.Exec(ctx)
+	repl.mu.Lock()
+	repl.fail = ticket.ErrNoQuorum
+	repl.mu.Unlock()
+	_ = c.Incr(ctx, "a").Err()
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	want := map[string]int{"incr ok": 4, "set ok": 1, "incr error": 2, "other refused": 1, "incr refused": 1, "set error": 1, "incr failed": 1}
+	for k, n := range want {
+		if obs.seen[k] != n {
+			t.Errorf("%q counted %d times, want %d (all: %v)", k, obs.seen[k], n, obs.seen)
+		}
+	}
+}
