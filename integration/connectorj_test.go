@@ -29,15 +29,7 @@ const connectorJ = "/usr/share/java/mariadb-java-client.jar"
 // MariaDB's output (less the version line), which make compat compares
 // ticketd's with (compat/typedparams.sh).
 func TestConnectorJParams(t *testing.T) {
-	java, err := exec.LookPath("java")
-	if _, serr := os.Stat(connectorJ); err != nil || serr != nil {
-		requireClient(t, "java or libmariadb-java is not installed (apt-get install default-jre-headless libmariadb-java)")
-	}
-	root, err := harness.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := filepath.Join(root, "integration/compat/TypedParams.java")
+	java, src := connectorJProgram(t, "TypedParams.java")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	maria := harness.StartMariaDB(t)
@@ -50,7 +42,7 @@ func TestConnectorJParams(t *testing.T) {
 				keep = append(keep, l)
 			}
 		}
-		if err := os.WriteFile(filepath.Join(root, "integration/compat/typedparams.expected"), []byte(strings.Join(keep, "")), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(filepath.Dir(src), "typedparams.expected"), []byte(strings.Join(keep, "")), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -146,6 +138,23 @@ func TestMysqliParams(t *testing.T) {
 		t.Errorf("mysqli typed parameters differ\nmariadb:\n%s\nticketd:\n%s", want, got)
 	}
 	t.Logf("mysqli typed parameters, MariaDB's output:\n%s", want)
+}
+
+// connectorJProgram returns the java command and the path of
+// integration/compat/name, a program run with MariaDB Connector/J by
+// runConnectorJ; it skips (fails in CI) where Java or Connector/J is
+// missing.
+func connectorJProgram(t *testing.T, name string) (java, src string) {
+	t.Helper()
+	java, err := exec.LookPath("java")
+	if _, serr := os.Stat(connectorJ); err != nil || serr != nil {
+		requireClient(t, "java or libmariadb-java is not installed (apt-get install default-jre-headless libmariadb-java)")
+	}
+	root, err := harness.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return java, filepath.Join(root, "integration/compat", name)
 }
 
 // requireClient skips a test whose client is not installed, or fails it

@@ -5,9 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -238,15 +235,7 @@ func TestSnowflakeClient(t *testing.T) {
 // prepared statements) against MariaDB 10.11 and ticketd: the same output,
 // line for line (it prints only what does not depend on the clock).
 func TestConnectorJSnowflake(t *testing.T) {
-	java, err := exec.LookPath("java")
-	if _, serr := os.Stat(connectorJ); err != nil || serr != nil {
-		requireClient(t, "java or libmariadb-java is not installed")
-	}
-	root, err := harness.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := filepath.Join(root, "integration/compat/Snowflake.java")
+	java, src := connectorJProgram(t, "Snowflake.java")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	maria := harness.StartMariaDB(t)

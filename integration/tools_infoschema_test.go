@@ -21,15 +21,7 @@ import (
 // ticketd and requires the same lines. Before, getColumns failed on
 // ticketd with 1235 "doesn't yet support 'this expression'".
 func TestConnectorJMetaData(t *testing.T) {
-	java, err := exec.LookPath("java")
-	if _, serr := os.Stat(connectorJ); err != nil || serr != nil {
-		requireClient(t, "java or libmariadb-java is not installed (apt-get install default-jre-headless libmariadb-java)")
-	}
-	root, err := harness.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := filepath.Join(root, "integration/compat/MetaData.java")
+	java, src := connectorJProgram(t, "MetaData.java")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	maria := harness.StartMariaDB(t)
