@@ -12,7 +12,7 @@ import (
 func TestBetweenWithNull(t *testing.T) {
 	db := open(t, setupFlickr(t, ""))
 	var got [6]sql.NullInt64
-	err := db.QueryRow("SELECT 2 BETWEEN NULL AND 1, 2 BETWEEN 3 AND NULL, NULL BETWEEN 1 AND 2, " +
+	err := db.QueryRow("SELECT 2 BETWEEN NULL AND 1, 2 BETWEEN 3 AND NULL, NULL BETWEEN 1 AND 2, "+
 		"2 BETWEEN NULL AND 3, 2 BETWEEN 1 AND NULL, 2 NOT BETWEEN NULL AND 1").
 		Scan(&got[0], &got[1], &got[2], &got[3], &got[4], &got[5])
 	if err != nil {
