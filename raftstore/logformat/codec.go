@@ -1,4 +1,4 @@
-package raftstore
+package logformat
 
 import (
 	"encoding/binary"
@@ -13,7 +13,7 @@ import (
 // file. Within a record, a presence mask says which fields follow: zero
 // fields cost nothing, and the common REPLACE command is ~20 bytes.
 const (
-	batchVersion   = 1
+	BatchVersion   = 1
 	resultsVersion = 1
 	tableVersion   = 1
 )
@@ -63,6 +63,15 @@ const (
 	cmdKeyCmd   // a Redis key command (codec_keys.go)
 	cmdDumpKeys // a restore's Redis keys (codec_keys.go)
 	cmdKnown    = cmdDumpKeys<<1 - 1
+)
+
+// Presence bits that raftstore's tests build a newer build's entry with:
+// a command's database and table, and the first bit no field of this
+// build has.
+const (
+	CmdDB      = cmdDB
+	CmdTable   = cmdTable
+	CmdUnknown = cmdKnown + 1
 )
 
 // Update flag bits.
@@ -181,13 +190,13 @@ func commandMask(c *ticket.Command) uint64 {
 // EncodeBatch appends the log encoding of cmds to dst, with the row parts
 // in this build's encoding (codec_wire.go).
 func EncodeBatch(dst []byte, cmds []ticket.Command) []byte {
-	return encodeBatch(dst, cmds, rowsWire)
+	return AppendBatch(dst, cmds, FormatWire)
 }
 
-// encodeBatch is EncodeBatch with the row parts in format f: Propose
-// writes what every member of the cluster reads (rowsFormatAt).
-func encodeBatch(dst []byte, cmds []ticket.Command, f rowsFormat) []byte {
-	dst = append(dst, batchVersion)
+// AppendBatch is EncodeBatch with the row parts in format f: Propose
+// writes what every member of the cluster reads (FormatAt).
+func AppendBatch(dst []byte, cmds []ticket.Command, f Format) []byte {
+	dst = append(dst, BatchVersion)
 	dst = binary.AppendUvarint(dst, uint64(len(cmds)))
 	for i := range cmds {
 		dst = appendCommand(dst, &cmds[i], f)
@@ -195,7 +204,7 @@ func encodeBatch(dst []byte, cmds []ticket.Command, f rowsFormat) []byte {
 	return dst
 }
 
-func appendCommand(b []byte, c *ticket.Command, f rowsFormat) []byte {
+func appendCommand(b []byte, c *ticket.Command, f Format) []byte {
 	m := commandMask(c)
 	b = append(b, byte(c.Op))
 	b = binary.AppendUvarint(b, m)
@@ -374,7 +383,7 @@ func defMask(d *ticket.TableDef) uint64 {
 	return m
 }
 
-func appendDef(b []byte, d *ticket.TableDef, f rowsFormat) []byte {
+func appendDef(b []byte, d *ticket.TableDef, f Format) []byte {
 	m := defMask(d)
 	b = binary.AppendUvarint(b, m)
 	if m&defDB != 0 {
@@ -431,12 +440,12 @@ func appendDef(b []byte, d *ticket.TableDef, f rowsFormat) []byte {
 // EncodeResults appends the encoding of rs (a forwarded batch's answer),
 // with row images in this build's encoding.
 func EncodeResults(dst []byte, rs []ticket.Result) []byte {
-	return encodeResults(dst, rs, rowsWire)
+	return AppendResults(dst, rs, FormatWire)
 }
 
-// encodeResults is EncodeResults with row images in format f: a leader
-// answers in what every member reads (rowsFormatAt).
-func encodeResults(dst []byte, rs []ticket.Result, f rowsFormat) []byte {
+// AppendResults is EncodeResults with row images in format f: a leader
+// answers in what every member reads (FormatAt).
+func AppendResults(dst []byte, rs []ticket.Result, f Format) []byte {
 	dst = append(dst, resultsVersion)
 	dst = binary.AppendUvarint(dst, uint64(len(rs)))
 	for i := range rs {
@@ -445,7 +454,7 @@ func encodeResults(dst []byte, rs []ticket.Result, f rowsFormat) []byte {
 	return dst
 }
 
-func appendResult(b []byte, r *ticket.Result, f rowsFormat) []byte {
+func appendResult(b []byte, r *ticket.Result, f Format) []byte {
 	var m uint64
 	set := func(bit uint64, on bool) {
 		if on {
@@ -505,15 +514,15 @@ func appendResult(b []byte, r *ticket.Result, f rowsFormat) []byte {
 	return b
 }
 
-// encodeTable appends the state-file encoding of t. A row table's rows
+// AppendTable appends the state-file encoding of t. A row table's rows
 // are not in it: the state file stores them per row (memstate.go).
-func encodeTable(b []byte, t *ticket.Table, f rowsFormat) []byte {
-	return encodeTableRows(b, t, nil, f)
+func AppendTable(b []byte, t *ticket.Table, f Format) []byte {
+	return AppendTableRows(b, t, nil, f)
 }
 
-// encodeTableRows appends t with a row table's rows, as a restore's dump
+// AppendTableRows appends t with a row table's rows, as a restore's dump
 // carries them (and as state files before per-row storage held them).
-func encodeTableRows(b []byte, t *ticket.Table, rows [][]ticket.Datum, f rowsFormat) []byte {
+func AppendTableRows(b []byte, t *ticket.Table, rows [][]ticket.Datum, f Format) []byte {
 	b = append(b, tableVersion)
 	b = appendDef(b, &t.Def, f)
 	b = binary.AppendUvarint(b, t.AutoInc)
@@ -677,15 +686,15 @@ func (d *decoder) done() error {
 // alias data, but its commands may share Columns slices with each other:
 // commands are read-only once decoded.
 func DecodeBatch(data []byte) ([]ticket.Command, error) {
-	return decodeBatchInto(nil, data)
+	return DecodeBatchInto(nil, data)
 }
 
-// decodeBatchInto is DecodeBatch reusing buf's array when it is big
+// DecodeBatchInto is DecodeBatch reusing buf's array when it is big
 // enough: a Command is some 400 bytes, and the FSM decodes batches of
 // hundreds, one after the other.
-func decodeBatchInto(buf []ticket.Command, data []byte) ([]ticket.Command, error) {
+func DecodeBatchInto(buf []ticket.Command, data []byte) ([]ticket.Command, error) {
 	d := decoder{b: data}
-	d.version(batchVersion, "batch")
+	d.version(BatchVersion, "batch")
 	n := d.count(2)
 	if d.err != nil {
 		return nil, d.err
@@ -814,47 +823,47 @@ func (d *decoder) command(c *ticket.Command, left int) {
 
 // check refuses a command that no encoder writes and that ticket.Apply
 // would fail as a storage error (or a nil dereference) rather than as a
-// statement error (checkCommand).
+// statement error (CheckCommand).
 func (d *decoder) check(c *ticket.Command) {
 	if d.err != nil {
 		return
 	}
-	if err := checkCommand(c); err != nil {
+	if err := CheckCommand(c); err != nil {
 		d.fail("%v", err)
 	}
 }
 
-// errMalformed is checkCommand's failure.
-var errMalformed = errors.New("malformed command")
+// ErrMalformed is wrapped by CheckCommand's failures.
+var ErrMalformed = errors.New("malformed command")
 
-// checkCommand refuses a command that no statement's encoder writes but
+// CheckCommand refuses a command that no statement's encoder writes but
 // the codec can carry, and that ticket.Apply would fail as a storage
 // error (or a nil dereference). Such a command in a log entry would stop
 // the state machine of every replica at the same index, at every restart:
 // Propose refuses it before anything is written, and the decoder refuses
 // it too, so that a forwarded batch holding one is refused whole. Found
 // by FuzzForward: a SET GLOBAL without a name.
-func checkCommand(c *ticket.Command) error {
+func CheckCommand(c *ticket.Command) error {
 	switch c.Op {
 	case ticket.OpSetGlobal:
 		if c.Name == "" {
-			return fmt.Errorf("%w: set global without a name", errMalformed)
+			return fmt.Errorf("%w: set global without a name", ErrMalformed)
 		}
 	case ticket.OpCreateDB, ticket.OpDropDB:
 		if c.DB == "" {
-			return fmt.Errorf("%w: database command without a database", errMalformed)
+			return fmt.Errorf("%w: database command without a database", ErrMalformed)
 		}
 	case ticket.OpCreateTable:
 		if c.Def == nil || c.Def.DB == "" || c.Def.Name == "" {
-			return fmt.Errorf("%w: create table without a definition", errMalformed)
+			return fmt.Errorf("%w: create table without a definition", ErrMalformed)
 		}
 	case ticket.OpRestoreRows:
 		if c.DB == "" || c.Table == "" {
-			return fmt.Errorf("%w: restored rows without a table", errMalformed)
+			return fmt.Errorf("%w: restored rows without a table", ErrMalformed)
 		}
 	case ticket.OpKeys:
 		if !c.Key.Valid() {
-			return fmt.Errorf("%w: key command without a valid key part", errMalformed)
+			return fmt.Errorf("%w: key command without a valid key part", ErrMalformed)
 		}
 	}
 	return nil
@@ -1113,15 +1122,15 @@ func (d *decoder) code() uint16 {
 	return uint16(v)
 }
 
-// decodeTable decodes what encodeTable wrote.
-func decodeTable(data []byte) (*ticket.Table, error) {
-	t, _, err := decodeTableRows(data)
+// DecodeTable decodes what AppendTable wrote.
+func DecodeTable(data []byte) (*ticket.Table, error) {
+	t, _, err := DecodeTableRows(data)
 	return t, err
 }
 
-// decodeTableRows decodes what encodeTableRows wrote; rows is nil when
+// DecodeTableRows decodes what AppendTableRows wrote; rows is nil when
 // the encoding has none.
-func decodeTableRows(data []byte) (t *ticket.Table, rows [][]ticket.Datum, err error) {
+func DecodeTableRows(data []byte) (t *ticket.Table, rows [][]ticket.Datum, err error) {
 	d := decoder{b: data}
 	d.version(tableVersion, "table")
 	t = new(ticket.Table)
@@ -1159,7 +1168,7 @@ func decodeTableRows(data []byte) (t *ticket.Table, rows [][]ticket.Datum, err e
 
 // appendDump writes a restore's state: the databases, each table in its
 // state-file encoding (length-prefixed), and the globals.
-func appendDump(b []byte, dump *ticket.Dump, f rowsFormat) []byte {
+func appendDump(b []byte, dump *ticket.Dump, f Format) []byte {
 	b = binary.AppendUvarint(b, uint64(len(dump.Databases)))
 	for _, db := range dump.Databases {
 		b = appendString(b, db)
@@ -1172,7 +1181,7 @@ func appendDump(b []byte, dump *ticket.Dump, f rowsFormat) []byte {
 		if t.Def.Rows != nil {
 			rows = dump.Rows[t.Def.Key()]
 		}
-		buf = encodeTableRows(buf[:0], t, rows, f)
+		buf = AppendTableRows(buf[:0], t, rows, f)
 		b = binary.AppendUvarint(b, uint64(len(buf)))
 		b = append(b, buf...)
 	}
@@ -1199,7 +1208,7 @@ func (d *decoder) dump() *ticket.Dump {
 			if d.err != nil {
 				return nil
 			}
-			t, rows, err := decodeTableRows(raw)
+			t, rows, err := DecodeTableRows(raw)
 			if err != nil {
 				d.fail("dump table %d: %v", i, err)
 				return nil

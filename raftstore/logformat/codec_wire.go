@@ -1,4 +1,4 @@
-package raftstore
+package logformat
 
 import (
 	"google.golang.org/protobuf/encoding/protowire"
@@ -81,29 +81,29 @@ import (
 // '{' or '[' (0x7B, 0x5B), which as a protobuf tag would be field 15 or
 // 11 of wire type 3 (start group), which nothing here writes.
 
-// rowsFormat says how an encoder writes the row parts.
-type rowsFormat uint8
+// Format says how an encoder writes the row parts.
+type Format uint8
 
 const (
-	// rowsWire is the numbered-field encoding above.
-	rowsWire rowsFormat = iota
-	// rowsJSON is JSON of the Go structs, all that builds before
+	// FormatWire is the numbered-field encoding above.
+	FormatWire Format = iota
+	// FormatJSON is JSON of the Go structs, all that builds before
 	// version 7 read: written while the cluster runs below it.
-	rowsJSON
+	FormatJSON
 )
 
-// rowsWireVersion is the command version from which every member reads
-// rowsWire.
-const rowsWireVersion = 7
+// FormatWireVersion is the command version from which every member reads
+// FormatWire.
+const FormatWireVersion = 7
 
-// rowsFormatAt is the format an encoder may write while the cluster runs
+// FormatAt is the format an encoder may write while the cluster runs
 // command version cluster: the numbered fields once every member reads
 // them.
-func rowsFormatAt(cluster uint32) rowsFormat {
-	if cluster >= rowsWireVersion {
-		return rowsWire
+func FormatAt(cluster uint32) Format {
+	if cluster >= FormatWireVersion {
+		return FormatWire
 	}
-	return rowsJSON
+	return FormatJSON
 }
 
 // isJSONPart reports a row part written as JSON (before version 7).
