@@ -124,8 +124,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzPackets$$' -fuzztime $(FUZZTIME) ./wire
 	$(GO) test -run '^$$' -fuzz '^FuzzTypedValues$$' -fuzztime $(FUZZTIME) ./ticket
 	$(GO) test -run '^$$' -fuzz '^FuzzHandshakeParse$$' -fuzztime $(FUZZTIME) ./wire/mysqlconn
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeBatch$$' -fuzztime $(FUZZTIME) ./raftstore
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeStored$$' -fuzztime $(FUZZTIME) ./raftstore
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeBatch$$' -fuzztime $(FUZZTIME) ./raftstore/logformat
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeStored$$' -fuzztime $(FUZZTIME) ./raftstore/logformat
 	$(GO) test -run '^$$' -fuzz '^FuzzForwardFrames$$' -fuzztime $(FUZZTIME) ./raftstore
 
 # Real MySQL clients against a fresh ticketd, one PASS/FAIL line each.

@@ -15,6 +15,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
 )
 
@@ -266,7 +267,7 @@ func (f *BackupFile) ScanRows(db, table string, maxBytes int, fn func([][]ticket
 	}
 	// A format-1 image keeps the rows in the table's value.
 	if v := tx.Bucket(bucketDBs).Bucket([]byte(db)).Get([]byte(table)); v != nil {
-		_, legacy, err := decodeTableRows(v)
+		_, legacy, err := logformat.DecodeTableRows(v)
 		if err != nil {
 			return fmt.Errorf("%w: table %s.%s: %w", ErrBackupCorrupt, db, table, err)
 		}
@@ -414,7 +415,7 @@ func readImage(db *bolt.DB, wantApplied uint64) (*ticket.Dump, map[string]int, e
 				if v == nil {
 					return fmt.Errorf("database %q: unexpected bucket %q", db, k)
 				}
-				t, legacy, err := decodeTableRows(v)
+				t, legacy, err := logformat.DecodeTableRows(v)
 				if err != nil {
 					return fmt.Errorf("table %s.%s: %w", db, k, err)
 				}

@@ -45,24 +45,15 @@
 // its members' builds answer, agreed through Raft, and Propose refuses a
 // command above it with a statement error naming the members behind. A
 // new op, field or value kind, or a changed Apply of an existing op,
-// raises CommandVersion and declares the new version in version.go's
-// tables, where the full rule is.
+// raises CommandVersion and declares the new version in the tables of
+// package logformat (versions.go), where the full rule is; version.go
+// here holds the agreement.
 //
-// The log format: a batch is a version byte, a count and the commands,
-// each an op byte, a presence mask and the present fields, packed by hand
-// (codec.go): the ticket commands of the hot path decode in about a
-// microsecond. The row-table parts (a command's WHERE and SET, a table's
-// columns and keys, a result's row images) are messages of numbered
-// fields in Protocol Buffers' wire format, written and read by hand with
-// protowire (codec_wire.go, whose comment is their schema): renaming a Go
-// field changes nothing written, a field this build does not know stops
-// the decoder instead of being skipped, and golden files in testdata hold
-// entries of earlier builds, which must decode to the same commands, and
-// this build's encodings, which must not change. Builds before command
-// version 7 wrote these parts as JSON of the Go structs; this build reads
-// both (JSON begins with '{' or '[', which no numbered-field message
-// does) and writes JSON while the cluster runs below version 7, so that
-// no member meets a part it cannot read (rowsFormatAt).
+// The log format (what a batch, a result list, a table of the state file
+// and a snapshot's tables are as bytes, and which command version each
+// command needs) is package logformat's: raftstore proposes and applies
+// batches and asks logformat for their bytes, in the format the cluster's
+// version allows (logformat.FormatAt).
 //
 // Node runs a replica. It implements ticket.Replicator: on the leader a
 // batch becomes one Raft entry; on a follower it is forwarded to the leader

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
 )
 
@@ -230,7 +231,7 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 	}
 	switch kind {
 	case fwdPropose:
-		if len(payload) == 0 || payload[0] != batchVersion {
+		if len(payload) == 0 || payload[0] != logformat.BatchVersion {
 			return stRejected, []byte("bad batch")
 		}
 		var (
@@ -242,7 +243,7 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 			// The leader's Service decides how the commands are carried
 			// out (from a reserved range, or in entries of its own).
 			res, index, err = n.handleBatch(n.handler, deadline, payload, owner)
-		} else if _, derr := DecodeBatch(payload); derr != nil {
+		} else if _, derr := logformat.DecodeBatch(payload); derr != nil {
 			// Only what every replica decodes goes into the log: an
 			// undecodable entry stops the state machines that meet it.
 			return stRejected, []byte(derr.Error())
@@ -258,7 +259,7 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 		out := binary.BigEndian.AppendUint64(make([]byte, 0, 8+16*len(res)), index)
 		// Row images in the encoding every member reads: the follower
 		// may run an older build while the cluster runs below version 7.
-		return stOK, encodeResults(out, res, rowsFormatAt(n.fsm.ClusterVersion()))
+		return stOK, logformat.AppendResults(out, res, logformat.FormatAt(n.fsm.ClusterVersion()))
 	case fwdCommit:
 		// The read index (readindex.go), confirmed by a quorum and shared
 		// with the other readers of the moment: a follower that asks must
@@ -276,9 +277,9 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 		}
 		return stOK, nil
 	case fwdTransfer:
-		d := decoder{b: payload}
-		to := d.string()
-		if err := d.done(); err != nil {
+		d := logformat.NewReader(payload)
+		to := d.String()
+		if err := d.Done(); err != nil {
 			return stRejected, []byte(err.Error())
 		}
 		leader, err := n.transferLocal(context.Background(), to, deadline)
@@ -287,13 +288,13 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 		}
 		return stOK, []byte(leader)
 	case fwdJoin, fwdRemove:
-		d := decoder{b: payload}
-		id := d.string()
+		d := logformat.NewReader(payload)
+		id := d.String()
 		addr := ""
 		if kind == fwdJoin {
-			addr = d.string()
+			addr = d.String()
 		}
-		if err := d.done(); err != nil {
+		if err := d.Done(); err != nil {
 			return stRejected, []byte(err.Error())
 		}
 		if err := n.membershipLocal(kind, id, addr, deadline); err != nil {
@@ -313,7 +314,7 @@ type ForwardHandler func(ctx context.Context, cmds []ticket.Command) ([]ticket.R
 // returned is the leader's applied index afterwards, which covers every
 // entry the batch produced.
 func (n *Node) handleBatch(h ForwardHandler, deadline time.Time, payload []byte, owner uint64) ([]ticket.Result, uint64, error) {
-	cmds, err := DecodeBatch(payload)
+	cmds, err := logformat.DecodeBatch(payload)
 	if err != nil {
 		return nil, 0, fmt.Errorf("raftstore: forwarded batch: %w: %w", ticket.ErrNoQuorum, err)
 	}
@@ -489,7 +490,7 @@ func (f *forwarder) propose(ctx context.Context, addr string, deadline time.Time
 		if len(out) < 8 {
 			return nil, 0, fmt.Errorf("raftstore: forward to %s: %w: short answer", addr, ticket.ErrUncertain)
 		}
-		res, err := DecodeResults(out[8:])
+		res, err := logformat.DecodeResults(out[8:])
 		if err != nil {
 			return nil, 0, fmt.Errorf("raftstore: forward to %s: %w: %w", addr, ticket.ErrUncertain, err)
 		}
@@ -518,9 +519,9 @@ func (f *forwarder) commitIndex(ctx context.Context, addr string, deadline time.
 }
 
 func (f *forwarder) membership(ctx context.Context, addr string, deadline time.Time, kind byte, id, peerAddr string) error {
-	payload := appendString(nil, id)
+	payload := logformat.AppendString(nil, id)
 	if kind == fwdJoin {
-		payload = appendString(payload, peerAddr)
+		payload = logformat.AppendString(payload, peerAddr)
 	}
 	status, out, err := f.call(ctx, addr, deadline, kind, payload, nil)
 	if err != nil {
@@ -545,7 +546,7 @@ func (f *forwarder) membership(ctx context.Context, addr string, deadline time.T
 // transfer asks the leader at addr to hand leadership to the voter to
 // (empty: the most up-to-date one), and returns the new leader's id.
 func (f *forwarder) transfer(ctx context.Context, addr string, deadline time.Time, to string) (string, error) {
-	status, out, err := f.call(ctx, addr, deadline, fwdTransfer, appendString(nil, to), nil)
+	status, out, err := f.call(ctx, addr, deadline, fwdTransfer, logformat.AppendString(nil, to), nil)
 	if err != nil {
 		if errors.Is(err, errNotSent) {
 			return "", fmt.Errorf("raftstore: forward to %s: %w", addr, err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
 )
 
@@ -51,21 +52,21 @@ func FuzzForwardFrames(f *testing.F) {
 	must(f, n.WaitReady(ctxT(f, 10*time.Second)))
 	proposeRetry(f, n, setupCmds()...)
 
-	batch := EncodeBatch(nil, []ticket.Command{replaceCmd("flickr", "Tickets64", "a")})
+	batch := logformat.EncodeBatch(nil, []ticket.Command{replaceCmd("flickr", "Tickets64", "a")})
 	f.Add(forwardFrame(fwdPropose, 1, 1000, batch))
 	f.Add(append(forwardFrame(fwdCommit, 2, 1000, nil), forwardFrame(fwdPropose, 3, 0, batch)...))
-	f.Add(forwardFrame(fwdPropose, 4, 1000, batch[:len(batch)/2]))     // damaged batch
-	f.Add(forwardFrame(fwdPropose, 5, 1000, batch)[:20])               // truncated frame
-	f.Add(binary.BigEndian.AppendUint32(nil, maxFrame+1))              // oversized length
-	f.Add(forwardFrame(99, 6, 1000, []byte("unknown kind")))           // unknown kind
-	f.Add(forwardFrame(fwdStatus, 7, 1000, []byte("ignored payload"))) // a member's status
-	f.Add(forwardFrame(fwdPropose, 7, 1000, appendString(nil, "x")))   // not a batch
-	f.Add(forwardFrame(fwdPropose, 8, 1000, EncodeBatch(nil, []ticket.Command{
+	f.Add(forwardFrame(fwdPropose, 4, 1000, batch[:len(batch)/2]))             // damaged batch
+	f.Add(forwardFrame(fwdPropose, 5, 1000, batch)[:20])                       // truncated frame
+	f.Add(binary.BigEndian.AppendUint32(nil, maxFrame+1))                      // oversized length
+	f.Add(forwardFrame(99, 6, 1000, []byte("unknown kind")))                   // unknown kind
+	f.Add(forwardFrame(fwdStatus, 7, 1000, []byte("ignored payload")))         // a member's status
+	f.Add(forwardFrame(fwdPropose, 7, 1000, logformat.AppendString(nil, "x"))) // not a batch
+	f.Add(forwardFrame(fwdPropose, 8, 1000, logformat.EncodeBatch(nil, []ticket.Command{
 		{Op: ticket.OpSetGlobal, Name: "auto_increment_increment", Value: 2},
 		{Op: ticket.OpDropTable, DB: "flickr", Table: "nope"},
 		{Op: ticket.OpReserve, DB: "flickr", Table: "Tickets64", Count: 10},
 	})))
-	f.Add(forwardFrame(fwdPropose, 9, 1000, []byte{batchVersion, 1, byte(ticket.OpCreateTable)}))
+	f.Add(forwardFrame(fwdPropose, 9, 1000, []byte{logformat.BatchVersion, 1, byte(ticket.OpCreateTable)}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		client, server := net.Pipe()
 		done := make(chan struct{})

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
 )
 
@@ -62,7 +63,7 @@ func writeResp(c net.Conn, status byte, id uint64, payload []byte) error {
 	return err
 }
 
-func batch() []byte { return EncodeBatch(nil, []ticket.Command{replaceCmd("d", "t", "a")}) }
+func batch() []byte { return logformat.EncodeBatch(nil, []ticket.Command{replaceCmd("d", "t", "a")}) }
 
 func TestForwardConnectionLostIsUncertain(t *testing.T) {
 	addr := fakeLeader(t, func(c net.Conn) {
@@ -94,7 +95,7 @@ func TestForwardStatuses(t *testing.T) {
 			if err != nil {
 				return
 			}
-			cmds, _ := DecodeBatch(r.payload)
+			cmds, _ := logformat.DecodeBatch(r.payload)
 			writeResp(c, status[byte(len(cmds))], r.id, []byte("because"))
 		}
 	})
@@ -104,7 +105,7 @@ func TestForwardStatuses(t *testing.T) {
 		for i := range cmds {
 			cmds[i] = replaceCmd("d", "t", "a")
 		}
-		_, _, err := f.propose(context.Background(), addr, time.Now().Add(time.Second), EncodeBatch(nil, cmds), nil, 0)
+		_, _, err := f.propose(context.Background(), addr, time.Now().Add(time.Second), logformat.EncodeBatch(nil, cmds), nil, 0)
 		if want == nil {
 			if err == nil || errors.Is(err, ticket.ErrNoQuorum) || errors.Is(err, ticket.ErrUncertain) {
 				t.Errorf("status %d: %v", status[byte(n)], err)
@@ -135,10 +136,10 @@ func TestForwardPipelining(t *testing.T) {
 			reqs = append(reqs, r)
 		}
 		for i := len(reqs) - 1; i >= 0; i-- {
-			cmds, _ := DecodeBatch(reqs[i].payload)
+			cmds, _ := logformat.DecodeBatch(reqs[i].payload)
 			res := []ticket.Result{{InsertID: uint64(cmds[0].Values[0][0].Int)}}
 			index := binary.BigEndian.AppendUint64(nil, uint64(1000+cmds[0].Values[0][0].Int))
-			writeResp(c, stOK, reqs[i].id, EncodeResults(index, res))
+			writeResp(c, stOK, reqs[i].id, logformat.EncodeResults(index, res))
 		}
 		seen.Store(c.RemoteAddr().String(), len(reqs))
 		time.Sleep(100 * time.Millisecond)
@@ -151,7 +152,7 @@ func TestForwardPipelining(t *testing.T) {
 		wg.Go(func() {
 			cmd := replaceCmd("d", "t", "a")
 			cmd.Values[0][0] = ticket.Value{Kind: ticket.ValInt, Int: int64(1000 + i)}
-			res, index, err := f.propose(context.Background(), addr, time.Now().Add(2*time.Second), EncodeBatch(nil, []ticket.Command{cmd}), nil, 0)
+			res, index, err := f.propose(context.Background(), addr, time.Now().Add(2*time.Second), logformat.EncodeBatch(nil, []ticket.Command{cmd}), nil, 0)
 			if err != nil {
 				errs <- err
 				return
@@ -417,12 +418,12 @@ func TestForwardProposeAsFallsBack(t *testing.T) {
 				writeResp(c, stRejected, r.id, []byte("unknown request kind"))
 				continue
 			}
-			if _, err := DecodeBatch(r.payload); err != nil {
+			if _, err := logformat.DecodeBatch(r.payload); err != nil {
 				writeResp(c, stRejected, r.id, []byte(err.Error()))
 				continue
 			}
 			ok := binary.BigEndian.AppendUint64(nil, 7)
-			writeResp(c, stOK, r.id, encodeResults(ok, []ticket.Result{{InsertID: 9}}, rowsFormatAt(CommandVersion)))
+			writeResp(c, stOK, r.id, logformat.AppendResults(ok, []ticket.Result{{InsertID: 9}}, logformat.FormatAt(CommandVersion)))
 		}
 	})
 	f := newTestForwarder(t)

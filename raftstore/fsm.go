@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/raft"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
 )
 
@@ -118,7 +119,7 @@ type FSM struct {
 	clusterVersion atomic.Uint32
 	memberVersions atomic.Pointer[map[string]uint32]
 	// leftBase is set when an applied entry raised the cluster's version
-	// above baseVersion (the node then takes a snapshot: version.go).
+	// above logformat.BaseVersion (the node then takes a snapshot: version.go).
 	leftBase atomic.Bool
 }
 
@@ -432,7 +433,7 @@ func (f *FSM) applyBatch(logs []*raft.Log, resps []any) error {
 			continue
 		}
 		if l.Type == raft.LogCommand {
-			cmds, err := decodeBatchInto(f.cmds, l.Data)
+			cmds, err := logformat.DecodeBatchInto(f.cmds, l.Data)
 			if err != nil {
 				// Never skipped: the entry is committed, and the other
 				// replicas may have applied it (it may come from a newer
@@ -458,7 +459,7 @@ func (f *FSM) applyBatch(logs []*raft.Log, resps []any) error {
 						ErrVersionTooOld, l.Index, c.Value, f.version))
 				}
 				c.Now = now
-				c.Version = max(f.ClusterVersion(), baseVersion)
+				c.Version = max(f.ClusterVersion(), logformat.BaseVersion)
 				r, err := f.apply(st, c)
 				if err != nil {
 					return f.failLocked(fmt.Errorf("entry %d command %d: %w", l.Index, j, err))
@@ -470,7 +471,7 @@ func (f *FSM) applyBatch(logs []*raft.Log, resps []any) error {
 				if (c.Op == ticket.OpSetGlobal && isVersionGlobal(c.Name)) || c.Op == ticket.OpRestore {
 					was := f.ClusterVersion()
 					f.refreshVersions(f.mem)
-					if was <= baseVersion && f.ClusterVersion() > baseVersion {
+					if was <= logformat.BaseVersion && f.ClusterVersion() > logformat.BaseVersion {
 						f.leftBase.Store(true)
 					}
 					if was < clockVersion && f.ClusterVersion() >= clockVersion {

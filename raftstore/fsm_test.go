@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
 )
@@ -30,7 +31,7 @@ func openTestFSM(t testing.TB, path string) *FSM {
 }
 
 func entry(index uint64, cmds ...ticket.Command) *raft.Log {
-	return &raft.Log{Index: index, Term: 1, Type: raft.LogCommand, Data: EncodeBatch(nil, cmds)}
+	return &raft.Log{Index: index, Term: 1, Type: raft.LogCommand, Data: logformat.EncodeBatch(nil, cmds)}
 }
 
 // applyOK applies one entry and returns its results, failing on any error.
@@ -162,15 +163,15 @@ func TestFSMReopenKeepsState(t *testing.T) {
 // entry was logged as "undecodable log entry" and consumed without
 // effect, and the replica's state silently differed from the others'.
 func TestFSMUndecodableEntryStops(t *testing.T) {
-	future := EncodeBatch(nil, []ticket.Command{replaceCmd("flickr", "Tickets64", "a")})
+	future := logformat.EncodeBatch(nil, []ticket.Command{replaceCmd("flickr", "Tickets64", "a")})
 	// The command's presence mask (after the version, the count and the
 	// op) with a bit no field of this build has.
-	future = append(append(future[:3:3], binary.AppendUvarint(nil, cmdKnown+1|cmdDB|cmdTable)...), future[4:]...)
+	future = append(append(future[:3:3], binary.AppendUvarint(nil, logformat.CmdUnknown|logformat.CmdDB|logformat.CmdTable)...), future[4:]...)
 	for _, tc := range []struct {
 		name string
 		data []byte
 	}{
-		{"damaged", []byte{batchVersion, 3, 1}},
+		{"damaged", []byte{logformat.BatchVersion, 3, 1}},
 		{"unknown field", future},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -316,7 +317,7 @@ func BenchmarkFSMApplyBatch(b *testing.B) {
 	}
 	defer f.Close()
 	setupTickets(b, f)
-	data := EncodeBatch(nil, replaceBatch(256))
+	data := logformat.EncodeBatch(nil, replaceBatch(256))
 	l := &raft.Log{Type: raft.LogCommand, Data: data, Index: 1}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -10,29 +10,8 @@ import (
 	"github.com/ticketd/ticketd/ticket"
 )
 
-func tickets64(db, name string) *ticket.TableDef {
-	return &ticket.TableDef{
-		DB: db, Name: name, IDCol: "id",
-		IDType:  ticket.IntType{Kind: ticket.BigInt, Unsigned: true, Width: 20},
-		AutoInc: true, IDKey: "PRIMARY", IDNotNull: true,
-		StubCol: "stub", StubType: "char(1)", StubLen: 1, StubKey: "stub", StubNotNull: true,
-		Engine: "MyISAM",
-	}
-}
-
-func createDB(db string) ticket.Command { return ticket.Command{Op: ticket.OpCreateDB, DB: db} }
-
 func createTickets(db, name string) ticket.Command {
 	return ticket.Command{Op: ticket.OpCreateTable, DB: db, Table: name, Def: tickets64(db, name)}
-}
-
-func replaceCmd(db, table, stub string) ticket.Command {
-	return ticket.Command{
-		Op: ticket.OpInsert, DB: db, Table: table, Replace: true,
-		Columns:   []string{"stub"},
-		Values:    [][]ticket.Value{{{Kind: ticket.ValString, Str: stub}}},
-		Increment: 1, Offset: 1,
-	}
 }
 
 // testLogger discards unless the tests run with -v, when Warn and above go

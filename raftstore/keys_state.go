@@ -1,17 +1,17 @@
 package raftstore
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
 )
 
 // The Redis key space in the state file: one bucket, "keys", with a key
 // per Redis key (its database's number as one byte, then its name) and
-// its value encoded by appendKeyVal. A state file from before keys has no
+// its value encoded by logformat.AppendKeyVal. A state file from before keys has no
 // such bucket: it reads as an empty key space, and the first checkpoint
 // that writes a key creates it.
 var bucketKeys = []byte("keys")
@@ -34,7 +34,7 @@ func eachStoredKey(tx *bolt.Tx, fn func(keyRef, ticket.KeyVal) error) error {
 		if len(k) == 0 || k[0] >= ticket.KeyDBs {
 			return fmt.Errorf("%w: stored key %q names no key database", ErrCorrupt, k)
 		}
-		kv, err := decodeKeyVal(v)
+		kv, err := logformat.DecodeKeyVal(v)
 		if err != nil {
 			return fmt.Errorf("stored key %q: %w", k, err)
 		}
@@ -107,28 +107,13 @@ func (img *ckptImage) writeKeys(tx *bolt.Tx) error {
 		if v == nil {
 			err = b.Delete(k.stored())
 		} else {
-			err = b.Put(k.stored(), appendKeyVal(nil, v))
+			err = b.Put(k.stored(), logformat.AppendKeyVal(nil, v))
 		}
 		if err != nil {
 			return fmt.Errorf("raftstore: checkpoint: key %q of database %d: %w", k.name, k.db, err)
 		}
 	}
 	return nil
-}
-
-// appendKeyVal encodes a key's value: varint(ExpireAt), then the value's
-// bytes to the end.
-func appendKeyVal(b []byte, v *ticket.KeyVal) []byte {
-	b = binary.AppendVarint(b, v.ExpireAt)
-	return append(b, v.Val...)
-}
-
-func decodeKeyVal(b []byte) (ticket.KeyVal, error) {
-	at, n := binary.Varint(b)
-	if n <= 0 {
-		return ticket.KeyVal{}, fmt.Errorf("%w: key value header", ErrCorrupt)
-	}
-	return ticket.KeyVal{ExpireAt: at, Val: string(b[n:])}, nil
 }
 
 func (s memStore) Key(db uint8, name string) (ticket.KeyVal, bool, error) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
 )
 
@@ -37,7 +38,7 @@ func TestKeyCodecRoundTrip(t *testing.T) {
 		keyCommand(ticket.KeyCommand{Op: ticket.KeyExpire, Keys: []string{"a"}, Flags: ticket.KeyAbsolute | ticket.KeyGT, TTL: -5}),
 		{Op: ticket.OpRestore, Dump: &ticket.Dump{Keys: []ticket.KeyEntry{{DB: 1, Name: "x", KeyVal: ticket.KeyVal{Val: "12", ExpireAt: 99}}}}},
 	}
-	got, err := DecodeBatch(EncodeBatch(nil, cmds))
+	got, err := logformat.DecodeBatch(logformat.EncodeBatch(nil, cmds))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestKeyCodecRoundTrip(t *testing.T) {
 		{Key: &ticket.KeyReply{Kind: ticket.ReplyErr, Str: ticket.ErrOverflow}},
 		{Key: &ticket.KeyReply{Kind: ticket.ReplyOK}},
 	}
-	gotRs, err := DecodeResults(EncodeResults(nil, rs))
+	gotRs, err := logformat.DecodeResults(logformat.EncodeResults(nil, rs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,14 +60,14 @@ func TestKeyCodecRoundTrip(t *testing.T) {
 		t.Fatalf("decoded results %+v", gotRs)
 	}
 	// A key command that Apply could not run is refused by the decoder.
-	bad := EncodeBatch(nil, []ticket.Command{keyCommand(ticket.KeyCommand{Op: ticket.KeyIncr, DB: 16, Keys: []string{"a"}})})
-	if _, err := DecodeBatch(bad); err == nil {
+	bad := logformat.EncodeBatch(nil, []ticket.Command{keyCommand(ticket.KeyCommand{Op: ticket.KeyIncr, DB: 16, Keys: []string{"a"}})})
+	if _, err := logformat.DecodeBatch(bad); err == nil {
 		t.Fatal("decoded a key command for database 16")
 	}
-	if v := commandVersion(&cmds[0]); v != 10 {
+	if v := logformat.Version(&cmds[0]); v != 10 {
 		t.Fatalf("key command version %d, want 10", v)
 	}
-	if v := commandVersion(&cmds[5]); v != 10 {
+	if v := logformat.Version(&cmds[5]); v != 10 {
 		t.Fatalf("restore with keys: version %d, want 10", v)
 	}
 }

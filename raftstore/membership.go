@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
 )
 
@@ -165,7 +166,7 @@ const fwdRemoved byte = 11
 // retrying for a few seconds; a server that is down learns nothing, and
 // one of a build without the kind refuses it, both as before.
 func (n *Node) tellRemoved(addr, id string, index uint64) {
-	payload := appendString(binary.BigEndian.AppendUint64(nil, index), id)
+	payload := logformat.AppendString(binary.BigEndian.AppendUint64(nil, index), id)
 	for i := 0; i < 20 && !n.isClosed(); i++ {
 		if n.isMember(id) {
 			return // joined again meanwhile (a new process under the old id)
@@ -217,9 +218,9 @@ func (n *Node) heardRemoved(payload []byte) (byte, []byte) {
 		return stRejected, []byte("short fwdRemoved")
 	}
 	index := binary.BigEndian.Uint64(payload)
-	d := decoder{b: payload[8:]}
-	id := d.string()
-	if err := d.done(); err != nil {
+	d := logformat.NewReader(payload[8:])
+	id := d.String()
+	if err := d.Done(); err != nil {
 		return stRejected, []byte(err.Error())
 	}
 	if raft.ServerID(id) != n.id {

@@ -9,6 +9,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
 )
 
@@ -74,7 +75,7 @@ func loadMemState(tx *bolt.Tx) (*memState, error) {
 			if v == nil {
 				return nil
 			}
-			t, legacy, err := decodeTableRows(v)
+			t, legacy, err := logformat.DecodeTableRows(v)
 			if err != nil {
 				return fmt.Errorf("raftstore: table %s.%s: %w", db, name, err)
 			}
@@ -183,7 +184,7 @@ func (m *memState) take() *ckptImage {
 	// this file reads it: JSON while the cluster runs below version 7
 	// (a node of an older build may yet start on it, or receive it as a
 	// snapshot).
-	format := rowsFormatAt(clusterVersionIn(memStore{m: m, readOnly: true}))
+	format := logformat.FormatAt(clusterVersionIn(memStore{m: m, readOnly: true}))
 	img := &ckptImage{
 		dbs:     make(map[string]bool, len(m.dirtyDBs)),
 		tables:  make(map[tableKey][]byte, len(m.dirtyTables)),
@@ -199,7 +200,7 @@ func (m *memState) take() *ckptImage {
 	for k := range m.dirtyTables {
 		var enc []byte
 		if t := m.tables[k]; t != nil {
-			enc = encodeTable(make([]byte, 0, 64+16*len(t.Rows)), t, format)
+			enc = logformat.AppendTable(make([]byte, 0, 64+16*len(t.Rows)), t, format)
 		}
 		img.tables[k] = enc
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/ticketd/ticketd/raftstore/logformat"
 )
 
 // Peers checked. Every member of a new cluster is started with the same
@@ -49,7 +51,7 @@ func (n *Node) peersAnswer() []byte {
 	ps := sortedPeers(n.cfg.Peers)
 	out = binary.AppendUvarint(out, uint64(len(ps)))
 	for _, p := range ps {
-		out = appendString(appendString(out, p.ID), p.Addr)
+		out = logformat.AppendString(logformat.AppendString(out, p.ID), p.Addr)
 	}
 	return out
 }
@@ -59,15 +61,15 @@ func decodePeersAnswer(b []byte) (peers []Peer, hasState bool, err error) {
 		return nil, false, errors.New("empty answer")
 	}
 	hasState = b[0] == 1
-	d := decoder{b: b[1:]}
-	count := d.uvarint()
+	d := logformat.NewReader(b[1:])
+	count := d.Uvarint()
 	if count > 1000 {
 		return nil, false, errors.New("bad peer count")
 	}
 	for range count {
-		peers = append(peers, Peer{ID: d.string(), Addr: d.string()})
+		peers = append(peers, Peer{ID: d.String(), Addr: d.String()})
 	}
-	return peers, hasState, d.done()
+	return peers, hasState, d.Done()
 }
 
 func sortedPeers(ps []Peer) []Peer {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
 )
 
@@ -58,7 +59,7 @@ func (n *Node) Propose(ctx context.Context, cmds []ticket.Command) ([]ticket.Res
 		return n.proposeSome(ctx, cmds, refused)
 	}
 	// The row parts go in the encoding every member reads.
-	data := encodeBatch(make([]byte, 0, 8+24*len(cmds)), cmds, rowsFormatAt(n.fsm.ClusterVersion()))
+	data := logformat.AppendBatch(make([]byte, 0, 8+24*len(cmds)), cmds, logformat.FormatAt(n.fsm.ClusterVersion()))
 	deadline := n.deadline(ctx)
 	res, index, err := n.propose(ctx, deadline, data)
 	err = n.withStorage(err)
@@ -99,7 +100,7 @@ func (n *Node) refusals(ctx context.Context, cmds []ticket.Command) []*ticket.Er
 
 // refusal says why c must not be proposed, or nil.
 func (n *Node) refusal(ctx context.Context, c *ticket.Command) *ticket.Error {
-	if err := checkCommand(c); err != nil {
+	if err := logformat.CheckCommand(c); err != nil {
 		// No statement's encoder writes one; the entry would fail on
 		// every replica.
 		return ticket.NewError(ticket.CodeUnknown, "%v", err)
@@ -107,7 +108,7 @@ func (n *Node) refusal(ctx context.Context, c *ticket.Command) *ticket.Error {
 	// Below this build's version the cluster may hold members that
 	// cannot apply c. At it, nothing this build writes is too new.
 	if cluster := n.fsm.ClusterVersion(); cluster < CommandVersion {
-		if need := commandVersion(c); need > cluster {
+		if need := logformat.Version(c); need > cluster {
 			return n.versionGate(ctx, c, need)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/raft"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
 )
 
@@ -31,18 +32,6 @@ func workerDef(db string) *ticket.TableDef {
 		panic(err)
 	}
 	return def
-}
-
-// legacyDef is d as a build before command version 8 made it: a row
-// table without a collation (the older folding), which members of any
-// version take; the goldens and the mixed-version tests use it.
-func legacyDef(d *ticket.TableDef) *ticket.TableDef {
-	if d.Rows != nil {
-		rd := *d.Rows
-		rd.Collation = ticket.CollLegacy
-		d.Rows = &rd
-	}
-	return d
 }
 
 // workerInsert is UidGenerator's INSERT of n rows.
@@ -159,7 +148,7 @@ func TestStateFormat1Upgrade(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if err := b.Put([]byte("WORKER_NODE"), encodeTableRows(nil, tb, legacy, rowsJSON)); err != nil {
+		if err := b.Put([]byte("WORKER_NODE"), logformat.AppendTableRows(nil, tb, legacy, logformat.FormatJSON)); err != nil {
 			return err
 		}
 		return writeApplied(tx, 7, 1)
@@ -171,7 +160,7 @@ func TestStateFormat1Upgrade(t *testing.T) {
 		t.Fatalf("format 1 file: %d rows", n)
 	}
 	// A new row, then the checkpoint that rewrites the file.
-	applyOK(t, f, &raft.Log{Index: 8, Term: 1, Type: raft.LogCommand, Data: EncodeBatch(nil, []ticket.Command{workerInsert("ids", 1, 3)})})
+	applyOK(t, f, &raft.Log{Index: 8, Term: 1, Type: raft.LogCommand, Data: logformat.EncodeBatch(nil, []ticket.Command{workerInsert("ids", 1, 3)})})
 	must(t, f.Close())
 	db, err = bolt.Open(path, 0o600, nil)
 	must(t, err)
@@ -179,7 +168,7 @@ func TestStateFormat1Upgrade(t *testing.T) {
 		if v := readFormat(tx); v != stateFormat {
 			t.Errorf("format %d after a checkpoint", v)
 		}
-		_, rows, err := decodeTableRows(tx.Bucket(bucketDBs).Bucket([]byte("ids")).Get([]byte("WORKER_NODE")))
+		_, rows, err := logformat.DecodeTableRows(tx.Bucket(bucketDBs).Bucket([]byte("ids")).Get([]byte("WORKER_NODE")))
 		if err != nil || rows != nil {
 			t.Errorf("table value still holds rows: %v %v", rows, err)
 		}

@@ -16,7 +16,7 @@ import (
 //	meta/format   uint64 BE, stateFormat
 //	meta/applied  uint64 BE index, uint64 BE term of the last applied entry
 //	dbs/<db>/     one nested bucket per database
-//	dbs/<db>/<t>  encodeTable of the table (a row table's rows are not in it)
+//	dbs/<db>/<t>  logformat.AppendTable of the table (a row table's rows are not in it)
 //	globals/<n>   uint64 BE
 //	rows/<db>\x00<t>/<pk>  a row table's row: ticket.AppendRow, under its
 //	              clustering key (ticket.RowsDef.IndexKey); secondary keys

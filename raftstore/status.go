@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/ticketd/ticketd/raftstore/logformat"
 )
 
 // Member is one server of the Raft configuration.
@@ -70,7 +72,7 @@ func (n *Node) Status() Status {
 		for _, srv := range cf.Configuration().Servers {
 			v, ok := versions[string(srv.ID)]
 			if !ok {
-				v = baseVersion
+				v = logformat.BaseVersion
 			}
 			st.Members = append(st.Members, Member{
 				ID:               string(srv.ID),

@@ -5,12 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math/bits"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/raft"
 
+	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
 )
 
@@ -19,7 +19,7 @@ import (
 // apply, or would apply differently.
 //
 // Every command has a version: the lowest command version of a build that
-// decodes it and applies it exactly as this build does (commandVersion).
+// decodes it and applies it exactly as this build does (logformat.Version).
 // Every build applies the commands up to its own CommandVersion; a build
 // from before versions counts as version 1.
 //
@@ -53,256 +53,18 @@ import (
 // The rule for changes: a new op, a new field (presence bit) of a command
 // or table definition, a new value kind, or a change to how Apply treats
 // an existing command raises CommandVersion, and the new op, bit or kind
-// is entered in the tables below at the new version (a test fails for an
-// op, bit or kind without an entry). A changed Apply of an existing op
-// raises that op's entry.
+// is entered in package logformat's tables (versions.go) at the new
+// version (a test fails for an op, bit or kind without an entry). A
+// changed Apply of an existing op raises that op's entry.
 
 // CommandVersion is the highest command version this build decodes and
-// applies.
-//
-// Version 4 changes no command: it changes the time every command reads
-// (NOW(), CURRENT_TIMESTAMP), which from then on never goes below the
-// last applied entry's (clock.go). No op's entry is raised for it, so a
-// cluster that still runs version 3 takes every command as before; the
-// state machine itself switches, on every replica at the same entry,
-// when the cluster's version reaches clockVersion.
-//
-// Version 5 adds the value kinds of typed binary-protocol parameters
-// (ticket.ValTemporal, ticket.ValDouble).
-//
-// Version 6: INSERT ... ON DUPLICATE KEY UPDATE and expressions in
-// VALUES on row tables (ticket.RowsCommand's OnDup and Exprs), which an
-// older build's decoder would drop (commandVersion).
-//
-// Version 7 reads the row parts of commands, table definitions and
-// results in numbered fields (codec_wire.go), which a leader writes only
-// once the cluster runs version 7 (rowsFormatAt): no command needs it, so
-// no statement is refused for it.
-//
-// Version 8: a row table's collation (ticket.RowsDef.Collation, numbered
-// field 3 of RowsDef): a CREATE TABLE of this build makes a table that
-// compares strings as MariaDB's utf8mb4_general_ci, which an older build
-// would refuse to decode (an unknown field) or, reading JSON, create with
-// the older folding, keying its rows apart. Such a CREATE TABLE, and a
-// restore or key change carrying such a table, is refused (1235, naming
-// the members behind) until every member runs version 8. Tables of older
-// entries have no collation field and keep the older folding.
-//
-// Version 9: collations per column and per table (CREATE TABLE's
-// COLLATE, CHARACTER SET and BINARY): the table's default collation may
-// be utf8mb4_bin, utf8mb3_general_ci or utf8mb3_bin (RowsDef field 3's
-// values 2-4), and a string column may have its own (RowCol field 13).
-// A version 8 build refuses both when decoding; a CREATE TABLE, restore
-// or key change carrying them is refused (1235, naming the members
-// behind) until every member runs version 9. A table of the default
-// utf8mb4_general_ci everywhere is written as in version 8.
-//
-// Version 10: the Redis key space (ticket.OpKeys, keys.go; codec_keys.go):
-// key commands, and a restore carrying keys, which a version 9 build
-// cannot decode. The Redis listener's writes are refused (an error naming
-// the members behind) until every member runs version 10.
-//
-// Version 11 changes no command and no encoding: it changes how a row
-// table's existing commands apply (ticket.RulesV11: a strict-mode UPDATE
-// fails on the first warning of its WHERE or SET, a failing INSERT or
-// REPLACE leaves the auto-increment counter where InnoDB's is, temporal
-// literals are read in all of MariaDB's forms). No op's entry is raised:
-// the state machine gives each command the cluster's version
-// (ticket.Command.Version), and the new rules apply from the entry that
-// raises the cluster to 11, on every replica alike; a cluster of mixed
-// builds stays below it and applies the older rules everywhere.
-const CommandVersion = 11
+// applies (logformat.CommandVersion, whose doc lists what each version
+// added): what a node announces, and the most its state machine takes.
+const CommandVersion = logformat.CommandVersion
 
-// collationVersion is the command version that creates and carries row
-// tables with a collation (ticket.RowsDef.Collation).
-const collationVersion = 8
-
-// columnCollationVersion is the command version that creates and carries
-// row tables with another default collation than utf8mb4_general_ci or a
-// column collation of its own.
-const columnCollationVersion = 9
-
-// baseVersion is the version of a build from before command versions
-// (which announces nothing): what the build at commit 3e891bc, the oldest
-// a rolling upgrade starts from, decodes and applies.
-const baseVersion = 1
-
-// opVersions is the version of each op's Apply.
-var opVersions = map[ticket.Op]uint32{
-	ticket.OpInsert:      1,
-	ticket.OpUpdate:      1,
-	ticket.OpCreateDB:    1,
-	ticket.OpCreateTable: 1,
-	ticket.OpAlterTable:  1,
-	ticket.OpSetGlobal:   1,
-	ticket.OpReserve:     1,
-	// Version 2. DROP TABLE and DROP DATABASE leave a high-water mark
-	// that a re-created table starts above; version 1 drops without it,
-	// and its replica of a re-created table would start lower.
-	ticket.OpDropDB:    2,
-	ticket.OpDropTable: 2,
-	ticket.OpRestore:   2,
-	ticket.OpDelete:    2,
-	// A restore's row tables' rows, in chunks after OpRestore.
-	ticket.OpRestoreRows: 2,
-	ticket.OpCreateSeq:   2,
-	ticket.OpSeqNext:     2,
-	ticket.OpSetVal:      2,
-	ticket.OpAlterSeq:    2,
-	ticket.OpDropSeq:     2,
-	// Version 10: the Redis key space.
-	ticket.OpKeys: 10,
-}
-
-// cmdBitVersions is the version of each command presence bit.
-var cmdBitVersions = map[uint64]uint32{
-	cmdDB: 1, cmdTable: 1, cmdReplace: 1, cmdIgnore: 1, cmdColumns: 1, cmdValues: 1,
-	cmdOnDup: 1, cmdInc: 1, cmdOff: 1, cmdSet: 1, cmdHasWhere: 1, cmdWhereCol: 1,
-	cmdWhere: 1, cmdIfExists: 1, cmdDef: 1, cmdCreateAutoInc: 1, cmdHasAutoInc: 1,
-	cmdAutoInc: 1, cmdHasCache: 1, cmdCache: 1, cmdHasComment: 1, cmdComment: 1,
-	cmdName: 1, cmdValue: 1, cmdCount: 1,
-	// Version 2: restore, sequences, row tables (and their key changes).
-	cmdDump: 2, cmdForce: 2, cmdSeq: 2, cmdRows: 2, cmdKeys: 2, cmdRestoreRows: 2,
-	// Version 3: the row engine's commands (ticket/rows_engine.go: WHERE
-	// predicates, SET expressions, ORDER BY/LIMIT, sql_mode, SET
-	// timestamp); a row-table command without it applies as in version 2
-	// (ticket/rows_legacy.go).
-	cmdRowsExpr: 3,
-	// Version 10: Redis key commands and a restore's keys.
-	cmdKeyCmd: 10, cmdDumpKeys: 10,
-}
-
-// defBitVersions is the version of each table definition presence bit.
-var defBitVersions = map[uint64]uint32{
-	defDB: 1, defName: 1, defIDCol: 1, defIDKind: 1, defIDUnsigned: 1, defIDWidth: 1,
-	defAutoInc: 1, defIDKey: 1, defIDNotNull: 1, defStubCol: 1, defStubType: 1,
-	defStubLen: 1, defStubDefault: 1, defStubKey: 1, defStubNotNull: 1,
-	defStubFirst: 1, defEngine: 1, defComment: 1, defCache: 1,
-	// Version 2: sequences, row tables.
-	defSeq: 2, defRows: 2,
-}
-
-// kindVersions is the version of each value kind.
-var kindVersions = map[ticket.ValueKind]uint32{
-	ticket.ValNull: 1, ticket.ValDefault: 1, ticket.ValInt: 1, ticket.ValUint: 1,
-	ticket.ValString: 1, ticket.ValDecimal: 1,
-	ticket.ValNow: 2,
-	// Version 5: binary-protocol parameters keep their type
-	// (ticket/values_typed.go); version 4 would not convert them.
-	ticket.ValTemporal: 5, ticket.ValDouble: 5,
-}
-
-// commandVersion is the lowest command version that applies c as this
-// build does. Anything without an entry is taken as needing this build.
-func commandVersion(c *ticket.Command) uint32 {
-	v, ok := opVersions[c.Op]
-	if !ok {
-		return CommandVersion
-	}
-	v = max(v, maskVersion(commandMask(c), cmdBitVersions))
-	if c.Def != nil {
-		v = max(v, maskVersion(defMask(c.Def), defBitVersions), defVersion(c.Def))
-	}
-	if c.Dump != nil {
-		for i := range c.Dump.Tables {
-			v = max(v, defVersion(&c.Dump.Tables[i].Def))
-		}
-	}
-	for _, row := range c.Values {
-		for i := range row {
-			v = max(v, kindVersion(row[i].Kind))
-		}
-	}
-	if c.Where != (ticket.Value{}) {
-		v = max(v, kindVersion(c.Where.Kind))
-	}
-	if r := c.Rows; r != nil {
-		for i := range r.Sets {
-			v = max(v, kindVersion(r.Sets[i].A.Val.Kind), kindVersion(r.Sets[i].B.Val.Kind))
-		}
-		for i := range r.Where {
-			v = max(v, kindVersion(r.Where[i].Val.Kind))
-		}
-		if r.Filter != nil {
-			v = max(v, exprVersion(r.Filter))
-		}
-		for i := range r.Assigns {
-			v = max(v, exprVersion(&r.Assigns[i].Expr))
-		}
-		for i := range r.OnDup {
-			v = max(v, exprVersion(&r.OnDup[i].Expr))
-		}
-		for _, row := range r.Exprs {
-			for i := range row {
-				v = max(v, exprVersion(&row[i]))
-			}
-		}
-		if r.NeedsV6() {
-			// Version 6: INSERT ... ON DUPLICATE KEY UPDATE and
-			// expressions in VALUES on row tables, which an older
-			// build's decoder would drop.
-			v = max(v, 6)
-		}
-	}
-	return v
-}
-
-// defVersion is the version of what a table definition holds beyond its
-// presence bits: a row table's collations.
-func defVersion(d *ticket.TableDef) uint32 {
-	rd := d.Rows
-	if rd == nil {
-		return baseVersion
-	}
-	if rd.Collation > ticket.CollGeneralCI {
-		return columnCollationVersion
-	}
-	for i := range rd.Cols {
-		if rd.Cols[i].Collation != ticket.CollLegacy {
-			return columnCollationVersion
-		}
-	}
-	if rd.Collation != ticket.CollLegacy {
-		return collationVersion
-	}
-	return baseVersion
-}
-
-// exprVersion is the version of the values in a row-engine expression.
-func exprVersion(x *ticket.RowExpr) uint32 {
-	v := uint32(baseVersion)
-	if x.Val != nil {
-		v = kindVersion(x.Val.Kind)
-	}
-	for i := range x.Args {
-		v = max(v, exprVersion(&x.Args[i]))
-	}
-	return v
-}
-
-func maskVersion(m uint64, versions map[uint64]uint32) uint32 {
-	v := uint32(baseVersion)
-	for m != 0 {
-		bit := uint64(1) << bits.TrailingZeros64(m)
-		m &^= bit
-		bv, ok := versions[bit]
-		if !ok {
-			return CommandVersion
-		}
-		v = max(v, bv)
-	}
-	return v
-}
-
-func kindVersion(k ticket.ValueKind) uint32 {
-	if k == 0 {
-		return baseVersion // no value (an operand that is a column)
-	}
-	if v, ok := kindVersions[k]; ok {
-		return v
-	}
-	return CommandVersion
-}
+// ErrCorrupt (logformat.ErrCorrupt) is wrapped by every decoding failure:
+// of a log entry, a snapshot, or the state file.
+var ErrCorrupt = logformat.ErrCorrupt
 
 // Version errors.
 var (
@@ -332,12 +94,12 @@ func memberVersionGlobal(id string) string { return memberVersionPrefix + id }
 // members, not its data: a backup leaves them out.
 func isVersionGlobal(name string) bool { return strings.HasPrefix(name, versionGlobalPrefix) }
 
-// clusterVersionIn reads the cluster's version from a state, baseVersion
+// clusterVersionIn reads the cluster's version from a state, logformat.BaseVersion
 // when it was never raised.
 func clusterVersionIn(s ticket.Store) uint32 {
 	v, ok, _ := s.Global(clusterVersionGlobal)
-	if !ok || v < baseVersion {
-		return baseVersion
+	if !ok || v < logformat.BaseVersion {
+		return logformat.BaseVersion
 	}
 	return uint32(min(v, 1<<32-1))
 }
@@ -408,7 +170,7 @@ func (n *Node) behind(need uint32) (behind, unknown []string) {
 		switch {
 		case !ok || v == 0:
 			unknown = append(unknown, id)
-		case v < need && v == baseVersion:
+		case v < need && v == logformat.BaseVersion:
 			behind = append(behind, id+" (version 1: a ticketd from before versions)")
 		case v < need:
 			behind = append(behind, fmt.Sprintf("%s (version %d)", id, v))
@@ -449,10 +211,10 @@ func opName(c *ticket.Command) string {
 	case ticket.OpKeys:
 		return "a Redis key command"
 	case ticket.OpCreateTable:
-		if c.Def != nil && defVersion(c.Def) == collationVersion {
+		if c.Def != nil && logformat.DefVersion(c.Def) == logformat.CollationVersion {
 			return "CREATE TABLE of a row table (its strings compare as utf8mb4_general_ci)"
 		}
-		if c.Def != nil && defVersion(c.Def) == columnCollationVersion {
+		if c.Def != nil && logformat.DefVersion(c.Def) == logformat.ColumnCollationVersion {
 			return "CREATE TABLE of a row table with a CHARACTER SET or COLLATE other than utf8mb4_general_ci"
 		}
 		return "CREATE TABLE of this kind"
@@ -597,7 +359,7 @@ func (n *Node) raiseClusterVersion(ctx context.Context, probed map[string]uint32
 // lower version than the cluster runs (it could not apply the log).
 func (n *Node) checkJoinVersion(id, addr string, deadline time.Time) error {
 	cluster := n.fsm.ClusterVersion()
-	if cluster <= baseVersion {
+	if cluster <= logformat.BaseVersion {
 		return nil
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
@@ -629,7 +391,7 @@ func (f *forwarder) version(ctx context.Context, addr string) (uint32, error) {
 	case status == stOK && len(out) == 4:
 		return binary.BigEndian.Uint32(out), nil
 	case status == stNotLeader, status == stRejected:
-		return baseVersion, nil
+		return logformat.BaseVersion, nil
 	default:
 		return 0, fmt.Errorf("raftstore: %s answered the version request with status %d: %s", addr, status, out)
 	}

@@ -2,62 +2,20 @@ package raftstore
 
 import (
 	"errors"
-	"math/bits"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
 
+	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
 )
 
-// TestCommandVersionTables: every op ticket.Apply knows, every presence
-// bit of a command or table definition and every value kind has a
-// version, so that a new one cannot be added without saying which builds
-// can apply it; and the commands of a build from before versions are
-// version 1, the others not.
-func TestCommandVersionTables(t *testing.T) {
-	for m := uint64(cmdKnown); m != 0; m &= m - 1 {
-		if _, ok := cmdBitVersions[uint64(1)<<bits.TrailingZeros64(m)]; !ok {
-			t.Errorf("command presence bit %d has no version in cmdBitVersions", bits.TrailingZeros64(m))
-		}
-	}
-	for m := uint64(defKnown); m != 0; m &= m - 1 {
-		if _, ok := defBitVersions[uint64(1)<<bits.TrailingZeros64(m)]; !ok {
-			t.Errorf("definition presence bit %d has no version in defBitVersions", bits.TrailingZeros64(m))
-		}
-	}
-	for op := range 256 {
-		// On a store holding the sequence d.s, so that the sequences'
-		// range of ops reaches its "unknown command" too.
-		st := ticket.NewMemStore()
-		for _, c := range []ticket.Command{createDB("d"), seqSeedCommands()[0]} {
-			if r, err := ticket.Apply(st, &c); err != nil || r.Err != nil {
-				t.Fatalf("setup: %v %v", err, r.Err)
-			}
-		}
-		c := ticket.Command{Op: ticket.Op(op), DB: "d", Table: "s"}
-		r, err := func() (r ticket.Result, err error) {
-			defer func() {
-				if recover() != nil {
-					r = ticket.Result{} // it knows the op: it looked at the fields
-				}
-			}()
-			return ticket.Apply(st, &c)
-		}()
-		unknown := err == nil && r.Err != nil && strings.HasPrefix(r.Err.Message, "unknown command")
-		if _, ok := opVersions[c.Op]; !ok && !unknown {
-			t.Errorf("op %d is applied but has no version in opVersions", op)
-		}
-	}
-	for k := range 256 {
-		v := ticket.Value{Kind: ticket.ValueKind(k), Str: "x"}
-		if _, ok := kindVersions[v.Kind]; !ok && ticket.ValueKind(k) <= ticket.ValDouble && k != 0 && k != 7 {
-			t.Errorf("value kind %d has no version", k)
-		}
-	}
-
+// TestCommandVersions: the commands of a build from before versions are
+// version 1, the others not (logformat's TestCommandVersionTables checks
+// that every op, bit and kind has an entry).
+func TestCommandVersions(t *testing.T) {
 	seq := seqSeedCommands()
 	for _, tc := range []struct {
 		name string
@@ -96,7 +54,7 @@ func TestCommandVersionTables(t *testing.T) {
 		{"restore of a row table with column collations", goldenColumnCollationCommands()[1], 9},
 		{"unknown op", ticket.Command{Op: 200}, CommandVersion},
 	} {
-		if got := commandVersion(&tc.c); got != tc.want {
+		if got := logformat.Version(&tc.c); got != tc.want {
 			t.Errorf("%s: version %d, want %d", tc.name, got, tc.want)
 		}
 	}

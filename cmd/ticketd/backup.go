@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ticketd/ticketd/raftstore"
+	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
 )
 
@@ -162,7 +163,7 @@ func serveRestore(w http.ResponseWriter, r *http.Request, dst restoreTarget, sta
 		return
 	}
 	cmd := ticket.Command{Op: ticket.OpRestore, Dump: &b.Dump, Force: force}
-	if size := len(raftstore.EncodeBatch(nil, []ticket.Command{cmd})); size > maxRestoreEntry {
+	if size := len(logformat.EncodeBatch(nil, []ticket.Command{cmd})); size > maxRestoreEntry {
 		http.Error(w, fmt.Sprintf("restore refused: the state is %d bytes as a Raft entry, more than %d", size, maxRestoreEntry),
 			http.StatusRequestEntityTooLarge)
 		return

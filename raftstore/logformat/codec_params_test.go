@@ -1,4 +1,4 @@
-package raftstore
+package logformat
 
 import (
 	"reflect"
@@ -27,7 +27,7 @@ func TestTypedParamsRoundTrip(t *testing.T) {
 		t.Fatalf("round trip\n got %+v\nwant %+v", got, cmds)
 	}
 	for i := range cmds {
-		if v := commandVersion(&cmds[i]); v != 5 {
+		if v := Version(&cmds[i]); v != 5 {
 			t.Errorf("command %d: version %d, want 5", i, v)
 		}
 	}

@@ -1,4 +1,4 @@
-package raftstore
+package logformat
 
 import (
 	"encoding/binary"
@@ -13,7 +13,7 @@ import (
 // file. Within a record, a presence mask says which fields follow: zero
 // fields cost nothing, and the common REPLACE command is ~20 bytes.
 const (
-	batchVersion   = 1
+	BatchVersion   = 1
 	resultsVersion = 1
 	tableVersion   = 1
 )
@@ -63,6 +63,15 @@ const (
 	cmdKeyCmd   // a Redis key command (codec_keys.go)
 	cmdDumpKeys // a restore's Redis keys (codec_keys.go)
 	cmdKnown    = cmdDumpKeys<<1 - 1
+)
+
+// Presence bits that raftstore's tests build a newer build's entry with:
+// a command's database and table, and the first bit no field of this
+// build has.
+const (
+	CmdDB      = cmdDB
+	CmdTable   = cmdTable
+	CmdUnknown = cmdKnown + 1
 )
 
 // Update flag bits.
@@ -181,13 +190,13 @@ func commandMask(c *ticket.Command) uint64 {
 // EncodeBatch appends the log encoding of cmds to dst, with the row parts
 // in this build's encoding (codec_wire.go).
 func EncodeBatch(dst []byte, cmds []ticket.Command) []byte {
-	return encodeBatch(dst, cmds, rowsWire)
+	return AppendBatch(dst, cmds, FormatWire)
 }
 
-// encodeBatch is EncodeBatch with the row parts in format f: Propose
-// writes what every member of the cluster reads (rowsFormatAt).
-func encodeBatch(dst []byte, cmds []ticket.Command, f rowsFormat) []byte {
-	dst = append(dst, batchVersion)
+// AppendBatch is EncodeBatch with the row parts in format f: Propose
+// writes what every member of the cluster reads (FormatAt).
+func AppendBatch(dst []byte, cmds []ticket.Command, f Format) []byte {
+	dst = append(dst, BatchVersion)
 	dst = binary.AppendUvarint(dst, uint64(len(cmds)))
 	for i := range cmds {
 		dst = appendCommand(dst, &cmds[i], f)
@@ -195,7 +204,7 @@ func encodeBatch(dst []byte, cmds []ticket.Command, f rowsFormat) []byte {
 	return dst
 }
 
-func appendCommand(b []byte, c *ticket.Command, f rowsFormat) []byte {
+func appendCommand(b []byte, c *ticket.Command, f Format) []byte {
 	m := commandMask(c)
 	b = append(b, byte(c.Op))
 	b = binary.AppendUvarint(b, m)
@@ -342,350 +351,19 @@ func appendUpdate(b []byte, u *ticket.Update) []byte {
 	return b
 }
 
-// defMask is the presence mask of d's encoding.
-func defMask(d *ticket.TableDef) uint64 {
-	var m uint64
-	set := func(bit uint64, on bool) {
-		if on {
-			m |= bit
-		}
-	}
-	set(defDB, d.DB != "")
-	set(defName, d.Name != "")
-	set(defIDCol, d.IDCol != "")
-	set(defIDKind, d.IDType.Kind != 0)
-	set(defIDUnsigned, d.IDType.Unsigned)
-	set(defIDWidth, d.IDType.Width != 0)
-	set(defAutoInc, d.AutoInc)
-	set(defIDKey, d.IDKey != "")
-	set(defIDNotNull, d.IDNotNull)
-	set(defStubCol, d.StubCol != "")
-	set(defStubType, d.StubType != "")
-	set(defStubLen, d.StubLen != 0)
-	set(defStubDefault, d.StubDefault != "")
-	set(defStubKey, d.StubKey != "")
-	set(defStubNotNull, d.StubNotNull)
-	set(defStubFirst, d.StubFirst)
-	set(defEngine, d.Engine != "")
-	set(defComment, d.Comment != "")
-	set(defCache, d.Cache != 0)
-	set(defSeq, d.Seq != nil)
-	set(defRows, d.Rows != nil)
-	return m
-}
-
-func appendDef(b []byte, d *ticket.TableDef, f rowsFormat) []byte {
-	m := defMask(d)
-	b = binary.AppendUvarint(b, m)
-	if m&defDB != 0 {
-		b = appendString(b, d.DB)
-	}
-	if m&defName != 0 {
-		b = appendString(b, d.Name)
-	}
-	if m&defIDCol != 0 {
-		b = appendString(b, d.IDCol)
-	}
-	if m&defIDKind != 0 {
-		b = append(b, byte(d.IDType.Kind))
-	}
-	if m&defIDWidth != 0 {
-		b = binary.AppendVarint(b, int64(d.IDType.Width))
-	}
-	if m&defIDKey != 0 {
-		b = appendString(b, d.IDKey)
-	}
-	if m&defStubCol != 0 {
-		b = appendString(b, d.StubCol)
-	}
-	if m&defStubType != 0 {
-		b = appendString(b, d.StubType)
-	}
-	if m&defStubLen != 0 {
-		b = binary.AppendVarint(b, int64(d.StubLen))
-	}
-	if m&defStubDefault != 0 {
-		b = appendString(b, d.StubDefault)
-	}
-	if m&defStubKey != 0 {
-		b = appendString(b, d.StubKey)
-	}
-	if m&defEngine != 0 {
-		b = appendString(b, d.Engine)
-	}
-	if m&defComment != 0 {
-		b = appendString(b, d.Comment)
-	}
-	if m&defCache != 0 {
-		b = binary.AppendUvarint(b, d.Cache)
-	}
-	if m&defSeq != 0 {
-		b = appendSeqDef(b, d.Seq)
-	}
-	if m&defRows != 0 {
-		b = appendRowsPart(b, f, d.Rows, appendWireRowsDef)
-	}
-	return b
-}
-
-// EncodeResults appends the encoding of rs (a forwarded batch's answer),
-// with row images in this build's encoding.
-func EncodeResults(dst []byte, rs []ticket.Result) []byte {
-	return encodeResults(dst, rs, rowsWire)
-}
-
-// encodeResults is EncodeResults with row images in format f: a leader
-// answers in what every member reads (rowsFormatAt).
-func encodeResults(dst []byte, rs []ticket.Result, f rowsFormat) []byte {
-	dst = append(dst, resultsVersion)
-	dst = binary.AppendUvarint(dst, uint64(len(rs)))
-	for i := range rs {
-		dst = appendResult(dst, &rs[i], f)
-	}
-	return dst
-}
-
-func appendResult(b []byte, r *ticket.Result, f rowsFormat) []byte {
-	var m uint64
-	set := func(bit uint64, on bool) {
-		if on {
-			m |= bit
-		}
-	}
-	set(resInsertID, r.InsertID != 0)
-	set(resSetLastID, r.SetLastID)
-	set(resLastID, r.LastID != 0)
-	set(resAffected, r.Affected != 0)
-	set(resMatched, r.Matched != 0)
-	set(resWarnings, len(r.Warnings) > 0)
-	set(resErr, r.Err != nil)
-	set(resFirst, r.First != 0)
-	set(resLast, r.Last != 0)
-	set(resImages, len(r.Images) > 0)
-	set(resKey, r.Key != nil)
-
-	b = binary.AppendUvarint(b, m)
-	if m&resInsertID != 0 {
-		b = binary.AppendUvarint(b, r.InsertID)
-	}
-	if m&resLastID != 0 {
-		b = binary.AppendUvarint(b, r.LastID)
-	}
-	if m&resAffected != 0 {
-		b = binary.AppendUvarint(b, r.Affected)
-	}
-	if m&resMatched != 0 {
-		b = binary.AppendUvarint(b, r.Matched)
-	}
-	if m&resWarnings != 0 {
-		b = binary.AppendUvarint(b, uint64(len(r.Warnings)))
-		for _, w := range r.Warnings {
-			b = appendString(b, w.Level)
-			b = binary.AppendUvarint(b, uint64(w.Code))
-			b = appendString(b, w.Message)
-		}
-	}
-	if m&resErr != 0 {
-		b = binary.AppendUvarint(b, uint64(r.Err.Code))
-		b = appendString(b, r.Err.State)
-		b = appendString(b, r.Err.Message)
-	}
-	if m&resFirst != 0 {
-		b = binary.AppendUvarint(b, r.First)
-	}
-	if m&resLast != 0 {
-		b = binary.AppendUvarint(b, r.Last)
-	}
-	if m&resImages != 0 {
-		b = appendRowsPart(b, f, r.Images, appendWireImages)
-	}
-	if m&resKey != 0 {
-		b = appendKeyReply(b, r.Key)
-	}
-	return b
-}
-
-// encodeTable appends the state-file encoding of t. A row table's rows
-// are not in it: the state file stores them per row (memstate.go).
-func encodeTable(b []byte, t *ticket.Table, f rowsFormat) []byte {
-	return encodeTableRows(b, t, nil, f)
-}
-
-// encodeTableRows appends t with a row table's rows, as a restore's dump
-// carries them (and as state files before per-row storage held them).
-func encodeTableRows(b []byte, t *ticket.Table, rows [][]ticket.Datum, f rowsFormat) []byte {
-	b = append(b, tableVersion)
-	b = appendDef(b, &t.Def, f)
-	b = binary.AppendUvarint(b, t.AutoInc)
-	var flags uint64
-	if t.Exhausted {
-		flags |= tblExhausted
-	}
-	if rows != nil {
-		flags |= tblData
-	}
-	b = binary.AppendUvarint(b, flags)
-	b = binary.AppendUvarint(b, uint64(len(t.Rows)))
-	for _, r := range t.Rows {
-		b = binary.AppendUvarint(b, r.ID)
-		b = appendString(b, r.Stub)
-	}
-	if flags&tblData != 0 {
-		b = appendRows(b, rows)
-	}
-	return b
-}
-
-func appendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
-// decoder reads the formats above. The first error sticks; later reads
-// return zero values, so callers check err once at the end.
-type decoder struct {
-	b   []byte
-	err error
-	// Batches repeat the same database and table names and column lists;
-	// reusing the previous command's saves allocations per command.
-	lastDB, lastTable string
-	lastColumns       []string
-	// names are the column names of the row parts read so far
-	// (codec_wire.go).
-	names map[string]string
-	// Slabs: one backing array each for the values and rows of all
-	// commands of a batch.
-	values []ticket.Value
-	rows   [][]ticket.Value
-}
-
-func (d *decoder) fail(format string, args ...any) {
-	if d.err == nil {
-		d.err = fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
-	}
-	d.b = nil
-}
-
-func (d *decoder) byte() byte {
-	if len(d.b) == 0 {
-		d.fail("unexpected end")
-		return 0
-	}
-	c := d.b[0]
-	d.b = d.b[1:]
-	return c
-}
-
-func (d *decoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail("bad uvarint")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) varint() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail("bad varint")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-// count reads an element count and checks it against the bytes left, each
-// element taking at least min bytes, so that garbage cannot make us
-// allocate gigabytes.
-func (d *decoder) count(min int) int {
-	n := d.uvarint()
-	if n > uint64(len(d.b)/min) {
-		d.fail("count %d exceeds input", n)
-		return 0
-	}
-	return int(n)
-}
-
-func (d *decoder) bytes() []byte {
-	n := d.uvarint()
-	if n > uint64(len(d.b)) {
-		d.fail("string length %d exceeds input", n)
-		return nil
-	}
-	s := d.b[:n:n]
-	d.b = d.b[n:]
-	return s
-}
-
-func (d *decoder) string() string { return string(d.bytes()) }
-
-// nonEmpty reads a string that the presence mask says is not empty: a
-// zero-length one would not round-trip.
-func (d *decoder) nonEmpty() string {
-	b := d.bytes()
-	if len(b) == 0 && d.err == nil {
-		d.fail("empty string marked present")
-	}
-	return string(b)
-}
-
-func (d *decoder) interned(last *string) string {
-	b := d.bytes()
-	if len(b) == 0 && d.err == nil {
-		d.fail("empty string marked present")
-	}
-	if string(b) == *last {
-		return *last
-	}
-	*last = string(b)
-	return *last
-}
-
-// nonZero reads a uvarint the presence mask says is not zero.
-func (d *decoder) nonZero() uint64 {
-	v := d.uvarint()
-	if v == 0 && d.err == nil {
-		d.fail("zero value marked present")
-	}
-	return v
-}
-
-func (d *decoder) mask(known uint64) uint64 {
-	m := d.uvarint()
-	if m&^known != 0 {
-		d.fail("unknown fields %#x", m&^known)
-	}
-	return m
-}
-
-func (d *decoder) version(want byte, what string) {
-	if v := d.byte(); d.err == nil && v != want {
-		d.fail("%s version %d, want %d", what, v, want)
-	}
-}
-
-func (d *decoder) done() error {
-	if d.err == nil && len(d.b) != 0 {
-		d.fail("%d trailing bytes", len(d.b))
-	}
-	return d.err
-}
-
 // DecodeBatch decodes a batch written by EncodeBatch. The result does not
 // alias data, but its commands may share Columns slices with each other:
 // commands are read-only once decoded.
 func DecodeBatch(data []byte) ([]ticket.Command, error) {
-	return decodeBatchInto(nil, data)
+	return DecodeBatchInto(nil, data)
 }
 
-// decodeBatchInto is DecodeBatch reusing buf's array when it is big
+// DecodeBatchInto is DecodeBatch reusing buf's array when it is big
 // enough: a Command is some 400 bytes, and the FSM decodes batches of
 // hundreds, one after the other.
-func decodeBatchInto(buf []ticket.Command, data []byte) ([]ticket.Command, error) {
+func DecodeBatchInto(buf []ticket.Command, data []byte) ([]ticket.Command, error) {
 	d := decoder{b: data}
-	d.version(batchVersion, "batch")
+	d.version(BatchVersion, "batch")
 	n := d.count(2)
 	if d.err != nil {
 		return nil, d.err
@@ -814,47 +492,47 @@ func (d *decoder) command(c *ticket.Command, left int) {
 
 // check refuses a command that no encoder writes and that ticket.Apply
 // would fail as a storage error (or a nil dereference) rather than as a
-// statement error (checkCommand).
+// statement error (CheckCommand).
 func (d *decoder) check(c *ticket.Command) {
 	if d.err != nil {
 		return
 	}
-	if err := checkCommand(c); err != nil {
+	if err := CheckCommand(c); err != nil {
 		d.fail("%v", err)
 	}
 }
 
-// errMalformed is checkCommand's failure.
-var errMalformed = errors.New("malformed command")
+// ErrMalformed is wrapped by CheckCommand's failures.
+var ErrMalformed = errors.New("malformed command")
 
-// checkCommand refuses a command that no statement's encoder writes but
+// CheckCommand refuses a command that no statement's encoder writes but
 // the codec can carry, and that ticket.Apply would fail as a storage
 // error (or a nil dereference). Such a command in a log entry would stop
 // the state machine of every replica at the same index, at every restart:
 // Propose refuses it before anything is written, and the decoder refuses
 // it too, so that a forwarded batch holding one is refused whole. Found
 // by FuzzForward: a SET GLOBAL without a name.
-func checkCommand(c *ticket.Command) error {
+func CheckCommand(c *ticket.Command) error {
 	switch c.Op {
 	case ticket.OpSetGlobal:
 		if c.Name == "" {
-			return fmt.Errorf("%w: set global without a name", errMalformed)
+			return fmt.Errorf("%w: set global without a name", ErrMalformed)
 		}
 	case ticket.OpCreateDB, ticket.OpDropDB:
 		if c.DB == "" {
-			return fmt.Errorf("%w: database command without a database", errMalformed)
+			return fmt.Errorf("%w: database command without a database", ErrMalformed)
 		}
 	case ticket.OpCreateTable:
 		if c.Def == nil || c.Def.DB == "" || c.Def.Name == "" {
-			return fmt.Errorf("%w: create table without a definition", errMalformed)
+			return fmt.Errorf("%w: create table without a definition", ErrMalformed)
 		}
 	case ticket.OpRestoreRows:
 		if c.DB == "" || c.Table == "" {
-			return fmt.Errorf("%w: restored rows without a table", errMalformed)
+			return fmt.Errorf("%w: restored rows without a table", ErrMalformed)
 		}
 	case ticket.OpKeys:
 		if !c.Key.Valid() {
-			return fmt.Errorf("%w: key command without a valid key part", errMalformed)
+			return fmt.Errorf("%w: key command without a valid key part", ErrMalformed)
 		}
 	}
 	return nil
@@ -975,184 +653,4 @@ func (d *decoder) int() int {
 		d.fail("int %d out of range", v)
 	}
 	return int(v)
-}
-
-func (d *decoder) def(t *ticket.TableDef) {
-	m := d.mask(defKnown)
-	if m&defDB != 0 {
-		t.DB = d.nonEmpty()
-	}
-	if m&defName != 0 {
-		t.Name = d.nonEmpty()
-	}
-	if m&defIDCol != 0 {
-		t.IDCol = d.nonEmpty()
-	}
-	if m&defIDKind != 0 {
-		t.IDType.Kind = ticket.IntKind(d.byte())
-		if t.IDType.Kind == 0 && d.err == nil {
-			d.fail("zero kind marked present")
-		}
-	}
-	t.IDType.Unsigned = m&defIDUnsigned != 0
-	if m&defIDWidth != 0 {
-		t.IDType.Width = d.int()
-	}
-	t.AutoInc = m&defAutoInc != 0
-	if m&defIDKey != 0 {
-		t.IDKey = d.nonEmpty()
-	}
-	t.IDNotNull = m&defIDNotNull != 0
-	if m&defStubCol != 0 {
-		t.StubCol = d.nonEmpty()
-	}
-	if m&defStubType != 0 {
-		t.StubType = d.nonEmpty()
-	}
-	if m&defStubLen != 0 {
-		t.StubLen = d.int()
-	}
-	if m&defStubDefault != 0 {
-		t.StubDefault = d.nonEmpty()
-	}
-	if m&defStubKey != 0 {
-		t.StubKey = d.nonEmpty()
-	}
-	t.StubNotNull = m&defStubNotNull != 0
-	t.StubFirst = m&defStubFirst != 0
-	if m&defEngine != 0 {
-		t.Engine = d.nonEmpty()
-	}
-	if m&defComment != 0 {
-		t.Comment = d.nonEmpty()
-	}
-	if m&defCache != 0 {
-		t.Cache = d.nonZero()
-	}
-	if m&defSeq != 0 {
-		t.Seq = d.seqDef()
-	}
-	if m&defRows != 0 {
-		t.Rows = d.rowsDef()
-	}
-}
-
-// DecodeResults decodes what EncodeResults wrote.
-func DecodeResults(data []byte) ([]ticket.Result, error) {
-	d := decoder{b: data}
-	d.version(resultsVersion, "results")
-	n := d.count(1)
-	if d.err != nil {
-		return nil, d.err
-	}
-	rs := make([]ticket.Result, n)
-	for i := range rs {
-		d.result(&rs[i])
-	}
-	if err := d.done(); err != nil {
-		return nil, err
-	}
-	return rs, nil
-}
-
-func (d *decoder) result(r *ticket.Result) {
-	m := d.mask(resKnown)
-	if m&resInsertID != 0 {
-		r.InsertID = d.nonZero()
-	}
-	r.SetLastID = m&resSetLastID != 0
-	if m&resLastID != 0 {
-		r.LastID = d.nonZero()
-	}
-	if m&resAffected != 0 {
-		r.Affected = d.nonZero()
-	}
-	if m&resMatched != 0 {
-		r.Matched = d.nonZero()
-	}
-	if m&resWarnings != 0 {
-		n := d.count(3)
-		if n == 0 && d.err == nil {
-			d.fail("empty warnings marked present")
-		}
-		r.Warnings = make([]ticket.Warning, n)
-		for i := range r.Warnings {
-			w := &r.Warnings[i]
-			w.Level = d.string()
-			w.Code = d.code()
-			w.Message = d.string()
-		}
-	}
-	if m&resErr != 0 {
-		r.Err = &ticket.Error{Code: d.code()}
-		r.Err.State = d.string()
-		r.Err.Message = d.string()
-	}
-	if m&resFirst != 0 {
-		r.First = d.nonZero()
-	}
-	if m&resLast != 0 {
-		r.Last = d.nonZero()
-	}
-	if m&resImages != 0 {
-		d.images(&r.Images)
-		if len(r.Images) == 0 {
-			r.Images = nil
-		}
-	}
-	if m&resKey != 0 {
-		r.Key = d.keyReply()
-	}
-}
-
-func (d *decoder) code() uint16 {
-	v := d.uvarint()
-	if v > 1<<16-1 && d.err == nil {
-		d.fail("error code %d out of range", v)
-	}
-	return uint16(v)
-}
-
-// decodeTable decodes what encodeTable wrote.
-func decodeTable(data []byte) (*ticket.Table, error) {
-	t, _, err := decodeTableRows(data)
-	return t, err
-}
-
-// decodeTableRows decodes what encodeTableRows wrote; rows is nil when
-// the encoding has none.
-func decodeTableRows(data []byte) (t *ticket.Table, rows [][]ticket.Datum, err error) {
-	d := decoder{b: data}
-	d.version(tableVersion, "table")
-	t = new(ticket.Table)
-	d.def(&t.Def)
-	t.AutoInc = d.uvarint()
-	f := d.mask(tblKnown)
-	t.Exhausted = f&tblExhausted != 0
-	n := d.count(2)
-	if d.err != nil {
-		return nil, nil, d.err
-	}
-	if n > 0 {
-		t.Rows = make([]ticket.Row, n)
-		for i := range t.Rows {
-			t.Rows[i].ID = d.uvarint()
-			t.Rows[i].Stub = d.string()
-		}
-	}
-	if f&tblData != 0 {
-		rows = d.tableRows()
-		if d.err == nil && t.Def.Rows != nil {
-			for _, r := range rows {
-				if len(r) != len(t.Def.Rows.Cols) {
-					d.fail("row of %d values in a table of %d columns", len(r), len(t.Def.Rows.Cols))
-					break
-				}
-			}
-		}
-	}
-	if err := d.done(); err != nil {
-		return nil, nil, err
-	}
-	return t, rows, nil
 }

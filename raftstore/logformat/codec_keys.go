@@ -1,7 +1,8 @@
-package raftstore
+package logformat
 
 import (
 	"encoding/binary"
+	"fmt"
 
 	"github.com/ticketd/ticketd/ticket"
 )
@@ -152,7 +153,7 @@ func (d *decoder) keyReply() *ticket.KeyReply {
 }
 
 // A restore's keys: a count, then each key's database, name and value
-// (appendKeyVal, length-prefixed).
+// (AppendKeyVal, length-prefixed).
 func appendKeyEntries(b []byte, keys []ticket.KeyEntry) []byte {
 	b = binary.AppendUvarint(b, uint64(len(keys)))
 	var buf []byte
@@ -160,7 +161,7 @@ func appendKeyEntries(b []byte, keys []ticket.KeyEntry) []byte {
 		k := &keys[i]
 		b = append(b, k.DB)
 		b = appendString(b, k.Name)
-		buf = appendKeyVal(buf[:0], &k.KeyVal)
+		buf = AppendKeyVal(buf[:0], &k.KeyVal)
 		b = binary.AppendUvarint(b, uint64(len(buf)))
 		b = append(b, buf...)
 	}
@@ -180,7 +181,7 @@ func (d *decoder) keyEntries() []ticket.KeyEntry {
 		if d.err != nil {
 			return nil
 		}
-		kv, err := decodeKeyVal(raw)
+		kv, err := DecodeKeyVal(raw)
 		if err != nil {
 			d.fail("restore key %d: %v", i, err)
 			return nil
@@ -188,4 +189,20 @@ func (d *decoder) keyEntries() []ticket.KeyEntry {
 		out[i].KeyVal = kv
 	}
 	return out
+}
+
+// AppendKeyVal encodes a key's value: varint(ExpireAt), then the value's
+// bytes to the end.
+func AppendKeyVal(b []byte, v *ticket.KeyVal) []byte {
+	b = binary.AppendVarint(b, v.ExpireAt)
+	return append(b, v.Val...)
+}
+
+// DecodeKeyVal decodes what AppendKeyVal encoded.
+func DecodeKeyVal(b []byte) (ticket.KeyVal, error) {
+	at, n := binary.Varint(b)
+	if n <= 0 {
+		return ticket.KeyVal{}, fmt.Errorf("%w: key value header", ErrCorrupt)
+	}
+	return ticket.KeyVal{ExpireAt: at, Val: string(b[n:])}, nil
 }

@@ -1,14 +1,12 @@
-package raftstore
+package logformat
 
 import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/ticketd/ticketd/ticket"
 )
@@ -165,7 +163,7 @@ func TestTableRoundTrip(t *testing.T) {
 	for i := range 1000 {
 		var tb ticket.Table
 		fill(reflect.ValueOf(&tb).Elem(), r)
-		got, err := decodeTable(encodeTable(nil, &tb, rowsWire))
+		got, err := DecodeTable(AppendTable(nil, &tb, FormatWire))
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
@@ -185,18 +183,18 @@ func TestDecodeRejectsDamage(t *testing.T) {
 	cases := map[string][]byte{
 		"trailing":        append(bytes.Clone(good), 0),
 		"version":         append([]byte{99}, good[1:]...),
-		"huge count":      {batchVersion, 0xff, 0xff, 0xff, 0xff, 0x0f},
-		"unknown field":   {batchVersion, 1, byte(ticket.OpInsert), 0x80, 0x80, 0x80, 0x80, 0x01},
-		"empty string":    {batchVersion, 1, byte(ticket.OpInsert), cmdDB, 0},
-		"nameless global": {batchVersion, 1, byte(ticket.OpSetGlobal), 0},
-		"zero value":      append(binary.AppendUvarint([]byte{batchVersion, 1, byte(ticket.OpInsert)}, cmdInc), 0),
+		"huge count":      {BatchVersion, 0xff, 0xff, 0xff, 0xff, 0x0f},
+		"unknown field":   {BatchVersion, 1, byte(ticket.OpInsert), 0x80, 0x80, 0x80, 0x80, 0x01},
+		"empty string":    {BatchVersion, 1, byte(ticket.OpInsert), cmdDB, 0},
+		"nameless global": {BatchVersion, 1, byte(ticket.OpSetGlobal), 0},
+		"zero value":      append(binary.AppendUvarint([]byte{BatchVersion, 1, byte(ticket.OpInsert)}, cmdInc), 0),
 	}
 	for name, b := range cases {
 		if _, err := DecodeBatch(b); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: err %v", name, err)
 		}
 	}
-	if _, err := decodeTable([]byte{tableVersion}); !errors.Is(err, ErrCorrupt) {
+	if _, err := DecodeTable([]byte{tableVersion}); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("short table: %v", err)
 	}
 	if _, err := DecodeResults([]byte{resultsVersion, 5}); !errors.Is(err, ErrCorrupt) {
@@ -236,14 +234,14 @@ func FuzzDecodeStored(f *testing.F) {
 	for range 4 {
 		var tb ticket.Table
 		fill(reflect.ValueOf(&tb).Elem(), r)
-		f.Add(encodeTable(nil, &tb, rowsWire))
+		f.Add(AppendTable(nil, &tb, FormatWire))
 		var res ticket.Result
 		fill(reflect.ValueOf(&res).Elem(), r)
 		f.Add(EncodeResults(nil, []ticket.Result{res}))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if tb, err := decodeTable(data); err == nil {
-			again, err := decodeTable(encodeTable(nil, tb, rowsWire))
+		if tb, err := DecodeTable(data); err == nil {
+			again, err := DecodeTable(AppendTable(nil, tb, FormatWire))
 			if err != nil || !reflect.DeepEqual(again, tb) {
 				t.Fatalf("table re-encode: %v\n%+v\n%+v", err, tb, again)
 			}
@@ -255,14 +253,6 @@ func FuzzDecodeStored(f *testing.F) {
 			}
 		}
 	})
-}
-
-func replaceBatch(n int) []ticket.Command {
-	cmds := make([]ticket.Command, n)
-	for i := range cmds {
-		cmds[i] = replaceCmd("flickr", "Tickets64", "a")
-	}
-	return cmds
 }
 
 func BenchmarkEncodeBatch(b *testing.B) {
@@ -283,41 +273,5 @@ func BenchmarkDecodeBatch(b *testing.B) {
 		if _, err := DecodeBatch(data); err != nil {
 			b.Fatal(err)
 		}
-	}
-}
-
-// TestMalformedCommandDoesNotStopStateMachine proposes commands no
-// encoder of a statement writes but the codec carries (a SET GLOBAL with
-// no name, a database command with no database): applied, they failed in
-// bbolt and stopped the state machine, on every replica at the same
-// entry and again at every restart. Propose refuses them with a
-// statement error before anything is written (an undecodable entry would
-// stop the state machine too), and the node carries on; the other
-// commands of the same batch commit.
-func TestMalformedCommandDoesNotStopStateMachine(t *testing.T) {
-	n := openNode(t, testConfig("n1", t.TempDir(), listen(t)))
-	must(t, n.WaitReady(ctxT(t, 10*time.Second)))
-	for _, c := range []ticket.Command{
-		{Op: ticket.OpSetGlobal, Value: 2},
-		{Op: ticket.OpCreateDB},
-		{Op: ticket.OpDropDB},
-	} {
-		before := n.fsm.AppliedIndex()
-		res, err := n.Propose(ctxT(t, 5*time.Second), []ticket.Command{c, createDB(fmt.Sprintf("ok%d", c.Op))})
-		if err != nil {
-			t.Fatalf("op %v: %v", c.Op, err)
-		}
-		if res[0].Err == nil || res[0].Err.Code != ticket.CodeUnknown {
-			t.Errorf("op %v: malformed command answered %+v", c.Op, res[0])
-		}
-		if res[1].Err != nil || res[1].Index <= before {
-			t.Errorf("op %v: the well-formed command beside it: %+v", c.Op, res[1])
-		}
-		if err := n.fsm.Err(); err != nil {
-			t.Fatalf("op %v: state machine failed: %v", c.Op, err)
-		}
-	}
-	if _, err := n.Propose(ctxT(t, 5*time.Second), []ticket.Command{createDB("alive")}); err != nil {
-		t.Fatalf("node no longer commits: %v", err)
 	}
 }

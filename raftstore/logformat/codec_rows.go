@@ -1,4 +1,4 @@
-package raftstore
+package logformat
 
 import (
 	"encoding/binary"
@@ -15,13 +15,13 @@ import (
 // (codec_wire.go) since command version 7; builds before it wrote them as
 // JSON of the Go structs, which this build still reads (old entries
 // replay as they were written) and still writes while the cluster runs a
-// version below 6 (rowsFormatAt). A table's rows, written whole at every
+// version below 6 (FormatAt). A table's rows, written whole at every
 // change in state files before per-row storage and in restores, are a
 // packed list (appendRows).
 
 // appendRowsPart appends a row part of v in format f, as a string.
-func appendRowsPart[T any](b []byte, f rowsFormat, v T, wire func([]byte, T) []byte) []byte {
-	if f == rowsJSON {
+func appendRowsPart[T any](b []byte, f Format, v T, wire func([]byte, T) []byte) []byte {
+	if f == FormatJSON {
 		return appendJSON(b, v)
 	}
 	// The length goes first; one byte is reserved for it and the part is

@@ -1,4 +1,4 @@
-package raftstore
+package logformat
 
 import (
 	"bytes"
@@ -7,25 +7,6 @@ import (
 
 	"github.com/ticketd/ticketd/ticket"
 )
-
-// seqSeedCommands are one of each sequence command, as the wire layer and
-// the leader's cache build them (FuzzDecodeBatch's seeds).
-func seqSeedCommands() []ticket.Command {
-	def, _, err := ticket.NewSequenceDef("d", "s", "", []ticket.SeqOption{
-		{Kind: ticket.SeqIncrement, Value: -3}, {Kind: ticket.SeqCache, Value: 10}, {Kind: ticket.SeqCycle}})
-	if err != nil {
-		panic(err)
-	}
-	return []ticket.Command{
-		{Op: ticket.OpCreateSeq, DB: "d", Table: "s", Def: def, IfExists: true},
-		{Op: ticket.OpSeqNext, DB: "d", Table: "s", Seq: &ticket.SeqCommand{Count: 1}},
-		{Op: ticket.OpSeqNext, DB: "d", Table: "s", Seq: &ticket.SeqCommand{}},
-		{Op: ticket.OpSetVal, DB: "d", Table: "s", Seq: &ticket.SeqCommand{Value: -42, HasFree: true, Free: -7, Until: -31}},
-		{Op: ticket.OpAlterSeq, DB: "d", Table: "s", Seq: &ticket.SeqCommand{Options: []ticket.SeqOption{
-			{Kind: ticket.SeqRestartWith, Value: 0}, {Kind: ticket.SeqMax, Value: 1 << 62}}}},
-		{Op: ticket.OpDropSeq, DB: "d", Table: "s", IfExists: true},
-	}
-}
 
 func TestSeqCommandsRoundTrip(t *testing.T) {
 	cmds := seqSeedCommands()
@@ -58,7 +39,7 @@ func TestPreSequenceEncodingUnchanged(t *testing.T) {
 func TestSequenceTableRoundTrip(t *testing.T) {
 	def := seqSeedCommands()[0].Def
 	tb := ticket.Table{Def: *def}
-	got, err := decodeTable(encodeTable(nil, &tb, rowsWire))
+	got, err := DecodeTable(AppendTable(nil, &tb, FormatWire))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package raftstore
+package logformat
 
 import (
 	"encoding/binary"

@@ -1,41 +1,12 @@
-package raftstore
+package logformat
 
 import (
 	"encoding/json"
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/ticketd/ticketd/ticket"
 )
-
-// rowsSeedCommands are row-table commands as the wire layer builds them
-// (FuzzDecodeBatch's seeds).
-func rowsSeedCommands() []ticket.Command {
-	def, err := ticket.NewTableDef(&ticket.TableSpec{DB: "d", Name: "leaf_alloc", Columns: []ticket.ColumnSpec{
-		{Name: "biz_tag", Type: "varchar", Width: 128, NotNull: true},
-		{Name: "max_id", Type: "bigint", NotNull: true, HasDefault: true, Default: ticket.Value{Kind: ticket.ValInt, Int: 1}},
-		{Name: "step", Type: "int", NotNull: true},
-		{Name: "update_time", Type: "timestamp", NotNull: true, HasDefault: true, DefaultNow: true, OnUpdateNow: true},
-	}, Keys: []ticket.KeySpec{{Primary: true, Columns: []string{"biz_tag"}}}})
-	if err != nil {
-		panic(err)
-	}
-	return []ticket.Command{
-		{Op: ticket.OpCreateTable, DB: "d", Table: "leaf_alloc", Def: legacyDef(def)},
-		{Op: ticket.OpInsert, DB: "d", Table: "leaf_alloc", Columns: []string{"biz_tag", "step", "update_time"},
-			Values: [][]ticket.Value{{{Kind: ticket.ValString, Str: "a"}, {Kind: ticket.ValInt, Int: 100}, {Kind: ticket.ValNow}}}},
-		{Op: ticket.OpUpdate, DB: "d", Table: "leaf_alloc", Rows: &ticket.RowsCommand{
-			Sets: []ticket.RowSet{{Col: "max_id", A: ticket.RowOperand{Col: "max_id"}, Op: '+', B: ticket.RowOperand{Col: "step"}},
-				{Col: "update_time", A: ticket.RowOperand{Val: ticket.Value{Kind: ticket.ValNow}}}},
-			Where: []ticket.RowCond{{Col: "biz_tag", Val: ticket.Value{Kind: ticket.ValString, Str: "a"}}}}},
-		{Op: ticket.OpDelete, DB: "d", Table: "leaf_alloc", Rows: &ticket.RowsCommand{}},
-		{Op: ticket.OpAlterTable, DB: "d", Table: "leaf_alloc", DropKeys: []string{"PRIMARY", "k"},
-			AddKeys: []ticket.KeySpec{{Name: "u", Unique: true, Columns: []string{"biz_tag", "step"}}, {Primary: true, Columns: []string{"biz_tag"}}}},
-		{Op: ticket.OpRestoreRows, DB: "d", Table: "leaf_alloc", RestoreRows: [][]ticket.Datum{
-			{{S: "a"}, {S: "1"}, {S: "100"}, {S: "2026-11-22 10:00:00"}}, {{S: "b"}, {Null: true}, {S: ""}, {S: "x"}}}},
-	}
-}
 
 func TestRowsCommandsRoundTrip(t *testing.T) {
 	cmds := rowsSeedCommands()
@@ -69,7 +40,8 @@ func TestRowsUpsertRoundTrip(t *testing.T) {
 
 // TestRowTableStateAndSnapshot: a row table with rows goes through the
 // state file encoding, a result's row images through the forwarding
-// encoding, and the FSM applies the commands with the entry's time.
+// encoding (and raftstore's TestRowTableAppliesEntryTime: the FSM applies
+// the commands with the entry's time).
 func TestRowTableStateAndSnapshot(t *testing.T) {
 	cmds := rowsSeedCommands()
 	tb := ticket.Table{Def: *cmds[0].Def, AutoInc: 1}
@@ -78,48 +50,20 @@ func TestRowTableStateAndSnapshot(t *testing.T) {
 		{{S: "b"}, {S: "1"}, {S: "5"}, {S: "2026-11-22 10:00:01"}},
 	}
 	// A dump's (and a format-1 state file's) table with its rows.
-	got, rows, err := decodeTableRows(encodeTableRows(nil, &tb, data, rowsWire))
+	got, rows, err := DecodeTableRows(AppendTableRows(nil, &tb, data, FormatWire))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(*got, tb) || !reflect.DeepEqual(rows, data) {
 		t.Fatalf("table round trip\n got %+v %v\nwant %+v %v", *got, rows, tb, data)
 	}
-	if _, _, err := decodeTableRows(encodeTableRows(nil, &tb, [][]ticket.Datum{{{S: "only one value"}}}, rowsWire)); err == nil {
+	if _, _, err := DecodeTableRows(AppendTableRows(nil, &tb, [][]ticket.Datum{{{S: "only one value"}}}, FormatWire)); err == nil {
 		t.Fatal("a row with the wrong number of values decoded")
 	}
 	rs := []ticket.Result{{Affected: 1, Images: data}}
 	back, err := DecodeResults(EncodeResults(nil, rs))
 	if err != nil || !reflect.DeepEqual(back, rs) {
 		t.Fatalf("results round trip: %+v, %v", back, err)
-	}
-
-	// Through the state machine: NOW() and CURRENT_TIMESTAMP are the
-	// entry's AppendedAt on every replica.
-	f := openTestFSM(t, "")
-	at := time.Date(2026, 11, 22, 12, 34, 56, 0, time.UTC)
-	for i, batch := range [][]ticket.Command{{{Op: ticket.OpCreateDB, DB: "d"}}, cmds[:3]} {
-		l := entry(uint64(i+1), batch...)
-		l.AppendedAt = at
-		for _, r := range applyOK(t, f, l) {
-			if r.Err != nil {
-				t.Fatalf("entry %d: %v", i+1, r.Err)
-			}
-		}
-	}
-	var row []ticket.Datum
-	if err := f.View(func(s ticket.Store) error {
-		rows, err := s.Rows("d", "leaf_alloc")
-		if err == nil && rows != nil && rows.Len() == 1 {
-			k, _ := cmds[0].Def.Rows.IndexKey(0, []ticket.Datum{{S: "A"}, {}, {}, {}})
-			row, _ = rows.Get(k) // the primary key, case-insensitive
-		}
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if row == nil || row[1].S != "101" || row[3].S != "2026-11-22 12:34:56" {
-		t.Fatalf("row after insert and update: %v", row)
 	}
 }
 
@@ -189,12 +133,12 @@ func leafBatch(n int, legacy bool) []ticket.Command {
 var rowsBenchCases = []struct {
 	name   string
 	legacy bool
-	f      rowsFormat
+	f      Format
 }{
-	{"expr/json", false, rowsJSON},
-	{"expr/wire", false, rowsWire},
-	{"legacy/json", true, rowsJSON},
-	{"legacy/wire", true, rowsWire},
+	{"expr/json", false, FormatJSON},
+	{"expr/wire", false, FormatWire},
+	{"legacy/json", true, FormatJSON},
+	{"legacy/wire", true, FormatWire},
 }
 
 func BenchmarkEncodeRowsBatch(b *testing.B) {
@@ -204,7 +148,7 @@ func BenchmarkEncodeRowsBatch(b *testing.B) {
 			buf := make([]byte, 0, 64<<10)
 			b.ReportAllocs()
 			for b.Loop() {
-				buf = encodeBatch(buf[:0], cmds, tc.f)
+				buf = AppendBatch(buf[:0], cmds, tc.f)
 			}
 			b.SetBytes(int64(len(buf)))
 		})
@@ -212,17 +156,17 @@ func BenchmarkEncodeRowsBatch(b *testing.B) {
 }
 
 // BenchmarkDecodeRowsBatch decodes a 256-command batch as the state
-// machine does (decodeBatchInto, reusing its commands).
+// machine does (DecodeBatchInto, reusing its commands).
 func BenchmarkDecodeRowsBatch(b *testing.B) {
 	for _, tc := range rowsBenchCases {
 		b.Run(tc.name, func(b *testing.B) {
-			data := encodeBatch(nil, leafBatch(256, tc.legacy), tc.f)
+			data := AppendBatch(nil, leafBatch(256, tc.legacy), tc.f)
 			var buf []ticket.Command
 			b.ReportAllocs()
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
 				var err error
-				if buf, err = decodeBatchInto(buf, data); err != nil {
+				if buf, err = DecodeBatchInto(buf, data); err != nil {
 					b.Fatal(err)
 				}
 			}
