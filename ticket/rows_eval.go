@@ -279,81 +279,21 @@ func litVal(v Value, now time.Time) (val, *Error) {
 	return val{}, mysqlerr.NotSupported("DEFAULT in an expression")
 }
 
-// eval computes x for the current row.
+// eval computes x for the current row. It only dispatches: each
+// operator's rules are the step named for it below, so that the
+// operators a WHERE uses read one at a time.
 func (env *evalEnv) eval(x *RowExpr) (val, *Error) {
 	switch x.Op {
 	case EVal:
-		if v, ok := env.lit[x]; ok {
-			return v, nil
-		}
-		if x.Val == nil {
-			return val{}, nil
-		}
-		v, e := litVal(*x.Val, env.now)
-		if e == nil && env.lit != nil {
-			env.lit[x] = v
-		}
-		return v, e
+		return env.literal(x)
 	case ECol:
-		j := env.rd.colIndex(x.Col)
-		if j < 0 {
-			return val{}, mysqlerr.UnknownColumn(x.Col, "field list")
-		}
-		if env.row == nil {
-			return val{}, mysqlerr.NotSupported("a column reference here")
-		}
-		if env.unknown != nil && env.unknown[j] {
-			return val{}, mysqlerr.NotSupported("a column in VALUES that holds no value yet (a zero date or a CURRENT_TIMESTAMP default)")
-		}
-		return colVal(&env.rd.Cols[j], env.row[j]), nil
+		return env.column(x)
 	case EValues:
-		j := env.rd.colIndex(x.Col)
-		if j < 0 {
-			return val{}, mysqlerr.UnknownColumn(x.Col, "field list")
-		}
-		if env.values == nil {
-			return val{}, nil
-		}
-		return colVal(&env.rd.Cols[j], env.values[j]), nil
+		return env.valuesCol(x)
 	case EEq, ENe, ELt, ELe, EGt, EGe, ENullEq:
-		c, null, e := env.compare(&x.Args[0], &x.Args[1], x.Args)
-		if e != nil {
-			return val{}, e
-		}
-		if x.Op == ENullEq {
-			return boolVal(c == 0 && !null || null && c == 2), nil
-		}
-		if null {
-			return val{}, nil
-		}
-		var b bool
-		switch x.Op {
-		case EEq:
-			b = c == 0
-		case ENe:
-			b = c != 0
-		case ELt:
-			b = c < 0
-		case ELe:
-			b = c <= 0
-		case EGt:
-			b = c > 0
-		case EGe:
-			b = c >= 0
-		}
-		return boolVal(b), nil
+		return env.comparison(x)
 	case ELike, ENotLike:
-		a, e := env.eval(&x.Args[0])
-		if e != nil {
-			return val{}, e
-		}
-		p, e := env.eval(&x.Args[1])
-		if e != nil || a.k == vNull || p.k == vNull {
-			return val{}, e
-		}
-		coll := env.rd.collFor(x.Args)
-		m := likeMatch(likeRunes(coll, a.text()), likePattern(coll, p.text()), rune(x.Escape))
-		return boolVal(m == (x.Op == ELike)), nil
+		return env.like(x)
 	case EIsNull, EIsNotNull:
 		v, e := env.eval(&x.Args[0])
 		if e != nil {
@@ -361,64 +301,11 @@ func (env *evalEnv) eval(x *RowExpr) (val, *Error) {
 		}
 		return boolVal((v.k == vNull) == (x.Op == EIsNull)), nil
 	case EIn, ENotIn:
-		sawNull := false
-		for i := 1; i < len(x.Args); i++ {
-			c, null, e := env.compare(&x.Args[0], &x.Args[i], x.Args)
-			if e != nil {
-				return val{}, e
-			}
-			if null {
-				sawNull = true
-				continue
-			}
-			if c == 0 {
-				return boolVal(x.Op == EIn), nil
-			}
-		}
-		if sawNull {
-			return val{}, nil
-		}
-		return boolVal(x.Op == ENotIn), nil
+		return env.in(x)
 	case EBetween, ENotBetw:
-		lo, nlo, e := env.compare(&x.Args[0], &x.Args[1], x.Args)
-		if e != nil {
-			return val{}, e
-		}
-		hi, nhi, e := env.compare(&x.Args[0], &x.Args[2], x.Args)
-		if e != nil {
-			return val{}, e
-		}
-		// Three-valued AND of x >= lo and x <= hi.
-		r := and3(tv(lo >= 0, nlo), tv(hi <= 0, nhi))
-		if x.Op == ENotBetw {
-			r = not3(r)
-		}
-		return r.val(), nil
+		return env.between(x)
 	case EAnd, EOr, EXor:
-		a, e := env.truth(&x.Args[0])
-		if e != nil {
-			return val{}, e
-		}
-		if x.Op == EAnd && a == tFalse {
-			return boolVal(false), nil
-		}
-		if x.Op == EOr && a == tTrue {
-			return boolVal(true), nil
-		}
-		b, e := env.truth(&x.Args[1])
-		if e != nil {
-			return val{}, e
-		}
-		switch x.Op {
-		case EAnd:
-			return and3(a, b).val(), nil
-		case EOr:
-			return not3(and3(not3(a), not3(b))).val(), nil
-		}
-		if a == tNull || b == tNull {
-			return val{}, nil
-		}
-		return boolVal(a != b), nil
+		return env.logic(x)
 	case ENot:
 		a, e := env.truth(&x.Args[0])
 		if e != nil {
@@ -431,37 +318,213 @@ func (env *evalEnv) eval(x *RowExpr) (val, *Error) {
 		zero := RowExpr{Op: EVal, Val: &Value{Kind: ValInt}}
 		return env.arith(&RowExpr{Op: ESub, Args: []RowExpr{zero, x.Args[0]}})
 	case EInterval:
-		// A constant interval (NOW() - INTERVAL 2 SECOND against every
-		// row of a scan) is computed once per statement: it was over half
-		// the CPU of a worker-id claim's 1,024-row scan. One that warned
-		// is computed again, so that its warnings stay per row.
-		if v, ok := env.lit[x]; ok {
-			return v, nil
-		}
-		warns := env.warnCount()
-		v, e := env.interval(x)
-		if e == nil && env.lit != nil && env.warnCount() == warns && constExpr(x) {
-			env.lit[x] = v
-		}
-		return v, e
+		return env.constInterval(x)
 	case ELastID:
-		if len(x.Args) == 0 {
-			// LAST_INSERT_ID() without an argument is the session's, which
-			// the wire layer writes in as a literal wherever it allows it.
-			return val{}, mysqlerr.NotSupported("LAST_INSERT_ID() here")
-		}
-		v, e := env.eval(&x.Args[0])
-		if e != nil || v.k == vNull {
-			return v, e
-		}
-		n, ok := toUint64(v)
-		if !ok {
-			return val{}, mysqlerr.NotSupported("LAST_INSERT_ID() of this value")
-		}
-		env.lastID, env.setLastID = n, true
-		return v, nil
+		return env.lastInsertID(x)
 	}
 	return val{}, mysqlerr.NotSupported("row expression operator " + strconv.Itoa(int(x.Op)))
+}
+
+// literal is a constant, converted once per statement (env.lit): MariaDB
+// converts a constant once, and its warnings show it.
+func (env *evalEnv) literal(x *RowExpr) (val, *Error) {
+	if v, ok := env.lit[x]; ok {
+		return v, nil
+	}
+	if x.Val == nil {
+		return val{}, nil
+	}
+	v, e := litVal(*x.Val, env.now)
+	if e == nil && env.lit != nil {
+		env.lit[x] = v
+	}
+	return v, e
+}
+
+// column is a column of the current row; where there is no row, or an
+// INSERT's VALUES reads a column not yet filled, ticketd refuses what
+// MariaDB would answer from a record it does not have.
+func (env *evalEnv) column(x *RowExpr) (val, *Error) {
+	j := env.rd.colIndex(x.Col)
+	if j < 0 {
+		return val{}, mysqlerr.UnknownColumn(x.Col, "field list")
+	}
+	if env.row == nil {
+		return val{}, mysqlerr.NotSupported("a column reference here")
+	}
+	if env.unknown != nil && env.unknown[j] {
+		return val{}, mysqlerr.NotSupported("a column in VALUES that holds no value yet (a zero date or a CURRENT_TIMESTAMP default)")
+	}
+	return colVal(&env.rd.Cols[j], env.row[j]), nil
+}
+
+// valuesCol is VALUES(col) in ON DUPLICATE KEY UPDATE: the row that was
+// to be inserted, NULL anywhere else (as MariaDB answers).
+func (env *evalEnv) valuesCol(x *RowExpr) (val, *Error) {
+	j := env.rd.colIndex(x.Col)
+	if j < 0 {
+		return val{}, mysqlerr.UnknownColumn(x.Col, "field list")
+	}
+	if env.values == nil {
+		return val{}, nil
+	}
+	return colVal(&env.rd.Cols[j], env.values[j]), nil
+}
+
+// comparison is =, <>, <, <=, >, >= and <=>: one compare under the
+// pair's type rules, then the operator's reading of its outcome (NULL
+// unknown, except for <=>).
+func (env *evalEnv) comparison(x *RowExpr) (val, *Error) {
+	c, null, e := env.compare(&x.Args[0], &x.Args[1], x.Args)
+	if e != nil {
+		return val{}, e
+	}
+	if x.Op == ENullEq {
+		return boolVal(c == 0 && !null || null && c == 2), nil
+	}
+	if null {
+		return val{}, nil
+	}
+	var b bool
+	switch x.Op {
+	case EEq:
+		b = c == 0
+	case ENe:
+		b = c != 0
+	case ELt:
+		b = c < 0
+	case ELe:
+		b = c <= 0
+	case EGt:
+		b = c > 0
+	case EGe:
+		b = c >= 0
+	}
+	return boolVal(b), nil
+}
+
+// like is LIKE and NOT LIKE, matched in the collation of the operands'
+// string columns, as a comparison is.
+func (env *evalEnv) like(x *RowExpr) (val, *Error) {
+	a, e := env.eval(&x.Args[0])
+	if e != nil {
+		return val{}, e
+	}
+	p, e := env.eval(&x.Args[1])
+	if e != nil || a.k == vNull || p.k == vNull {
+		return val{}, e
+	}
+	coll := env.rd.collFor(x.Args)
+	m := likeMatch(likeRunes(coll, a.text()), likePattern(coll, p.text()), rune(x.Escape))
+	return boolVal(m == (x.Op == ELike)), nil
+}
+
+// in is IN and NOT IN: each item compared in turn under the group's
+// type rules, a NULL among the items unknown when none matched.
+func (env *evalEnv) in(x *RowExpr) (val, *Error) {
+	sawNull := false
+	for i := 1; i < len(x.Args); i++ {
+		c, null, e := env.compare(&x.Args[0], &x.Args[i], x.Args)
+		if e != nil {
+			return val{}, e
+		}
+		if null {
+			sawNull = true
+			continue
+		}
+		if c == 0 {
+			return boolVal(x.Op == EIn), nil
+		}
+	}
+	if sawNull {
+		return val{}, nil
+	}
+	return boolVal(x.Op == ENotIn), nil
+}
+
+// between is BETWEEN and NOT BETWEEN as SQL's three-valued AND of the
+// two bounds' comparisons.
+func (env *evalEnv) between(x *RowExpr) (val, *Error) {
+	lo, nlo, e := env.compare(&x.Args[0], &x.Args[1], x.Args)
+	if e != nil {
+		return val{}, e
+	}
+	hi, nhi, e := env.compare(&x.Args[0], &x.Args[2], x.Args)
+	if e != nil {
+		return val{}, e
+	}
+	// Three-valued AND of x >= lo and x <= hi.
+	r := and3(tv(lo >= 0, nlo), tv(hi <= 0, nhi))
+	if x.Op == ENotBetw {
+		r = not3(r)
+	}
+	return r.val(), nil
+}
+
+// logic is AND, OR and XOR in three-valued logic; AND and OR do not
+// evaluate their right side when the left decides, so that its errors
+// and warnings are MariaDB's.
+func (env *evalEnv) logic(x *RowExpr) (val, *Error) {
+	a, e := env.truth(&x.Args[0])
+	if e != nil {
+		return val{}, e
+	}
+	if x.Op == EAnd && a == tFalse {
+		return boolVal(false), nil
+	}
+	if x.Op == EOr && a == tTrue {
+		return boolVal(true), nil
+	}
+	b, e := env.truth(&x.Args[1])
+	if e != nil {
+		return val{}, e
+	}
+	switch x.Op {
+	case EAnd:
+		return and3(a, b).val(), nil
+	case EOr:
+		return not3(and3(not3(a), not3(b))).val(), nil
+	}
+	if a == tNull || b == tNull {
+		return val{}, nil
+	}
+	return boolVal(a != b), nil
+}
+
+// constInterval is date + INTERVAL, computed once per statement when
+// constant (NOW() - INTERVAL 2 SECOND against every row of a scan): it
+// was over half the CPU of a worker-id claim's 1,024-row scan. One that
+// warned is computed again, so that its warnings stay per row.
+func (env *evalEnv) constInterval(x *RowExpr) (val, *Error) {
+	if v, ok := env.lit[x]; ok {
+		return v, nil
+	}
+	warns := env.warnCount()
+	v, e := env.interval(x)
+	if e == nil && env.lit != nil && env.warnCount() == warns && constExpr(x) {
+		env.lit[x] = v
+	}
+	return v, e
+}
+
+// lastInsertID is LAST_INSERT_ID(expr): its value, which the statement's
+// result then carries as the session's LAST_INSERT_ID().
+func (env *evalEnv) lastInsertID(x *RowExpr) (val, *Error) {
+	if len(x.Args) == 0 {
+		// LAST_INSERT_ID() without an argument is the session's, which
+		// the wire layer writes in as a literal wherever it allows it.
+		return val{}, mysqlerr.NotSupported("LAST_INSERT_ID() here")
+	}
+	v, e := env.eval(&x.Args[0])
+	if e != nil || v.k == vNull {
+		return v, e
+	}
+	n, ok := toUint64(v)
+	if !ok {
+		return val{}, mysqlerr.NotSupported("LAST_INSERT_ID() of this value")
+	}
+	env.lastID, env.setLastID = n, true
+	return v, nil
 }
 
 func toUint64(v val) (uint64, bool) {
