@@ -29,126 +29,184 @@ func PlanAccess(t *Table, filter *RowExpr, order []RowOrder, hasLimit bool, now 
 		return full
 	}
 	var buf [4]*RowExpr
-	conj := conjuncts(filter, buf[:0])
-	eq := map[int]Datum{}
+	b := accessBounds{eq: map[int]Datum{}, cluster: rd.ClusterKey()}
+	for _, x := range conjuncts(filter, buf[:0]) {
+		if !b.add(rd, x, now) {
+			return full // the statement fails; no need for a path
+		}
+	}
+	best, bestN, bestScore, bestRange := b.bestKey(rd)
+	if a, ok := b.inLookup(rd, bestScore); ok {
+		return a
+	}
+	if best < 0 {
+		return orderedScan(rd, b.cluster, order, hasLimit)
+	}
+	return b.keyRange(rd, best, bestN, bestRange, order)
+}
+
+// accessBounds is what the top-level conjunction of a WHERE says of each
+// column a key could read: PlanAccess gathers it once, then weighs every
+// key against it.
+type accessBounds struct {
+	cluster int // the clustering key, which wins ties
+	eq      map[int]Datum
 	// The greatest lower and least upper bound's key bytes of each
 	// column, inclusive (nil until a range is seen: a point SELECT makes
 	// neither).
-	var lo, hi map[int]string
+	lo, hi map[int]string
 	// in holds the key bytes of each column's IN list, sorted, when every
 	// value converts as the comparison does.
-	var in map[int][]string
-	for _, x := range conj {
-		switch x.Op {
-		case EEq:
-			col, val, ok := colEqualsValue(x)
-			if !ok {
-				continue
-			}
-			j := rd.colIndex(col)
-			if j < 0 {
-				return full // the statement fails; no need for a path
-			}
-			if _, dup := eq[j]; dup {
-				continue
-			}
-			if d, ok := indexValue(&rd.Cols[j], *val); ok {
-				eq[j] = d
-			}
-		case ELt, ELe, EGt, EGe:
-			a, b := &x.Args[0], &x.Args[1]
-			op := x.Op
-			if a.Op != ECol {
-				// 5 < id is id > 5.
-				a, b = b, a
-				op = map[ExprOp]ExprOp{ELt: EGt, ELe: EGe, EGt: ELt, EGe: ELe}[op]
-			}
-			if a.Op != ECol {
-				continue
-			}
-			j := rd.colIndex(a.Col)
-			if j < 0 {
-				return full
-			}
-			k, ok := boundKey(rd, j, b, now)
-			if !ok {
-				continue
-			}
-			if op == EGt || op == EGe {
-				tighten(&lo, j, k, true)
-			} else {
-				tighten(&hi, j, k, false)
-			}
-		case EIn, EOr:
-			col, list := inList(x)
-			if col == "" {
-				continue
-			}
-			j := rd.colIndex(col)
-			if j < 0 {
-				return full
-			}
-			if _, dup := in[j]; dup {
-				continue
-			}
-			var keys []string
-			ok := true
-			for _, b := range list {
-				if b.Op != EVal || b.Val == nil {
-					ok = false
-					break
-				}
-				if b.Val.Kind == ValNull {
-					continue // matches no row
-				}
-				var d Datum
-				if d, ok = indexValue(&rd.Cols[j], *b.Val); ok {
-					keys = append(keys, string(keyBytes(nil, rd.collOf(&rd.Cols[j]), &rd.Cols[j], d)))
-				}
-			}
-			if ok {
-				if in == nil {
-					in = map[int][]string{}
-				}
-				slices.Sort(keys)
-				in[j] = slices.Compact(keys)
-			}
-		case EBetween:
-			a := &x.Args[0]
-			if a.Op != ECol {
-				continue
-			}
-			j := rd.colIndex(a.Col)
-			if j < 0 {
-				return full
-			}
-			if rd.Cols[j].Kind == ColString && rd.collFor(x.Args) != rd.collOf(&rd.Cols[j]) {
-				// c BETWEEN 'x' AND b compares in b's collation when it is
-				// c's _bin one: c's keys do not bound it.
-				continue
-			}
-			if k, ok := boundKey(rd, j, &x.Args[1], now); ok {
-				tighten(&lo, j, k, true)
-			}
-			if k, ok := boundKey(rd, j, &x.Args[2], now); ok {
-				tighten(&hi, j, k, false)
-			}
+	in map[int][]string
+}
+
+// add notes what the conjunct x bounds; one it cannot use leaves the
+// path wider, never narrower. ok is false for an unknown column: the
+// statement fails, and no path is needed.
+func (b *accessBounds) add(rd *RowsDef, x *RowExpr, now time.Time) (ok bool) {
+	switch x.Op {
+	case EEq:
+		return b.addEq(rd, x)
+	case ELt, ELe, EGt, EGe:
+		return b.addCompare(rd, x, now)
+	case EIn, EOr:
+		return b.addIn(rd, x)
+	case EBetween:
+		return b.addBetween(rd, x, now)
+	}
+	return true
+}
+
+// addEq notes col = literal, the first one of a column: an equality
+// binds a key's leading columns.
+func (b *accessBounds) addEq(rd *RowsDef, x *RowExpr) bool {
+	col, val, ok := colEqualsValue(x)
+	if !ok {
+		return true
+	}
+	j := rd.colIndex(col)
+	if j < 0 {
+		return false
+	}
+	if _, dup := b.eq[j]; dup {
+		return true
+	}
+	if d, ok := indexValue(&rd.Cols[j], *val); ok {
+		b.eq[j] = d
+	}
+	return true
+}
+
+// addCompare notes a bound of <, <=, > or >= on a column, either side.
+func (b *accessBounds) addCompare(rd *RowsDef, x *RowExpr, now time.Time) bool {
+	a, v := &x.Args[0], &x.Args[1]
+	op := x.Op
+	if a.Op != ECol {
+		// 5 < id is id > 5.
+		a, v = v, a
+		op = map[ExprOp]ExprOp{ELt: EGt, ELe: EGe, EGt: ELt, EGe: ELe}[op]
+	}
+	if a.Op != ECol {
+		return true
+	}
+	j := rd.colIndex(a.Col)
+	if j < 0 {
+		return false
+	}
+	k, ok := boundKey(rd, j, v, now)
+	if !ok {
+		return true
+	}
+	if op == EGt || op == EGe {
+		tighten(&b.lo, j, k, true)
+	} else {
+		tighten(&b.hi, j, k, false)
+	}
+	return true
+}
+
+// addIn notes col IN (literals), or its OR form, when every value
+// converts to the column's key as the comparison does.
+func (b *accessBounds) addIn(rd *RowsDef, x *RowExpr) bool {
+	col, list := inList(x)
+	if col == "" {
+		return true
+	}
+	j := rd.colIndex(col)
+	if j < 0 {
+		return false
+	}
+	if _, dup := b.in[j]; dup {
+		return true
+	}
+	var keys []string
+	ok := true
+	for _, v := range list {
+		if v.Op != EVal || v.Val == nil {
+			ok = false
+			break
+		}
+		if v.Val.Kind == ValNull {
+			continue // matches no row
+		}
+		var d Datum
+		if d, ok = indexValue(&rd.Cols[j], *v.Val); ok {
+			keys = append(keys, string(keyBytes(nil, rd.collOf(&rd.Cols[j]), &rd.Cols[j], d)))
 		}
 	}
-	cluster := rd.ClusterKey()
-	best, bestN, bestScore, bestRange := -1, 0, 0, false
+	if ok {
+		if b.in == nil {
+			b.in = map[int][]string{}
+		}
+		slices.Sort(keys)
+		b.in[j] = slices.Compact(keys)
+	}
+	return true
+}
+
+// addBetween notes col BETWEEN lo AND hi as two bounds, unless the
+// comparison's collation is not the column's.
+func (b *accessBounds) addBetween(rd *RowsDef, x *RowExpr, now time.Time) bool {
+	a := &x.Args[0]
+	if a.Op != ECol {
+		return true
+	}
+	j := rd.colIndex(a.Col)
+	if j < 0 {
+		return false
+	}
+	if rd.Cols[j].Kind == ColString && rd.collFor(x.Args) != rd.collOf(&rd.Cols[j]) {
+		// c BETWEEN 'x' AND b compares in b's collation when it is
+		// c's _bin one: c's keys do not bound it.
+		return true
+	}
+	if k, ok := boundKey(rd, j, &x.Args[1], now); ok {
+		tighten(&b.lo, j, k, true)
+	}
+	if k, ok := boundKey(rd, j, &x.Args[2], now); ok {
+		tighten(&b.hi, j, k, false)
+	}
+	return true
+}
+
+// bestKey weighs every key against the bounds: best is the key to read
+// (-1: none is bound), bestN how many of its leading columns equalities
+// bind, bestRange whether the next one has a range; bestScore is what
+// an IN lookup must beat.
+func (b *accessBounds) bestKey(rd *RowsDef) (best, bestN, bestScore int, bestRange bool) {
+	best = -1
 	for k, key := range rd.Keys {
 		n := 0
 		for _, c := range key.Cols {
-			if _, ok := eq[c]; !ok {
+			if _, ok := b.eq[c]; !ok {
 				break
 			}
 			n++
 		}
 		ranged := false
 		if n < len(key.Cols) {
-			_, l := lo[key.Cols[n]]
-			_, h := hi[key.Cols[n]]
+			_, l := b.lo[key.Cols[n]]
+			_, h := b.hi[key.Cols[n]]
 			ranged = l || h
 		}
 		if n == 0 && !ranged {
@@ -164,17 +222,21 @@ func PlanAccess(t *Table, filter *RowExpr, order []RowOrder, hasLimit bool, now 
 		if n == len(key.Cols) && key.Unique {
 			score = 1 << 20
 		}
-		if k == cluster {
+		if k == b.cluster {
 			score++
 		}
 		if score > bestScore {
 			best, bestN, bestScore, bestRange = k, n, score, ranged
 		}
 	}
-	// col IN (list) on a key of that one column: a lookup per value, when
-	// no bound above is narrower.
+	return best, bestN, bestScore, bestRange
+}
+
+// inLookup is col IN (list) on a key of that one column: a lookup per
+// value, when no bound bestKey found is narrower (bestScore).
+func (b *accessBounds) inLookup(rd *RowsDef, bestScore int) (RowsAccess, bool) {
 	for k, key := range rd.Keys {
-		keys, ok := in[key.Cols[0]]
+		keys, ok := b.in[key.Cols[0]]
 		if !ok || len(key.Cols) != 1 {
 			continue
 		}
@@ -182,50 +244,59 @@ func PlanAccess(t *Table, filter *RowExpr, order []RowOrder, hasLimit bool, now 
 		if key.Unique {
 			score = 1 << 19
 		}
-		if k == cluster {
+		if k == b.cluster {
 			score++
 		}
 		if score <= bestScore {
 			continue
 		}
 		a := RowsAccess{Index: k, In: keys, Empty: len(keys) == 0}
-		if k == cluster {
+		if k == b.cluster {
 			a.Index, a.Point = ClusterIndex, true
 		}
-		return a
+		return a, true
 	}
-	if best < 0 {
-		// No bound: an ORDER BY LIMIT that a key's order gives reads that
-		// key in order and stops at the LIMIT.
-		if hasLimit && len(order) > 0 {
-			for k := range rd.Keys {
-				if ok, desc := orderedBy(rd, k, 0, nil, order); ok {
-					a := RowsAccess{Index: k, Ordered: true, Desc: desc}
-					if k == cluster {
-						a.Index = ClusterIndex
-					}
-					return a
+	return RowsAccess{}, false
+}
+
+// orderedScan is the path of a WHERE that bounds no key: an ORDER BY
+// LIMIT that a key's order gives reads that key in order and stops at
+// the LIMIT; anything else scans the table.
+func orderedScan(rd *RowsDef, cluster int, order []RowOrder, hasLimit bool) RowsAccess {
+	if hasLimit && len(order) > 0 {
+		for k := range rd.Keys {
+			if ok, desc := orderedBy(rd, k, 0, nil, order); ok {
+				a := RowsAccess{Index: k, Ordered: true, Desc: desc}
+				if k == cluster {
+					a.Index = ClusterIndex
 				}
+				return a
 			}
 		}
-		return full
 	}
+	return RowsAccess{Index: ClusterIndex}
+}
+
+// keyRange is the path through key best: the prefix its first bestN
+// columns' equalities give, narrowed by the next column's range when
+// bestRange; Ordered when the key's order is the ORDER BY's.
+func (b *accessBounds) keyRange(rd *RowsDef, best, bestN int, bestRange bool, order []RowOrder) RowsAccess {
 	key := &rd.Keys[best]
 	vals := make([]Datum, bestN)
 	for i := range vals {
-		vals[i] = eq[key.Cols[i]]
+		vals[i] = b.eq[key.Cols[i]]
 	}
 	prefix := rd.ValueKey(best, vals)
 	a := RowsAccess{Index: best, Lo: prefix, Hi: PrefixEnd(prefix)}
 	if bestRange {
 		c := key.Cols[bestN]
-		if l, ok := lo[c]; ok {
+		if l, ok := b.lo[c]; ok {
 			a.Lo = prefix + l
 		} else {
 			// Not NULL: NULL is below every bound and matches none.
 			a.Lo = prefix + "\x01"
 		}
-		if h, ok := hi[c]; ok {
+		if h, ok := b.hi[c]; ok {
 			a.Hi = PrefixEnd(prefix + h)
 		}
 		if a.Hi != "" && a.Lo >= a.Hi {
@@ -233,9 +304,9 @@ func PlanAccess(t *Table, filter *RowExpr, order []RowOrder, hasLimit bool, now 
 		}
 	}
 	if len(order) > 0 {
-		a.Ordered, a.Desc = orderedBy(rd, best, bestN, eq, order)
+		a.Ordered, a.Desc = orderedBy(rd, best, bestN, b.eq, order)
 	}
-	if best == cluster {
+	if best == b.cluster {
 		a.Index = ClusterIndex
 		a.Point = bestN == len(key.Cols) && !bestRange
 	}

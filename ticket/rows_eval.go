@@ -1,10 +1,8 @@
 package ticket
 
 import (
-	"math"
 	mb "math/big"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
@@ -279,81 +277,21 @@ func litVal(v Value, now time.Time) (val, *Error) {
 	return val{}, mysqlerr.NotSupported("DEFAULT in an expression")
 }
 
-// eval computes x for the current row.
+// eval computes x for the current row. It only dispatches: each
+// operator's rules are the step named for it below, so that the
+// operators a WHERE uses read one at a time.
 func (env *evalEnv) eval(x *RowExpr) (val, *Error) {
 	switch x.Op {
 	case EVal:
-		if v, ok := env.lit[x]; ok {
-			return v, nil
-		}
-		if x.Val == nil {
-			return val{}, nil
-		}
-		v, e := litVal(*x.Val, env.now)
-		if e == nil && env.lit != nil {
-			env.lit[x] = v
-		}
-		return v, e
+		return env.literal(x)
 	case ECol:
-		j := env.rd.colIndex(x.Col)
-		if j < 0 {
-			return val{}, mysqlerr.UnknownColumn(x.Col, "field list")
-		}
-		if env.row == nil {
-			return val{}, mysqlerr.NotSupported("a column reference here")
-		}
-		if env.unknown != nil && env.unknown[j] {
-			return val{}, mysqlerr.NotSupported("a column in VALUES that holds no value yet (a zero date or a CURRENT_TIMESTAMP default)")
-		}
-		return colVal(&env.rd.Cols[j], env.row[j]), nil
+		return env.column(x)
 	case EValues:
-		j := env.rd.colIndex(x.Col)
-		if j < 0 {
-			return val{}, mysqlerr.UnknownColumn(x.Col, "field list")
-		}
-		if env.values == nil {
-			return val{}, nil
-		}
-		return colVal(&env.rd.Cols[j], env.values[j]), nil
+		return env.valuesCol(x)
 	case EEq, ENe, ELt, ELe, EGt, EGe, ENullEq:
-		c, null, e := env.compare(&x.Args[0], &x.Args[1], x.Args)
-		if e != nil {
-			return val{}, e
-		}
-		if x.Op == ENullEq {
-			return boolVal(c == 0 && !null || null && c == 2), nil
-		}
-		if null {
-			return val{}, nil
-		}
-		var b bool
-		switch x.Op {
-		case EEq:
-			b = c == 0
-		case ENe:
-			b = c != 0
-		case ELt:
-			b = c < 0
-		case ELe:
-			b = c <= 0
-		case EGt:
-			b = c > 0
-		case EGe:
-			b = c >= 0
-		}
-		return boolVal(b), nil
+		return env.comparison(x)
 	case ELike, ENotLike:
-		a, e := env.eval(&x.Args[0])
-		if e != nil {
-			return val{}, e
-		}
-		p, e := env.eval(&x.Args[1])
-		if e != nil || a.k == vNull || p.k == vNull {
-			return val{}, e
-		}
-		coll := env.rd.collFor(x.Args)
-		m := likeMatch(likeRunes(coll, a.text()), likePattern(coll, p.text()), rune(x.Escape))
-		return boolVal(m == (x.Op == ELike)), nil
+		return env.like(x)
 	case EIsNull, EIsNotNull:
 		v, e := env.eval(&x.Args[0])
 		if e != nil {
@@ -361,64 +299,11 @@ func (env *evalEnv) eval(x *RowExpr) (val, *Error) {
 		}
 		return boolVal((v.k == vNull) == (x.Op == EIsNull)), nil
 	case EIn, ENotIn:
-		sawNull := false
-		for i := 1; i < len(x.Args); i++ {
-			c, null, e := env.compare(&x.Args[0], &x.Args[i], x.Args)
-			if e != nil {
-				return val{}, e
-			}
-			if null {
-				sawNull = true
-				continue
-			}
-			if c == 0 {
-				return boolVal(x.Op == EIn), nil
-			}
-		}
-		if sawNull {
-			return val{}, nil
-		}
-		return boolVal(x.Op == ENotIn), nil
+		return env.in(x)
 	case EBetween, ENotBetw:
-		lo, nlo, e := env.compare(&x.Args[0], &x.Args[1], x.Args)
-		if e != nil {
-			return val{}, e
-		}
-		hi, nhi, e := env.compare(&x.Args[0], &x.Args[2], x.Args)
-		if e != nil {
-			return val{}, e
-		}
-		// Three-valued AND of x >= lo and x <= hi.
-		r := and3(tv(lo >= 0, nlo), tv(hi <= 0, nhi))
-		if x.Op == ENotBetw {
-			r = not3(r)
-		}
-		return r.val(), nil
+		return env.between(x)
 	case EAnd, EOr, EXor:
-		a, e := env.truth(&x.Args[0])
-		if e != nil {
-			return val{}, e
-		}
-		if x.Op == EAnd && a == tFalse {
-			return boolVal(false), nil
-		}
-		if x.Op == EOr && a == tTrue {
-			return boolVal(true), nil
-		}
-		b, e := env.truth(&x.Args[1])
-		if e != nil {
-			return val{}, e
-		}
-		switch x.Op {
-		case EAnd:
-			return and3(a, b).val(), nil
-		case EOr:
-			return not3(and3(not3(a), not3(b))).val(), nil
-		}
-		if a == tNull || b == tNull {
-			return val{}, nil
-		}
-		return boolVal(a != b), nil
+		return env.logic(x)
 	case ENot:
 		a, e := env.truth(&x.Args[0])
 		if e != nil {
@@ -431,37 +316,213 @@ func (env *evalEnv) eval(x *RowExpr) (val, *Error) {
 		zero := RowExpr{Op: EVal, Val: &Value{Kind: ValInt}}
 		return env.arith(&RowExpr{Op: ESub, Args: []RowExpr{zero, x.Args[0]}})
 	case EInterval:
-		// A constant interval (NOW() - INTERVAL 2 SECOND against every
-		// row of a scan) is computed once per statement: it was over half
-		// the CPU of a worker-id claim's 1,024-row scan. One that warned
-		// is computed again, so that its warnings stay per row.
-		if v, ok := env.lit[x]; ok {
-			return v, nil
-		}
-		warns := env.warnCount()
-		v, e := env.interval(x)
-		if e == nil && env.lit != nil && env.warnCount() == warns && constExpr(x) {
-			env.lit[x] = v
-		}
-		return v, e
+		return env.constInterval(x)
 	case ELastID:
-		if len(x.Args) == 0 {
-			// LAST_INSERT_ID() without an argument is the session's, which
-			// the wire layer writes in as a literal wherever it allows it.
-			return val{}, mysqlerr.NotSupported("LAST_INSERT_ID() here")
-		}
-		v, e := env.eval(&x.Args[0])
-		if e != nil || v.k == vNull {
-			return v, e
-		}
-		n, ok := toUint64(v)
-		if !ok {
-			return val{}, mysqlerr.NotSupported("LAST_INSERT_ID() of this value")
-		}
-		env.lastID, env.setLastID = n, true
-		return v, nil
+		return env.lastInsertID(x)
 	}
 	return val{}, mysqlerr.NotSupported("row expression operator " + strconv.Itoa(int(x.Op)))
+}
+
+// literal is a constant, converted once per statement (env.lit): MariaDB
+// converts a constant once, and its warnings show it.
+func (env *evalEnv) literal(x *RowExpr) (val, *Error) {
+	if v, ok := env.lit[x]; ok {
+		return v, nil
+	}
+	if x.Val == nil {
+		return val{}, nil
+	}
+	v, e := litVal(*x.Val, env.now)
+	if e == nil && env.lit != nil {
+		env.lit[x] = v
+	}
+	return v, e
+}
+
+// column is a column of the current row; where there is no row, or an
+// INSERT's VALUES reads a column not yet filled, ticketd refuses what
+// MariaDB would answer from a record it does not have.
+func (env *evalEnv) column(x *RowExpr) (val, *Error) {
+	j := env.rd.colIndex(x.Col)
+	if j < 0 {
+		return val{}, mysqlerr.UnknownColumn(x.Col, "field list")
+	}
+	if env.row == nil {
+		return val{}, mysqlerr.NotSupported("a column reference here")
+	}
+	if env.unknown != nil && env.unknown[j] {
+		return val{}, mysqlerr.NotSupported("a column in VALUES that holds no value yet (a zero date or a CURRENT_TIMESTAMP default)")
+	}
+	return colVal(&env.rd.Cols[j], env.row[j]), nil
+}
+
+// valuesCol is VALUES(col) in ON DUPLICATE KEY UPDATE: the row that was
+// to be inserted, NULL anywhere else (as MariaDB answers).
+func (env *evalEnv) valuesCol(x *RowExpr) (val, *Error) {
+	j := env.rd.colIndex(x.Col)
+	if j < 0 {
+		return val{}, mysqlerr.UnknownColumn(x.Col, "field list")
+	}
+	if env.values == nil {
+		return val{}, nil
+	}
+	return colVal(&env.rd.Cols[j], env.values[j]), nil
+}
+
+// comparison is =, <>, <, <=, >, >= and <=>: one compare under the
+// pair's type rules, then the operator's reading of its outcome (NULL
+// unknown, except for <=>).
+func (env *evalEnv) comparison(x *RowExpr) (val, *Error) {
+	c, null, e := env.compare(&x.Args[0], &x.Args[1], x.Args)
+	if e != nil {
+		return val{}, e
+	}
+	if x.Op == ENullEq {
+		return boolVal(c == 0 && !null || null && c == 2), nil
+	}
+	if null {
+		return val{}, nil
+	}
+	var b bool
+	switch x.Op {
+	case EEq:
+		b = c == 0
+	case ENe:
+		b = c != 0
+	case ELt:
+		b = c < 0
+	case ELe:
+		b = c <= 0
+	case EGt:
+		b = c > 0
+	case EGe:
+		b = c >= 0
+	}
+	return boolVal(b), nil
+}
+
+// like is LIKE and NOT LIKE, matched in the collation of the operands'
+// string columns, as a comparison is.
+func (env *evalEnv) like(x *RowExpr) (val, *Error) {
+	a, e := env.eval(&x.Args[0])
+	if e != nil {
+		return val{}, e
+	}
+	p, e := env.eval(&x.Args[1])
+	if e != nil || a.k == vNull || p.k == vNull {
+		return val{}, e
+	}
+	coll := env.rd.collFor(x.Args)
+	m := likeMatch(likeRunes(coll, a.text()), likePattern(coll, p.text()), rune(x.Escape))
+	return boolVal(m == (x.Op == ELike)), nil
+}
+
+// in is IN and NOT IN: each item compared in turn under the group's
+// type rules, a NULL among the items unknown when none matched.
+func (env *evalEnv) in(x *RowExpr) (val, *Error) {
+	sawNull := false
+	for i := 1; i < len(x.Args); i++ {
+		c, null, e := env.compare(&x.Args[0], &x.Args[i], x.Args)
+		if e != nil {
+			return val{}, e
+		}
+		if null {
+			sawNull = true
+			continue
+		}
+		if c == 0 {
+			return boolVal(x.Op == EIn), nil
+		}
+	}
+	if sawNull {
+		return val{}, nil
+	}
+	return boolVal(x.Op == ENotIn), nil
+}
+
+// between is BETWEEN and NOT BETWEEN as SQL's three-valued AND of the
+// two bounds' comparisons.
+func (env *evalEnv) between(x *RowExpr) (val, *Error) {
+	lo, nlo, e := env.compare(&x.Args[0], &x.Args[1], x.Args)
+	if e != nil {
+		return val{}, e
+	}
+	hi, nhi, e := env.compare(&x.Args[0], &x.Args[2], x.Args)
+	if e != nil {
+		return val{}, e
+	}
+	// Three-valued AND of x >= lo and x <= hi.
+	r := and3(tv(lo >= 0, nlo), tv(hi <= 0, nhi))
+	if x.Op == ENotBetw {
+		r = not3(r)
+	}
+	return r.val(), nil
+}
+
+// logic is AND, OR and XOR in three-valued logic; AND and OR do not
+// evaluate their right side when the left decides, so that its errors
+// and warnings are MariaDB's.
+func (env *evalEnv) logic(x *RowExpr) (val, *Error) {
+	a, e := env.truth(&x.Args[0])
+	if e != nil {
+		return val{}, e
+	}
+	if x.Op == EAnd && a == tFalse {
+		return boolVal(false), nil
+	}
+	if x.Op == EOr && a == tTrue {
+		return boolVal(true), nil
+	}
+	b, e := env.truth(&x.Args[1])
+	if e != nil {
+		return val{}, e
+	}
+	switch x.Op {
+	case EAnd:
+		return and3(a, b).val(), nil
+	case EOr:
+		return not3(and3(not3(a), not3(b))).val(), nil
+	}
+	if a == tNull || b == tNull {
+		return val{}, nil
+	}
+	return boolVal(a != b), nil
+}
+
+// constInterval is date + INTERVAL, computed once per statement when
+// constant (NOW() - INTERVAL 2 SECOND against every row of a scan): it
+// was over half the CPU of a worker-id claim's 1,024-row scan. One that
+// warned is computed again, so that its warnings stay per row.
+func (env *evalEnv) constInterval(x *RowExpr) (val, *Error) {
+	if v, ok := env.lit[x]; ok {
+		return v, nil
+	}
+	warns := env.warnCount()
+	v, e := env.interval(x)
+	if e == nil && env.lit != nil && env.warnCount() == warns && constExpr(x) {
+		env.lit[x] = v
+	}
+	return v, e
+}
+
+// lastInsertID is LAST_INSERT_ID(expr): its value, which the statement's
+// result then carries as the session's LAST_INSERT_ID().
+func (env *evalEnv) lastInsertID(x *RowExpr) (val, *Error) {
+	if len(x.Args) == 0 {
+		// LAST_INSERT_ID() without an argument is the session's, which
+		// the wire layer writes in as a literal wherever it allows it.
+		return val{}, mysqlerr.NotSupported("LAST_INSERT_ID() here")
+	}
+	v, e := env.eval(&x.Args[0])
+	if e != nil || v.k == vNull {
+		return v, e
+	}
+	n, ok := toUint64(v)
+	if !ok {
+		return val{}, mysqlerr.NotSupported("LAST_INSERT_ID() of this value")
+	}
+	env.lastID, env.setLastID = n, true
+	return v, nil
 }
 
 func toUint64(v val) (uint64, bool) {
@@ -637,239 +698,6 @@ func cmpInt(a, b int64) int {
 	return 0
 }
 
-// numeric is v as a DECIMAL; a string literal's conversion (and its
-// warning) is cached for the statement.
-func (env *evalEnv) numeric(v val, x *RowExpr) *mb.Rat {
-	if v.k != vStr {
-		return v.rat()
-	}
-	if x.Op == EVal && env.lit != nil {
-		if c, ok := env.lit[x]; ok && c.k == vDec {
-			return c.r
-		}
-		r := env.strDecimal(v.s, "DECIMAL")
-		env.lit[x] = val{k: vDec, r: r, s: v.s}
-		return r
-	}
-	return env.strDecimal(v.s, "DECIMAL")
-}
-
-// strDecimal converts a string to a number as MariaDB does in a numeric
-// context: leading spaces skipped, the longest numeric prefix taken;
-// warning 1292 if anything but trailing spaces was cut (a note if only
-// spaces were).
-func (env *evalEnv) strDecimal(s, what string) *mb.Rat {
-	prefix, rest := numericPrefix(s)
-	r := new(mb.Rat)
-	if prefix != "" {
-		if _, ok := r.SetString(prefix); !ok {
-			r.SetInt64(0)
-		}
-	}
-	switch {
-	case prefix == "" || strings.TrimRight(rest, " ") != "":
-		env.warn("Warning", mysqlerr.CodeTruncatedWrongValue, "Truncated incorrect %s value: '%s'", what, s)
-	case rest != "":
-		env.warn("Note", mysqlerr.CodeTruncatedWrongValue, "Truncated incorrect %s value: '%s'", what, s)
-	}
-	return r
-}
-
-// numericPrefix splits s (leading whitespace dropped) into the longest
-// prefix that is a number ([+-]digits[.digits][e[+-]digits]) and the rest.
-func numericPrefix(s string) (string, string) {
-	s = strings.TrimLeft(s, " \t\n\r")
-	i := 0
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		i++
-	}
-	digits := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-		digits++
-	}
-	if i < len(s) && s[i] == '.' {
-		j := i + 1
-		frac := 0
-		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-			j++
-			frac++
-		}
-		if digits+frac > 0 {
-			i = j
-			digits += frac
-		}
-	}
-	if digits == 0 {
-		return "", s
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		j := i + 1
-		if j < len(s) && (s[j] == '+' || s[j] == '-') {
-			j++
-		}
-		k := j
-		for k < len(s) && s[k] >= '0' && s[k] <= '9' {
-			k++
-		}
-		if k > j {
-			i = k
-		}
-	}
-	return s[:i], s[i:]
-}
-
-// arith is + - * with MariaDB's result types: integers stay integers
-// (BIGINT, unsigned if either side is; 1690 outside its range), anything
-// with a decimal is an exact decimal, a string is taken as a number.
-func (env *evalEnv) arith(x *RowExpr) (val, *Error) {
-	a, e := env.eval(&x.Args[0])
-	if e != nil {
-		return val{}, e
-	}
-	b, e := env.eval(&x.Args[1])
-	if e != nil {
-		return val{}, e
-	}
-	if a.k == vNull || b.k == vNull {
-		return val{}, nil
-	}
-	if a.k == vStr || b.k == vStr || a.k == vTime || b.k == vTime {
-		return val{}, mysqlerr.NotSupported("arithmetic on a string or a date")
-	}
-	op := map[ExprOp]byte{EAdd: '+', ESub: '-', EMul: '*'}[x.Op]
-	if a.dbl || b.dbl {
-		return doubleArith(a, b, op, x)
-	}
-	if a.k == vDec || b.k == vDec {
-		var r *mb.Rat
-		switch op {
-		case '+':
-			r = new(mb.Rat).Add(a.rat(), b.rat())
-		case '-':
-			r = new(mb.Rat).Sub(a.rat(), b.rat())
-		default:
-			r = new(mb.Rat).Mul(a.rat(), b.rat())
-		}
-		scale := decScale(a) + decScale(b)
-		if op != '*' {
-			scale = max(decScale(a), decScale(b))
-		}
-		return val{k: vDec, r: r, s: r.FloatString(scale)}, nil
-	}
-	unsigned := a.k == vUint || b.k == vUint
-	ra, rb := a.rat(), b.rat()
-	var r mb.Int
-	switch op {
-	case '+':
-		r.Add(ra.Num(), rb.Num())
-	case '-':
-		r.Sub(ra.Num(), rb.Num())
-	default:
-		r.Mul(ra.Num(), rb.Num())
-	}
-	if unsigned {
-		if r.Sign() >= 0 && r.IsUint64() {
-			return val{k: vUint, u: r.Uint64()}, nil
-		}
-	} else if r.IsInt64() {
-		return val{k: vInt, i: r.Int64()}, nil
-	}
-	what := "BIGINT"
-	if unsigned {
-		what = "BIGINT UNSIGNED"
-	}
-	return val{}, mysqlerr.New(mysqlerr.CodeValueOutOfRange, "%s value is out of range in '%s %c %s'", what, exprText(&x.Args[0]), op, exprText(&x.Args[1]))
-}
-
-// decScale is the number of fraction digits of a decimal operand.
-func decScale(v val) int {
-	if v.k != vDec {
-		return 0
-	}
-	s := v.s
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		return 0
-	}
-	if i := strings.IndexByte(s, '.'); i >= 0 {
-		return len(s) - i - 1
-	}
-	return 0
-}
-
-// exprText renders an operand for an error message.
-func exprText(x *RowExpr) string {
-	switch x.Op {
-	case ECol:
-		return "`" + x.Col + "`"
-	case EVal:
-		if x.Val != nil {
-			v, _ := litVal(*x.Val, time.Time{})
-			return v.text()
-		}
-	}
-	return "..."
-}
-
-// interval is NOW() + INTERVAL n unit (and -).
-func (env *evalEnv) interval(x *RowExpr) (val, *Error) {
-	a, e := env.eval(&x.Args[0])
-	if e != nil {
-		return val{}, e
-	}
-	n, e := env.eval(&x.Args[1])
-	if e != nil {
-		return val{}, e
-	}
-	if a.k == vNull || n.k == vNull {
-		return val{}, nil
-	}
-	var t time.Time
-	switch a.k {
-	case vTime:
-		t = a.t
-	case vStr:
-		var ok bool
-		var e *Error
-		if t, ok, e = env.parseTime(a); e != nil {
-			return val{}, e
-		} else if !ok {
-			env.warn("Warning", mysqlerr.CodeTruncatedWrongValue, "Incorrect datetime value: '%s'", a.s)
-			return val{}, nil
-		}
-	default:
-		return val{}, mysqlerr.NotSupported("INTERVAL arithmetic on a number")
-	}
-	if n.k != vInt {
-		return val{}, mysqlerr.NotSupported("INTERVAL of a non-integer")
-	}
-	var d time.Duration
-	switch x.Unit {
-	case "SECOND":
-		d = time.Second
-	case "MINUTE":
-		d = time.Minute
-	case "HOUR":
-		d = time.Hour
-	case "DAY":
-		d = 24 * time.Hour
-	case "WEEK":
-		d = 7 * 24 * time.Hour
-	default:
-		return val{}, mysqlerr.NotSupported("INTERVAL " + x.Unit)
-	}
-	if n.i > math.MaxInt64/int64(d) || n.i < math.MinInt64/int64(d) {
-		return val{}, mysqlerr.NotSupported("INTERVAL " + strconv.FormatInt(n.i, 10) + " " + x.Unit + " (beyond 292 years)")
-	}
-	out := t.Add(time.Duration(n.i) * d)
-	if out.Year() < 1000 || out.Year() > 9999 {
-		return val{}, mysqlerr.NotSupported("a date outside 1000-9999")
-	}
-	// DATE + INTERVAL of a unit below DAY is a DATETIME.
-	date := a.k == vTime && a.date && d >= 24*time.Hour
-	return val{k: vTime, t: out, date: date}, nil
-}
-
 // warnCount is the number of warnings raised so far.
 func (env *evalEnv) warnCount() int {
 	if env.warns == nil {
@@ -892,116 +720,4 @@ func constExpr(x *RowExpr) bool {
 		}
 	}
 	return true
-}
-
-// strColl is the collation of x's value when x is a string column
-// (ECol, VALUES(col)): derivation IMPLICIT in MariaDB's terms. ok is
-// false for anything else; a literal's collation is the connection's
-// (COERCIBLE), which gives way to a column's.
-func (rd *RowsDef) strColl(x *RowExpr) (c Collation, ok bool) {
-	if x.Op != ECol && x.Op != EValues {
-		return 0, false
-	}
-	j := rd.colIndex(x.Col)
-	if j < 0 || rd.Cols[j].Kind != ColString {
-		return 0, false
-	}
-	return rd.collOf(&rd.Cols[j]), true
-}
-
-// colColls reports a column with a collation of its own.
-func (rd *RowsDef) colColls() bool {
-	for i := range rd.Cols {
-		if rd.Cols[i].Collation != CollLegacy {
-			return true
-		}
-	}
-	return false
-}
-
-// collFor is the collation two strings among the operands group of one
-// operation compare by: the string columns' aggregated (aggColl), or,
-// with none, the connection's, utf8mb4_general_ci (CollLegacy in a table
-// of that folding, which it keeps for all its comparisons).
-func (rd *RowsDef) collFor(group []RowExpr) Collation {
-	if rd.Collation == CollLegacy {
-		return CollLegacy
-	}
-	if rd.Collation == CollGeneralCI && !rd.colColls() {
-		return CollGeneralCI // every column's, and the literals'
-	}
-	c, seen := CollGeneralCI, false
-	for i := range group {
-		if gc, ok := rd.strColl(&group[i]); ok {
-			if !seen {
-				c, seen = gc, true
-				continue
-			}
-			c = aggColl(c, gc)
-		}
-	}
-	return c
-}
-
-// collOps names the operations whose operands MariaDB aggregates a
-// collation over, as its "Illegal mix of collations" says them.
-var collOps = map[ExprOp]string{
-	EEq: "=", ENe: "<>", ELt: "<", ELe: "<=", EGt: ">", EGe: ">=", ENullEq: "<=>",
-	EIn: "in", ENotIn: "in", EBetween: "between", ENotBetw: "between", ELike: "like", ENotLike: "like",
-}
-
-// checkCollMix is MariaDB's refusal of an operation that compares a
-// utf8mb3 column with a string literal holding a character beyond the
-// BMP: the literal cannot be converted to the column's character set
-// (1267, 1270 or 1271, whether or not any row is read).
-func checkCollMix(rd *RowsDef, x *RowExpr) *Error {
-	op, ok := collOps[x.Op]
-	if !ok || rd.Collation == CollLegacy {
-		return nil
-	}
-	var c Collation
-	seen, wide := false, false
-	for i := range x.Args {
-		a := &x.Args[i]
-		if ac, ok := rd.strColl(a); ok {
-			if !seen {
-				c, seen = ac, true
-			} else {
-				c = aggColl(c, ac)
-			}
-			continue
-		}
-		if a.Op != EVal || a.Val == nil || a.Val.Kind != ValString {
-			continue // a number, a date or NULL: no collation to convert to
-		}
-		for _, r := range a.Val.Str {
-			wide = wide || r > 0xFFFF
-		}
-	}
-	if !seen || !wide || !c.MB3() {
-		return nil
-	}
-	names := make([]string, len(x.Args))
-	for i := range x.Args {
-		a := &x.Args[i]
-		ac, isCol := rd.strColl(a)
-		switch {
-		case isCol:
-			names[i] = "(" + ac.String() + ",IMPLICIT)"
-		case a.Op == EVal && a.Val != nil && a.Val.Kind == ValString:
-			names[i] = "(" + CollGeneralCI.String() + ",COERCIBLE)"
-		case a.Op == EVal && (a.Val == nil || a.Val.Kind == ValNull):
-			names[i] = "(binary,IGNORABLE)"
-		default:
-			// MariaDB's numbers and dates: my_charset_numeric.
-			names[i] = "(latin1_swedish_ci,NUMERIC)"
-		}
-	}
-	switch len(names) {
-	case 2:
-		return mysqlerr.New(mysqlerr.CodeCollationMix2, "Illegal mix of collations %s and %s for operation '%s'", names[0], names[1], op)
-	case 3:
-		return mysqlerr.New(mysqlerr.CodeCollationMix3, "Illegal mix of collations %s, %s, %s for operation '%s'", names[0], names[1], names[2], op)
-	}
-	return mysqlerr.New(mysqlerr.CodeCollationMixN, "Illegal mix of collations for operation '%s'", op)
 }

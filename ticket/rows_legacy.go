@@ -24,24 +24,9 @@ func legacyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 	if c.OnDup != nil {
 		return Result{Err: mysqlerr.NotSupported("ON DUPLICATE KEY UPDATE on this table")}, nil
 	}
-	cols := make([]int, 0, len(rd.Cols))
-	if c.Columns == nil {
-		for i := range rd.Cols {
-			cols = append(cols, i)
-		}
-	} else {
-		seen := map[int]bool{}
-		for _, name := range c.Columns {
-			j := rd.colIndex(name)
-			if j < 0 {
-				return Result{Err: mysqlerr.UnknownColumn(name, "field list")}, nil
-			}
-			if seen[j] {
-				return Result{Err: mysqlerr.New(mysqlerr.CodeFieldSpecifiedTwice, "Column '%s' specified twice", rd.Cols[j].Name)}, nil
-			}
-			seen[j] = true
-			cols = append(cols, j)
-		}
+	cols, e := insertColumns(rd, c, make([]int, 0, len(rd.Cols)))
+	if e != nil {
+		return Result{Err: e}, nil
 	}
 	rows, err := s.Rows(t.Def.DB, t.Def.Name)
 	if err != nil || rows == nil {
@@ -74,54 +59,11 @@ func legacyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 		}
 		r := make([]Datum, len(rd.Cols))
 		given := make([]bool, len(rd.Cols))
-		for i, j := range cols {
-			col := &rd.Cols[j]
-			v := vals[i]
-			if v.Kind == ValDefault {
-				continue
-			}
-			if j == autoCol && (v.Kind == ValNull || (v.Kind == ValInt && v.Int == 0)) {
-				continue
-			}
-			d, e := convert(col, v, c.Now, rowNum, t.Def.DB, t.Def.Name)
-			if e != nil {
-				return fail(e)
-			}
-			if d.Null && col.NotNull {
-				if col.Kind == ColTimestamp {
-					// A NULL into TIMESTAMP NOT NULL is the current time.
-					d = Datum{S: c.Now.UTC().Format(dateTimeFormat)}
-				} else {
-					return fail(mysqlerr.New(mysqlerr.CodeBadNull, "Column '%s' cannot be null", col.Name))
-				}
-			}
-			r[j], given[j] = d, true
+		if e := legacyFillGiven(t, c, cols, vals, autoCol, rowNum, r, given); e != nil {
+			return fail(e)
 		}
-		for j := range rd.Cols {
-			if given[j] {
-				continue
-			}
-			col := &rd.Cols[j]
-			switch {
-			case j == autoCol:
-				v, e := generate(t, c.Increment, c.Offset, rowNum)
-				if e != nil {
-					return fail(e)
-				}
-				r[j] = Datum{S: strconv.FormatUint(v, 10)}
-				advance(t, v)
-				if firstGen == 0 {
-					firstGen = v
-				}
-			case col.DefaultNow:
-				r[j] = Datum{S: c.Now.UTC().Format(dateTimeFormat)}
-			case col.HasDefault:
-				r[j] = col.Default
-			case !col.NotNull:
-				r[j] = Datum{Null: true}
-			default:
-				return fail(mysqlerr.New(mysqlerr.CodeNoDefault, "Field '%s' doesn't have a default value", col.Name))
-			}
+		if e := legacyFillMissing(t, c, autoCol, rowNum, r, given, &firstGen); e != nil {
+			return fail(e)
 		}
 		if autoCol >= 0 && given[autoCol] {
 			var b big
@@ -131,39 +73,13 @@ func legacyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 				explicit = b.abs
 			}
 		}
-		if c.Replace {
-			for {
-				pk, _, found, err := tx.conflict(r, "", nil)
-				if err != nil {
-					return Result{}, err
-				}
-				if !found {
-					break
-				}
-				if err := tx.del(pk); err != nil {
-					return Result{}, err
-				}
-				res.Affected++
-			}
-		} else {
-			_, k, found, err := tx.conflict(r, "", nil)
-			if err != nil {
-				return Result{}, err
-			}
-			if found {
-				e := dupEntry(keyText(&rd.Keys[k], r), rd.Keys[k].Name)
-				if c.Ignore {
-					res.Warnings = append(res.Warnings, Warning{Level: "Warning", Code: e.Code, Message: e.Message})
-					continue
-				}
-				return fail(e)
-			}
-		}
-		if _, err := tx.put("", r); err != nil {
+		e, err := legacyWrite(tx, c, r, &res)
+		if err != nil {
 			return Result{}, err
 		}
-		res.Affected++
-		res.Images = append(res.Images, r)
+		if e != nil {
+			return fail(e)
+		}
 	}
 	if firstGen != 0 {
 		res.SetLastID, res.LastID, res.InsertID = true, firstGen, firstGen
@@ -171,6 +87,114 @@ func legacyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 		res.InsertID = explicit
 	}
 	return res, s.PutTable(t)
+}
+
+// legacyFillGiven stores a row's values into r (given marks them) with
+// that build's conversions (convert, not the engine's storeCtx): NULL
+// and 0 in the AUTO_INCREMENT column are left to generate.
+func legacyFillGiven(t *Table, c *Command, cols []int, vals []Value, autoCol, rowNum int, r []Datum, given []bool) *Error {
+	rd := t.Def.Rows
+	for i, j := range cols {
+		col := &rd.Cols[j]
+		v := vals[i]
+		if v.Kind == ValDefault {
+			continue
+		}
+		if j == autoCol && (v.Kind == ValNull || (v.Kind == ValInt && v.Int == 0)) {
+			continue
+		}
+		d, e := convert(col, v, c.Now, rowNum, t.Def.DB, t.Def.Name)
+		if e != nil {
+			return e
+		}
+		if d.Null && col.NotNull {
+			if col.Kind == ColTimestamp {
+				// A NULL into TIMESTAMP NOT NULL is the current time.
+				d = Datum{S: c.Now.UTC().Format(dateTimeFormat)}
+			} else {
+				return mysqlerr.New(mysqlerr.CodeBadNull, "Column '%s' cannot be null", col.Name)
+			}
+		}
+		r[j], given[j] = d, true
+	}
+	return nil
+}
+
+// legacyFillMissing gives the columns a row did not give their value as
+// that build did: a generated id (one per row, the counter past it; the
+// statement's first in *firstGen, which decides whether a failure keeps
+// the counter), the default, NULL, or 1364.
+func legacyFillMissing(t *Table, c *Command, autoCol, rowNum int, r []Datum, given []bool, firstGen *uint64) *Error {
+	rd := t.Def.Rows
+	for j := range rd.Cols {
+		if given[j] {
+			continue
+		}
+		col := &rd.Cols[j]
+		switch {
+		case j == autoCol:
+			v, e := generate(t, c.Increment, c.Offset, rowNum)
+			if e != nil {
+				return e
+			}
+			r[j] = Datum{S: strconv.FormatUint(v, 10)}
+			advance(t, v)
+			if *firstGen == 0 {
+				*firstGen = v
+			}
+		case col.DefaultNow:
+			r[j] = Datum{S: c.Now.UTC().Format(dateTimeFormat)}
+		case col.HasDefault:
+			r[j] = col.Default
+		case !col.NotNull:
+			r[j] = Datum{Null: true}
+		default:
+			return mysqlerr.New(mysqlerr.CodeNoDefault, "Field '%s' doesn't have a default value", col.Name)
+		}
+	}
+	return nil
+}
+
+// legacyWrite writes a filled row as that build did: REPLACE deletes
+// every row it collides with (each counted), INSERT refuses a duplicate
+// (IGNORE: a warning and the row skipped). e is the statement's error,
+// err a storage error.
+func legacyWrite(tx *rowsTx, c *Command, r []Datum, res *Result) (e *Error, err error) {
+	rd := tx.rd
+	if c.Replace {
+		for {
+			pk, _, found, err := tx.conflict(r, "", nil)
+			if err != nil {
+				return nil, err
+			}
+			if !found {
+				break
+			}
+			if err := tx.del(pk); err != nil {
+				return nil, err
+			}
+			res.Affected++
+		}
+	} else {
+		_, k, found, err := tx.conflict(r, "", nil)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			e := dupEntry(keyText(&rd.Keys[k], r), rd.Keys[k].Name)
+			if c.Ignore {
+				res.Warnings = append(res.Warnings, Warning{Level: "Warning", Code: e.Code, Message: e.Message})
+				return nil, nil
+			}
+			return e, nil
+		}
+	}
+	if _, err := tx.put("", r); err != nil {
+		return nil, err
+	}
+	res.Affected++
+	res.Images = append(res.Images, r)
+	return nil, nil
 }
 
 // whereRows are the rows of a row table the WHERE conjunction matches,

@@ -1,173 +1,21 @@
 package wire
 
 import (
-	"fmt"
-	"math"
-	"math/big"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/ticketd/ticketd/sql"
-	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
 )
 
 // Row tables through the row engine (ticket/rows_engine.go): wire binds a
-// plan's placeholders, adds the session's sql_mode and pinned time, and
-// encodes the answer. Matching, ordering, conversion and aggregation all
-// happen in ticket, for SELECT, UPDATE and DELETE alike.
-
-// compareExprOp is the row engine's operator of a comparison (0 for an
-// unknown one).
-func compareExprOp(name string) ticket.ExprOp {
-	switch name {
-	case "=":
-		return ticket.EEq
-	case "<>":
-		return ticket.ENe
-	case "<":
-		return ticket.ELt
-	case "<=":
-		return ticket.ELe
-	case ">":
-		return ticket.EGt
-	case ">=":
-		return ticket.EGe
-	case "<=>":
-		return ticket.ENullEq
-	}
-	return 0
-}
-
-// logicExprOp is the operator of AND, OR and XOR (0 for another).
-func logicExprOp(name string) ticket.ExprOp {
-	switch name {
-	case "AND":
-		return ticket.EAnd
-	case "OR":
-		return ticket.EOr
-	case "XOR":
-		return ticket.EXor
-	}
-	return 0
-}
-
-// arithExprOp is the operator of +, - and * (0 for another).
-func arithExprOp(op byte) ticket.ExprOp {
-	switch op {
-	case '+':
-		return ticket.EAdd
-	case '-':
-		return ticket.ESub
-	case '*':
-		return ticket.EMul
-	}
-	return 0
-}
-
-// rowExpr converts a plan's row expression, binding its placeholders.
-func rowExpr(x *sql.Expr, args []any) (ticket.RowExpr, error) {
-	sub := func(kind ticket.ExprOp, list []sql.Expr) (ticket.RowExpr, error) {
-		out := ticket.RowExpr{Op: kind, Args: make([]ticket.RowExpr, len(list))}
-		for i := range list {
-			var err error
-			if out.Args[i], err = rowExpr(&list[i], args); err != nil {
-				return out, err
-			}
-		}
-		return out, nil
-	}
-	switch x.Kind {
-	case sql.ExprValue:
-		v, err := bind(x.Value, args)
-		if err != nil {
-			return ticket.RowExpr{}, err
-		}
-		if v.Kind == ticket.ValDefault {
-			return ticket.RowExpr{}, unsupported("DEFAULT inside an expression")
-		}
-		return ticket.RowExpr{Op: ticket.EVal, Val: &v}, nil
-	case sql.ExprColumn:
-		return ticket.RowExpr{Op: ticket.ECol, Col: x.Name}, nil
-	case sql.ExprValues:
-		return ticket.RowExpr{Op: ticket.EValues, Col: x.Name}, nil
-	case sql.ExprCompare:
-		return sub(compareExprOp(x.Name), x.Args)
-	case sql.ExprIsNull:
-		if x.Not {
-			return sub(ticket.EIsNotNull, x.Args)
-		}
-		return sub(ticket.EIsNull, x.Args)
-	case sql.ExprIn:
-		if x.Not {
-			return sub(ticket.ENotIn, x.Args)
-		}
-		return sub(ticket.EIn, x.Args)
-	case sql.ExprBetween:
-		if x.Not {
-			return sub(ticket.ENotBetw, x.Args)
-		}
-		return sub(ticket.EBetween, x.Args)
-	case sql.ExprLike:
-		op := ticket.ELike
-		if x.Not {
-			op = ticket.ENotLike
-		}
-		out, err := sub(op, x.Args)
-		out.Escape = x.Op
-		return out, err
-	case sql.ExprLogic:
-		return sub(logicExprOp(x.Name), x.Args)
-	case sql.ExprNot:
-		return sub(ticket.ENot, x.Args)
-	case sql.ExprArith:
-		return sub(arithExprOp(x.Op), x.Args)
-	case sql.ExprInterval:
-		out, err := sub(ticket.EInterval, x.Args)
-		if err != nil {
-			return out, err
-		}
-		out.Unit = x.Name
-		if x.Op == '-' {
-			out.Args[1] = ticket.RowExpr{Op: ticket.ENeg, Args: []ticket.RowExpr{out.Args[1]}}
-		}
-		return out, nil
-	case sql.ExprLastInsertID:
-		if len(x.Args) == 0 {
-			// A marker the session replaces with its value (bindLastID).
-			return ticket.RowExpr{Op: ticket.ELastID}, nil
-		}
-		if len(x.Args) != 1 {
-			return ticket.RowExpr{}, unsupported("LAST_INSERT_ID() in a row-table statement")
-		}
-		return sub(ticket.ELastID, x.Args)
-	}
-	return ticket.RowExpr{}, unsupported(x.Describe() + " on a row table")
-}
-
-// filterExpr binds a WHERE; nil for none.
-func filterExpr(f *sql.Expr, args []any) (*ticket.RowExpr, error) {
-	if f == nil {
-		return nil, nil
-	}
-	x, err := rowExpr(f, args)
-	return &x, err
-}
-
-func rowOrders(by []sql.Order) []ticket.RowOrder {
-	if by == nil {
-		return nil
-	}
-	out := make([]ticket.RowOrder, len(by))
-	for i, o := range by {
-		out[i] = ticket.RowOrder{Col: o.Column, Desc: o.Desc}
-	}
-	return out
-}
+// plan's placeholders (rowexpr.go), adds the session's sql_mode and
+// pinned time (sqlmode.go), and encodes the answer. Matching, ordering,
+// conversion and aggregation all happen in ticket, for SELECT, UPDATE and
+// DELETE alike.
 
 // rowsCommand is the row engine's part of a row-table command with the
 // session's sql_mode and pinned time.
@@ -220,9 +68,6 @@ func (s *session) peekTable(db, name string) *ticket.Table {
 func (s *session) isRowTable(db, name string) bool {
 	return s.srv.svc.IsRowTable(db, name)
 }
-
-// defaultMode is MariaDB's default sql_mode, the one ticket tables apply.
-const defaultMode = sqlMode("STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION")
 
 // updateRowsExpr runs an UPDATE on a row table in expression form.
 func (s *session) updateRowsExpr(p *sql.Update, db string, args []any) (ticket.Result, error) {
@@ -401,154 +246,6 @@ func (s *session) selectView(tb *ticket.Table, q *ticket.Query) (*ticket.Table, 
 	return r.tb, r.res, err
 }
 
-// mode is the session's sql_mode as a set of names.
-type sqlMode string
-
-func (m sqlMode) has(name string) bool {
-	for _, f := range strings.Split(string(m), ",") {
-		if f == name {
-			return true
-		}
-	}
-	return false
-}
-
-func (s *session) mode() sqlMode {
-	if v, ok := s.setVars["sql_mode"].(string); ok {
-		return sqlMode(v)
-	}
-	v, _ := s.vars["sql_mode"].value.(string)
-	return sqlMode(v)
-}
-
-// sqlModes are MariaDB's sql_mode names in the order it lists them, and
-// whether ticketd honours each: a mode that would change an answer
-// ticketd gives differently is refused with 1235 rather than shown and
-// ignored. Honoured trivially: ERROR_FOR_DIVISION_BY_ZERO (ticketd has
-// no division), NO_AUTO_CREATE_USER (no GRANT), NO_ZERO_DATE and
-// NO_ZERO_IN_DATE (ticketd stores no zero date in any mode), NO_DIR_IN_CREATE
-// (no DATA DIRECTORY), ONLY_FULL_GROUP_BY (no GROUP BY, and aggregates
-// beside other columns are refused).
-var sqlModes = []struct {
-	name string
-	ok   bool
-}{
-	{"REAL_AS_FLOAT", false}, {"PIPES_AS_CONCAT", false}, {"ANSI_QUOTES", false}, {"IGNORE_SPACE", false},
-	{"IGNORE_BAD_TABLE_OPTIONS", false}, {"ONLY_FULL_GROUP_BY", true}, {"NO_UNSIGNED_SUBTRACTION", false},
-	{"NO_DIR_IN_CREATE", true}, {"POSTGRESQL", false}, {"ORACLE", false}, {"MSSQL", false}, {"DB2", false},
-	{"MAXDB", false}, {"NO_KEY_OPTIONS", false}, {"NO_TABLE_OPTIONS", false}, {"NO_FIELD_OPTIONS", false},
-	{"MYSQL323", false}, {"MYSQL40", false}, {"ANSI", false}, {"NO_AUTO_VALUE_ON_ZERO", true},
-	{"NO_BACKSLASH_ESCAPES", false}, {"STRICT_TRANS_TABLES", true}, {"STRICT_ALL_TABLES", true},
-	{"NO_ZERO_IN_DATE", true}, {"NO_ZERO_DATE", true}, {"ALLOW_INVALID_DATES", false},
-	{"ERROR_FOR_DIVISION_BY_ZERO", true}, {"TRADITIONAL", true}, {"NO_AUTO_CREATE_USER", true},
-	{"HIGH_NOT_PRECEDENCE", false}, {"NO_ENGINE_SUBSTITUTION", true}, {"PAD_CHAR_TO_FULL_LENGTH", false},
-	{"EMPTY_STRING_IS_NULL", false}, {"SIMULTANEOUS_ASSIGNMENT", false}, {"TIME_ROUND_FRACTIONAL", false},
-}
-
-// traditional is what TRADITIONAL stands for in MariaDB 10.11.
-var traditional = []string{"STRICT_TRANS_TABLES", "STRICT_ALL_TABLES", "NO_ZERO_IN_DATE", "NO_ZERO_DATE",
-	"ERROR_FOR_DIVISION_BY_ZERO", "TRADITIONAL", "NO_AUTO_CREATE_USER", "NO_ENGINE_SUBSTITUTION"}
-
-// normalizeMode turns a SET sql_mode value into MariaDB's canonical
-// list: known names, upper case, in MariaDB's order, TRADITIONAL
-// expanded. An unknown name is 1231; a mode ticketd does not honour 1235.
-func normalizeMode(v string) (string, error) {
-	want := map[string]bool{}
-	for _, f := range strings.Split(v, ",") {
-		f = strings.ToUpper(strings.TrimSpace(f))
-		if f == "" {
-			continue
-		}
-		known := false
-		for _, m := range sqlModes {
-			if m.name == f {
-				known = true
-				if !m.ok {
-					return "", unsupported("sql_mode " + f)
-				}
-			}
-		}
-		if !known {
-			return "", mysqlerr.New(mysqlerr.CodeWrongValueForVar, "Variable 'sql_mode' can't be set to the value of '%s'", f)
-		}
-		want[f] = true
-		if f == "TRADITIONAL" {
-			for _, t := range traditional {
-				want[t] = true
-			}
-		}
-	}
-	var out []string
-	for _, m := range sqlModes {
-		if want[m.name] {
-			out = append(out, m.name)
-		}
-	}
-	return strings.Join(out, ","), nil
-}
-
-// now is NOW() for the session's statements that are not replicated:
-// SET timestamp's value while it is set, else the local clock or the
-// replicated clock, whichever is later (Config.Clock).
-func (s *session) now() time.Time {
-	if s.pinned != 0 {
-		return time.UnixMicro(s.pinned).UTC()
-	}
-	now := time.Now().UTC()
-	if s.srv.cfg.Clock != nil {
-		if c := s.srv.cfg.Clock(); c.After(now) {
-			return c
-		}
-	}
-	return now
-}
-
-// setTimestamp is SET timestamp = n (seconds since the epoch, with up to
-// six fraction digits); 0 or DEFAULT goes back to the clock.
-func (s *session) setTimestamp(val any, isDefault bool) (func() error, error) {
-	if isDefault {
-		return func() error { s.pinned = 0; return nil }, nil
-	}
-	var r *big.Rat
-	switch x := val.(type) {
-	case int64:
-		r = new(big.Rat).SetInt64(x)
-	case uint64:
-		r = new(big.Rat).SetUint64(x)
-	case float64:
-		r = new(big.Rat)
-		if r.SetFloat64(x) == nil {
-			return nil, errWrongType("timestamp")
-		}
-	case string:
-		var ok bool
-		if r, ok = new(big.Rat).SetString(strings.TrimSpace(x)); !ok {
-			return nil, errWrongType("timestamp")
-		}
-	default:
-		return nil, errWrongType("timestamp")
-	}
-	micro := new(big.Rat).Mul(r, big.NewRat(1e6, 1))
-	us := new(big.Int).Quo(micro.Num(), micro.Denom())
-	// MariaDB takes 1 to 2147483647 (2038-01-19); 0 resets.
-	if us.Sign() < 0 || !us.IsInt64() || us.Int64() > math.MaxInt32*1e6 {
-		t, _ := textValue(val)
-		return nil, mysqlerr.New(mysqlerr.CodeWrongValueForVar, "Variable 'timestamp' can't be set to the value of '%s'", t)
-	}
-	n := us.Int64()
-	return func() error { s.pinned = n; return nil }, nil
-}
-
-// timestampVar is @@timestamp: the pinned time or the clock, in seconds
-// with six fraction digits, as MariaDB's text protocol shows it.
-func (s *session) timestampVar() string {
-	us := s.pinned
-	if us == 0 {
-		us = time.Now().UnixMicro()
-	}
-	return fmt.Sprintf("%d.%06d", us/1e6, us%1e6)
-}
-
 // groupColumns are the columns p groups by: a GROUP BY name is the
 // table's column, else (MariaDB's order) the select-list item of that
 // alias: a column's alias groups by the column; any other item's would
@@ -569,26 +266,6 @@ func groupColumns(rd *ticket.RowsDef, p *sql.Select) ([]string, error) {
 		out[i] = x.Name
 	}
 	return out, nil
-}
-
-// rowOnlyKinds are the expressions only the row engine evaluates.
-var rowOnlyKinds = []sql.ExprKind{sql.ExprCompare, sql.ExprLogic, sql.ExprNot, sql.ExprIsNull,
-	sql.ExprIn, sql.ExprBetween, sql.ExprLike}
-
-// boolKind reports an expression of rowOnlyKinds: its value is 0, 1 or NULL.
-func boolKind(k sql.ExprKind) bool { return slices.Contains(rowOnlyKinds, k) }
-
-// hasColumn reports whether x refers to a column.
-func hasColumn(x *sql.Expr) bool {
-	if x.Kind == sql.ExprColumn {
-		return true
-	}
-	for i := range x.Args {
-		if hasColumn(&x.Args[i]) {
-			return true
-		}
-	}
-	return false
 }
 
 // projectRows computes a select list that has arithmetic over columns
@@ -701,18 +378,6 @@ func (s *session) projectRows(p *sql.Select, t *ticket.Table, rows [][]ticket.Da
 	return out.result(bin, &s.srv.fields), nil
 }
 
-func hasKind(x *sql.Expr, k sql.ExprKind) bool {
-	if x.Kind == k {
-		return true
-	}
-	for i := range x.Args {
-		if hasKind(&x.Args[i], k) {
-			return true
-		}
-	}
-	return false
-}
-
 func colIndexOf(rd *ticket.RowsDef, name string) int {
 	for i := range rd.Cols {
 		if strings.EqualFold(rd.Cols[i].Name, name) {
@@ -720,39 +385,6 @@ func colIndexOf(rd *ticket.RowsDef, name string) int {
 		}
 	}
 	return -1
-}
-
-// bindLastID writes the session's LAST_INSERT_ID() into the markers
-// rowExpr left for it in xs (the value at the statement's start, as
-// MariaDB reads it). A statement that also sets it with
-// LAST_INSERT_ID(expr) is refused: MariaDB's LAST_INSERT_ID() then reads
-// the value the rows before set, row by row.
-func bindLastID(id uint64, xs ...*ticket.RowExpr) error {
-	var marker, setter bool
-	var walk func(x *ticket.RowExpr)
-	walk = func(x *ticket.RowExpr) {
-		if x.Op == ticket.ELastID {
-			if len(x.Args) == 0 {
-				marker = true
-				v := ticket.Value{Kind: ticket.ValUint, Uint: id}
-				*x = ticket.RowExpr{Op: ticket.EVal, Val: &v}
-				return
-			}
-			setter = true
-		}
-		for i := range x.Args {
-			walk(&x.Args[i])
-		}
-	}
-	for _, x := range xs {
-		if x != nil {
-			walk(x)
-		}
-	}
-	if marker && setter {
-		return unsupported("LAST_INSERT_ID() beside LAST_INSERT_ID(expr) in one statement")
-	}
-	return nil
 }
 
 // insertRefusal refuses, before anything is proposed, the INSERTs whose
@@ -859,20 +491,4 @@ func (s *session) insertRefusal(db string, p *sql.Insert, vals [][]ticket.Value,
 		}
 	}
 	return nil
-}
-
-// doubleExpr reports arithmetic with a DOUBLE parameter, whose result
-// MariaDB types DOUBLE (the row engine computes it in double precision).
-func doubleExpr(x *ticket.RowExpr) bool {
-	switch x.Op {
-	case ticket.EVal:
-		return x.Val != nil && x.Val.Kind == ticket.ValDouble
-	case ticket.EAdd, ticket.ESub, ticket.EMul, ticket.ENeg:
-		for i := range x.Args {
-			if doubleExpr(&x.Args[i]) {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -13,45 +12,23 @@ import (
 	"github.com/ticketd/ticketd/wire/resp"
 )
 
-// redisFront is the node's Redis listener (--redis-addr) and, once
-// serving, its server; the zero value (listener off) does nothing.
-type redisFront struct {
-	ln  net.Listener
-	srv *resp.Server
-}
-
-// openRedis checks the Redis flags and opens the listener, before Raft
-// starts so that a taken port fails fast.
-func openRedis(o *options) (*redisFront, error) {
-	if o.redisCache < 0 {
-		return nil, errors.New("--redis-cache must not be negative")
+// listenRedis opens the Redis listener of --redis-addr, before Raft
+// starts so that a taken port fails fast; nil when it is off.
+func listenRedis(addr string) (net.Listener, error) {
+	if addr == "" {
+		return nil, nil
 	}
-	if o.redisAddr == "" {
-		return &redisFront{}, nil
-	}
-	ln, err := net.Listen("tcp", o.redisAddr)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("redis listener: %w", err)
 	}
-	return &redisFront{ln: ln}, nil
+	return ln, nil
 }
 
-// addr is the listener's address, "" when off.
-func (r *redisFront) addr() string {
-	if r.ln == nil {
-		return ""
-	}
-	return r.ln.Addr().String()
-}
-
-// serve starts the Redis front door over the node's Service: the same
-// accounts as MySQL (nil: a fresh MySQL's), the same statement timeout,
-// the node as its gate and clock. Serve's end goes to errc.
-func (r *redisFront) serve(svc *ticket.Service, node *raftstore.Node, users *wire.Users, timeout time.Duration,
-	obs resp.Observer, log *slog.Logger, errc chan<- error) {
-	if r.ln == nil {
-		return
-	}
+// newRedisServer is the Redis front door over the node's Service: the
+// same accounts as MySQL (nil: a fresh MySQL's), the same statement
+// timeout, the node as its gate and clock.
+func newRedisServer(svc *ticket.Service, node *raftstore.Node, users *wire.Users, timeout time.Duration, obs resp.Observer, log *slog.Logger) *resp.Server {
 	cfg := resp.Config{
 		Service:  svc,
 		Gate:     node,
@@ -64,19 +41,13 @@ func (r *redisFront) serve(svc *ticket.Service, node *raftstore.Node, users *wir
 	if users != nil {
 		cfg.Users = users
 	}
-	r.srv = resp.New(cfg)
-	go func() { errc <- r.srv.Serve(r.ln) }()
+	return resp.New(cfg)
 }
 
-// close stops the listener and every Redis connection. A stopping node
-// calls it before its MySQL drain: Redis clients have no drain protocol
-// and reconnect, to another node behind a balancer; a command in flight
-// loses its reply (its number is never handed out).
-func (r *redisFront) close() {
-	if r.srv != nil {
-		r.srv.Close()
+// addrOf is a listener's address, "" for none.
+func addrOf(ln net.Listener) string {
+	if ln == nil {
+		return ""
 	}
-	if r.ln != nil {
-		r.ln.Close()
-	}
+	return ln.Addr().String()
 }

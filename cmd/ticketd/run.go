@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"runtime/debug"
@@ -202,118 +204,31 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 // errLogged marks an error run has already written to the log.
 var errLogged = errors.New("logged")
 
-// joinAsked joins the cluster of --join, unless this node restarts on
-// its existing state.
-func joinAsked(ctx context.Context, o *options, node *raftstore.Node, token string, log *slog.Logger) error {
-	if o.join == "" {
-		return nil
-	}
-	if node.Restarted() {
-		log.Info("resuming from existing state; --join ignored", "join", o.join)
-		return nil
-	}
-	jf := o.admin
-	if jf.ca == "" && jf.cert != "" {
-		// --http-ca would also make this node's admin API demand
-		// client certificates: the member's admin certificate is
-		// verified against the cluster's CA instead (OPERATIONS.md
-		// "Securing a cluster" signs both with it).
-		jf.ca = o.node.ca
-	}
-	if err := joinCluster(ctx, &jf, token, o.join, o.nodeID, node.Addr(), log); err != nil {
-		return fmt.Errorf("--join %s: %w", o.join, err)
-	}
-	return nil
-}
-
-// runNode is run once the options are parsed and the log is set up.
+// runNode is run once the options are parsed and the log is set up: the
+// settings loaded, the listeners opened, Raft and the Service started,
+// the servers started, then a wait for the stop. What each step opens is
+// closed by a defer here, in the reverse order, however runNode returns.
 func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(string) string) error {
+	if o.redisCache < 0 {
+		return errors.New("--redis-cache must not be negative")
+	}
 	met, err := newNodeMetrics()
 	if err != nil {
 		return err
 	}
 	defer met.uninstall()
-	wcfg := wire.Config{StatementTimeout: o.stmtTimeout, Logger: log, Observer: met.Wire}
-	if err := o.client.apply(&wcfg, log); err != nil {
-		return err
-	}
-	token, err := o.admin.token(getenv)
+	set, err := loadSettings(o, log, getenv, met)
 	if err != nil {
 		return err
 	}
-	adminTLS, err := o.admin.serverTLS()
+	lns, err := openListeners(o)
 	if err != nil {
 		return err
 	}
-	nodeTLS, err := o.node.load(o.raftAddr)
+	defer lns.close()
+	node, svc, err := openNode(o, set, lns, met, log)
 	if err != nil {
 		return err
-	}
-	var peers []raftstore.Peer
-	if o.peers != "" {
-		if peers, err = raftstore.ParsePeers(o.peers); err != nil {
-			return fmt.Errorf("--peers: %w", err)
-		}
-	}
-	if err := os.MkdirAll(o.dataDir, 0o755); err != nil {
-		return fmt.Errorf("data dir: %w", err)
-	}
-	// Listen before starting Raft so that a taken port fails fast.
-	mysqlLn, err := listen("mysql listener", "--mysql-addr", o.mysqlAddr)
-	if err != nil {
-		return err
-	}
-	defer mysqlLn.Close()
-	httpLn, err := listen("admin listener", "--http-addr", o.httpAddr)
-	if err != nil {
-		return err
-	}
-	defer httpLn.Close()
-	red, err := openRedis(o)
-	if err != nil {
-		return err
-	}
-	defer red.close()
-
-	// A follower forwards its batches to the leader, where they run
-	// through the leader's Service, so that range reservations see every
-	// allocation of their tables, and from there into the leader's Raft.
-	// The Service proposes through the node and the node hands forwarded
-	// batches to the Service: Open builds it, through Forward, before the
-	// node accepts any connection.
-	var svc *ticket.Service
-	node, err := raftstore.Open(raftstore.Config{
-		NodeID:            o.nodeID,
-		RaftAddr:          o.raftAddr,
-		DataDir:           o.dataDir,
-		Peers:             peers,
-		NoBootstrap:       o.join != "",
-		SnapshotThreshold: o.snapshotThreshold,
-		SnapshotInterval:  o.snapshotInterval,
-		TrailingLogs:      o.trailingLogs,
-		StateNoSync:       !o.stateFsync,
-		LogStore:          o.raftLog,
-		// Heartbeat timeout: raftstore's default, half the election
-		// timeout (not below the lease), measured in issue 14.
-		ElectionTimeout:    o.electionTimeout,
-		LeaderLeaseTimeout: o.leaderLease,
-		ApplyTimeout:       raftstore.ApplyTimeoutFor(o.stmtTimeout),
-		Forward: func(n *raftstore.Node) raftstore.ForwardHandler {
-			svc = ticket.NewService(n, n, ticket.Config{Cache: o.cache, Leadership: n, Reads: n, Observer: met.Ticket, KeyCache: o.redisCache}, log)
-			return svc.ExecBatch
-		},
-		TLS:      nodeTLS,
-		Logger:   log,
-		Observer: met.Store,
-		// GET /status, on this node and for `ticketd status` through any
-		// member.
-		Describe: describer(mysqlLn.Addr().String(), httpLn.Addr().String(), red.addr()),
-	})
-	if err != nil {
-		if svc != nil {
-			svc.Close()
-		}
-		return fmt.Errorf("raft: %w", err)
 	}
 	defer func() {
 		if err := node.Close(); err != nil {
@@ -329,11 +244,168 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 	// after its last checkpoint, or after the snapshot when its state
 	// file was rebuilt, and the log is applied only once a leader is
 	// known).
-	wcfg.Gate, wcfg.Clock, wcfg.Node = node, node.Clock, nodeInfo(o, mysqlLn)
+	wcfg := set.wcfg
+	wcfg.Gate, wcfg.Clock, wcfg.Node = node, node.Clock, nodeInfo(o, lns.mysql)
 	srv := wire.New(svc, wcfg)
 	defer srv.Close()
 
 	stop := &stopper{drainTime: o.drainTime, timeout: o.shutdownTimeout, log: log}
+	admin := newAdminServer(o, set, node, svc, stop, met, log)
+	errc := make(chan error, 3)
+	var rsrv *resp.Server
+	if lns.redis != nil {
+		rsrv = newRedisServer(svc, node, wcfg.Users, o.stmtTimeout, met.Redis, log)
+		defer rsrv.Close()
+		go func() { errc <- rsrv.Serve(lns.redis) }()
+	}
+	// The MySQL listener is closed by the planned stop (srv.Shutdown), not
+	// by the signal itself.
+	serveCtx, serveCancel := context.WithCancel(context.Background())
+	defer serveCancel()
+	go func() { errc <- srv.Serve(serveCtx, lns.mysql) }()
+	go func() {
+		if set.adminTLS != nil {
+			errc <- admin.ServeTLS(lns.http, "", "")
+			return
+		}
+		errc <- admin.Serve(lns.http)
+	}()
+	log.Info("ticketd started", "node_id", o.nodeID, "mysql", lns.mysql.Addr().String(), "redis", o.redisAddr,
+		"http", lns.http.Addr().String(), "raft", node.Addr(), "data_dir", o.dataDir)
+
+	if err := joinIfAsked(ctx, o, set.token, node, log); err != nil {
+		return err
+	}
+	fatal := waitForStop(ctx, node, errc, rsrv, stop, srv, log)
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = admin.Shutdown(shutCtx)
+	return fatal
+}
+
+// nodeSettings is what the options load from files and the environment
+// (the client settings, the admin token, the certificates, the peers).
+type nodeSettings struct {
+	wcfg     wire.Config
+	token    string
+	adminTLS *tls.Config
+	nodeTLS  *tls.Config
+	peers    []raftstore.Peer
+}
+
+// loadSettings reads everything the options name and creates the data
+// directory before any port is taken or Raft opened, so that a bad
+// certificate, token or peer list fails the start with nothing to undo.
+func loadSettings(o *options, log *slog.Logger, getenv func(string) string, met *nodeMetrics) (*nodeSettings, error) {
+	set := &nodeSettings{wcfg: wire.Config{StatementTimeout: o.stmtTimeout, Logger: log, Observer: met.Wire}}
+	if err := o.client.apply(&set.wcfg, log); err != nil {
+		return nil, err
+	}
+	var err error
+	if set.token, err = o.admin.token(getenv); err != nil {
+		return nil, err
+	}
+	if set.adminTLS, err = o.admin.serverTLS(); err != nil {
+		return nil, err
+	}
+	if set.nodeTLS, err = o.node.load(o.raftAddr); err != nil {
+		return nil, err
+	}
+	if o.peers != "" {
+		if set.peers, err = raftstore.ParsePeers(o.peers); err != nil {
+			return nil, fmt.Errorf("--peers: %w", err)
+		}
+	}
+	if err := os.MkdirAll(o.dataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	return set, nil
+}
+
+// nodeListeners are the node's MySQL, admin and Redis listeners (redis
+// nil without --redis-addr).
+type nodeListeners struct {
+	mysql, http, redis net.Listener
+}
+
+// openListeners listens before Raft starts, so that a taken port fails
+// fast; on an error it closes what it opened.
+func openListeners(o *options) (*nodeListeners, error) {
+	var l nodeListeners
+	var err error
+	if l.mysql, err = listen("mysql listener", "--mysql-addr", o.mysqlAddr); err != nil {
+		return nil, err
+	}
+	if l.http, err = listen("admin listener", "--http-addr", o.httpAddr); err != nil {
+		l.mysql.Close()
+		return nil, err
+	}
+	if l.redis, err = listenRedis(o.redisAddr); err != nil {
+		l.http.Close()
+		l.mysql.Close()
+		return nil, err
+	}
+	return &l, nil
+}
+
+// close closes the listeners, the last opened first.
+func (l *nodeListeners) close() {
+	if l.redis != nil {
+		l.redis.Close()
+	}
+	l.http.Close()
+	l.mysql.Close()
+}
+
+// openNode starts Raft and the Service, which need each other: a
+// follower forwards its batches to the leader, where they run through
+// the leader's Service, so that range reservations see every allocation
+// of their tables, and from there into the leader's Raft. The Service
+// proposes through the node and the node hands forwarded batches to the
+// Service: Open builds it, through Forward, before the node accepts any
+// connection.
+func openNode(o *options, set *nodeSettings, lns *nodeListeners, met *nodeMetrics, log *slog.Logger) (*raftstore.Node, *ticket.Service, error) {
+	var svc *ticket.Service
+	node, err := raftstore.Open(raftstore.Config{
+		NodeID:            o.nodeID,
+		RaftAddr:          o.raftAddr,
+		DataDir:           o.dataDir,
+		Peers:             set.peers,
+		NoBootstrap:       o.join != "",
+		SnapshotThreshold: o.snapshotThreshold,
+		SnapshotInterval:  o.snapshotInterval,
+		TrailingLogs:      o.trailingLogs,
+		StateNoSync:       !o.stateFsync,
+		LogStore:          o.raftLog,
+		// Heartbeat timeout: raftstore's default, half the election
+		// timeout (not below the lease), measured in issue 14.
+		ElectionTimeout:    o.electionTimeout,
+		LeaderLeaseTimeout: o.leaderLease,
+		ApplyTimeout:       raftstore.ApplyTimeoutFor(o.stmtTimeout),
+		Forward: func(n *raftstore.Node) raftstore.ForwardHandler {
+			svc = ticket.NewService(n, n, ticket.Config{Cache: o.cache, Leadership: n, Reads: n, Observer: met.Ticket, KeyCache: o.redisCache}, log)
+			return svc.ExecBatch
+		},
+		TLS:      set.nodeTLS,
+		Logger:   log,
+		Observer: met.Store,
+		// GET /status, on this node and for `ticketd status` through any
+		// member.
+		Describe: describer(lns.mysql.Addr().String(), lns.http.Addr().String(), addrOf(lns.redis)),
+	})
+	if err != nil {
+		if svc != nil {
+			svc.Close()
+		}
+		return nil, nil, fmt.Errorf("raft: %w", err)
+	}
+	return node, svc, nil
+}
+
+// newAdminServer is the admin API's server: its routes (health, status,
+// membership, backups, metrics) behind the token and TLS checks, and
+// /readyz failing once the planned stop starts draining.
+func newAdminServer(o *options, set *nodeSettings, node *raftstore.Node, svc *ticket.Service, stop *stopper, met *nodeMetrics, log *slog.Logger) *http.Server {
 	notReady := func() error {
 		if stop.draining.Load() {
 			return errDraining
@@ -341,37 +413,47 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 		return nil
 	}
 	adminH := secureAdmin(withMetrics(backupRoutes(adminHandler(node, notReady, log), node, svc, o.dataDir, log), met.reg, log),
-		&o.admin, token, o.httpAddr, log)
+		&o.admin, set.token, o.httpAddr, log)
 	// ErrorLog: net/http's own complaints (a failed TLS handshake) went
 	// to the standard logger, the one line --log-format json left plain.
-	admin := &http.Server{Handler: adminH, TLSConfig: adminTLS, ReadHeaderTimeout: 5 * time.Second,
+	return &http.Server{Handler: adminH, TLSConfig: set.adminTLS, ReadHeaderTimeout: 5 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	errc := make(chan error, 3)
-	red.serve(svc, node, wcfg.Users, o.stmtTimeout, met.Redis, log, errc)
-	// The MySQL listener is closed by the planned stop (srv.Shutdown), not
-	// by the signal itself.
-	serveCtx, serveCancel := context.WithCancel(context.Background())
-	defer serveCancel()
-	go func() { errc <- srv.Serve(serveCtx, mysqlLn) }()
-	go func() {
-		if adminTLS != nil {
-			errc <- admin.ServeTLS(httpLn, "", "")
-			return
+}
+
+// joinIfAsked asks the cluster at --join to add this node, unless the
+// node restarted with state of its own (it is a member already).
+func joinIfAsked(ctx context.Context, o *options, token string, node *raftstore.Node, log *slog.Logger) error {
+	if o.join != "" && node.Restarted() {
+		log.Info("resuming from existing state; --join ignored", "join", o.join)
+	} else if o.join != "" {
+		jf := o.admin
+		if jf.ca == "" && jf.cert != "" {
+			// --http-ca would also make this node's admin API demand
+			// client certificates: the member's admin certificate is
+			// verified against the cluster's CA instead (OPERATIONS.md
+			// "Securing a cluster" signs both with it).
+			jf.ca = o.node.ca
 		}
-		errc <- admin.Serve(httpLn)
-	}()
-	log.Info("ticketd started", "node_id", o.nodeID, "mysql", mysqlLn.Addr().String(), "redis", o.redisAddr,
-		"http", httpLn.Addr().String(), "raft", node.Addr(), "data_dir", o.dataDir)
-
-	if err := joinAsked(ctx, o, node, token, log); err != nil {
-		return err
+		if err := joinCluster(ctx, &jf, token, o.join, o.nodeID, node.Addr(), log); err != nil {
+			return fmt.Errorf("--join %s: %w", o.join, err)
+		}
 	}
+	return nil
+}
 
-	var fatal error
+// waitForStop serves until the signal (then runs the planned stop), the
+// node's failure, or a listener's; fatal is the error the node failed
+// with, which makes the process exit with status 1.
+func waitForStop(ctx context.Context, node *raftstore.Node, errc <-chan error, rsrv *resp.Server, stop *stopper, srv *wire.Server, log *slog.Logger) (fatal error) {
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")
-		red.close() // before the drain: Redis clients reconnect elsewhere
+		if rsrv != nil {
+			// Redis clients have no drain protocol: they reconnect, to
+			// another node behind a balancer. A command in flight loses
+			// its reply (its number is never handed out).
+			rsrv.Close()
+		}
 		stop.stop(srv, node)
 	case <-node.Failed():
 		// Nothing more can be answered here. An exit status other than 0
@@ -386,8 +468,5 @@ func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(stri
 			log.Error("listener failed", "err", err)
 		}
 	}
-	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = admin.Shutdown(shutCtx)
 	return fatal
 }

@@ -1,0 +1,241 @@
+package wire
+
+import (
+	"slices"
+
+	"github.com/ticketd/ticketd/sql"
+	"github.com/ticketd/ticketd/ticket"
+)
+
+// The row engine's expressions made from sql's plans: operators mapped,
+// placeholders bound, LAST_INSERT_ID() written in; what the expressions
+// mean is ticket's (ticket/rows_eval.go).
+
+// compareExprOp is the row engine's operator of a comparison (0 for an
+// unknown one).
+func compareExprOp(name string) ticket.ExprOp {
+	switch name {
+	case "=":
+		return ticket.EEq
+	case "<>":
+		return ticket.ENe
+	case "<":
+		return ticket.ELt
+	case "<=":
+		return ticket.ELe
+	case ">":
+		return ticket.EGt
+	case ">=":
+		return ticket.EGe
+	case "<=>":
+		return ticket.ENullEq
+	}
+	return 0
+}
+
+// logicExprOp is the operator of AND, OR and XOR (0 for another).
+func logicExprOp(name string) ticket.ExprOp {
+	switch name {
+	case "AND":
+		return ticket.EAnd
+	case "OR":
+		return ticket.EOr
+	case "XOR":
+		return ticket.EXor
+	}
+	return 0
+}
+
+// arithExprOp is the operator of +, - and * (0 for another).
+func arithExprOp(op byte) ticket.ExprOp {
+	switch op {
+	case '+':
+		return ticket.EAdd
+	case '-':
+		return ticket.ESub
+	case '*':
+		return ticket.EMul
+	}
+	return 0
+}
+
+// rowExpr converts a plan's row expression, binding its placeholders.
+func rowExpr(x *sql.Expr, args []any) (ticket.RowExpr, error) {
+	sub := func(kind ticket.ExprOp, list []sql.Expr) (ticket.RowExpr, error) {
+		out := ticket.RowExpr{Op: kind, Args: make([]ticket.RowExpr, len(list))}
+		for i := range list {
+			var err error
+			if out.Args[i], err = rowExpr(&list[i], args); err != nil {
+				return out, err
+			}
+		}
+		return out, nil
+	}
+	switch x.Kind {
+	case sql.ExprValue:
+		v, err := bind(x.Value, args)
+		if err != nil {
+			return ticket.RowExpr{}, err
+		}
+		if v.Kind == ticket.ValDefault {
+			return ticket.RowExpr{}, unsupported("DEFAULT inside an expression")
+		}
+		return ticket.RowExpr{Op: ticket.EVal, Val: &v}, nil
+	case sql.ExprColumn:
+		return ticket.RowExpr{Op: ticket.ECol, Col: x.Name}, nil
+	case sql.ExprValues:
+		return ticket.RowExpr{Op: ticket.EValues, Col: x.Name}, nil
+	case sql.ExprCompare:
+		return sub(compareExprOp(x.Name), x.Args)
+	case sql.ExprIsNull:
+		if x.Not {
+			return sub(ticket.EIsNotNull, x.Args)
+		}
+		return sub(ticket.EIsNull, x.Args)
+	case sql.ExprIn:
+		if x.Not {
+			return sub(ticket.ENotIn, x.Args)
+		}
+		return sub(ticket.EIn, x.Args)
+	case sql.ExprBetween:
+		if x.Not {
+			return sub(ticket.ENotBetw, x.Args)
+		}
+		return sub(ticket.EBetween, x.Args)
+	case sql.ExprLike:
+		op := ticket.ELike
+		if x.Not {
+			op = ticket.ENotLike
+		}
+		out, err := sub(op, x.Args)
+		out.Escape = x.Op
+		return out, err
+	case sql.ExprLogic:
+		return sub(logicExprOp(x.Name), x.Args)
+	case sql.ExprNot:
+		return sub(ticket.ENot, x.Args)
+	case sql.ExprArith:
+		return sub(arithExprOp(x.Op), x.Args)
+	case sql.ExprInterval:
+		out, err := sub(ticket.EInterval, x.Args)
+		if err != nil {
+			return out, err
+		}
+		out.Unit = x.Name
+		if x.Op == '-' {
+			out.Args[1] = ticket.RowExpr{Op: ticket.ENeg, Args: []ticket.RowExpr{out.Args[1]}}
+		}
+		return out, nil
+	case sql.ExprLastInsertID:
+		if len(x.Args) == 0 {
+			// A marker the session replaces with its value (bindLastID).
+			return ticket.RowExpr{Op: ticket.ELastID}, nil
+		}
+		if len(x.Args) != 1 {
+			return ticket.RowExpr{}, unsupported("LAST_INSERT_ID() in a row-table statement")
+		}
+		return sub(ticket.ELastID, x.Args)
+	}
+	return ticket.RowExpr{}, unsupported(x.Describe() + " on a row table")
+}
+
+// filterExpr binds a WHERE; nil for none.
+func filterExpr(f *sql.Expr, args []any) (*ticket.RowExpr, error) {
+	if f == nil {
+		return nil, nil
+	}
+	x, err := rowExpr(f, args)
+	return &x, err
+}
+
+func rowOrders(by []sql.Order) []ticket.RowOrder {
+	if by == nil {
+		return nil
+	}
+	out := make([]ticket.RowOrder, len(by))
+	for i, o := range by {
+		out[i] = ticket.RowOrder{Col: o.Column, Desc: o.Desc}
+	}
+	return out
+}
+
+// rowOnlyKinds are the expressions only the row engine evaluates.
+var rowOnlyKinds = []sql.ExprKind{sql.ExprCompare, sql.ExprLogic, sql.ExprNot, sql.ExprIsNull,
+	sql.ExprIn, sql.ExprBetween, sql.ExprLike}
+
+// boolKind reports an expression of rowOnlyKinds: its value is 0, 1 or NULL.
+func boolKind(k sql.ExprKind) bool { return slices.Contains(rowOnlyKinds, k) }
+
+// hasColumn reports whether x refers to a column.
+func hasColumn(x *sql.Expr) bool {
+	if x.Kind == sql.ExprColumn {
+		return true
+	}
+	for i := range x.Args {
+		if hasColumn(&x.Args[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasKind(x *sql.Expr, k sql.ExprKind) bool {
+	if x.Kind == k {
+		return true
+	}
+	for i := range x.Args {
+		if hasKind(&x.Args[i], k) {
+			return true
+		}
+	}
+	return false
+}
+
+// bindLastID writes the session's LAST_INSERT_ID() into the markers
+// rowExpr left for it in xs (the value at the statement's start, as
+// MariaDB reads it). A statement that also sets it with
+// LAST_INSERT_ID(expr) is refused: MariaDB's LAST_INSERT_ID() then reads
+// the value the rows before set, row by row.
+func bindLastID(id uint64, xs ...*ticket.RowExpr) error {
+	var marker, setter bool
+	var walk func(x *ticket.RowExpr)
+	walk = func(x *ticket.RowExpr) {
+		if x.Op == ticket.ELastID {
+			if len(x.Args) == 0 {
+				marker = true
+				v := ticket.Value{Kind: ticket.ValUint, Uint: id}
+				*x = ticket.RowExpr{Op: ticket.EVal, Val: &v}
+				return
+			}
+			setter = true
+		}
+		for i := range x.Args {
+			walk(&x.Args[i])
+		}
+	}
+	for _, x := range xs {
+		if x != nil {
+			walk(x)
+		}
+	}
+	if marker && setter {
+		return unsupported("LAST_INSERT_ID() beside LAST_INSERT_ID(expr) in one statement")
+	}
+	return nil
+}
+
+// doubleExpr reports arithmetic with a DOUBLE parameter, whose result
+// MariaDB types DOUBLE (the row engine computes it in double precision).
+func doubleExpr(x *ticket.RowExpr) bool {
+	switch x.Op {
+	case ticket.EVal:
+		return x.Val != nil && x.Val.Kind == ticket.ValDouble
+	case ticket.EAdd, ticket.ESub, ticket.EMul, ticket.ENeg:
+		for i := range x.Args {
+			if doubleExpr(&x.Args[i]) {
+				return true
+			}
+		}
+	}
+	return false
+}
