@@ -171,3 +171,23 @@ func TestRemoteListenWithoutAccountsWarns(t *testing.T) {
 		}
 	}
 }
+
+// TestRedisCacheWithdrawn: --redis-cache is refused at start, before any
+// listener or data directory is opened, naming why; 0 (the default) is
+// accepted.
+func TestRedisCacheWithdrawn(t *testing.T) {
+	var out bytes.Buffer
+	dir := filepath.Join(t.TempDir(), "data")
+	args := []string{"--data-dir", dir, "--mysql-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
+		"--raft-addr", "127.0.0.1:0", "--redis-cache", "100"}
+	err := run(context.Background(), args, func(string) string { return "" }, &out)
+	if err == nil || !strings.Contains(err.Error()+out.String(), "withdrawn") {
+		t.Fatalf("--redis-cache 100: %v, want a refusal saying it is withdrawn\n%s", err, out.String())
+	}
+	if _, serr := os.Stat(dir); serr == nil {
+		t.Errorf("--redis-cache 100 created the data directory before refusing")
+	}
+	if _, err := parseOptions([]string{"--redis-cache", "0"}, func(string) string { return "" }, io.Discard); err != nil {
+		t.Errorf("--redis-cache 0: %v", err)
+	}
+}
