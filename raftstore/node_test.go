@@ -84,6 +84,12 @@ func proposeRetry(t testing.TB, n *Node, cmds ...ticket.Command) []ticket.Result
 			t.Fatalf("propose on %s: %v", n.ID(), err)
 		}
 		t.Logf("propose on %s: retrying after %v", n.ID(), err)
+		// A node without a leader refuses at once: the next try waits
+		// for one (five immediate tries were all refused within 100 ms
+		// of a lease lost under load).
+		if err := n.WaitReady(ctxT(t, untilDeadline(t))); err != nil {
+			t.Fatalf("propose on %s: no leader to retry with: %v", n.ID(), err)
+		}
 	}
 }
 
