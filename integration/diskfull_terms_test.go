@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -32,18 +31,7 @@ func TestDiskFullHoldsElections(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short mode")
 	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=160m", "tmpfs", dir).CombinedOutput(); err != nil {
-		if os.Getenv("TICKETD_REQUIRE_MOUNT") == "1" {
-			t.Fatalf("mount tmpfs: %v: %s", err, out)
-		}
-		t.Skipf("cannot mount a small tmpfs (needs root): %v: %s", err, strings.TrimSpace(string(out)))
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", "-l", dir).CombinedOutput(); err != nil {
-			t.Logf("umount %s: %v: %s", dir, err, out)
-		}
-	})
+	dir := mountSmallTmpfs(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	n := harness.Start(ctx, t, harness.Options{DataDir: filepath.Join(dir, "data"), Args: []string{"--raft-log", "bolt"}})

@@ -34,7 +34,11 @@ func TestDiskFullHeals(t *testing.T) {
 	}
 }
 
-func diskFull(t *testing.T, store string) {
+// mountSmallTmpfs mounts a 160 MiB tmpfs on a temporary directory for the
+// test (unmounted at its end), a disk the test can fill; it skips where
+// mounting is not allowed, unless TICKETD_REQUIRE_MOUNT=1.
+func mountSmallTmpfs(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=160m", "tmpfs", dir).CombinedOutput(); err != nil {
 		if os.Getenv("TICKETD_REQUIRE_MOUNT") == "1" {
@@ -47,6 +51,11 @@ func diskFull(t *testing.T, store string) {
 			t.Logf("umount %s: %v: %s", dir, err, out)
 		}
 	})
+	return dir
+}
+
+func diskFull(t *testing.T, store string) {
+	dir := mountSmallTmpfs(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	n := harness.Start(ctx, t, harness.Options{DataDir: filepath.Join(dir, "data"), Args: []string{"--raft-log", store}})
