@@ -95,6 +95,13 @@ func (kb *keyBlocks) drop(c *Command) {
 	}
 }
 
+// dropAll is drop for each of cmds.
+func (kb *keyBlocks) dropAll(cmds []*Command) {
+	for _, c := range cmds {
+		kb.drop(c)
+	}
+}
+
 // assign takes the value for an eligible c from its key's block. ok is
 // false when c must go through Raft (not the leader, or the key cannot
 // have a block); otherwise the reply is the client's once confirm
@@ -372,7 +379,16 @@ func (s *Service) ExecKeysOrdered(ctx context.Context, cmds []*Command) ([]Resul
 			return s.execKeysSeq(ctx, cmds)
 		}
 		// A follower forwards them as one batch, which the leader runs
-		// in order from its blocks (execKeysBatch).
+		// in order from its blocks (execKeysBatch). But the proposal
+		// waits for a leader, and when this node wins the election it
+		// proposes the batch itself, as INCRs through Raft above the
+		// block it may have reserved meanwhile: the keys' blocks are
+		// dropped before and after, as for any other write of them
+		// through Raft. Without it, a pipeline sent to a candidate was
+		// answered 801..808 and the next one 704..711 from the block
+		// (TestRedisFaults/cache, kill -9 of the leader).
+		s.kb.dropAll(cmds)
+		defer s.kb.dropAll(cmds)
 	}
 	// Bounded by the Replicator's own timeout, as the batcher's
 	// proposals are, not by the caller's deadline: a cut-off node then
