@@ -208,6 +208,16 @@ func (s *Service) execSeqFrom(ctx context.Context, c *Command, own bool) (Result
 		if c.Seq != nil && c.Seq.Count == 0 {
 			// A node's block of a node-scoped sequence, forwarded:
 			// through Raft as it is (sessions' NEXTVAL asks Count 1).
+			// Or the refill of a leader deposed while it waited in the
+			// batcher, which answers its range's first value: that
+			// range lies above this leader's cache, which is dropped
+			// before and after like any allocation through Raft
+			// (TestSchemeFaults/01-pause-leader: the paused leader
+			// answered 7001, then this one 6174.. from its cache).
+			if s.seq != nil {
+				s.seq.drop(c.DB, c.Table)
+				defer s.seq.drop(c.DB, c.Table)
+			}
 			return s.b.exec(ctx, c)
 		}
 		if own {

@@ -445,3 +445,25 @@ func TestSequenceFollowerForwards(t *testing.T) {
 		t.Fatalf("row %+v", row)
 	}
 }
+
+// A leader deposed while its refill waits in the batcher forwards that
+// refill (OpSeqNext, Count 0) to the new leader, which proposes it
+// through Raft above its own cache, and the deposed leader answers the
+// new range's first value. The new leader's cache must not serve lower
+// values after that: TestSchemeFaults/01-pause-leader saw 7001 answered
+// by the paused old leader, then 6174.. from the new leader's cache.
+func TestSequenceForwardedRefillDropsCache(t *testing.T) {
+	svc, _, _ := seqService(t, SeqOption{Kind: SeqCache, Value: 100})
+	for i := int64(1); i <= 2; i++ {
+		if v, err := svcNext(t, svc); err != nil || v != i {
+			t.Fatalf("value %d: %d %v", i, v, err)
+		}
+	}
+	out, err := svc.ExecBatch(context.Background(), []Command{{Op: OpSeqNext, DB: "d", Table: "s", Seq: &SeqCommand{}}})
+	if err != nil || len(out) != 1 || out[0].Err != nil || out[0].First != 101 {
+		t.Fatalf("forwarded refill: %+v %v", out, err)
+	}
+	if v, err := svcNext(t, svc); err != nil || v <= 101 {
+		t.Fatalf("after 101 was returned through Raft: %d %v", v, err)
+	}
+}
