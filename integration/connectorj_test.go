@@ -48,23 +48,7 @@ func TestConnectorJParams(t *testing.T) {
 	}
 	node := harness.Start(ctx, t, harness.Options{})
 	got := runConnectorJ(ctx, t, java, src, node.MySQLAddr(), "cj")
-	wantLines, gotLines := strings.Split(dropVersion(want), "\n"), strings.Split(dropVersion(got), "\n")
-	same := 0
-	for i := range max(len(wantLines), len(gotLines)) {
-		var w, g string
-		if i < len(wantLines) {
-			w = wantLines[i]
-		}
-		if i < len(gotLines) {
-			g = gotLines[i]
-		}
-		if w == g {
-			same++
-			continue
-		}
-		t.Errorf("line %d differs:\n  mariadb: %s\n  ticketd: %s", i+1, w, g)
-	}
-	t.Logf("Connector/J typed parameters: %d/%d lines the same", same, len(wantLines))
+	compareLines(t, "Connector/J typed parameters", want, got)
 }
 
 // runConnectorJ runs the Java program src (one source file, which java
