@@ -6,13 +6,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // request is one command waiting for its batch. Requests are pooled: the
 // hot path of a ticket server is one of these per REPLACE.
 type request struct {
-	cmd  *Command
-	res  Result
+	cmd  *model.Command
+	res  model.Result
 	err  error
 	done chan struct{}
 	// state moves from queued to taken (by a worker) or to abandoned (by
@@ -75,41 +77,41 @@ func newBatcher(repl Replicator, workers, leaderSlots, maxBatch int, leading fun
 }
 
 // exec proposes one command and waits for its result.
-func (b *batcher) exec(ctx context.Context, c *Command) (Result, error) {
+func (b *batcher) exec(ctx context.Context, c *model.Command) (model.Result, error) {
 	r := b.pool.Get().(*request)
 	r.cmd = c
 	select {
 	case b.queue <- r:
 	case <-ctx.Done():
 		b.pool.Put(r)
-		return Result{}, ctx.Err()
+		return model.Result{}, ctx.Err()
 	case <-b.stop:
 		b.pool.Put(r)
-		return Result{}, ErrClosed
+		return model.Result{}, ErrClosed
 	}
 	select {
 	case <-r.done:
 		res, err := r.res, r.err
-		r.cmd, r.res, r.err = nil, Result{}, nil
+		r.cmd, r.res, r.err = nil, model.Result{}, nil
 		r.state.Store(queued)
 		b.pool.Put(r)
 		return res, err
 	case <-ctx.Done():
 		if r.state.CompareAndSwap(queued, abandoned) {
 			// No worker took it: nothing was proposed.
-			return Result{}, fmt.Errorf("ticket: waited for a batch slot: %w: %w", ErrNoQuorum, ctx.Err())
+			return model.Result{}, fmt.Errorf("ticket: waited for a batch slot: %w: %w", ErrNoQuorum, ctx.Err())
 		}
 		// The worker owns r; it is garbage once the worker is done with
 		// it. Whatever the batch did, this caller reports failure, so an
 		// id it may have taken is never handed out.
-		return Result{}, fmt.Errorf("ticket: %w: %w", ErrUncertain, ctx.Err())
+		return model.Result{}, fmt.Errorf("ticket: %w: %w", ErrUncertain, ctx.Err())
 	}
 }
 
 // execMany queues several commands at once and waits for all of them;
 // they may land in one proposal or several. The first replication error
 // is returned.
-func (b *batcher) execMany(ctx context.Context, cmds []*Command) ([]Result, error) {
+func (b *batcher) execMany(ctx context.Context, cmds []*model.Command) ([]model.Result, error) {
 	if b.leading != nil && int(b.forwarding.Load()) >= b.workers && b.leading() {
 		// Every worker is still waiting on a batch it forwarded to the
 		// leader before this node took over. That old leader relays
@@ -132,7 +134,7 @@ func (b *batcher) execMany(ctx context.Context, cmds []*Command) ([]Result, erro
 			return nil, ErrClosed
 		}
 	}
-	out := make([]Result, len(cmds))
+	out := make([]model.Result, len(cmds))
 	var first error
 	for i, r := range reqs {
 		select {
@@ -149,8 +151,8 @@ func (b *batcher) execMany(ctx context.Context, cmds []*Command) ([]Result, erro
 }
 
 // direct proposes cmds as one batch without a worker (execMany).
-func (b *batcher) direct(ctx context.Context, cmds []*Command) ([]Result, error) {
-	flat := make([]Command, len(cmds))
+func (b *batcher) direct(ctx context.Context, cmds []*model.Command) ([]model.Result, error) {
+	flat := make([]model.Command, len(cmds))
 	for i, c := range cmds {
 		flat[i] = *c
 	}
@@ -164,7 +166,7 @@ func (b *batcher) direct(ctx context.Context, cmds []*Command) ([]Result, error)
 func (b *batcher) work() {
 	defer b.wg.Done()
 	reqs := make([]*request, 0, b.maxBatch)
-	cmds := make([]Command, 0, b.maxBatch)
+	cmds := make([]model.Command, 0, b.maxBatch)
 	for {
 		slot := b.leading == nil || b.leading()
 		if slot {

@@ -3,6 +3,8 @@ package ticket
 import (
 	"context"
 	"testing"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // BenchmarkBatcher is group commit alone: parallel Exec calls through the
@@ -13,7 +15,7 @@ func BenchmarkBatcher(b *testing.B) {
 	svc := NewService(repl, repl, Config{}, nil)
 	defer svc.Close()
 	ctx := context.Background()
-	for _, c := range []Command{{Op: OpCreateDB, DB: "flickr"}, {Op: OpCreateTable, Def: tickets64("flickr", "T")}} {
+	for _, c := range []model.Command{{Op: model.OpCreateDB, DB: "flickr"}, {Op: model.OpCreateTable, Def: tickets64("flickr", "T")}} {
 		if _, err := svc.Exec(ctx, &c); err != nil {
 			b.Fatal(err)
 		}
@@ -35,7 +37,7 @@ func BenchmarkBatcher(b *testing.B) {
 // REPLACE on a one-row table.
 func BenchmarkApplyReplace(b *testing.B) {
 	st := NewMemStore()
-	for _, c := range []Command{{Op: OpCreateDB, DB: "flickr"}, {Op: OpCreateTable, Def: tickets64("flickr", "T")}} {
+	for _, c := range []model.Command{{Op: model.OpCreateDB, DB: "flickr"}, {Op: model.OpCreateTable, Def: tickets64("flickr", "T")}} {
 		if _, err := Apply(st, &c); err != nil {
 			b.Fatal(err)
 		}

@@ -3,6 +3,8 @@ package ticket
 import (
 	"context"
 	"sync"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // SchemaClock is what node-scoped reservation needs from the local
@@ -21,9 +23,9 @@ type SchemaClock interface {
 // node's blocks the node sees itself (the counter only grows), and
 // DELETE, which only row tables take (a busy row table must not burn
 // every node's blocks).
-func ChangesSchema(op Op) bool {
+func ChangesSchema(op model.Op) bool {
 	switch op {
-	case OpInsert, OpUpdate, OpReserve, OpSeqNext, OpDelete, OpKeys:
+	case model.OpInsert, model.OpUpdate, model.OpReserve, model.OpSeqNext, model.OpDelete, model.OpKeys:
 		return false
 	}
 	return true
@@ -56,7 +58,7 @@ func ChangesSchema(op Op) bool {
 type nodeBlocks struct {
 	read     Reader
 	clock    SchemaClock // nil: epoch 0
-	propose  func(ctx context.Context, c *Command) (Result, error)
+	propose  func(ctx context.Context, c *model.Command) (model.Result, error)
 	defCache uint64
 	obs      Observer
 	tables   sync.Map // tableKey → *block
@@ -70,7 +72,7 @@ type block struct {
 	epoch  uint64
 	node   bool // the table is node-scoped with a cache above 1
 	cache  uint64
-	def    TableDef
+	def    model.TableDef
 	stubs  map[string]bool // folded stubs with a row: REPLACE of them affects 2
 	// next..last are the ids not handed out yet; next > last means empty.
 	next, last uint64
@@ -94,7 +96,7 @@ type refill struct {
 }
 
 func newNodeBlocks(read Reader, defCache uint64, obs Observer,
-	propose func(context.Context, *Command) (Result, error)) *nodeBlocks {
+	propose func(context.Context, *model.Command) (model.Result, error)) *nodeBlocks {
 	nb := &nodeBlocks{read: read, propose: propose, defCache: defCache, obs: obs}
 	if c, ok := read.(SchemaClock); ok {
 		nb.clock = c
@@ -124,7 +126,7 @@ func (nb *nodeBlocks) entry(key tableKey) *block {
 // refused a block (its statement error comes from Raft then). With ok,
 // a non-nil error is the refill's replication failure; the ids are the
 // client's as they are.
-func (nb *nodeBlocks) assign(ctx context.Context, c *Command) (ids []uint64, ok bool, err error) {
+func (nb *nodeBlocks) assign(ctx context.Context, c *model.Command) (ids []uint64, ok bool, err error) {
 	e := nb.entry(tableKey{c.DB, c.Table})
 	n := uint64(len(c.Values))
 	for {
@@ -186,7 +188,7 @@ func (nb *nodeBlocks) assign(ctx context.Context, c *Command) (ids []uint64, ok 
 		size := refillSize(e.cache, n, c.Increment)
 		e.mu.Unlock()
 		// Not under the lock: concurrent requests wait on done.
-		r, err := nb.propose(ctx, &Command{Op: OpReserve, DB: c.DB, Table: c.Table, Count: size})
+		r, err := nb.propose(ctx, &model.Command{Op: model.OpReserve, DB: c.DB, Table: c.Table, Count: size})
 		if err == nil && r.Err != nil {
 			nb.obs.ReservationRefilled(size, r.Err)
 		} else {
@@ -216,7 +218,7 @@ func (nb *nodeBlocks) assign(ctx context.Context, c *Command) (ids []uint64, ok 
 // tryTake is assign without waiting: the ids of c from the block as it
 // is, or nil when that would need a load or a refill (or c belongs
 // elsewhere); assign then decides.
-func (nb *nodeBlocks) tryTake(c *Command) []uint64 {
+func (nb *nodeBlocks) tryTake(c *model.Command) []uint64 {
 	v, ok := nb.tables.Load(tableKey{c.DB, c.Table})
 	if !ok {
 		return nil
@@ -245,7 +247,7 @@ func (nb *nodeBlocks) tryTake(c *Command) []uint64 {
 // for any refill, and no second reservation of the table runs beside it
 // (whose result could come back below the spare). A node therefore holds
 // at most two blocks (2N ids) beyond what it has handed out.
-func (nb *nodeBlocks) prefetch(e *block, c *Command) {
+func (nb *nodeBlocks) prefetch(e *block, c *model.Command) {
 	rf := &refill{done: make(chan struct{})}
 	e.refilling = rf
 	gen, size := e.gen, e.cache
@@ -253,7 +255,7 @@ func (nb *nodeBlocks) prefetch(e *block, c *Command) {
 	go func() {
 		// The batcher proposes with its own deadline (ApplyTimeout): no
 		// statement waits on this one's context.
-		r, err := nb.propose(context.Background(), &Command{Op: OpReserve, DB: db, Table: table, Count: size})
+		r, err := nb.propose(context.Background(), &model.Command{Op: model.OpReserve, DB: db, Table: table, Count: size})
 		if err == nil && r.Err != nil {
 			nb.obs.ReservationRefilled(size, r.Err)
 		} else {
@@ -279,7 +281,7 @@ func (nb *nodeBlocks) prefetch(e *block, c *Command) {
 
 // load reads the table's definition and stubs into e, as of epoch ep or
 // later.
-func (nb *nodeBlocks) load(e *block, c *Command, ep, gen uint64) {
+func (nb *nodeBlocks) load(e *block, c *model.Command, ep, gen uint64) {
 	t, err := readTable(nb.read, c.DB, c.Table)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -345,7 +347,7 @@ func (nb *nodeBlocks) reset() {
 type nodeSeqs struct {
 	read    Reader
 	clock   SchemaClock
-	propose func(ctx context.Context, c *Command) (Result, error)
+	propose func(ctx context.Context, c *model.Command) (model.Result, error)
 	m       sync.Map // tableKey → *nodeSeq
 }
 
@@ -361,7 +363,7 @@ type nodeSeq struct {
 	refilling      *refill
 }
 
-func newNodeSeqs(read Reader, propose func(context.Context, *Command) (Result, error)) *nodeSeqs {
+func newNodeSeqs(read Reader, propose func(context.Context, *model.Command) (model.Result, error)) *nodeSeqs {
 	ns := &nodeSeqs{read: read, propose: propose}
 	if c, ok := read.(SchemaClock); ok {
 		ns.clock = c
@@ -379,7 +381,7 @@ func (ns *nodeSeqs) entry(k tableKey) *nodeSeq {
 
 // next answers NEXTVAL from this node's range; ok is false when the
 // sequence is not node-scoped.
-func (ns *nodeSeqs) next(ctx context.Context, c *Command) (Result, bool, error) {
+func (ns *nodeSeqs) next(ctx context.Context, c *model.Command) (model.Result, bool, error) {
 	e := ns.entry(tableKey{c.DB, c.Table})
 	for {
 		var ep uint64
@@ -400,31 +402,31 @@ func (ns *nodeSeqs) next(ctx context.Context, c *Command) (Result, bool, error) 
 		}
 		if !e.node {
 			e.mu.Unlock()
-			return Result{}, false, nil
+			return model.Result{}, false, nil
 		}
 		if e.valid && before(e.next, e.end, e.inc) {
 			v := e.next
 			e.next = stepFrom(v, e.inc, e.end)
 			e.mu.Unlock()
-			return Result{First: uint64(v)}, true, nil
+			return model.Result{First: uint64(v)}, true, nil
 		}
 		if wait := e.refilling; wait != nil {
 			e.mu.Unlock()
 			select {
 			case <-wait.done:
 				if wait.err != nil {
-					return Result{}, true, wait.err
+					return model.Result{}, true, wait.err
 				}
 				continue
 			case <-ctx.Done():
-				return Result{}, true, ctx.Err()
+				return model.Result{}, true, ctx.Err()
 			}
 		}
 		rf := &refill{done: make(chan struct{})}
 		e.refilling = rf
 		gen := e.gen
 		e.mu.Unlock()
-		r, err := ns.propose(ctx, &Command{Op: OpSeqNext, DB: c.DB, Table: c.Table, Seq: &SeqCommand{}})
+		r, err := ns.propose(ctx, &model.Command{Op: model.OpSeqNext, DB: c.DB, Table: c.Table, Seq: &model.SeqCommand{}})
 		e.mu.Lock()
 		e.refilling = nil
 		rf.err = err
@@ -432,7 +434,7 @@ func (ns *nodeSeqs) next(ctx context.Context, c *Command) (Result, bool, error) 
 		switch {
 		case err != nil:
 			e.mu.Unlock()
-			return Result{}, true, err
+			return model.Result{}, true, err
 		case r.Err != nil:
 			// The sequence ran out, or is gone: the statement's answer.
 			e.mu.Unlock()
@@ -442,7 +444,7 @@ func (ns *nodeSeqs) next(ctx context.Context, c *Command) (Result, bool, error) 
 			// an older build answered the request as a NEXTVAL. The value
 			// is this statement's; taking it for a range would repeat it.
 			e.mu.Unlock()
-			return Result{First: r.First}, true, nil
+			return model.Result{First: r.First}, true, nil
 		case e.gen == gen:
 			e.next, e.end, e.inc, e.valid = int64(r.First), int64(r.Last), int64(r.Matched), true
 		}
@@ -450,7 +452,7 @@ func (ns *nodeSeqs) next(ctx context.Context, c *Command) (Result, bool, error) 
 	}
 }
 
-func (ns *nodeSeqs) load(e *nodeSeq, c *Command, ep, gen uint64) {
+func (ns *nodeSeqs) load(e *nodeSeq, c *model.Command, ep, gen uint64) {
 	t, err := readTable(ns.read, c.DB, c.Table)
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -3,6 +3,8 @@ package ticket
 import (
 	"context"
 	"sync"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // seqCaches are the leader's sequence caches (CACHE n > 1): the leader
@@ -26,7 +28,7 @@ import (
 type seqCaches struct {
 	lead     Leadership
 	read     Reader
-	propose  func(ctx context.Context, c *Command) (Result, error)
+	propose  func(ctx context.Context, c *model.Command) (model.Result, error)
 	verifier *verifier
 	mu       sync.Mutex
 	m        map[tableKey]*seqCache
@@ -48,7 +50,7 @@ type seqCache struct {
 	refilling chan struct{}
 }
 
-func newSeqCaches(lead Leadership, read Reader, v *verifier, propose func(context.Context, *Command) (Result, error)) *seqCaches {
+func newSeqCaches(lead Leadership, read Reader, v *verifier, propose func(context.Context, *model.Command) (model.Result, error)) *seqCaches {
 	return &seqCaches{lead: lead, read: read, propose: propose, verifier: v, m: map[tableKey]*seqCache{}}
 }
 
@@ -97,7 +99,7 @@ func (sc *seqCaches) reset() {
 }
 
 // load learns whether the sequence caches, from the local state.
-func (sc *seqCaches) load(e *seqCache, c *Command, term, gen uint64) {
+func (sc *seqCaches) load(e *seqCache, c *model.Command, term, gen uint64) {
 	t, err := readTable(sc.read, c.DB, c.Table)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -113,15 +115,15 @@ func (sc *seqCaches) load(e *seqCache, c *Command, term, gen uint64) {
 // next answers NEXTVAL(c.DB.c.Table) on the leader: from the cache, or
 // through Raft. ok is false when this node does not lead (the caller
 // forwards).
-func (sc *seqCaches) next(ctx context.Context, c *Command) (Result, bool, error) {
+func (sc *seqCaches) next(ctx context.Context, c *model.Command) (model.Result, bool, error) {
 	term, leader := sc.lead.LeaderTerm()
 	if !leader {
-		return Result{}, false, nil
+		return model.Result{}, false, nil
 	}
 	e := sc.entry(tableKey{c.DB, c.Table})
 	for {
 		if err := ctx.Err(); err != nil {
-			return Result{}, true, err
+			return model.Result{}, true, err
 		}
 		e.mu.Lock()
 		if e.term != term {
@@ -135,7 +137,7 @@ func (sc *seqCaches) next(ctx context.Context, c *Command) (Result, bool, error)
 		}
 		if !e.cached {
 			e.mu.Unlock()
-			r, err := sc.propose(ctx, &Command{Op: OpSeqNext, DB: c.DB, Table: c.Table, Seq: &SeqCommand{Count: 1}})
+			r, err := sc.propose(ctx, &model.Command{Op: model.OpSeqNext, DB: c.DB, Table: c.Table, Seq: &model.SeqCommand{Count: 1}})
 			return r, true, err
 		}
 		if e.valid && before(e.next, e.end, e.inc) {
@@ -148,9 +150,9 @@ func (sc *seqCaches) next(ctx context.Context, c *Command) (Result, bool, error)
 			}
 			if err != nil {
 				sc.drop(c.DB, c.Table)
-				return Result{}, true, err
+				return model.Result{}, true, err
 			}
-			return Result{First: uint64(v)}, true, nil
+			return model.Result{First: uint64(v)}, true, nil
 		}
 		if wait := e.refilling; wait != nil {
 			e.mu.Unlock()
@@ -158,14 +160,14 @@ func (sc *seqCaches) next(ctx context.Context, c *Command) (Result, bool, error)
 			case <-wait:
 				continue
 			case <-ctx.Done():
-				return Result{}, true, ctx.Err()
+				return model.Result{}, true, ctx.Err()
 			}
 		}
 		done := make(chan struct{})
 		e.refilling = done
 		gen := e.gen
 		e.mu.Unlock()
-		r, err := sc.propose(ctx, &Command{Op: OpSeqNext, DB: c.DB, Table: c.Table, Seq: &SeqCommand{}})
+		r, err := sc.propose(ctx, &model.Command{Op: model.OpSeqNext, DB: c.DB, Table: c.Table, Seq: &model.SeqCommand{}})
 		t2, still := sc.lead.LeaderTerm()
 		e.mu.Lock()
 		e.refilling = nil
@@ -196,15 +198,15 @@ func stepFrom(v, inc, end int64) int64 {
 // execSeq runs a sequence command: NEXTVAL from the leader's cache or
 // through Raft; the others through Raft, dropping the cache around them
 // and telling SETVAL where the dropped cache stood.
-func (s *Service) execSeq(ctx context.Context, c *Command) (Result, error) {
+func (s *Service) execSeq(ctx context.Context, c *model.Command) (model.Result, error) {
 	return s.execSeqFrom(ctx, c, true)
 }
 
 // execSeqFrom is execSeq; own is false for another node's command (a
 // forwarded batch), which this node's node-scoped ranges never serve: its
 // session's values must follow its own node's.
-func (s *Service) execSeqFrom(ctx context.Context, c *Command, own bool) (Result, error) {
-	if c.Op == OpSeqNext {
+func (s *Service) execSeqFrom(ctx context.Context, c *model.Command, own bool) (model.Result, error) {
+	if c.Op == model.OpSeqNext {
 		if c.Seq != nil && c.Seq.Count == 0 {
 			// A node's block of a node-scoped sequence, forwarded:
 			// through Raft as it is (sessions' NEXTVAL asks Count 1).
@@ -232,7 +234,7 @@ func (s *Service) execSeqFrom(ctx context.Context, c *Command, own bool) (Result
 		s.dropSeq(c)
 		return r, err
 	}
-	if c.Op == OpSeqNext {
+	if c.Op == model.OpSeqNext {
 		if r, ok, err := s.seq.next(ctx, c); ok {
 			return r, err
 		}
@@ -245,10 +247,10 @@ func (s *Service) execSeqFrom(ctx context.Context, c *Command, own bool) (Result
 		s.seq.drop(c.DB, c.Table)
 		return r, err
 	}
-	if c.Op == OpSetVal {
+	if c.Op == model.OpSetVal {
 		if free, until, ok := s.seq.drop(c.DB, c.Table); ok {
 			cp := *c
-			sq := SeqCommand{}
+			sq := model.SeqCommand{}
 			if c.Seq != nil {
 				sq = *c.Seq
 			}
@@ -265,14 +267,14 @@ func (s *Service) execSeqFrom(ctx context.Context, c *Command, own bool) (Result
 }
 
 // dropSeq drops the caches a command through Raft could overtake.
-func (s *Service) dropSeq(c *Command) {
+func (s *Service) dropSeq(c *model.Command) {
 	switch c.Op {
-	case OpSetVal, OpAlterSeq, OpDropSeq, OpDropTable, OpAlterTable:
+	case model.OpSetVal, model.OpAlterSeq, model.OpDropSeq, model.OpDropTable, model.OpAlterTable:
 		// Synchronously on this node, so that its sessions' next NEXTVAL
 		// follows their SETVAL (or ALTER TABLE s COMMENT) even before the
 		// node applies it.
 		s.nseq.drop(c.DB, c.Table)
-	case OpSeqNext, OpCreateSeq, OpCreateTable, OpCreateDB, OpInsert, OpUpdate, OpReserve, OpDelete:
+	case model.OpSeqNext, model.OpCreateSeq, model.OpCreateTable, model.OpCreateDB, model.OpInsert, model.OpUpdate, model.OpReserve, model.OpDelete:
 	default:
 		s.nseq.reset()
 	}
@@ -283,8 +285,8 @@ func (s *Service) dropSeq(c *Command) {
 	// dropped with it), and MariaDB keeps its cache through other tables'
 	// statements: only what changes or removes a sequence drops.
 	switch c.Op {
-	case OpSeqNext, OpCreateSeq, OpCreateTable, OpCreateDB, OpInsert, OpUpdate, OpReserve, OpAlterTable:
-	case OpSetVal, OpAlterSeq, OpDropSeq, OpDropTable:
+	case model.OpSeqNext, model.OpCreateSeq, model.OpCreateTable, model.OpCreateDB, model.OpInsert, model.OpUpdate, model.OpReserve, model.OpAlterTable:
+	case model.OpSetVal, model.OpAlterSeq, model.OpDropSeq, model.OpDropTable:
 		s.seq.drop(c.DB, c.Table)
 	default:
 		// DROP DATABASE, restore, and SET GLOBAL auto_increment_increment
@@ -296,7 +298,7 @@ func (s *Service) dropSeq(c *Command) {
 // execSeqBatch runs the sequence commands of a forwarded batch, each on
 // its own, concurrently: their cache hits share VerifyLeader rounds, and
 // the others share proposals in the batcher.
-func (s *Service) execSeqBatch(ctx context.Context, cmds []Command, idx []int, out []Result) error {
+func (s *Service) execSeqBatch(ctx context.Context, cmds []model.Command, idx []int, out []model.Result) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(idx))
 	for j, i := range idx {

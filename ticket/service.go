@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // ErrClosed is returned by a Service that has been closed.
@@ -141,13 +143,13 @@ func NewService(repl Replicator, read Reader, cfg Config, log *slog.Logger) *Ser
 // Exec commits one command and returns its result. A non-nil error is a
 // replication failure (wrapping ErrNoQuorum or ErrUncertain, or the
 // context's error); statement errors are in Result.Err.
-func (s *Service) Exec(ctx context.Context, c *Command) (Result, error) {
+func (s *Service) Exec(ctx context.Context, c *model.Command) (model.Result, error) {
 	return s.ExecFor(ctx, nil, c)
 }
 
 // ExecFor is Exec for a session's statement: a compare-and-set that
 // lost keeps its row for the session's retry (casgate.go).
-func (s *Service) ExecFor(ctx context.Context, who *Session, c *Command) (Result, error) {
+func (s *Service) ExecFor(ctx context.Context, who *Session, c *model.Command) (model.Result, error) {
 	var owner uint64
 	if who != nil {
 		owner = who.casOwner
@@ -155,7 +157,7 @@ func (s *Service) ExecFor(ctx context.Context, who *Session, c *Command) (Result
 	if isSeqOp(c.Op) {
 		return s.execSeq(ctx, c)
 	}
-	if c.Op == OpKeys {
+	if c.Op == model.OpKeys {
 		return s.execKeys(ctx, c)
 	}
 	var start time.Time
@@ -165,7 +167,7 @@ func (s *Service) ExecFor(ctx context.Context, who *Session, c *Command) (Result
 	if eligible(c) {
 		if ids, ok, err := s.node.assign(ctx, c); ok {
 			if err != nil {
-				return Result{}, err
+				return model.Result{}, err
 			}
 			s.obs.Allocated(c.DB, c.Table, uint64(len(ids)), time.Since(start), true)
 			return served(ids), nil
@@ -178,7 +180,7 @@ func (s *Service) ExecFor(ctx context.Context, who *Session, c *Command) (Result
 				err = s.res.confirm(ctx, c, term)
 			}
 			if err != nil {
-				return Result{}, err
+				return model.Result{}, err
 			}
 			s.obs.Allocated(c.DB, c.Table, uint64(len(ids)), time.Since(start), true)
 			return served(ids), nil
@@ -186,7 +188,7 @@ func (s *Service) ExecFor(ctx context.Context, who *Session, c *Command) (Result
 	}
 	s.dropRanges(c)
 	s.dropBlocks(c)
-	var r Result
+	var r model.Result
 	var err error
 	switch {
 	case s.tracks(c):
@@ -208,18 +210,18 @@ func (s *Service) ExecFor(ctx context.Context, who *Session, c *Command) (Result
 // runs before the proposal, and again after it: a refill that began
 // while the proposal was in flight may have reserved a range below the
 // ids the proposal takes, and must not be used once they are returned.
-func (s *Service) dropRanges(c *Command) {
+func (s *Service) dropRanges(c *model.Command) {
 	s.dropSeq(c)
-	if s.kb != nil && c.Op == OpRestore {
+	if s.kb != nil && c.Op == model.OpRestore {
 		s.kb.drop(c)
 	}
 	if s.res == nil {
 		return
 	}
 	switch c.Op {
-	case OpInsert, OpUpdate:
+	case model.OpInsert, model.OpUpdate:
 		s.res.drop(c.DB, c.Table)
-	case OpReserve, OpSetGlobal, OpKeys:
+	case model.OpReserve, model.OpSetGlobal, model.OpKeys:
 	default:
 		// DDL, and OpRestore, which replaces every counter: a range
 		// reserved before must never be served after.
@@ -232,14 +234,14 @@ func (s *Service) dropRanges(c *Command) {
 // otherwise, and the caller runs Exec. It saves the caller arming a
 // statement deadline for the commonest statement of node-scoped tables
 // (the wire layer's timer was 3.6% of a node's CPU under sysbench).
-func (s *Service) TryExec(c *Command) (r Result, ok bool) {
+func (s *Service) TryExec(c *model.Command) (r model.Result, ok bool) {
 	if !eligible(c) {
-		return Result{}, false
+		return model.Result{}, false
 	}
 	start := time.Now()
 	ids := s.node.tryTake(c)
 	if ids == nil {
-		return Result{}, false
+		return model.Result{}, false
 	}
 	s.obs.Allocated(c.DB, c.Table, uint64(len(ids)), time.Since(start), true)
 	return served(ids), true
@@ -251,11 +253,11 @@ func (s *Service) TryExec(c *Command) (r Result, ok bool) {
 // commands of a forwarded batch are another node's, whose order this
 // node's answers need not follow, and a schema change reaches every node
 // through its SchemaClock.
-func (s *Service) dropBlocks(c *Command) {
+func (s *Service) dropBlocks(c *model.Command) {
 	switch c.Op {
-	case OpInsert, OpUpdate:
+	case model.OpInsert, model.OpUpdate:
 		s.node.drop(c.DB, c.Table)
-	case OpReserve, OpSetGlobal, OpSeqNext, OpDelete, OpKeys:
+	case model.OpReserve, model.OpSetGlobal, model.OpSeqNext, model.OpDelete, model.OpKeys:
 	default:
 		s.node.reset()
 	}
@@ -265,8 +267,8 @@ func (s *Service) dropBlocks(c *Command) {
 // forwarded batch, and returns one result per command. Commands served
 // from ranges share one leadership confirmation; the others go through
 // Raft together. An error fails the whole batch.
-func (s *Service) ExecBatch(ctx context.Context, cmds []Command) ([]Result, error) {
-	out := make([]Result, len(cmds))
+func (s *Service) ExecBatch(ctx context.Context, cmds []model.Command) ([]model.Result, error) {
+	out := make([]model.Result, len(cmds))
 	viaRaft := make([]int, 0, len(cmds))
 	type assigned struct {
 		i    int
@@ -281,7 +283,7 @@ func (s *Service) ExecBatch(ctx context.Context, cmds []Command) ([]Result, erro
 			seqs = append(seqs, i)
 			continue
 		}
-		if c.Op == OpKeys && s.kb != nil {
+		if c.Op == model.OpKeys && s.kb != nil {
 			keys = append(keys, i)
 			continue
 		}
@@ -332,7 +334,7 @@ func (s *Service) ExecBatch(ctx context.Context, cmds []Command) ([]Result, erro
 // does not queue them: the batch answers as one, and one compare-and-set
 // waiting for its turn would hold back every other session's answer in
 // it.
-func (s *Service) execForwarded(ctx context.Context, cmds []Command, idx []int, out []Result) error {
+func (s *Service) execForwarded(ctx context.Context, cmds []model.Command, idx []int, out []model.Result) error {
 	if len(idx) == 1 && s.tracks(&cmds[idx[0]]) {
 		// Alone in its batch, as a follower forwards a compare-and-set
 		// (forwardsAlone), it may take its turn.
@@ -342,7 +344,7 @@ func (s *Service) execForwarded(ctx context.Context, cmds []Command, idx []int, 
 		s.dropRanges(c)
 		return err
 	}
-	batch := make([]*Command, len(idx))
+	batch := make([]*model.Command, len(idx))
 	var scopes []writeScope
 	for j, i := range idx {
 		batch[j] = &cmds[i]
