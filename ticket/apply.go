@@ -7,6 +7,7 @@ import (
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // Apply executes one command against the store. It is deterministic: the
@@ -43,9 +44,9 @@ func Apply(s Store, c *model.Command) (model.Result, error) {
 	case model.OpRestore:
 		return applyRestore(s, c)
 	case model.OpDelete:
-		return applyRowsDelete(s, c)
+		return rowengine.ApplyDelete(s, c)
 	case model.OpRestoreRows:
-		return applyRestoreRows(s, c)
+		return rowengine.RestoreRows(s, c)
 	case model.OpKeys:
 		return applyKeys(s, c)
 	default:
@@ -94,7 +95,7 @@ func applyInsert(s Store, c *model.Command) (model.Result, error) {
 		return model.Result{Err: errSequenceRows}, nil
 	}
 	if t.Def.Rows != nil {
-		return applyRowsInsert(s, t, c)
+		return rowengine.ApplyInsert(s, t, c)
 	}
 	for _, vs := range c.Values {
 		for _, v := range vs {
@@ -305,7 +306,7 @@ func applyUpdate(s Store, c *model.Command) (model.Result, error) {
 		return model.Result{Err: errSequenceRows}, nil
 	}
 	if t.Def.Rows != nil {
-		return applyRowsUpdate(s, t, c)
+		return rowengine.ApplyUpdate(s, t, c)
 	}
 	if c.Rows != nil {
 		return model.Result{Err: errRowsShape}, nil
@@ -489,7 +490,7 @@ func applyAlterTable(s Store, c *model.Command) (model.Result, error) {
 		// Keys first: a refused key change leaves the options alone too.
 		var e *model.Error
 		var err error
-		if res, e, err = alterKeys(s, t, c); err != nil || e != nil {
+		if res, e, err = rowengine.AlterKeys(s, t, c); err != nil || e != nil {
 			return model.Result{Err: e}, err
 		}
 	}
@@ -531,3 +532,5 @@ func applyReserve(s Store, c *model.Command) (model.Result, error) {
 	model.Advance(t, last)
 	return model.Result{First: first, Last: last}, s.PutTable(t)
 }
+
+var errRowsShape = mysqlerr.NotSupported("UPDATE of several columns, or of another column than the id, on a ticket table")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // Compare-and-set UPDATEs on the leader: a row lock's queue, for Tinyid.
@@ -253,8 +254,8 @@ func scopeOf(c *model.Command, t *model.Table) (s writeScope, cas bool) {
 	if c.Op != model.OpUpdate || t == nil || t.Def.Rows == nil || c.Rows == nil || !c.Rows.Engine || c.Rows.Filter == nil {
 		return s, false
 	}
-	a := applyAccess(t, c.Rows.Filter, c.Rows.OrderBy, c.Rows.HasLimit, statementNow(c))
-	if !a.Point || a.Index != ClusterIndex {
+	a := rowengine.ApplyAccess(t, c.Rows.Filter, c.Rows.OrderBy, c.Rows.HasLimit, rowengine.StatementNow(c))
+	if !a.Point || a.Index != rowengine.ClusterIndex {
 		return s, false
 	}
 	s.row, s.isRow = rowRef{c.DB, c.Table, a.Lo}, true
@@ -265,21 +266,19 @@ func scopeOf(c *model.Command, t *model.Table) (s writeScope, cas bool) {
 		}
 	}
 	var buf [8]*model.RowExpr
-	return s, len(conjuncts(c.Rows.Filter, buf[:0])) > pk
+	return s, len(rowengine.Conjuncts(c.Rows.Filter, buf[:0])) > pk
 }
 
 // matchesNothing reports whether the row UPDATE c would match no row of
 // st and warn of nothing: then applying it changes nothing and answers
-// Result{} (applyRowsUpdateExpr, through the same pickUpdateRows). Only
+// Result{} (rowengine.UpdateMatchesNothing). Only
 // the engine's own form is answered so; an older build's is proposed.
 func matchesNothing(st Store, c *model.Command) bool {
 	t, err := st.Table(c.DB, c.Table)
 	if err != nil || t == nil || t.Def.Rows == nil || c.Rows.Assigns == nil || c.Rows.Filter == nil {
 		return false
 	}
-	var warns []model.Warning
-	u, e, err := pickUpdateRows(st, t, c, c.Rows, &warns)
-	return err == nil && e == nil && len(u.sel) == 0 && len(warns) == 0
+	return rowengine.UpdateMatchesNothing(st, t, c)
 }
 
 // leads reports whether this node leads now.

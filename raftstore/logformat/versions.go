@@ -124,10 +124,10 @@ var cmdBitVersions = map[uint64]uint32{
 	cmdName: 1, cmdValue: 1, cmdCount: 1,
 	// Version 2: restore, sequences, row tables (and their key changes).
 	cmdDump: 2, cmdForce: 2, cmdSeq: 2, cmdRows: 2, cmdKeys: 2, cmdRestoreRows: 2,
-	// Version 3: the row engine's commands (ticket/rows_engine.go: WHERE
+	// Version 3: the row engine's commands (ticket/rowengine/engine.go: WHERE
 	// predicates, SET expressions, ORDER BY/LIMIT, sql_mode, SET
 	// timestamp); a row-table command without it applies as in version 2
-	// (ticket/rows_legacy.go).
+	// (ticket/rowengine/legacy.go).
 	cmdRowsExpr: 3,
 	// Version 10: Redis key commands and a restore's keys.
 	cmdKeyCmd: 10, cmdDumpKeys: 10,
@@ -149,7 +149,7 @@ var kindVersions = map[model.ValueKind]uint32{
 	model.ValString: 1, model.ValDecimal: 1,
 	model.ValNow: 2,
 	// Version 5: binary-protocol parameters keep their type
-	// (ticket/values_typed.go); version 4 would not convert them.
+	// (ticket/rowengine/values_typed.go); version 4 would not convert them.
 	model.ValTemporal: 5, model.ValDouble: 5,
 }
 

@@ -1,4 +1,4 @@
-package ticket
+package rowengine
 
 import (
 	"fmt"
@@ -9,15 +9,27 @@ import (
 )
 
 // The statements of row tables (rows.go): UPDATE and DELETE (INSERT is
-// rows_insert.go), each applied entirely or not at all, through rowsTx.
+// insert.go), each applied entirely or not at all, through rowsTx.
 
 // rowsMissing is the storage error of a row table whose rows the store
 // does not have (a bug: PutTable creates them).
-func rowsMissing(t *model.Table, err error) error {
+func MissingRows(t *model.Table, err error) error {
 	if err != nil {
 		return err
 	}
 	return fmt.Errorf("ticket: row table %s has no rows in the store", t.Def.Key())
+}
+
+// RowStore is what the row engine reads and writes of the replicated
+// state: a table's definition and counter, and its rows. ticket's Store
+// (bbolt in raftstore, MemStore in tests) is one.
+type Store interface {
+	// Table returns nil, nil when there is no such table.
+	Table(db, name string) (*model.Table, error)
+	// PutTable stores t's definition and counter.
+	PutTable(t *model.Table) error
+	// Rows returns a row table's rows, nil when db.name is not one.
+	Rows(db, name string) (TableRows, error)
 }
 
 // rowsTx writes a statement's rows through TableRows and can undo them
@@ -179,8 +191,8 @@ func setsFromTicket(c *model.Command) *model.RowsCommand {
 }
 
 // applyRowsUpdate is UPDATE on a row table: every matching row, all or
-// nothing (rows_engine.go).
-func applyRowsUpdate(s Store, t *model.Table, c *model.Command) (model.Result, error) {
+// nothing (engine.go).
+func ApplyUpdate(s Store, t *model.Table, c *model.Command) (model.Result, error) {
 	if c.Rows == nil || !c.Rows.Engine {
 		return legacyRowsUpdate(s, t, c)
 	}
@@ -188,7 +200,7 @@ func applyRowsUpdate(s Store, t *model.Table, c *model.Command) (model.Result, e
 }
 
 // applyRowsDelete is DELETE on a row table.
-func applyRowsDelete(s Store, c *model.Command) (model.Result, error) {
+func ApplyDelete(s Store, c *model.Command) (model.Result, error) {
 	t, err := s.Table(c.DB, c.Table)
 	if err != nil {
 		return model.Result{}, err

@@ -1,4 +1,4 @@
-package ticket
+package rowengine
 
 import (
 	"slices"
@@ -18,7 +18,7 @@ import (
 // each row in turn, the first unique key it collides on (in key order)
 // decides what happens; the counts are MariaDB's (copied, deleted,
 // updated, touched).
-func applyRowsInsert(s Store, t *model.Table, c *model.Command) (model.Result, error) {
+func ApplyInsert(s Store, t *model.Table, c *model.Command) (model.Result, error) {
 	if c.Rows == nil || !c.Rows.Engine {
 		return legacyRowsInsert(s, t, c)
 	}
@@ -42,10 +42,10 @@ func applyRowsInsert(s Store, t *model.Table, c *model.Command) (model.Result, e
 	}
 	rows, err := s.Rows(t.Def.DB, t.Def.Name)
 	if err != nil || rows == nil {
-		return model.Result{}, rowsMissing(t, err)
+		return model.Result{}, MissingRows(t, err)
 	}
 	var res model.Result
-	now := statementNow(c)
+	now := StatementNow(c)
 	// INSERT IGNORE and a non-strict sql_mode clamp with warnings.
 	older := !c.RulesAt(model.RulesV11)
 	sc := &storeCtx{strict: !rc.NotStrict && !c.Ignore, db: t.Def.DB, table: t.Def.Name, warns: &res.Warnings, rd: rd, older: older}
@@ -528,7 +528,7 @@ func (in *rowsInsert) insertNew(r []model.Datum, rowGen uint64) (*model.Error, e
 		return nil, err
 	}
 	if found {
-		e := model.DupEntry(keyText(&rd.Keys[k], r), rd.Keys[k].Name)
+		e := model.DupEntry(KeyText(&rd.Keys[k], r), rd.Keys[k].Name)
 		if in.c.Ignore {
 			in.res.Warnings = append(in.res.Warnings, model.Warning{Level: "Warning", Code: e.Code, Message: e.Message})
 			in.giveBack(rowGen)
@@ -593,7 +593,7 @@ func (in *rowsInsert) updateOnDup(pk string, r []model.Datum, rowNum int) (*mode
 		return nil, err
 	}
 	if dup {
-		e := model.DupEntry(keyText(&rd.Keys[k], nr), rd.Keys[k].Name)
+		e := model.DupEntry(KeyText(&rd.Keys[k], nr), rd.Keys[k].Name)
 		if in.c.Ignore {
 			in.res.Warnings = append(in.res.Warnings, model.Warning{Level: "Warning", Code: e.Code, Message: e.Message})
 			return nil, nil

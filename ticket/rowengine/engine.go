@@ -1,4 +1,4 @@
-package ticket
+package rowengine
 
 import (
 	mb "math/big"
@@ -475,53 +475,11 @@ func itoa(n int) string { return new(mb.Int).SetInt64(int64(n)).String() }
 
 // statementNow is the time NOW() has in c: the Raft entry's, unless the
 // session pinned it with SET timestamp.
-func statementNow(c *model.Command) time.Time {
+func StatementNow(c *model.Command) time.Time {
 	if c.Rows != nil && c.Rows.Now != 0 {
 		return time.UnixMicro(c.Rows.Now).UTC()
 	}
 	return c.Now
-}
-
-// legacyFilter turns the older WHERE form (a conjunction of col = value)
-// into a predicate.
-func legacyFilter(where []model.RowCond) *model.RowExpr {
-	var f *model.RowExpr
-	for _, w := range where {
-		v := w.Val
-		eq := model.RowExpr{Op: model.EEq, Args: []model.RowExpr{{Op: model.ECol, Col: w.Col}, {Op: model.EVal, Val: &v}}}
-		if f == nil {
-			f = &eq
-			continue
-		}
-		f = &model.RowExpr{Op: model.EAnd, Args: []model.RowExpr{*f, eq}}
-	}
-	return f
-}
-
-// legacyAssigns turns the older SET form into assignments.
-func legacyAssigns(sets []model.RowSet) []model.RowAssign {
-	out := make([]model.RowAssign, len(sets))
-	operand := func(o model.RowOperand) model.RowExpr {
-		if o.Col != "" {
-			return model.RowExpr{Op: model.ECol, Col: o.Col}
-		}
-		v := o.Val
-		return model.RowExpr{Op: model.EVal, Val: &v}
-	}
-	for i, st := range sets {
-		x := operand(st.A)
-		switch st.Op {
-		case '+':
-			x = model.RowExpr{Op: model.EAdd, Args: []model.RowExpr{x, operand(st.B)}}
-		case '-':
-			x = model.RowExpr{Op: model.ESub, Args: []model.RowExpr{x, operand(st.B)}}
-		}
-		if st.SetLastID {
-			x = model.RowExpr{Op: model.ELastID, Args: []model.RowExpr{x}}
-		}
-		out[i] = model.RowAssign{Col: st.Col, Expr: x}
-	}
-	return out
 }
 
 // applyRowsUpdateExpr is UPDATE on a row table in expression form: every
@@ -617,7 +575,7 @@ func applyRowsUpdateExpr(s Store, t *model.Table, c *model.Command, rc *model.Ro
 			return model.Result{}, err
 		}
 		if dup {
-			return fail(model.DupEntry(keyText(&rd.Keys[k], r), rd.Keys[k].Name))
+			return fail(model.DupEntry(KeyText(&rd.Keys[k], r), rd.Keys[k].Name))
 		}
 		if err := tx.replace(m.pk, r); err != nil {
 			return model.Result{}, err
@@ -662,6 +620,17 @@ type updatePick struct {
 	now     time.Time
 }
 
+// UpdateMatchesNothing reports whether the UPDATE c (in expression form)
+// of t would match no row of st and warn of nothing: then applying it
+// changes nothing and answers Result{}. The leader's compare-and-set
+// queue (ticket/casgate.go) asks it through the same pickUpdateRows that
+// applyRowsUpdateExpr runs, so the two cannot disagree.
+func UpdateMatchesNothing(st Store, t *model.Table, c *model.Command) bool {
+	var warns []model.Warning
+	u, e, err := pickUpdateRows(st, t, c, c.Rows, &warns)
+	return err == nil && e == nil && len(u.sel) == 0 && len(warns) == 0
+}
+
 // pickUpdateRows checks the columns of an UPDATE in expression form on t
 // and picks the rows its WHERE, ORDER BY and LIMIT match in st, warnings
 // into warns. applyRowsUpdateExpr goes on to write them; the leader's
@@ -669,7 +638,7 @@ type updatePick struct {
 // (matchesNothing), so the two cannot disagree.
 func pickUpdateRows(st Store, t *model.Table, c *model.Command, rc *model.RowsCommand, warns *[]model.Warning) (updatePick, *model.Error, error) {
 	rd := t.Def.Rows
-	u := updatePick{assigns: rc.Assigns, now: statementNow(c)}
+	u := updatePick{assigns: rc.Assigns, now: StatementNow(c)}
 	if u.assigns == nil {
 		u.assigns = legacyAssigns(rc.Sets)
 	}
@@ -697,10 +666,10 @@ func pickUpdateRows(st Store, t *model.Table, c *model.Command, rc *model.RowsCo
 	u.env = &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: u.now, warns: warns, lit: map[*model.RowExpr]val{}, older: !c.RulesAt(model.RulesV11)}
 	rows, err := st.Rows(t.Def.DB, t.Def.Name)
 	if err != nil || rows == nil {
-		return u, nil, rowsMissing(t, err)
+		return u, nil, MissingRows(t, err)
 	}
 	u.rows = rows
-	access := applyAccess(t, filter, rc.OrderBy, rc.HasLimit, u.now)
+	access := ApplyAccess(t, filter, rc.OrderBy, rc.HasLimit, u.now)
 	sel, e, err := u.env.scanPick(rows, access, nil, filter, rc.OrderBy, rc.HasLimit, 0, rc.Limit)
 	u.sel = sel
 	return u, e, err
@@ -735,12 +704,12 @@ func applyRowsDeleteExpr(s Store, t *model.Table, c *model.Command, rc *model.Ro
 		}
 	}
 	var res model.Result
-	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: statementNow(c), warns: &res.Warnings, lit: map[*model.RowExpr]val{}, older: !c.RulesAt(model.RulesV11)}
+	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: StatementNow(c), warns: &res.Warnings, lit: map[*model.RowExpr]val{}, older: !c.RulesAt(model.RulesV11)}
 	rows, err := s.Rows(t.Def.DB, t.Def.Name)
 	if err != nil || rows == nil {
-		return model.Result{}, rowsMissing(t, err)
+		return model.Result{}, MissingRows(t, err)
 	}
-	access := applyAccess(t, filter, rc.OrderBy, rc.HasLimit, env.now)
+	access := ApplyAccess(t, filter, rc.OrderBy, rc.HasLimit, env.now)
 	sel, e, err := env.scanPick(rows, access, nil, filter, rc.OrderBy, rc.HasLimit, 0, rc.Limit)
 	if err != nil {
 		return model.Result{}, err

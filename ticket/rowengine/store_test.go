@@ -1,4 +1,4 @@
-package ticket
+package rowengine
 
 import (
 	"fmt"
@@ -54,7 +54,7 @@ func TestKeyBytesOrder(t *testing.T) {
 // plain secondary key, against a sorted slice: the clustering order,
 // every index's order, and duplicate refusals agree.
 func TestRowTreeMatchesSlice(t *testing.T) {
-	d, err := NewTableDef(&model.TableSpec{DB: "d", Name: "t", Columns: []model.ColumnSpec{
+	d, err := newTableDef(&model.TableSpec{DB: "d", Name: "t", Columns: []model.ColumnSpec{
 		{Name: "id", Type: "int", NotNull: true}, {Name: "u", Type: "varchar", Width: 4}, {Name: "v", Type: "int"}},
 		Keys: []model.KeySpec{{Primary: true, Columns: []string{"id"}}, {Unique: true, Name: "u", Columns: []string{"u"}}, {Name: "v", Columns: []string{"v", "u"}}}})
 	if err != nil {
@@ -154,7 +154,7 @@ func must(t testing.TB, err error) {
 // BenchmarkRowTreeMemory reports the heap a WORKER_NODE row costs in a
 // RowTree (bytes/row), over 1,000,000 rows.
 func BenchmarkRowTreeMemory(b *testing.B) {
-	d, err := NewTableDef(workerSpec())
+	d, err := newTableDef(workerSpec())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestChangedIsTheTree(t *testing.T) {
 		s := workerSpec()
 		s.Columns[0].AutoInc = false
 		s.Keys = keys
-		d, err := NewTableDef(s)
+		d, err := newTableDef(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -296,7 +296,7 @@ func (c *countingRows) Delete(pk string) error {
 // put); one that moves to another key is a delete and a put; rolling
 // the statement back restores both rows as they were.
 func TestReplaceKeepsKeyInOneWrite(t *testing.T) {
-	d, err := NewTableDef(workerSpec())
+	d, err := newTableDef(workerSpec())
 	if err != nil {
 		t.Fatal(err)
 	}

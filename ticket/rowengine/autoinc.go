@@ -1,4 +1,4 @@
-package ticket
+package rowengine
 
 import (
 	"github.com/ticketd/ticketd/sql/mysqlerr"

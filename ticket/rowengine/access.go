@@ -1,4 +1,4 @@
-package ticket
+package rowengine
 
 import (
 	"slices"
@@ -32,7 +32,7 @@ func PlanAccess(t *model.Table, filter *model.RowExpr, order []model.RowOrder, h
 	}
 	var buf [4]*model.RowExpr
 	b := accessBounds{eq: map[int]model.Datum{}, cluster: ClusterKey(rd)}
-	for _, x := range conjuncts(filter, buf[:0]) {
+	for _, x := range Conjuncts(filter, buf[:0]) {
 		if !b.add(rd, x, now) {
 			return full // the statement fails; no need for a path
 		}
@@ -339,7 +339,7 @@ func pointAccess(rd *model.RowsDef, filter *model.RowExpr, order []model.RowOrde
 	var vals [maxPointCols]model.Datum
 	var bound [maxPointCols]bool
 	var buf [4]*model.RowExpr
-	for _, x := range conjuncts(filter, buf[:0]) {
+	for _, x := range Conjuncts(filter, buf[:0]) {
 		col, val, ok := colEqualsValue(x)
 		if !ok {
 			continue
@@ -424,13 +424,13 @@ func colEqualsValue(x *model.RowExpr) (col string, val *model.Value, ok bool) {
 }
 
 // conjuncts appends the terms ANDed at the top of x to out.
-func conjuncts(x *model.RowExpr, out []*model.RowExpr) []*model.RowExpr {
+func Conjuncts(x *model.RowExpr, out []*model.RowExpr) []*model.RowExpr {
 	if x == nil {
 		return out
 	}
 	if x.Op == model.EAnd {
-		out = conjuncts(&x.Args[0], out)
-		return conjuncts(&x.Args[1], out)
+		out = Conjuncts(&x.Args[0], out)
+		return Conjuncts(&x.Args[1], out)
 	}
 	return append(out, x)
 }
@@ -516,7 +516,7 @@ func boundKey(rd *model.RowsDef, j int, x *model.RowExpr, now time.Time) (string
 		case vStr:
 			// Only a clean number: '5abc' compares as 5 with a warning
 			// that the rows' evaluation must raise as MariaDB does.
-			if p, rest := numericPrefix(v.s); p == "" || rest != "" || strings.TrimLeft(v.s, " \t\n\r") != v.s {
+			if p, rest := NumericPrefix(v.s); p == "" || rest != "" || strings.TrimLeft(v.s, " \t\n\r") != v.s {
 				return "", false
 			}
 		default:
@@ -639,7 +639,7 @@ func (env *evalEnv) scanPick(rows TableRows, a RowsAccess, over func(pk string, 
 // as the stable sort); where the older path read the clustering key, any
 // other path's rows are put back in clustering order (Resort) before
 // ORDER BY and LIMIT; otherwise the older path.
-func applyAccess(t *model.Table, filter *model.RowExpr, order []model.RowOrder, hasLimit bool, now time.Time) RowsAccess {
+func ApplyAccess(t *model.Table, filter *model.RowExpr, order []model.RowOrder, hasLimit bool, now time.Time) RowsAccess {
 	old := ChooseAccess(t, EqualityConds(filter))
 	a := PlanAccess(t, filter, order, hasLimit, now)
 	switch {

@@ -1,4 +1,4 @@
-package ticket
+package rowengine
 
 import (
 	mb "math/big"
@@ -9,10 +9,10 @@ import (
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
-// How a statement reaches the rows of a row table (rowstore.go): the
+// How a statement reaches the rows of a row table (store.go): the
 // access path (RowsAccess), the scan of its candidates, the key value a
 // literal can look up, and the equality-only choice of the commands from
-// before the row engine (ChooseAccess; PlanAccess is rows_access.go).
+// before the row engine (ChooseAccess; PlanAccess is access.go).
 
 // RowsAccess is how a statement reaches the rows its WHERE can match:
 // one index and a key range of it. The rows found are candidates; the
@@ -144,7 +144,7 @@ func ScanAccess(rows TableRows, a RowsAccess, fn func(pk string, row []model.Dat
 }
 
 // indexValue is the key value an equality `col = v` can look up, when
-// the row engine's comparison (rows_eval.go) matches exactly the rows
+// the row engine's comparison (eval.go) matches exactly the rows
 // whose key equals it; ok is false otherwise, and the WHERE is then
 // decided row by row over a wider scan. A string column compared with a
 // number compares as a number ('5abc' = 5), so a number binds no string
@@ -180,7 +180,7 @@ func indexValue(col *model.RowCol, v model.Value) (model.Datum, bool) {
 	case col.Kind == model.ColInt && v.Kind == model.ValString:
 		// Only a clean number: '5abc' compares as 5 but with a warning
 		// the scan raises.
-		p, rest := numericPrefix(v.Str)
+		p, rest := NumericPrefix(v.Str)
 		if p == "" || strings.TrimRight(rest, " ") != "" {
 			return model.Datum{}, false
 		}

@@ -1,4 +1,4 @@
-package ticket
+package rowengine
 
 import (
 	"math"
@@ -9,7 +9,7 @@ import (
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
-// Row-table commands from before the row engine (rows_engine.go): log
+// Row-table commands from before the row engine (engine.go): log
 // entries written by a build of command version 2, which a newer build
 // replays, or applies as a follower of an older leader during a rolling
 // upgrade. They apply exactly as that build applied them (its WHERE
@@ -31,7 +31,7 @@ func legacyRowsInsert(s Store, t *model.Table, c *model.Command) (model.Result, 
 	}
 	rows, err := s.Rows(t.Def.DB, t.Def.Name)
 	if err != nil || rows == nil {
-		return model.Result{}, rowsMissing(t, err)
+		return model.Result{}, MissingRows(t, err)
 	}
 	tx := newRowsTx(rd, rows)
 	var res model.Result
@@ -182,7 +182,7 @@ func legacyWrite(tx *rowsTx, c *model.Command, r []model.Datum, res *model.Resul
 			return nil, err
 		}
 		if found {
-			e := model.DupEntry(keyText(&rd.Keys[k], r), rd.Keys[k].Name)
+			e := model.DupEntry(KeyText(&rd.Keys[k], r), rd.Keys[k].Name)
 			if c.Ignore {
 				res.Warnings = append(res.Warnings, model.Warning{Level: "Warning", Code: e.Code, Message: e.Message})
 				return nil, nil
@@ -253,7 +253,7 @@ func legacyRowsUpdate(s Store, t *model.Table, c *model.Command) (model.Result, 
 	}
 	rows, err := s.Rows(t.Def.DB, t.Def.Name)
 	if err != nil || rows == nil {
-		return model.Result{}, rowsMissing(t, err)
+		return model.Result{}, MissingRows(t, err)
 	}
 	found, e, err := whereRows(t, rows, rc.Where)
 	if err != nil {
@@ -327,7 +327,7 @@ func legacyRowsUpdate(s Store, t *model.Table, c *model.Command) (model.Result, 
 			return model.Result{}, err
 		}
 		if dup {
-			return fail(model.DupEntry(keyText(&rd.Keys[k], r), rd.Keys[k].Name))
+			return fail(model.DupEntry(KeyText(&rd.Keys[k], r), rd.Keys[k].Name))
 		}
 		if err := tx.del(m.pk); err != nil {
 			return model.Result{}, err
@@ -421,7 +421,7 @@ func legacyRowsDelete(s Store, t *model.Table, c *model.Command) (model.Result, 
 	}
 	rows, err := s.Rows(t.Def.DB, t.Def.Name)
 	if err != nil || rows == nil {
-		return model.Result{}, rowsMissing(t, err)
+		return model.Result{}, MissingRows(t, err)
 	}
 	found, e, err := whereRows(t, rows, where)
 	if err != nil {

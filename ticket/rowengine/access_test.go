@@ -1,4 +1,4 @@
-package ticket
+package rowengine
 
 import (
 	"fmt"
@@ -324,7 +324,7 @@ func TestApplyAccessKeepsOrder(t *testing.T) {
 		for _, o := range orders {
 			for _, limit := range []uint64{0, 1, 3} {
 				env := &evalEnv{rd: tb.Def.Rows, now: now, lit: map[*model.RowExpr]val{}}
-				got, e, err := env.scanPick(rows, applyAccess(tb, f, o, limit > 0, now), nil, f, o, limit > 0, 0, limit)
+				got, e, err := env.scanPick(rows, ApplyAccess(tb, f, o, limit > 0, now), nil, f, o, limit > 0, 0, limit)
 				must(err, e)
 				var cands []matched
 				must(ScanAccess(rows, ChooseAccess(tb, EqualityConds(f)), func(pk string, r []model.Datum) bool {

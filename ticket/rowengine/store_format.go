@@ -1,4 +1,4 @@
-package ticket
+package rowengine
 
 import (
 	"encoding/binary"
@@ -7,7 +7,7 @@ import (
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
-// The byte forms of a row table (rowstore.go): the memcomparable key of
+// The byte forms of a row table (store.go): the memcomparable key of
 // each index (keyBytes, IndexKey, ValueKey, PrefixEnd) and the stored
 // form of a row (AppendRow, DecodeRow), which the state file and
 // backups hold.

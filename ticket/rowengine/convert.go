@@ -1,4 +1,4 @@
-package ticket
+package rowengine
 
 import (
 	"fmt"
@@ -92,7 +92,7 @@ func (sc *storeCtx) storeInt(col *model.RowCol, v val, row int) (model.Datum, *m
 			r = clockNumber(v.s)
 		}
 	case vStr:
-		prefix, rest := numericPrefix(v.s)
+		prefix, rest := NumericPrefix(v.s)
 		r = new(mb.Rat)
 		if prefix != "" {
 			r.SetString(prefix)

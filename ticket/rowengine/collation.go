@@ -1,4 +1,4 @@
-package ticket
+package rowengine
 
 import (
 	"encoding/binary"
@@ -147,7 +147,7 @@ const (
 // appendCollKey appends s's key in collation c.
 func appendCollKey(b []byte, c model.Collation, s string) []byte {
 	if c == model.CollLegacy {
-		return appendEscaped(b, foldStub(s))
+		return appendEscaped(b, legacyFold(s))
 	}
 	s = strings.TrimRight(s, " ")
 	table := generalCITable()
@@ -191,7 +191,7 @@ func appendCollKey(b []byte, c model.Collation, s string) []byte {
 // against spaces.
 func compareColl(c model.Collation, a, b string) int {
 	if c == model.CollLegacy {
-		return strings.Compare(foldStub(a), foldStub(b))
+		return strings.Compare(legacyFold(a), legacyFold(b))
 	}
 	bin := c.Bin()
 	for len(a) > 0 && len(b) > 0 {

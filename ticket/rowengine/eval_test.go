@@ -1,4 +1,4 @@
-package ticket
+package rowengine
 
 import (
 	"fmt"
@@ -111,7 +111,10 @@ func TestRowStoreRules(t *testing.T) {
 	ch := &model.RowCol{Name: "c", Kind: model.ColString, Len: 5, Type: "char(5)"}
 	date := &model.RowCol{Name: "d", Kind: model.ColDate}
 	str := func(s string) val { return val{k: vStr, s: s} }
-	dec := func(s string) val { v, _ := litVal(model.Value{Kind: model.ValDecimal, Str: s}, time.Time{}); return v }
+	dec := func(s string) val {
+		v, _ := litVal(model.Value{Kind: model.ValDecimal, Str: s}, time.Time{})
+		return v
+	}
 	cases := []struct {
 		col    *model.RowCol
 		v      val

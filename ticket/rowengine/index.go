@@ -1,4 +1,4 @@
-package ticket
+package rowengine
 
 import (
 	"strconv"
@@ -17,7 +17,7 @@ import (
 
 // alterKeys applies c's key changes to t's definition; e is the
 // statement's error when MariaDB refuses them (nothing changes).
-func alterKeys(s Store, t *model.Table, c *model.Command) (res model.Result, e *model.Error, err error) {
+func AlterKeys(s Store, t *model.Table, c *model.Command) (res model.Result, e *model.Error, err error) {
 	if t.Def.Rows == nil {
 		return res, mysqlerr.NotSupported("adding or dropping keys of a ticket table or sequence"), nil
 	}
@@ -89,7 +89,7 @@ func alterKeys(s Store, t *model.Table, c *model.Command) (res model.Result, e *
 	if len(added) > 0 {
 		rows, err := s.Rows(t.Def.DB, t.Def.Name)
 		if err != nil || rows == nil {
-			return res, nil, rowsMissing(t, err)
+			return res, nil, MissingRows(t, err)
 		}
 		if e, err := checkNewKeys(rows, rd, added); e != nil || err != nil {
 			return res, e, err
@@ -159,7 +159,7 @@ func checkNewKeys(rows TableRows, rd *model.RowsDef, added []int) (*model.Error,
 				continue
 			}
 			if _, dup := seen[i][key]; dup {
-				e = model.DupEntry(keyText(k, r), k.Name)
+				e = model.DupEntry(KeyText(k, r), k.Name)
 				return false
 			}
 			seen[i][key] = struct{}{}

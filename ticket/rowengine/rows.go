@@ -1,4 +1,4 @@
-package ticket
+package rowengine
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ import (
 // kinds. Any table that is not a ticket table (one integer id and at most
 // one stub) but has only integer, CHAR/VARCHAR and DATE/DATETIME/TIMESTAMP
 // columns is one. Its rows are stored per row by clustering key, with an
-// index per other key (rowstore.go); every statement on one is a single
+// index per other key (store.go); every statement on one is a single
 // replicated command that applies entirely or not at all (InnoDB's
 // statement atomicity, which is what the schemes were written against).
 // There is no row cap: a row costs memory on every replica (about 200
@@ -30,11 +30,9 @@ const (
 	dateTimeFormat = "2006-01-02 15:04:05"
 )
 
-var errRowsShape = mysqlerr.NotSupported("UPDATE of several columns, or of another column than the id, on a ticket table")
-
-// newRowsDef builds the definition of a row table from s, or the error
+// NewRowsDef builds the definition of a row table from s, or the error
 // MariaDB gives for it; 1235 names what ticketd does not hold.
-func newRowsDef(s *model.TableSpec, tc model.Collation, colls []model.Collation) (*model.TableDef, error) {
+func NewRowsDef(s *model.TableSpec, tc model.Collation, colls []model.Collation) (*model.TableDef, error) {
 	// A row table answers as InnoDB does (DESIGN §4a), whatever ENGINE it
 	// was created with, and says so.
 	d := &model.TableDef{DB: s.DB, Name: s.Name, Engine: "InnoDB", Comment: s.Comment}
@@ -49,12 +47,12 @@ func newRowsDef(s *model.TableSpec, tc model.Collation, colls []model.Collation)
 		index[lname] = i
 		col := model.RowCol{Name: c.Name, NotNull: c.NotNull || c.PrimaryKey, AutoInc: c.AutoInc, Comment: c.Comment,
 			DefaultNow: c.DefaultNow, OnUpdateNow: c.OnUpdateNow}
-		switch k, isInt := intKinds[c.Type]; {
+		switch k, isInt := model.IntKindOf(c.Type); {
 		case isInt:
 			col.Kind = model.ColInt
 			col.Int = model.IntType{Kind: k, Unsigned: c.Unsigned, Width: c.Width}
 			if col.Int.Width == 0 {
-				col.Int.Width = defaultWidth(k, c.Unsigned)
+				col.Int.Width = model.DefaultWidth(k, c.Unsigned)
 			}
 			col.Type = col.Int.SQL()
 		case c.Type == "char" || c.Type == "varchar":
@@ -176,7 +174,7 @@ func newRowsDef(s *model.TableSpec, tc model.Collation, colls []model.Collation)
 	return d, nil
 }
 
-// PrimaryKeyOf is r's clustering key (rowstore.go), which compares as
+// PrimaryKeyOf is r's clustering key (store.go), which compares as
 // the key does; ok is false for a table clustered by hidden row id.
 func PrimaryKeyOf(rd *model.RowsDef, r []model.Datum) (string, bool) {
 	c := ClusterKey(rd)
@@ -370,7 +368,7 @@ func timeDatum(col *model.RowCol, s string, row int, db, table string) (model.Da
 }
 
 // keyText is a key's value as MariaDB quotes it in "Duplicate entry".
-func keyText(k *model.RowKey, r []model.Datum) string {
+func KeyText(k *model.RowKey, r []model.Datum) string {
 	parts := make([]string, len(k.Cols))
 	for i, c := range k.Cols {
 		parts[i] = r[c].S
@@ -422,65 +420,4 @@ func compareDatum(coll model.Collation, col *model.RowCol, a, b model.Datum) int
 		return compareColl(coll, a.S, b.S)
 	}
 	return strings.Compare(a.S, b.S)
-}
-
-// rowsCreateStatement renders a row table the way MariaDB's SHOW CREATE
-// TABLE does.
-func rowsCreateStatement(t *model.Table) string {
-	d := &t.Def
-	rd := d.Rows
-	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE TABLE %s (\n", quoteIdent(d.Name))
-	var lines []string
-	for i := range rd.Cols {
-		c := &rd.Cols[i]
-		l := "  " + quoteIdent(c.Name) + " " + c.Type
-		if cc := rd.CollOf(c); c.Kind == model.ColString && cc != rd.Collation {
-			// MariaDB names a column's collation when it is not the
-			// table's.
-			l += " CHARACTER SET " + cc.Charset() + " COLLATE " + cc.String()
-		}
-		if c.NotNull {
-			l += " NOT NULL"
-		}
-		switch {
-		case c.AutoInc:
-			l += " AUTO_INCREMENT"
-		case c.DefaultNow:
-			l += " DEFAULT current_timestamp()"
-		case c.HasDefault && c.Default.Null:
-			l += " DEFAULT NULL"
-		case c.HasDefault && c.Kind == model.ColInt:
-			// MariaDB 10.2 and later print a number unquoted.
-			l += " DEFAULT " + c.Default.S
-		case c.HasDefault:
-			l += " DEFAULT " + quoteString(c.Default.S)
-		case !c.NotNull:
-			l += " DEFAULT NULL"
-		}
-		if c.OnUpdateNow {
-			l += " ON UPDATE current_timestamp()"
-		}
-		if c.Comment != "" {
-			l += " COMMENT " + quoteString(c.Comment)
-		}
-		lines = append(lines, l)
-	}
-	for _, k := range rd.Keys {
-		names := make([]string, len(k.Cols))
-		for i, c := range k.Cols {
-			names[i] = quoteIdent(rd.Cols[c].Name)
-		}
-		switch {
-		case k.Primary:
-			lines = append(lines, "  PRIMARY KEY ("+strings.Join(names, ",")+")")
-		case k.Unique:
-			lines = append(lines, "  UNIQUE KEY "+quoteIdent(k.Name)+" ("+strings.Join(names, ",")+")")
-		default:
-			lines = append(lines, "  KEY "+quoteIdent(k.Name)+" ("+strings.Join(names, ",")+")")
-		}
-	}
-	b.WriteString(strings.Join(lines, ",\n"))
-	writeTableOptions(t, &b)
-	return b.String()
 }

@@ -1,4 +1,4 @@
-package ticket
+package rowengine
 
 import (
 	"math"
@@ -11,7 +11,7 @@ import (
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
-// Numbers and time in the row engine's expressions (rows_eval.go): a
+// Numbers and time in the row engine's expressions (eval.go): a
 // string read as a number in a numeric context as MariaDB reads it,
 // + - * with MariaDB's result types, and a date plus an INTERVAL.
 
@@ -37,7 +37,7 @@ func (env *evalEnv) numeric(v val, x *model.RowExpr) *mb.Rat {
 // warning 1292 if anything but trailing spaces was cut (a note if only
 // spaces were).
 func (env *evalEnv) strDecimal(s, what string) *mb.Rat {
-	prefix, rest := numericPrefix(s)
+	prefix, rest := NumericPrefix(s)
 	r := new(mb.Rat)
 	if prefix != "" {
 		if _, ok := r.SetString(prefix); !ok {
@@ -55,7 +55,7 @@ func (env *evalEnv) strDecimal(s, what string) *mb.Rat {
 
 // numericPrefix splits s (leading whitespace dropped) into the longest
 // prefix that is a number ([+-]digits[.digits][e[+-]digits]) and the rest.
-func numericPrefix(s string) (string, string) {
+func NumericPrefix(s string) (string, string) {
 	s = strings.TrimLeft(s, " \t\n\r")
 	i := 0
 	if i < len(s) && (s[i] == '+' || s[i] == '-') {

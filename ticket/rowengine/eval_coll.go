@@ -1,11 +1,11 @@
-package ticket
+package rowengine
 
 import (
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
-// Which collation two strings of a row-engine expression (rows_eval.go)
+// Which collation two strings of a row-engine expression (eval.go)
 // compare by, and MariaDB's refusal of a mix of collations it cannot
 // convert between.
 
