@@ -11,7 +11,7 @@ import (
 	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
-// TestGeneralCIWeights checks ticket.GeneralCIWeight, the weights of the
+// TestGeneralCIWeights checks rowengine.GeneralCIWeight, the weights of the
 // row tables' collation, against MariaDB's own utf8mb4_general_ci over
 // every BMP character (WEIGHT_STRING of the character, made with
 // CHAR(n USING utf32)), and one supplementary character (MariaDB weighs

@@ -164,7 +164,7 @@ func (m *memState) dirty() bool {
 // ckptImage is what one checkpoint writes, taken out of a memState (take)
 // so that the memState can go on taking entries while it is written:
 // the dirty marks, the tables and globals encoded, and the row tables'
-// changed keys with what each holds (ticket.RowTree.TakeChanged).
+// changed keys with what each holds (rowengine.RowTree.TakeChanged).
 // Whole-table rewrites (rewrite) are the exception: they are read from
 // the live row trees, so an image with any is written under the FSM's
 // lock (FSM.checkpointLocked).
@@ -449,7 +449,7 @@ func (s memStore) Tables(db string) ([]string, error) {
 // it replaces: nothing outside memState holds it (Table hands out
 // copies), and a batch of REPLACEs on one table then allocates nothing
 // here. A row table's rows are created empty with it, and re-indexed
-// when its keys change (ticket.PutRowTree).
+// when its keys change (rowengine.PutRowTree).
 func (s memStore) PutTable(t *model.Table) error {
 	if s.readOnly {
 		return ErrReadOnly

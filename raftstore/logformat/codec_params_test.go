@@ -9,7 +9,7 @@ import (
 )
 
 // TestTypedParamsRoundTrip: the value kinds of typed binary parameters
-// (ticket.ValTemporal, ValDouble) survive the log, in VALUES and in the
+// (model.ValTemporal, ValDouble) survive the log, in VALUES and in the
 // row engine's expressions.
 func TestTypedParamsRoundTrip(t *testing.T) {
 	dt := rowengine.TemporalValue(rowengine.TemporalDateTime, false, 2024, 1, 2, 3, 4, 5, 678)

@@ -5,14 +5,14 @@ var intKinds = map[string]IntKind{
 	"int": Int, "integer": Int, "bigint": BigInt,
 }
 
-// intKindOf is the width of the integer type named name, ok false when
+// IntKindOf is the width of the integer type named name, ok false when
 // name is no integer type.
 func IntKindOf(name string) (k IntKind, ok bool) {
 	k, ok = intKinds[name]
 	return k, ok
 }
 
-// defaultWidth is the display width MariaDB shows for an integer type
+// DefaultWidth is the display width MariaDB shows for an integer type
 // declared without one.
 func DefaultWidth(k IntKind, unsigned bool) int {
 	w := map[IntKind]int{TinyInt: 4, SmallInt: 6, MediumInt: 9, Int: 11, BigInt: 20}[k]

@@ -423,7 +423,7 @@ func colEqualsValue(x *model.RowExpr) (col string, val *model.Value, ok bool) {
 	return a.Col, b.Val, true
 }
 
-// conjuncts appends the terms ANDed at the top of x to out.
+// Conjuncts appends the terms ANDed at the top of x to out.
 func Conjuncts(x *model.RowExpr, out []*model.RowExpr) []*model.RowExpr {
 	if x == nil {
 		return out
@@ -628,7 +628,7 @@ func (env *evalEnv) scanPick(rows TableRows, a RowsAccess, over func(pk string, 
 	return picked, e, nil
 }
 
-// applyAccess is the access path of an UPDATE or DELETE, which the state
+// ApplyAccess is the access path of an UPDATE or DELETE, which the state
 // machine applies: the order its rows come in decides which rows a LIMIT
 // takes and, through unique keys, whether the statement succeeds, so it
 // must be the order every build gives, including builds from before key

@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // The statements of row tables (rows.go): UPDATE and DELETE (INSERT is
 // insert.go), each applied entirely or not at all, through rowsTx.
 
-// rowsMissing is the storage error of a row table whose rows the store
+// MissingRows is the storage error of a row table whose rows the store
 // does not have (a bug: PutTable creates them).
 func MissingRows(t *model.Table, err error) error {
 	if err != nil {
@@ -190,7 +189,7 @@ func setsFromTicket(c *model.Command) *model.RowsCommand {
 	return rc
 }
 
-// applyRowsUpdate is UPDATE on a row table: every matching row, all or
+// ApplyUpdate is UPDATE on a row table: every matching row, all or
 // nothing (engine.go).
 func ApplyUpdate(s Store, t *model.Table, c *model.Command) (model.Result, error) {
 	if c.Rows == nil || !c.Rows.Engine {
@@ -199,18 +198,8 @@ func ApplyUpdate(s Store, t *model.Table, c *model.Command) (model.Result, error
 	return applyRowsUpdateExpr(s, t, c, c.Rows)
 }
 
-// applyRowsDelete is DELETE on a row table.
-func ApplyDelete(s Store, c *model.Command) (model.Result, error) {
-	t, err := s.Table(c.DB, c.Table)
-	if err != nil {
-		return model.Result{}, err
-	}
-	if t == nil {
-		return model.Result{Err: model.NoTable(c.DB, c.Table)}, nil
-	}
-	if t.Def.Rows == nil {
-		return model.Result{Err: mysqlerr.NotSupported("DELETE from a ticket table or sequence")}, nil
-	}
+// ApplyDelete is DELETE on a row table.
+func ApplyDelete(s Store, t *model.Table, c *model.Command) (model.Result, error) {
 	if c.Rows == nil || !c.Rows.Engine {
 		return legacyRowsDelete(s, t, c)
 	}

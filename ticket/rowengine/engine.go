@@ -473,7 +473,7 @@ func aggregate(rd *model.RowsDef, a Agg, rows [][]model.Datum) (AggResult, *mode
 
 func itoa(n int) string { return new(mb.Int).SetInt64(int64(n)).String() }
 
-// statementNow is the time NOW() has in c: the Raft entry's, unless the
+// StatementNow is the time NOW() has in c: the Raft entry's, unless the
 // session pinned it with SET timestamp.
 func StatementNow(c *model.Command) time.Time {
 	if c.Rows != nil && c.Rows.Now != 0 {

@@ -74,18 +74,19 @@ func (e *env) do(c model.Command) model.Result {
 	case model.OpCreateDB:
 	case model.OpCreateTable:
 		err = e.s.PutTable(&model.Table{Def: *c.Def, AutoInc: max(c.CreateAutoInc, 1)})
-	case model.OpInsert, model.OpUpdate:
+	case model.OpInsert, model.OpUpdate, model.OpDelete:
 		t, _ := e.s.Table(c.DB, c.Table)
-		if t == nil {
-			e.t.Fatalf("no table %s.%s", c.DB, c.Table)
+		if t == nil || t.Def.Rows == nil {
+			e.t.Fatalf("no row table %s.%s", c.DB, c.Table)
 		}
-		if c.Op == model.OpInsert {
+		switch c.Op {
+		case model.OpInsert:
 			r, err = ApplyInsert(e.s, t, &c)
-		} else {
+		case model.OpUpdate:
 			r, err = ApplyUpdate(e.s, t, &c)
+		default:
+			r, err = ApplyDelete(e.s, t, &c)
 		}
-	case model.OpDelete:
-		r, err = ApplyDelete(e.s, &c)
 	default:
 		e.t.Fatalf("env: op %d is not a row command", c.Op)
 	}

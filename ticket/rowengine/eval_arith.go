@@ -53,7 +53,7 @@ func (env *evalEnv) strDecimal(s, what string) *mb.Rat {
 	return r
 }
 
-// numericPrefix splits s (leading whitespace dropped) into the longest
+// NumericPrefix splits s (leading whitespace dropped) into the longest
 // prefix that is a number ([+-]digits[.digits][e[+-]digits]) and the rest.
 func NumericPrefix(s string) (string, string) {
 	s = strings.TrimLeft(s, " \t\n\r")

@@ -15,12 +15,9 @@ import (
 // and the Store's PutTable re-indexes its rows (PutRowTree): one Raft
 // command, applied entirely or refused, on every replica alike.
 
-// alterKeys applies c's key changes to t's definition; e is the
+// AlterKeys applies c's key changes to t's definition; e is the
 // statement's error when MariaDB refuses them (nothing changes).
 func AlterKeys(s Store, t *model.Table, c *model.Command) (res model.Result, e *model.Error, err error) {
-	if t.Def.Rows == nil {
-		return res, mysqlerr.NotSupported("adding or dropping keys of a ticket table or sequence"), nil
-	}
 	old := t.Def.Rows
 	rd := &model.RowsDef{Cols: append([]model.RowCol(nil), old.Cols...), Keys: append([]model.RowKey(nil), old.Keys...), Collation: old.Collation}
 	for _, name := range c.DropKeys {

@@ -13,7 +13,7 @@ import (
 // mysql_insert and write_record: the statement's checks, then each row
 // filled, then written as its mode says.
 
-// applyRowsInsert is INSERT / REPLACE / INSERT IGNORE / INSERT ... ON
+// ApplyInsert is INSERT / REPLACE / INSERT IGNORE / INSERT ... ON
 // DUPLICATE KEY UPDATE on a row table, as MariaDB's write_record does it:
 // each row in turn, the first unique key it collides on (in key order)
 // decides what happens; the counts are MariaDB's (copied, deleted,

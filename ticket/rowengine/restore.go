@@ -5,7 +5,7 @@ import (
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
-// applyRestoreRows adds a chunk of a restored row table's rows, all or
+// RestoreRows adds a chunk of a restored row table's rows, all or
 // none: a row of the wrong width or colliding on a unique key (a
 // damaged backup, or a write into the table while it was restored)
 // refuses the chunk. Count is how many rows the restore added before
@@ -13,18 +13,8 @@ import (
 // and is a no-op when it holds them and the chunk's (the same chunk
 // committed twice: a sender that did not hear the outcome retries), so
 // that retrying is safe.
-func RestoreRows(s Store, c *model.Command) (model.Result, error) {
-	t, err := s.Table(c.DB, c.Table)
-	if err != nil {
-		return model.Result{}, err
-	}
-	if t == nil {
-		return model.Result{Err: model.NoTable(c.DB, c.Table)}, nil
-	}
+func RestoreRows(s Store, t *model.Table, c *model.Command) (model.Result, error) {
 	rd := t.Def.Rows
-	if rd == nil {
-		return model.Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "restore: %s.%s is not a row table", c.DB, c.Table)}, nil
-	}
 	rows, err := s.Rows(c.DB, c.Table)
 	if err != nil || rows == nil {
 		return model.Result{}, MissingRows(t, err)

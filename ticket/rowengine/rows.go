@@ -367,7 +367,7 @@ func timeDatum(col *model.RowCol, s string, row int, db, table string) (model.Da
 	return model.Datum{S: parsed.Format(dateTimeFormat)}, nil
 }
 
-// keyText is a key's value as MariaDB quotes it in "Duplicate entry".
+// KeyText is a key's value as MariaDB quotes it in "Duplicate entry".
 func KeyText(k *model.RowKey, r []model.Datum) string {
 	parts := make([]string, len(k.Cols))
 	for i, c := range k.Cols {
