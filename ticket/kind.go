@@ -23,16 +23,16 @@ func kindOf(def *model.TableDef) tableKind {
 	case def.Seq != nil:
 		return sequenceKind{}
 	case def.Rows != nil:
-		return rowKind{}
+		return rowTableKind{}
 	}
-	return ticketKind{}
+	return ticketTableKind{}
 }
 
-// ticketKind is a ticket table: one integer id, at most one stub
+// ticketTableKind is a ticket table: one integer id, at most one stub
 // (apply.go, values.go).
-type ticketKind struct{}
+type ticketTableKind struct{}
 
-func (ticketKind) apply(s Store, t *model.Table, c *model.Command) (model.Result, error) {
+func (ticketTableKind) apply(s Store, t *model.Table, c *model.Command) (model.Result, error) {
 	switch c.Op {
 	case model.OpInsert:
 		return insertTickets(s, t, c)
@@ -44,10 +44,10 @@ func (ticketKind) apply(s Store, t *model.Table, c *model.Command) (model.Result
 	return refused(c), nil
 }
 
-// rowKind is a row table: the row engine applies its statements.
-type rowKind struct{}
+// rowTableKind is a row table: the row engine applies its statements.
+type rowTableKind struct{}
 
-func (rowKind) apply(s Store, t *model.Table, c *model.Command) (model.Result, error) {
+func (rowTableKind) apply(s Store, t *model.Table, c *model.Command) (model.Result, error) {
 	switch c.Op {
 	case model.OpInsert:
 		return rowengine.ApplyInsert(s, t, c)
