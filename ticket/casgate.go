@@ -312,12 +312,12 @@ func (s *Service) scope(c *Command) (writeScope, bool) {
 // tracked proposes c, which tracks, counting it in flight while it
 // runs. A compare-and-set of one row takes its turn in the row's queue
 // and is answered from the state when it matches nothing.
-func (s *Service) tracked(ctx context.Context, c *Command, owner uint64, far bool) (Result, error) {
+func (s *Service) tracked(ctx context.Context, c *Command, owner uint64, far bool, from origin) (Result, error) {
 	scope, cas := s.scope(c)
 	if !cas {
 		s.flight.add(scope)
 		defer s.flight.done(scope, false, 0, false)
-		return s.b.exec(ctx, c)
+		return s.b.exec(ctx, c, from)
 	}
 	lost := false
 	defer func() {
@@ -333,7 +333,7 @@ func (s *Service) tracked(ctx context.Context, c *Command, owner uint64, far boo
 			return Result{}, nil
 		}
 	}
-	return s.b.exec(ctx, c)
+	return s.b.exec(ctx, c, from)
 }
 
 // forwardsAlone reports whether this node, following, forwards c in a
@@ -349,7 +349,7 @@ func (s *Service) forwardsAlone(c *Command) bool {
 
 // alone proposes c in a batch of its own, naming owner to the leader.
 func (s *Service) alone(ctx context.Context, c *Command, owner uint64) (Result, error) {
-	res, err := s.b.direct(WithCASOwner(ctx, owner), []*Command{c})
+	res, err := s.b.direct(WithCASOwner(ctx, owner), []*Command{c}, fromSession)
 	if err != nil {
 		return Result{}, err
 	}

@@ -66,20 +66,21 @@ func (kb *keyBlocks) eligible(c *Command) bool {
 	return c.Op == OpKeys && k != nil && k.Op == KeyIncr && k.Delta > 0 && k.Delta <= kb.size && len(k.Keys) == 1
 }
 
+// reset invalidates every key's block (a restore).
+func (kb *keyBlocks) reset() {
+	kb.mu.Lock()
+	defer kb.mu.Unlock()
+	for _, e := range kb.keys {
+		e.mu.Lock()
+		e.valid = false
+		e.gen++
+		e.mu.Unlock()
+	}
+}
+
 // drop invalidates the blocks of the keys a command through Raft writes.
 func (kb *keyBlocks) drop(c *Command) {
-	switch {
-	case c.Op == OpRestore:
-		kb.mu.Lock()
-		for _, e := range kb.keys {
-			e.mu.Lock()
-			e.valid = false
-			e.gen++
-			e.mu.Unlock()
-		}
-		kb.mu.Unlock()
-		return
-	case c.Op != OpKeys || c.Key == nil:
+	if c.Op != OpKeys || c.Key == nil {
 		return
 	}
 	for _, name := range c.Key.Keys {
@@ -92,13 +93,6 @@ func (kb *keyBlocks) drop(c *Command) {
 			e.gen++
 			e.mu.Unlock()
 		}
-	}
-}
-
-// dropAll is drop for each of cmds.
-func (kb *keyBlocks) dropAll(cmds []*Command) {
-	for _, c := range cmds {
-		kb.drop(c)
 	}
 }
 
@@ -206,11 +200,11 @@ func (kb *keyBlocks) confirm(ctx context.Context, c *Command, term uint64) error
 }
 
 // execKeys runs a key command: from its key's block when it can, else
-// through Raft, dropping the key's block before and after (a value taken
-// through Raft is above the block).
+// through Raft, where the batcher drops the key's block before and after
+// (a value taken through Raft is above the block; overtake.go).
 func (s *Service) execKeys(ctx context.Context, c *Command) (Result, error) {
 	if s.kb == nil {
-		return s.b.exec(ctx, c)
+		return s.b.exec(ctx, c, fromSession)
 	}
 	if s.kb.eligible(c) {
 		r, term, ok, err := s.kb.assign(ctx, c)
@@ -227,10 +221,7 @@ func (s *Service) execKeys(ctx context.Context, c *Command) (Result, error) {
 			return Result{}, err
 		}
 	}
-	s.kb.drop(c)
-	r, err := s.b.exec(ctx, c)
-	s.kb.drop(c)
-	return r, err
+	return s.b.exec(ctx, c, fromSession)
 }
 
 // keyReserve is KeyReserve's Apply: KeyIncr by Delta, unless the key has
@@ -293,7 +284,7 @@ func (s *Service) execKeysBatch(ctx context.Context, cmds []Command, idx []int, 
 			for j, i := range members {
 				batch[j] = &cmds[i]
 			}
-			res, cerrs := s.execKeysSeq(ctx, batch)
+			res, cerrs := s.execKeysSeq(ctx, batch, fromPeer)
 			for j, i := range members {
 				out[i] = res[j]
 			}
@@ -317,8 +308,8 @@ func (s *Service) execKeysBatch(ctx context.Context, cmds []Command, idx []int, 
 // execKeysSeq runs key commands in their order, each from its key's block
 // when it can (one leadership round per term confirms them all, after
 // the last was taken) or else through Raft with its key's block dropped
-// before and after. Errors are per command.
-func (s *Service) execKeysSeq(ctx context.Context, cmds []*Command) ([]Result, []error) {
+// before and after (overtake.go). Errors are per command.
+func (s *Service) execKeysSeq(ctx context.Context, cmds []*Command, from origin) ([]Result, []error) {
 	out := make([]Result, len(cmds))
 	errs := make([]error, len(cmds))
 	type pending struct {
@@ -351,9 +342,7 @@ func (s *Service) execKeysSeq(ctx context.Context, cmds []*Command) ([]Result, [
 				continue
 			}
 		}
-		s.kb.drop(c)
-		out[i], errs[i] = s.b.exec(ctx, c)
-		s.kb.drop(c)
+		out[i], errs[i] = s.b.exec(ctx, c, from)
 	}
 	confirmed := map[uint64]error{}
 	for _, p := range taken {
@@ -376,24 +365,23 @@ func (s *Service) execKeysSeq(ctx context.Context, cmds []*Command) ([]Result, [
 func (s *Service) ExecKeysOrdered(ctx context.Context, cmds []*Command) ([]Result, []error) {
 	if s.kb != nil {
 		if _, leader := s.kb.lead.LeaderTerm(); leader {
-			return s.execKeysSeq(ctx, cmds)
+			return s.execKeysSeq(ctx, cmds, fromSession)
 		}
-		// A follower forwards them as one batch, which the leader runs
-		// in order from its blocks (execKeysBatch). But the proposal
-		// waits for a leader, and when this node wins the election it
-		// proposes the batch itself, as INCRs through Raft above the
-		// block it may have reserved meanwhile: the keys' blocks are
-		// dropped before and after, as for any other write of them
-		// through Raft. Without it, a pipeline sent to a candidate was
-		// answered 801..808 and the next one 704..711 from the block
-		// (TestRedisFaults/cache, kill -9 of the leader).
-		s.kb.dropAll(cmds)
-		defer s.kb.dropAll(cmds)
 	}
+	// A follower forwards them as one batch, which the leader runs in
+	// order from its blocks (execKeysBatch). But the proposal waits for a
+	// leader, and when this node wins the election it proposes the batch
+	// itself, as INCRs through Raft above the block it may have reserved
+	// meanwhile: direct drops the keys' blocks before and after, as for
+	// any other write of them through Raft (overtake.go). Without it, a
+	// pipeline sent to a candidate was answered 801..808 and the next one
+	// 704..711 from the block (TestRedisFaults/cache, kill -9 of the
+	// leader).
+	//
 	// Bounded by the Replicator's own timeout, as the batcher's
 	// proposals are, not by the caller's deadline: a cut-off node then
 	// answers its refusal within the time its other clients get theirs.
-	res, err := s.b.direct(context.WithoutCancel(ctx), cmds)
+	res, err := s.b.direct(context.WithoutCancel(ctx), cmds, fromSession)
 	if err == nil && len(res) != len(cmds) {
 		err = fmt.Errorf("ticket: %d results for %d commands: %w", len(res), len(cmds), ErrUncertain)
 	}

@@ -193,59 +193,40 @@ func stepFrom(v, inc, end int64) int64 {
 	return n
 }
 
-// execSeq runs a sequence command: NEXTVAL from the leader's cache or
-// through Raft; the others through Raft, dropping the cache around them
-// and telling SETVAL where the dropped cache stood.
-func (s *Service) execSeq(ctx context.Context, c *Command) (Result, error) {
-	return s.execSeqFrom(ctx, c, true)
-}
-
-// execSeqFrom is execSeq; own is false for another node's command (a
-// forwarded batch), which this node's node-scoped ranges never serve: its
-// session's values must follow its own node's.
-func (s *Service) execSeqFrom(ctx context.Context, c *Command, own bool) (Result, error) {
+// execSeq runs a sequence command: NEXTVAL from this node's node-scoped
+// range or the leader's cache, or through Raft; the others through Raft,
+// telling SETVAL where the dropped cache stood. Through Raft, the
+// batcher drops the caches a command can overtake, before and after
+// (overtake.go): a SETVAL's, and a NEXTVAL's that a node sent before it
+// won the election (found by TestSequencesCluster) or a deposed
+// leader's forwarded refill, whose first value it answers
+// (TestSchemeFaults/01-pause-leader: the paused leader answered 7001,
+// then this one 6174.. from its cache). from is fromPeer for another
+// node's command (a forwarded batch), which this node's node-scoped
+// ranges never serve: its session's values must follow its own node's.
+func (s *Service) execSeq(ctx context.Context, c *Command, from origin) (Result, error) {
 	if c.Op == OpSeqNext {
 		if c.Seq != nil && c.Seq.Count == 0 {
-			// A node's block of a node-scoped sequence, forwarded:
+			// A node's block of a node-scoped sequence, forwarded, or the
+			// refill of a leader deposed while it waited in the batcher:
 			// through Raft as it is (sessions' NEXTVAL asks Count 1).
-			// Or the refill of a leader deposed while it waited in the
-			// batcher, which answers its range's first value: that
-			// range lies above this leader's cache, which is dropped
-			// before and after like any allocation through Raft
-			// (TestSchemeFaults/01-pause-leader: the paused leader
-			// answered 7001, then this one 6174.. from its cache).
-			if s.seq != nil {
-				s.seq.drop(c.DB, c.Table)
-				defer s.seq.drop(c.DB, c.Table)
-			}
-			return s.b.exec(ctx, c)
+			return s.b.exec(ctx, c, from)
 		}
-		if own {
+		if from == fromSession {
 			if r, ok, err := s.nseq.next(ctx, c); ok {
 				return r, err
 			}
 		}
-	}
-	if s.seq == nil {
-		s.dropSeq(c)
-		r, err := s.b.exec(ctx, c)
-		s.dropSeq(c)
-		return r, err
-	}
-	if c.Op == OpSeqNext {
-		if r, ok, err := s.seq.next(ctx, c); ok {
-			return r, err
+		if s.seq != nil {
+			if r, ok, err := s.seq.next(ctx, c); ok {
+				return r, err
+			}
 		}
 		// Not the leader when asked: the batcher forwards, or proposes
-		// itself if this node has become leader meanwhile. In that case
-		// the value comes from above a cache this node may have reserved
-		// in the new term, and that cache must not serve anything lower
-		// once the value is returned (found by TestSequencesCluster).
-		r, err := s.b.exec(ctx, c)
-		s.seq.drop(c.DB, c.Table)
-		return r, err
+		// itself if this node has become leader meanwhile.
+		return s.b.exec(ctx, c, from)
 	}
-	if c.Op == OpSetVal {
+	if c.Op == OpSetVal && s.seq != nil {
 		if free, until, ok := s.seq.drop(c.DB, c.Table); ok {
 			cp := *c
 			sq := SeqCommand{}
@@ -256,41 +237,8 @@ func (s *Service) execSeqFrom(ctx context.Context, c *Command, own bool) (Result
 			cp.Seq = &sq
 			c = &cp
 		}
-	} else {
-		s.dropSeq(c)
 	}
-	r, err := s.b.exec(ctx, c)
-	s.dropSeq(c)
-	return r, err
-}
-
-// dropSeq drops the caches a command through Raft could overtake.
-func (s *Service) dropSeq(c *Command) {
-	switch c.Op {
-	case OpSetVal, OpAlterSeq, OpDropSeq, OpDropTable, OpAlterTable:
-		// Synchronously on this node, so that its sessions' next NEXTVAL
-		// follows their SETVAL (or ALTER TABLE s COMMENT) even before the
-		// node applies it.
-		s.nseq.drop(c.DB, c.Table)
-	case OpSeqNext, OpCreateSeq, OpCreateTable, OpCreateDB, OpInsert, OpUpdate, OpReserve, OpDelete:
-	default:
-		s.nseq.reset()
-	}
-	if s.seq == nil {
-		return
-	}
-	// Creating a name cannot overtake a cache (a sequence's cache is
-	// dropped with it), and MariaDB keeps its cache through other tables'
-	// statements: only what changes or removes a sequence drops.
-	switch c.Op {
-	case OpSeqNext, OpCreateSeq, OpCreateTable, OpCreateDB, OpInsert, OpUpdate, OpReserve, OpAlterTable:
-	case OpSetVal, OpAlterSeq, OpDropSeq, OpDropTable:
-		s.seq.drop(c.DB, c.Table)
-	default:
-		// DROP DATABASE, restore, and SET GLOBAL auto_increment_increment
-		// (the step of INCREMENT 0 sequences).
-		s.seq.reset()
-	}
+	return s.b.exec(ctx, c, from)
 }
 
 // execSeqBatch runs the sequence commands of a forwarded batch, each on
@@ -303,7 +251,7 @@ func (s *Service) execSeqBatch(ctx context.Context, cmds []Command, idx []int, o
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i], errs[j] = s.execSeqFrom(ctx, &cmds[i], false)
+			out[i], errs[j] = s.execSeq(ctx, &cmds[i], fromPeer)
 		}()
 	}
 	wg.Wait()
