@@ -26,37 +26,21 @@ const KeyReserve KeyOp = 7
 // the block, not the last value answered.
 type keyBlocks struct {
 	lead     Leadership
-	propose  func(ctx context.Context, c *Command) (Result, error)
+	propose  proposeFunc
 	size     int64
 	verifier *verifier
-	mu       sync.Mutex
-	keys     map[keyID]*keyBlock
+	keys     entries[keyID, keyBlock]
 }
 
-// keyBlock is one key's block: values next..last are the leader's.
+// keyBlock is one key's block: values next..last are the leader's, in
+// the term (termSlot) that reserved them.
 type keyBlock struct {
-	mu         sync.Mutex
-	term       uint64
+	termSlot
 	next, last int64
-	valid      bool
-	// gen counts drops: a refill begun before one must not install.
-	gen       uint64
-	refilling chan struct{}
 }
 
-func newKeyBlocks(lead Leadership, size int64, v *verifier, propose func(context.Context, *Command) (Result, error)) *keyBlocks {
-	return &keyBlocks{lead: lead, propose: propose, size: size, verifier: v, keys: map[keyID]*keyBlock{}}
-}
-
-func (kb *keyBlocks) entry(k keyID) *keyBlock {
-	kb.mu.Lock()
-	defer kb.mu.Unlock()
-	e := kb.keys[k]
-	if e == nil {
-		e = &keyBlock{}
-		kb.keys[k] = e
-	}
-	return e
+func newKeyBlocks(lead Leadership, size int64, v *verifier, propose proposeFunc) *keyBlocks {
+	return &keyBlocks{lead: lead, propose: propose, size: size, verifier: v}
 }
 
 // eligible reports an INCR or INCRBY by a positive step no larger than a
@@ -68,14 +52,11 @@ func (kb *keyBlocks) eligible(c *Command) bool {
 
 // reset invalidates every key's block (a restore).
 func (kb *keyBlocks) reset() {
-	kb.mu.Lock()
-	defer kb.mu.Unlock()
-	for _, e := range kb.keys {
+	kb.keys.each(func(e *keyBlock) {
 		e.mu.Lock()
-		e.valid = false
-		e.gen++
+		e.drop()
 		e.mu.Unlock()
-	}
+	})
 }
 
 // drop invalidates the blocks of the keys a command through Raft writes.
@@ -84,13 +65,9 @@ func (kb *keyBlocks) drop(c *Command) {
 		return
 	}
 	for _, name := range c.Key.Keys {
-		kb.mu.Lock()
-		e := kb.keys[keyID{c.Key.DB, name}]
-		kb.mu.Unlock()
-		if e != nil {
+		if e := kb.keys.lookup(keyID{c.Key.DB, name}); e != nil {
 			e.mu.Lock()
-			e.valid = false
-			e.gen++
+			e.drop()
 			e.mu.Unlock()
 		}
 	}
@@ -106,29 +83,25 @@ func (kb *keyBlocks) assign(ctx context.Context, c *Command) (r KeyReply, term u
 		return KeyReply{}, 0, false, nil
 	}
 	k := c.Key
-	e := kb.entry(keyID{k.DB, k.Keys[0]})
+	e := kb.keys.get(keyID{k.DB, k.Keys[0]})
 	for {
 		if err := ctx.Err(); err != nil {
 			return KeyReply{}, 0, true, fmt.Errorf("ticket: waited for a key block: %w: %w", ErrNoQuorum, err)
 		}
 		e.mu.Lock()
-		if e.term != term {
-			e.valid = false
-		}
+		e.stale(term)
 		if e.valid && e.next <= e.last-k.Delta+1 {
 			v := e.next + k.Delta - 1
 			e.next = v + 1
 			e.mu.Unlock()
 			return intReply(v), term, true, nil
 		}
-		if wait := e.refilling; wait != nil {
+		if rf := e.refilling; rf != nil {
 			e.mu.Unlock()
-			select {
-			case <-wait:
-				continue
-			case <-ctx.Done():
-				return KeyReply{}, 0, true, fmt.Errorf("ticket: waited for a key block: %w: %w", ErrNoQuorum, ctx.Err())
+			if _, err := rf.wait(ctx); err != nil {
+				return KeyReply{}, 0, true, fmt.Errorf("ticket: waited for a key block: %w: %w", ErrNoQuorum, err)
 			}
+			continue
 		}
 		reply, reserved, err := kb.refill(ctx, e, c, term)
 		if err != nil || !reserved {
@@ -142,17 +115,9 @@ func (kb *keyBlocks) assign(ctx context.Context, c *Command) (r KeyReply, term u
 // refill reserves a block through Raft. It is called with e.mu held and
 // returns with it released.
 func (kb *keyBlocks) refill(ctx context.Context, e *keyBlock, c *Command, term uint64) (KeyReply, bool, error) {
-	done := make(chan struct{})
-	e.refilling = done
-	gen := e.gen
-	e.mu.Unlock()
 	k := c.Key
-	r, err := kb.propose(ctx, &Command{Op: OpKeys, Key: &KeyCommand{Op: KeyReserve, DB: k.DB, Keys: k.Keys, Delta: kb.size}})
-	t2, still := kb.lead.LeaderTerm()
-	e.mu.Lock()
+	r, err, fresh := e.through(ctx, kb.propose, &Command{Op: OpKeys, Key: &KeyCommand{Op: KeyReserve, DB: k.DB, Keys: k.Keys, Delta: kb.size}})
 	defer e.mu.Unlock()
-	e.refilling = nil
-	close(done)
 	switch {
 	case err != nil:
 		e.valid = false
@@ -166,10 +131,10 @@ func (kb *keyBlocks) refill(ctx context.Context, e *keyBlock, c *Command, term u
 	case r.Key.Kind != ReplyInt:
 		e.valid = false
 		return *r.Key, false, nil
-	case !still || t2 != term:
+	case !leads(kb.lead, term):
 		e.valid = false
 		return KeyReply{}, false, fmt.Errorf("ticket: key block reserved in a lost term: %w", ErrUncertain)
-	case e.gen != gen:
+	case !fresh:
 		// Another write of the key went through Raft meanwhile: the
 		// block is burnt, and the caller takes a new one.
 		e.valid = false

@@ -26,50 +26,31 @@ import (
 type seqCaches struct {
 	lead     Leadership
 	read     Reader
-	propose  func(ctx context.Context, c *Command) (Result, error)
+	propose  proposeFunc
 	verifier *verifier
-	mu       sync.Mutex
-	m        map[tableKey]*seqCache
+	m        entries[tableKey, seqCache]
 }
 
+// seqCache is one sequence's cache, valid (termSlot) in its term.
 type seqCache struct {
-	mu     sync.Mutex
-	term   uint64
+	termSlot
 	loaded bool // cached says whether the sequence has a cache, in term
 	cached bool
-	valid  bool
 	next   int64 // next value to hand out
 	end    int64 // end of the range, exclusive
 	inc    int64
 	until  int64 // the state's Next when the range was reserved
-	// gen counts drops: a refill begun before a drop must not install
-	// its range.
-	gen       uint64
-	refilling chan struct{}
 }
 
-func newSeqCaches(lead Leadership, read Reader, v *verifier, propose func(context.Context, *Command) (Result, error)) *seqCaches {
-	return &seqCaches{lead: lead, read: read, propose: propose, verifier: v, m: map[tableKey]*seqCache{}}
-}
-
-func (sc *seqCaches) entry(k tableKey) *seqCache {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	e := sc.m[k]
-	if e == nil {
-		e = &seqCache{}
-		sc.m[k] = e
-	}
-	return e
+func newSeqCaches(lead Leadership, read Reader, v *verifier, propose proposeFunc) *seqCaches {
+	return &seqCaches{lead: lead, read: read, propose: propose, verifier: v}
 }
 
 // drop forgets db.name's cache and reports where it stood, if it was a
 // valid cache of the current term: values before free were handed out,
 // the rest of the range up to the state's until was not.
 func (sc *seqCaches) drop(db, name string) (free, until int64, ok bool) {
-	sc.mu.Lock()
-	e := sc.m[tableKey{db, name}]
-	sc.mu.Unlock()
+	e := sc.m.lookup(tableKey{db, name})
 	if e == nil {
 		return 0, 0, false
 	}
@@ -78,22 +59,20 @@ func (sc *seqCaches) drop(db, name string) (free, until int64, ok bool) {
 	defer e.mu.Unlock()
 	ok = e.valid && leader && e.term == term
 	free, until = e.next, e.until
-	e.valid, e.loaded = false, false
-	e.gen++
+	e.drop()
+	e.loaded = false
 	return free, until, ok
 }
 
 // reset forgets every cache, after DDL that may remove or replace
 // sequences (DROP TABLE, DROP DATABASE, restore).
 func (sc *seqCaches) reset() {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	for _, e := range sc.m {
+	sc.m.each(func(e *seqCache) {
 		e.mu.Lock()
-		e.valid, e.loaded = false, false
-		e.gen++
+		e.drop()
+		e.loaded = false
 		e.mu.Unlock()
-	}
+	})
 }
 
 // load learns whether the sequence caches, from the local state.
@@ -118,14 +97,14 @@ func (sc *seqCaches) next(ctx context.Context, c *Command) (Result, bool, error)
 	if !leader {
 		return Result{}, false, nil
 	}
-	e := sc.entry(tableKey{c.DB, c.Table})
+	e := sc.m.get(tableKey{c.DB, c.Table})
 	for {
 		if err := ctx.Err(); err != nil {
 			return Result{}, true, err
 		}
 		e.mu.Lock()
-		if e.term != term {
-			e.valid, e.loaded = false, false
+		if e.stale(term) {
+			e.loaded = false
 		}
 		if !e.loaded {
 			gen := e.gen
@@ -152,25 +131,15 @@ func (sc *seqCaches) next(ctx context.Context, c *Command) (Result, bool, error)
 			}
 			return Result{First: uint64(v)}, true, nil
 		}
-		if wait := e.refilling; wait != nil {
+		if rf := e.refilling; rf != nil {
 			e.mu.Unlock()
-			select {
-			case <-wait:
-				continue
-			case <-ctx.Done():
-				return Result{}, true, ctx.Err()
+			if _, err := rf.wait(ctx); err != nil {
+				return Result{}, true, err
 			}
+			continue
 		}
-		done := make(chan struct{})
-		e.refilling = done
-		gen := e.gen
-		e.mu.Unlock()
-		r, err := sc.propose(ctx, &Command{Op: OpSeqNext, DB: c.DB, Table: c.Table, Seq: &SeqCommand{}})
-		t2, still := sc.lead.LeaderTerm()
-		e.mu.Lock()
-		e.refilling = nil
-		close(done)
-		if err == nil && r.Err == nil && still && t2 == term && e.gen == gen && e.term == term {
+		r, err, fresh := e.through(ctx, sc.propose, &Command{Op: OpSeqNext, DB: c.DB, Table: c.Table, Seq: &SeqCommand{}})
+		if err == nil && r.Err == nil && fresh && e.term == term && leads(sc.lead, term) {
 			inc := int64(r.Matched)
 			first, end := int64(r.First), int64(r.Last)
 			e.next, e.end, e.inc, e.valid = stepFrom(first, inc, end), end, inc, true
