@@ -11,6 +11,7 @@ import (
 
 	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // memState is the applied state, decoded: entries are applied to it and
@@ -23,7 +24,7 @@ import (
 // memState is not safe for concurrent use; the FSM's lock guards it.
 type memState struct {
 	dbs     map[string]struct{}
-	tables  map[tableKey]*ticket.Table
+	tables  map[tableKey]*model.Table
 	globals map[string]uint64
 	// rows are the row tables' rows, tracking the keys written since the
 	// last checkpoint (which writes only those rows).
@@ -49,7 +50,7 @@ type memState struct {
 func newMemState() *memState {
 	return &memState{
 		dbs:          map[string]struct{}{},
-		tables:       map[tableKey]*ticket.Table{},
+		tables:       map[tableKey]*model.Table{},
 		globals:      map[string]uint64{},
 		rows:         map[tableKey]*ticket.RowTree{},
 		rewrite:      map[tableKey]struct{}{},
@@ -111,7 +112,7 @@ func loadMemState(tx *bolt.Tx) (*memState, error) {
 		})
 	}
 	if err == nil {
-		err = eachStoredKey(tx, func(k keyRef, v ticket.KeyVal) error {
+		err = eachStoredKey(tx, func(k keyRef, v model.KeyVal) error {
 			m.keys.put(k, v)
 			return nil
 		})
@@ -124,7 +125,7 @@ func rowsBucketName(k tableKey) []byte { return []byte(k.db + "\x00" + k.name) }
 
 // loadRows reads a row table's rows: from its bucket, or from the rows
 // a state file of format 1 kept in the table's value (legacy).
-func loadRows(all *bolt.Bucket, k tableKey, t *ticket.Table, legacy [][]ticket.Datum) (*ticket.RowTree, error) {
+func loadRows(all *bolt.Bucket, k tableKey, t *model.Table, legacy [][]model.Datum) (*ticket.RowTree, error) {
 	rt := ticket.NewRowTree(t.Def.Rows)
 	for _, r := range legacy {
 		if _, err := rt.Put("", r); err != nil {
@@ -173,7 +174,7 @@ type ckptImage struct {
 	rows    map[tableKey]map[string]string
 	rewrite map[tableKey]struct{}
 	upgrade bool
-	keys    map[keyRef]*ticket.KeyVal // nil: deleted
+	keys    map[keyRef]*model.KeyVal // nil: deleted
 }
 
 // take moves what changed since the last checkpoint into an image and
@@ -419,7 +420,7 @@ func (s memStore) DeleteDatabase(name string) error {
 // Table returns a copy: Apply may change it and then give up (a statement
 // error), and a reader may keep it after View returns. A ticket table's
 // rows are copied. A row table's rows are not in the Table (Rows).
-func (s memStore) Table(db, name string) (*ticket.Table, error) {
+func (s memStore) Table(db, name string) (*model.Table, error) {
 	t := s.m.tables[tableKey{db, name}]
 	if t == nil {
 		return nil, nil
@@ -448,7 +449,7 @@ func (s memStore) Tables(db string) ([]string, error) {
 // copies), and a batch of REPLACEs on one table then allocates nothing
 // here. A row table's rows are created empty with it, and re-indexed
 // when its keys change (ticket.PutRowTree).
-func (s memStore) PutTable(t *ticket.Table) error {
+func (s memStore) PutTable(t *model.Table) error {
 	if s.readOnly {
 		return ErrReadOnly
 	}
@@ -458,7 +459,7 @@ func (s memStore) PutTable(t *ticket.Table) error {
 	}
 	cur := s.m.tables[k]
 	if cur == nil {
-		cur = new(ticket.Table)
+		cur = new(model.Table)
 		s.m.tables[k] = cur
 	}
 	rows := cur.Rows[:0]
@@ -507,8 +508,8 @@ func (s memStore) Rows(db, name string) (ticket.TableRows, error) {
 // readOnlyRows refuses writes, for View.
 type readOnlyRows struct{ *ticket.RowTree }
 
-func (readOnlyRows) Put(string, []ticket.Datum) (string, error) { return "", ErrReadOnly }
-func (readOnlyRows) Delete(string) error                        { return ErrReadOnly }
+func (readOnlyRows) Put(string, []model.Datum) (string, error) { return "", ErrReadOnly }
+func (readOnlyRows) Delete(string) error                       { return ErrReadOnly }
 
 func (s memStore) DeleteTable(db, name string) error {
 	if s.readOnly {

@@ -3,6 +3,8 @@ package ticket
 import (
 	"context"
 	"testing"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // BenchmarkBatcher is group commit alone: parallel Exec calls through the
@@ -13,7 +15,7 @@ func BenchmarkBatcher(b *testing.B) {
 	svc := NewService(repl, repl, Config{}, nil)
 	defer svc.Close()
 	ctx := context.Background()
-	for _, c := range []Command{{Op: OpCreateDB, DB: "flickr"}, {Op: OpCreateTable, Def: tickets64("flickr", "T")}} {
+	for _, c := range []model.Command{{Op: model.OpCreateDB, DB: "flickr"}, {Op: model.OpCreateTable, Def: tickets64("flickr", "T")}} {
 		if _, err := svc.Exec(ctx, &c); err != nil {
 			b.Fatal(err)
 		}
@@ -35,7 +37,7 @@ func BenchmarkBatcher(b *testing.B) {
 // REPLACE on a one-row table.
 func BenchmarkApplyReplace(b *testing.B) {
 	st := NewMemStore()
-	for _, c := range []Command{{Op: OpCreateDB, DB: "flickr"}, {Op: OpCreateTable, Def: tickets64("flickr", "T")}} {
+	for _, c := range []model.Command{{Op: model.OpCreateDB, DB: "flickr"}, {Op: model.OpCreateTable, Def: tickets64("flickr", "T")}} {
 		if _, err := Apply(st, &c); err != nil {
 			b.Fatal(err)
 		}
@@ -62,13 +64,13 @@ func benchService(b *testing.B, node bool) *Service {
 	if node {
 		def.Comment = "ticketd:scope=node"
 	}
-	seq, _, err := NewSequenceDef("flickr", "s", "", []SeqOption{{Kind: SeqCache, Value: 1000}})
+	seq, _, err := NewSequenceDef("flickr", "s", "", []model.SeqOption{{Kind: model.SeqCache, Value: 1000}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	for _, c := range []Command{{Op: OpCreateDB, DB: "flickr"}, {Op: OpCreateTable, Def: def}, replace("a"),
-		{Op: OpCreateSeq, DB: "flickr", Table: "s", Def: seq}} {
+	for _, c := range []model.Command{{Op: model.OpCreateDB, DB: "flickr"}, {Op: model.OpCreateTable, Def: def}, replace("a"),
+		{Op: model.OpCreateSeq, DB: "flickr", Table: "s", Def: seq}} {
 		if r, err := svc.Exec(ctx, &c); err != nil || r.Err != nil {
 			b.Fatalf("%v: %v %v", &c, err, r.Err)
 		}
@@ -79,7 +81,7 @@ func benchService(b *testing.B, node bool) *Service {
 // benchCached runs c through svc.Exec from 16 goroutines per CPU: the
 // commands a cache serves from memory, so it measures the cache (entry,
 // take, the shared leadership confirmation), a refill per 1000.
-func benchCached(b *testing.B, svc *Service, c Command) {
+func benchCached(b *testing.B, svc *Service, c model.Command) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.SetParallelism(16)
@@ -108,11 +110,11 @@ func BenchmarkNodeScopeReplace(b *testing.B) {
 // BenchmarkCachedNextval is NEXTVAL from the leader's sequence cache
 // (sequence_cache.go).
 func BenchmarkCachedNextval(b *testing.B) {
-	benchCached(b, benchService(b, false), Command{Op: OpSeqNext, DB: "flickr", Table: "s", Seq: &SeqCommand{Count: 1}})
+	benchCached(b, benchService(b, false), model.Command{Op: model.OpSeqNext, DB: "flickr", Table: "s", Seq: &model.SeqCommand{Count: 1}})
 }
 
 // BenchmarkCachedIncr is INCR from the leader's key block
 // (keys_reserve.go).
 func BenchmarkCachedIncr(b *testing.B) {
-	benchCached(b, benchService(b, false), Command{Op: OpKeys, Key: &KeyCommand{Op: KeyIncr, Keys: []string{"k"}, Delta: 1}})
+	benchCached(b, benchService(b, false), model.Command{Op: model.OpKeys, Key: &model.KeyCommand{Op: model.KeyIncr, Keys: []string{"k"}, Delta: 1}})
 }

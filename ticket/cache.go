@@ -3,6 +3,8 @@ package ticket
 import (
 	"context"
 	"sync"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // The parts the five allocation caches share (DESIGN §4f): the leader's
@@ -16,7 +18,7 @@ import (
 
 // proposeFunc sends a cache's own command through Raft (the batcher's
 // cacheExec: exempt from the overtaking rule).
-type proposeFunc func(ctx context.Context, c *Command) (Result, error)
+type proposeFunc func(ctx context.Context, c *model.Command) (model.Result, error)
 
 // entries is one cache's entries by name, each made on first use. A
 // sync.Map: an entry is made once and read by every allocation, from
@@ -99,7 +101,7 @@ func (e *slot) end(rf *refill, err error) {
 // e.refilling) and held again on return. fresh is false when a drop
 // came meanwhile: the result is burnt, as it may lie below values
 // returned through Raft since.
-func (e *slot) through(ctx context.Context, propose proposeFunc, c *Command) (r Result, err error, fresh bool) {
+func (e *slot) through(ctx context.Context, propose proposeFunc, c *model.Command) (r model.Result, err error, fresh bool) {
 	rf, gen := e.begin()
 	e.mu.Unlock()
 	r, err = propose(ctx, c)
@@ -198,7 +200,7 @@ func (sc schemaClock) epoch() uint64 {
 
 // observeRefill tells obs how a table's refill of size ids ended: its
 // replication failure, its statement error, or nil.
-func observeRefill(obs Observer, size uint64, r Result, err error) {
+func observeRefill(obs Observer, size uint64, r model.Result, err error) {
 	if err == nil && r.Err != nil {
 		obs.ReservationRefilled(size, r.Err)
 		return

@@ -8,14 +8,16 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // padSpaceCompare is MariaDB's PAD SPACE comparison written directly:
 // weights compared one by one, the shorter string continued by spaces.
-func padSpaceCompare(a, b string) int { return padSpaceCompareIn(CollGeneralCI, a, b) }
+func padSpaceCompare(a, b string) int { return padSpaceCompareIn(model.CollGeneralCI, a, b) }
 
 // padSpaceCompareIn is padSpaceCompare in collation c.
-func padSpaceCompareIn(c Collation, a, b string) int {
+func padSpaceCompareIn(c model.Collation, a, b string) int {
 	wa, wb := likeRunes(c, a), likeRunes(c, b)
 	for i := 0; i < max(len(wa), len(wb)); i++ {
 		x, y := rune(' '), rune(' ')
@@ -52,12 +54,12 @@ func TestCollKeyOrder(t *testing.T) {
 	for range 20000 {
 		a, b := gen(), gen()
 		want := padSpaceCompare(a, b)
-		if got := compareColl(CollGeneralCI, a, b); got != want {
+		if got := compareColl(model.CollGeneralCI, a, b); got != want {
 			t.Fatalf("compare(%q, %q) = %d, want %d", a, b, got, want)
 		}
 		c, d := gen(), gen()
-		ka := appendCollKey(appendCollKey(nil, CollGeneralCI, a), CollGeneralCI, c)
-		kb := appendCollKey(appendCollKey(nil, CollGeneralCI, b), CollGeneralCI, d)
+		ka := appendCollKey(appendCollKey(nil, model.CollGeneralCI, a), model.CollGeneralCI, c)
+		kb := appendCollKey(appendCollKey(nil, model.CollGeneralCI, b), model.CollGeneralCI, d)
 		if want == 0 {
 			want = padSpaceCompare(c, d)
 		}
@@ -79,7 +81,7 @@ func TestCollKeyOrderBin(t *testing.T) {
 		}
 		return b.String()
 	}
-	for _, c := range []Collation{CollBin, CollBin3} {
+	for _, c := range []model.Collation{model.CollBin, model.CollBin3} {
 		for range 20000 {
 			a, b := gen(), gen()
 			want := padSpaceCompareIn(c, a, b)
@@ -102,11 +104,11 @@ func TestCollBinMariaDBAnswers(t *testing.T) {
 		{"a", "A", 1}, {"é", "e", 1}, {"😀", "🚀", -1}, {"😀", "\uFFFD", 1}, {"abc ", "abc", 0}, {"a\t", "a", -1},
 		{"_", "Z", 1}, {"_", "a", -1}, {"ß", "s", 1}, {"Zed", "a", -1},
 	} {
-		if got := compareColl(CollBin, tc.a, tc.b); got != tc.want {
+		if got := compareColl(model.CollBin, tc.a, tc.b); got != tc.want {
 			t.Errorf("utf8mb4_bin: %q vs %q = %d, want %d", tc.a, tc.b, got, tc.want)
 		}
 	}
-	if !likeMatch(likeRunes(CollBin, "aB"), likePattern(CollBin, "a_"), '\\') || likeMatch(likeRunes(CollBin, "aB"), likePattern(CollBin, "ab"), '\\') {
+	if !likeMatch(likeRunes(model.CollBin, "aB"), likePattern(model.CollBin, "a_"), '\\') || likeMatch(likeRunes(model.CollBin, "aB"), likePattern(model.CollBin, "ab"), '\\') {
 		t.Error("utf8mb4_bin LIKE folds case")
 	}
 }
@@ -124,10 +126,10 @@ func TestCollMariaDBAnswers(t *testing.T) {
 		{"_", "Z", 1, -1}, {"[", "a", 1, -1}, {"`", "z", 1, -1}, {"a_", "ab", 1, -1},
 		{"abc ", "ABC", 0, 0}, {"a\t", "a", -1, 1}, {"a", "a b", -1, -1},
 	} {
-		if got := compareColl(CollGeneralCI, tc.a, tc.b); got != tc.general {
+		if got := compareColl(model.CollGeneralCI, tc.a, tc.b); got != tc.general {
 			t.Errorf("general_ci: %q vs %q = %d, want %d", tc.a, tc.b, got, tc.general)
 		}
-		if got := compareColl(CollLegacy, tc.a, tc.b); got != tc.older {
+		if got := compareColl(model.CollLegacy, tc.a, tc.b); got != tc.older {
 			t.Errorf("legacy: %q vs %q = %d, want %d", tc.a, tc.b, got, tc.older)
 		}
 	}
@@ -137,7 +139,7 @@ func TestCollMariaDBAnswers(t *testing.T) {
 // collation (the older folding lower-cases both, allocating).
 func BenchmarkCollCompare(b *testing.B) {
 	pairs := [][2]string{{"10.0.1.17", "10.0.1.170"}, {"biz_tag_leaf_segment", "biz_tag_leaf_segmenT"}, {"Ärger mit é", "arger mit E"}}
-	for _, c := range []Collation{CollLegacy, CollGeneralCI} {
+	for _, c := range []model.Collation{model.CollLegacy, model.CollGeneralCI} {
 		b.Run(c.String(), func(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				p := pairs[i%len(pairs)]
@@ -161,7 +163,7 @@ func TestLikeGeneralCI(t *testing.T) {
 		{"Straße", "STRASSE", '\\', false}, {"a ", "a", '\\', false}, {"😀", "🚀", '\\', true}, {"x_y", "X\\_Y", '\\', true},
 		{"xzy", "X\\_Y", '\\', false}, {"Ärger", "a%R", '\\', true},
 	} {
-		if got := likeMatch(likeRunes(CollGeneralCI, tc.s), likePattern(CollGeneralCI, tc.p), tc.esc); got != tc.want {
+		if got := likeMatch(likeRunes(model.CollGeneralCI, tc.s), likePattern(model.CollGeneralCI, tc.p), tc.esc); got != tc.want {
 			t.Errorf("%q LIKE %q ESCAPE %q = %v, want %v", tc.s, tc.p, tc.esc, got, tc.want)
 		}
 	}

@@ -6,13 +6,9 @@ import (
 	"fmt"
 	"math"
 	"sync"
-)
 
-// KeyReserve adds Delta to the integer in Keys[0], as KeyIncr, for the
-// leader's block of INCRs (keyBlocks): its reply is the block's last
-// value. A key with an expiry is not reserved (the reply is ReplyNil and
-// nothing changes): a block must not outlive the key.
-const KeyReserve KeyOp = 7
+	"github.com/ticketd/ticketd/ticket/model"
+)
 
 // keyBlocks serve INCR (and INCRBY by a positive step) from a block of
 // values the leader reserved through Raft (Config.KeyCache), as
@@ -45,9 +41,9 @@ func newKeyBlocks(lead Leadership, size int64, v *verifier, propose proposeFunc)
 
 // eligible reports an INCR or INCRBY by a positive step no larger than a
 // block.
-func (kb *keyBlocks) eligible(c *Command) bool {
+func (kb *keyBlocks) eligible(c *model.Command) bool {
 	k := c.Key
-	return c.Op == OpKeys && k != nil && k.Op == KeyIncr && k.Delta > 0 && k.Delta <= kb.size && len(k.Keys) == 1
+	return c.Op == model.OpKeys && k != nil && k.Op == model.KeyIncr && k.Delta > 0 && k.Delta <= kb.size && len(k.Keys) == 1
 }
 
 // reset invalidates every key's block (a restore).
@@ -60,8 +56,8 @@ func (kb *keyBlocks) reset() {
 }
 
 // drop invalidates the blocks of the keys a command through Raft writes.
-func (kb *keyBlocks) drop(c *Command) {
-	if c.Op != OpKeys || c.Key == nil {
+func (kb *keyBlocks) drop(c *model.Command) {
+	if c.Op != model.OpKeys || c.Key == nil {
 		return
 	}
 	for _, name := range c.Key.Keys {
@@ -77,16 +73,16 @@ func (kb *keyBlocks) drop(c *Command) {
 // false when c must go through Raft (not the leader, or the key cannot
 // have a block); otherwise the reply is the client's once confirm
 // succeeds (or is an error reply of the refill, such as not an integer).
-func (kb *keyBlocks) assign(ctx context.Context, c *Command) (r KeyReply, term uint64, ok bool, err error) {
+func (kb *keyBlocks) assign(ctx context.Context, c *model.Command) (r model.KeyReply, term uint64, ok bool, err error) {
 	term, leader := kb.lead.LeaderTerm()
 	if !leader {
-		return KeyReply{}, 0, false, nil
+		return model.KeyReply{}, 0, false, nil
 	}
 	k := c.Key
 	e := kb.keys.get(keyID{k.DB, k.Keys[0]})
 	for {
 		if err := ctx.Err(); err != nil {
-			return KeyReply{}, 0, true, fmt.Errorf("ticket: waited for a key block: %w: %w", ErrNoQuorum, err)
+			return model.KeyReply{}, 0, true, fmt.Errorf("ticket: waited for a key block: %w: %w", ErrNoQuorum, err)
 		}
 		e.mu.Lock()
 		e.stale(term)
@@ -99,7 +95,7 @@ func (kb *keyBlocks) assign(ctx context.Context, c *Command) (r KeyReply, term u
 		if rf := e.refilling; rf != nil {
 			e.mu.Unlock()
 			if _, err := rf.wait(ctx); err != nil {
-				return KeyReply{}, 0, true, fmt.Errorf("ticket: waited for a key block: %w: %w", ErrNoQuorum, err)
+				return model.KeyReply{}, 0, true, fmt.Errorf("ticket: waited for a key block: %w: %w", ErrNoQuorum, err)
 			}
 			continue
 		}
@@ -107,46 +103,46 @@ func (kb *keyBlocks) assign(ctx context.Context, c *Command) (r KeyReply, term u
 		if err != nil || !reserved {
 			// Not reservable (an expiry): through Raft, ok false; an error
 			// reply (not an integer, overflow) is the client's answer.
-			return reply, term, reply.Kind == ReplyErr, err
+			return reply, term, reply.Kind == model.ReplyErr, err
 		}
 	}
 }
 
 // refill reserves a block through Raft. It is called with e.mu held and
 // returns with it released.
-func (kb *keyBlocks) refill(ctx context.Context, e *keyBlock, c *Command, term uint64) (KeyReply, bool, error) {
+func (kb *keyBlocks) refill(ctx context.Context, e *keyBlock, c *model.Command, term uint64) (model.KeyReply, bool, error) {
 	k := c.Key
-	r, err, fresh := e.through(ctx, kb.propose, &Command{Op: OpKeys, Key: &KeyCommand{Op: KeyReserve, DB: k.DB, Keys: k.Keys, Delta: kb.size}})
+	r, err, fresh := e.through(ctx, kb.propose, &model.Command{Op: model.OpKeys, Key: &model.KeyCommand{Op: model.KeyReserve, DB: k.DB, Keys: k.Keys, Delta: kb.size}})
 	defer e.mu.Unlock()
 	switch {
 	case err != nil:
 		e.valid = false
-		return KeyReply{}, false, err
+		return model.KeyReply{}, false, err
 	case r.Err != nil:
 		e.valid = false
-		return KeyReply{}, false, r.Err
+		return model.KeyReply{}, false, r.Err
 	case r.Key == nil:
 		e.valid = false
-		return KeyReply{}, false, fmt.Errorf("ticket: no reply to a key reservation: %w", ErrUncertain)
-	case r.Key.Kind != ReplyInt:
+		return model.KeyReply{}, false, fmt.Errorf("ticket: no reply to a key reservation: %w", ErrUncertain)
+	case r.Key.Kind != model.ReplyInt:
 		e.valid = false
 		return *r.Key, false, nil
 	case !leads(kb.lead, term):
 		e.valid = false
-		return KeyReply{}, false, fmt.Errorf("ticket: key block reserved in a lost term: %w", ErrUncertain)
+		return model.KeyReply{}, false, fmt.Errorf("ticket: key block reserved in a lost term: %w", ErrUncertain)
 	case !fresh:
 		// Another write of the key went through Raft meanwhile: the
 		// block is burnt, and the caller takes a new one.
 		e.valid = false
-		return KeyReply{}, true, nil
+		return model.KeyReply{}, true, nil
 	}
 	e.next, e.last, e.term, e.valid = r.Key.Int-kb.size+1, r.Key.Int, term, true
-	return KeyReply{}, true, nil
+	return model.KeyReply{}, true, nil
 }
 
 // confirm waits for a quorum round that started after the value was
 // taken, in the term that reserved it.
-func (kb *keyBlocks) confirm(ctx context.Context, c *Command, term uint64) error {
+func (kb *keyBlocks) confirm(ctx context.Context, c *model.Command, term uint64) error {
 	vterm, err := kb.verifier.verify(ctx)
 	if err == nil && vterm == term {
 		return nil
@@ -167,23 +163,23 @@ func (kb *keyBlocks) confirm(ctx context.Context, c *Command, term uint64) error
 // execKeys runs a key command: from its key's block when it can, else
 // through Raft, where the batcher drops the key's block before and after
 // (a value taken through Raft is above the block; overtake.go).
-func (s *Service) execKeys(ctx context.Context, c *Command) (Result, error) {
+func (s *Service) execKeys(ctx context.Context, c *model.Command) (model.Result, error) {
 	if s.kb == nil {
 		return s.b.exec(ctx, c, fromSession)
 	}
 	if s.kb.eligible(c) {
 		r, term, ok, err := s.kb.assign(ctx, c)
 		if ok {
-			if err == nil && r.Kind != ReplyErr {
+			if err == nil && r.Kind != model.ReplyErr {
 				err = s.kb.confirm(ctx, c, term)
 			}
 			if err != nil {
-				return Result{}, err
+				return model.Result{}, err
 			}
-			return Result{Key: &r}, nil
+			return model.Result{Key: &r}, nil
 		}
 		if err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
 	}
 	return s.b.exec(ctx, c, fromSession)
@@ -191,13 +187,13 @@ func (s *Service) execKeys(ctx context.Context, c *Command) (Result, error) {
 
 // keyReserve is KeyReserve's Apply: KeyIncr by Delta, unless the key has
 // an expiry (ReplyNil, nothing changed).
-func keyReserve(s Store, k *KeyCommand, now int64) (KeyReply, error) {
+func keyReserve(s Store, k *model.KeyCommand, now int64) (model.KeyReply, error) {
 	v, ok, err := live(s, k.DB, k.Keys[0], now)
 	if err != nil {
-		return KeyReply{}, err
+		return model.KeyReply{}, err
 	}
 	if ok && v.ExpireAt != 0 {
-		return KeyReply{Kind: ReplyNil}, nil
+		return model.KeyReply{Kind: model.ReplyNil}, nil
 	}
 	var cur int64
 	if ok {
@@ -208,7 +204,7 @@ func keyReserve(s Store, k *KeyCommand, now int64) (KeyReply, error) {
 	if k.Delta <= 0 || cur > math.MaxInt64-k.Delta {
 		// No room for a block: INCR goes through Raft, and says
 		// overflow itself when even one does not fit.
-		return KeyReply{Kind: ReplyNil}, nil
+		return model.KeyReply{Kind: model.ReplyNil}, nil
 	}
 	cur += k.Delta
 	v.Val = formatInt(cur)
@@ -221,7 +217,7 @@ func keyReserve(s Store, k *KeyCommand, now int64) (KeyReply, error) {
 // Raft share proposals; those of one key run in the batch's order (a
 // follower forwards one connection's pipeline as one batch). A command
 // of several keys (DEL a b) makes the whole batch run in order.
-func (s *Service) execKeysBatch(ctx context.Context, cmds []Command, idx []int, out []Result) error {
+func (s *Service) execKeysBatch(ctx context.Context, cmds []model.Command, idx []int, out []model.Result) error {
 	var groups [][]int
 	byKey := map[keyID]int{}
 	for _, i := range idx {
@@ -245,7 +241,7 @@ func (s *Service) execKeysBatch(ctx context.Context, cmds []Command, idx []int, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			batch := make([]*Command, len(members))
+			batch := make([]*model.Command, len(members))
 			for j, i := range members {
 				batch[j] = &cmds[i]
 			}
@@ -274,8 +270,8 @@ func (s *Service) execKeysBatch(ctx context.Context, cmds []Command, idx []int, 
 // when it can (one leadership round per term confirms them all, after
 // the last was taken) or else through Raft with its key's block dropped
 // before and after (overtake.go). Errors are per command.
-func (s *Service) execKeysSeq(ctx context.Context, cmds []*Command, from origin) ([]Result, []error) {
-	out := make([]Result, len(cmds))
+func (s *Service) execKeysSeq(ctx context.Context, cmds []*model.Command, from origin) ([]model.Result, []error) {
+	out := make([]model.Result, len(cmds))
 	errs := make([]error, len(cmds))
 	type pending struct {
 		i    int
@@ -296,8 +292,8 @@ func (s *Service) execKeysSeq(ctx context.Context, cmds []*Command, from origin)
 					errs[i] = err
 					continue
 				}
-				out[i] = Result{Key: &r}
-				if r.Kind != ReplyErr {
+				out[i] = model.Result{Key: &r}
+				if r.Kind != model.ReplyErr {
 					taken = append(taken, pending{i, term})
 				}
 				continue
@@ -317,7 +313,7 @@ func (s *Service) execKeysSeq(ctx context.Context, cmds []*Command, from origin)
 			confirmed[p.term] = err
 		}
 		if err != nil {
-			out[p.i], errs[p.i] = Result{}, err
+			out[p.i], errs[p.i] = model.Result{}, err
 		}
 	}
 	return out, errs
@@ -327,7 +323,7 @@ func (s *Service) execKeysSeq(ctx context.Context, cmds []*Command, from origin)
 // in their order: in one Raft entry (a follower forwards them as one
 // batch), or with key reservation in order from the keys' blocks.
 // Errors are per command.
-func (s *Service) ExecKeysOrdered(ctx context.Context, cmds []*Command) ([]Result, []error) {
+func (s *Service) ExecKeysOrdered(ctx context.Context, cmds []*model.Command) ([]model.Result, []error) {
 	if s.kb != nil {
 		if _, leader := s.kb.lead.LeaderTerm(); leader {
 			return s.execKeysSeq(ctx, cmds, fromSession)
@@ -352,7 +348,7 @@ func (s *Service) ExecKeysOrdered(ctx context.Context, cmds []*Command) ([]Resul
 	}
 	errs := make([]error, len(cmds))
 	if err != nil {
-		res = make([]Result, len(cmds))
+		res = make([]model.Result, len(cmds))
 		for i := range errs {
 			errs[i] = err
 		}

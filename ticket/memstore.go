@@ -3,21 +3,23 @@ package ticket
 import (
 	"slices"
 	"sort"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // MemStore is an in-memory Store for tests and for checking other Store
 // implementations against. It is not safe for concurrent use.
 type MemStore struct {
 	dbs     map[string]bool
-	tables  map[string]*Table
+	tables  map[string]*model.Table
 	rows    map[string]*RowTree
 	globals map[string]uint64
-	keys    map[keyID]KeyVal // keys_store.go
+	keys    map[keyID]model.KeyVal // keys_store.go
 }
 
 // NewMemStore returns an empty store.
 func NewMemStore() *MemStore {
-	return &MemStore{dbs: map[string]bool{}, tables: map[string]*Table{}, rows: map[string]*RowTree{}, globals: map[string]uint64{}}
+	return &MemStore{dbs: map[string]bool{}, tables: map[string]*model.Table{}, rows: map[string]*RowTree{}, globals: map[string]uint64{}}
 }
 
 // Database reports whether the database exists.
@@ -49,7 +51,7 @@ func (m *MemStore) DeleteDatabase(name string) error {
 }
 
 // Table returns a copy of the table, so that only PutTable changes state.
-func (m *MemStore) Table(db, name string) (*Table, error) {
+func (m *MemStore) Table(db, name string) (*model.Table, error) {
 	t, ok := m.tables[db+"."+name]
 	if !ok {
 		return nil, nil
@@ -72,7 +74,7 @@ func (m *MemStore) Tables(db string) ([]string, error) {
 }
 
 // PutTable stores a copy of t.
-func (m *MemStore) PutTable(t *Table) error {
+func (m *MemStore) PutTable(t *model.Table) error {
 	cp := *t
 	cp.Rows = slices.Clone(t.Rows)
 	k := t.Def.Key()

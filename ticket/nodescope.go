@@ -3,6 +3,8 @@ package ticket
 import (
 	"cmp"
 	"context"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // SchemaClock is what node-scoped reservation needs from the local
@@ -21,9 +23,9 @@ type SchemaClock interface {
 // node's blocks the node sees itself (the counter only grows), and
 // DELETE, which only row tables take (a busy row table must not burn
 // every node's blocks).
-func ChangesSchema(op Op) bool {
+func ChangesSchema(op model.Op) bool {
 	switch op {
-	case OpInsert, OpUpdate, OpReserve, OpSeqNext, OpDelete, OpKeys:
+	case model.OpInsert, model.OpUpdate, model.OpReserve, model.OpSeqNext, model.OpDelete, model.OpKeys:
 		return false
 	}
 	return true
@@ -68,7 +70,7 @@ type block struct {
 	epochSlot
 	node  bool // the table is node-scoped with a cache above 1
 	cache uint64
-	def   TableDef
+	def   model.TableDef
 	stubs map[string]bool // folded stubs with a row: REPLACE of them affects 2
 	// next..last are the ids not handed out yet; next > last means empty.
 	next, last uint64
@@ -89,7 +91,7 @@ func newNodeBlocks(read Reader, defCache uint64, obs Observer, propose proposeFu
 // refused a block (its statement error comes from Raft then). With ok,
 // a non-nil error is the refill's replication failure; the ids are the
 // client's as they are.
-func (nb *nodeBlocks) assign(ctx context.Context, c *Command) (ids []uint64, ok bool, err error) {
+func (nb *nodeBlocks) assign(ctx context.Context, c *model.Command) (ids []uint64, ok bool, err error) {
 	e := nb.tables.get(tableKey{c.DB, c.Table})
 	n := uint64(len(c.Values))
 	for {
@@ -135,7 +137,7 @@ func (nb *nodeBlocks) assign(ctx context.Context, c *Command) (ids []uint64, ok 
 			return nil, true, err
 		}
 		size := refillSize(e.cache, n, c.Increment)
-		r, err, fresh := e.through(ctx, nb.propose, &Command{Op: OpReserve, DB: c.DB, Table: c.Table, Count: size})
+		r, err, fresh := e.through(ctx, nb.propose, &model.Command{Op: model.OpReserve, DB: c.DB, Table: c.Table, Count: size})
 		observeRefill(nb.obs, size, r, err)
 		switch {
 		case err != nil:
@@ -157,7 +159,7 @@ func (nb *nodeBlocks) assign(ctx context.Context, c *Command) (ids []uint64, ok 
 // tryTake is assign without waiting: the ids of c from the block as it
 // is, or nil when that would need a load or a refill (or c belongs
 // elsewhere); assign then decides.
-func (nb *nodeBlocks) tryTake(c *Command) []uint64 {
+func (nb *nodeBlocks) tryTake(c *model.Command) []uint64 {
 	e := nb.tables.lookup(tableKey{c.DB, c.Table})
 	if e == nil {
 		return nil
@@ -185,14 +187,14 @@ func (nb *nodeBlocks) tryTake(c *Command) []uint64 {
 // for any refill, and no second reservation of the table runs beside it
 // (whose result could come back below the spare). A node therefore holds
 // at most two blocks (2N ids) beyond what it has handed out.
-func (nb *nodeBlocks) prefetch(e *block, c *Command) {
+func (nb *nodeBlocks) prefetch(e *block, c *model.Command) {
 	rf, gen := e.begin()
 	size := e.cache
 	db, table := c.DB, c.Table
 	go func() {
 		// The batcher proposes with its own deadline (ApplyTimeout): no
 		// statement waits on this one's context.
-		r, err := nb.propose(context.Background(), &Command{Op: OpReserve, DB: db, Table: table, Count: size})
+		r, err := nb.propose(context.Background(), &model.Command{Op: model.OpReserve, DB: db, Table: table, Count: size})
 		observeRefill(nb.obs, size, r, err)
 		e.mu.Lock()
 		defer e.mu.Unlock()
@@ -212,7 +214,7 @@ func (nb *nodeBlocks) prefetch(e *block, c *Command) {
 
 // load reads the table's definition and stubs into e, as of epoch ep or
 // later.
-func (nb *nodeBlocks) load(e *block, c *Command, ep, gen uint64) {
+func (nb *nodeBlocks) load(e *block, c *model.Command, ep, gen uint64) {
 	t, err := readTable(nb.read, c.DB, c.Table)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -291,7 +293,7 @@ func newNodeSeqs(read Reader, propose proposeFunc) *nodeSeqs {
 
 // next answers NEXTVAL from this node's range; ok is false when the
 // sequence is not node-scoped.
-func (ns *nodeSeqs) next(ctx context.Context, c *Command) (Result, bool, error) {
+func (ns *nodeSeqs) next(ctx context.Context, c *model.Command) (model.Result, bool, error) {
 	e := ns.m.get(tableKey{c.DB, c.Table})
 	for {
 		ep := ns.clock.epoch()
@@ -305,27 +307,27 @@ func (ns *nodeSeqs) next(ctx context.Context, c *Command) (Result, bool, error) 
 		}
 		if !e.node {
 			e.mu.Unlock()
-			return Result{}, false, nil
+			return model.Result{}, false, nil
 		}
 		if e.valid && before(e.next, e.end, e.inc) {
 			v := e.next
 			e.next = stepFrom(v, e.inc, e.end)
 			e.mu.Unlock()
-			return Result{First: uint64(v)}, true, nil
+			return model.Result{First: uint64(v)}, true, nil
 		}
 		if rf := e.refilling; rf != nil {
 			e.mu.Unlock()
 			failed, err := rf.wait(ctx)
 			if err = cmp.Or(failed, err); err != nil {
-				return Result{}, true, err
+				return model.Result{}, true, err
 			}
 			continue
 		}
-		r, err, fresh := e.through(ctx, ns.propose, &Command{Op: OpSeqNext, DB: c.DB, Table: c.Table, Seq: &SeqCommand{}})
+		r, err, fresh := e.through(ctx, ns.propose, &model.Command{Op: model.OpSeqNext, DB: c.DB, Table: c.Table, Seq: &model.SeqCommand{}})
 		switch {
 		case err != nil:
 			e.mu.Unlock()
-			return Result{}, true, err
+			return model.Result{}, true, err
 		case r.Err != nil:
 			// The sequence ran out, or is gone: the statement's answer.
 			e.mu.Unlock()
@@ -335,7 +337,7 @@ func (ns *nodeSeqs) next(ctx context.Context, c *Command) (Result, bool, error) 
 			// an older build answered the request as a NEXTVAL. The value
 			// is this statement's; taking it for a range would repeat it.
 			e.mu.Unlock()
-			return Result{First: r.First}, true, nil
+			return model.Result{First: r.First}, true, nil
 		case fresh:
 			e.next, e.end, e.inc, e.valid = int64(r.First), int64(r.Last), int64(r.Matched), true
 		}
@@ -343,7 +345,7 @@ func (ns *nodeSeqs) next(ctx context.Context, c *Command) (Result, bool, error) 
 	}
 }
 
-func (ns *nodeSeqs) load(e *nodeSeq, c *Command, ep, gen uint64) {
+func (ns *nodeSeqs) load(e *nodeSeq, c *model.Command, ep, gen uint64) {
 	t, err := readTable(ns.read, c.DB, c.Table)
 	e.mu.Lock()
 	defer e.mu.Unlock()

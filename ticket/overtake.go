@@ -1,5 +1,7 @@
 package ticket
 
+import "github.com/ticketd/ticketd/ticket/model"
+
 // The one rule of the allocation caches (DESIGN §4f): a command that
 // reaches Raft by another way than a cache takes its values above
 // whatever the cache holds, so the cache must not serve once that
@@ -54,37 +56,37 @@ type overtakes struct {
 // change a definition (DDL) overtakes what loaded it; what cannot
 // change a table, a sequence or a key overtakes nothing (MariaDB keeps
 // a sequence's cache through other tables' statements).
-func overtaken(c *Command) overtakes {
+func overtaken(c *model.Command) overtakes {
 	switch c.Op {
-	case OpInsert, OpUpdate:
+	case model.OpInsert, model.OpUpdate:
 		// A ticket table's counter (an explicit id, LAST_INSERT_ID(id+1)).
 		return overtakes{ranges: reachOne, blocks: reachOne}
-	case OpDelete, OpReserve, OpCreateSeq:
+	case model.OpDelete, model.OpReserve, model.OpCreateSeq:
 		// DELETE takes only row tables, which have no cache; a forwarded
 		// reservation is another node's block or a deposed leader's
 		// range, whose ids that leader never serves; a new name has no
 		// cache yet.
 		return overtakes{}
-	case OpKeys:
+	case model.OpKeys:
 		return overtakes{keys: reachOne}
-	case OpSeqNext:
+	case model.OpSeqNext:
 		// A value through Raft: a forwarded refill of a deposed leader,
 		// whose first value it answers, or a NEXTVAL a node sent before
 		// it won the election.
 		return overtakes{seqCache: reachOne}
-	case OpSetVal, OpAlterSeq, OpDropSeq:
+	case model.OpSetVal, model.OpAlterSeq, model.OpDropSeq:
 		return overtakes{seqCache: reachOne, nodeSeqs: reachOne}
-	case OpSetGlobal:
+	case model.OpSetGlobal:
 		// auto_increment_increment is the step of INCREMENT 0 sequences;
 		// sessions send their own increment with every REPLACE.
 		return overtakes{seqCache: reachAll, nodeSeqs: reachAll}
-	case OpCreateDB, OpCreateTable:
+	case model.OpCreateDB, model.OpCreateTable:
 		return overtakes{ranges: reachAll, blocks: reachAll}
-	case OpDropTable, OpAlterTable:
+	case model.OpDropTable, model.OpAlterTable:
 		// ALTER TABLE s COMMENT moves a sequence between the leader's
 		// cache and node-scoped ranges.
 		return overtakes{ranges: reachAll, blocks: reachAll, seqCache: reachOne, nodeSeqs: reachOne}
-	case OpRestore:
+	case model.OpRestore:
 		return overtakes{ranges: reachAll, blocks: reachAll, seqCache: reachAll, nodeSeqs: reachAll, keys: reachAll}
 	default:
 		// DROP DATABASE, a restore's rows, and any kind this table does
@@ -95,7 +97,7 @@ func overtaken(c *Command) overtakes {
 
 // overtake drops the caches c, from from, can overtake. The batcher
 // calls it before c is queued and after it is answered.
-func (s *Service) overtake(c *Command, from origin) {
+func (s *Service) overtake(c *model.Command, from origin) {
 	if from == fromCache {
 		return
 	}

@@ -3,6 +3,8 @@ package ticket
 import (
 	"context"
 	"testing"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // TestSequenceAlterTableScopeDropsCache: ALTER TABLE s COMMENT moves a
@@ -12,7 +14,7 @@ import (
 // node's range, above the cache), then 3 from the cache the leader kept
 // through both ALTERs.
 func TestSequenceAlterTableScopeDropsCache(t *testing.T) {
-	svc, _, _ := seqService(t, SeqOption{Kind: SeqCache, Value: 100})
+	svc, _, _ := seqService(t, model.SeqOption{Kind: model.SeqCache, Value: 100})
 	ctx := context.Background()
 	for i := int64(1); i <= 2; i++ {
 		if v, err := svcNext(t, svc); err != nil || v != i {
@@ -21,7 +23,7 @@ func TestSequenceAlterTableScopeDropsCache(t *testing.T) {
 	}
 	alter := func(comment string) {
 		t.Helper()
-		r, err := svc.Exec(ctx, &Command{Op: OpAlterTable, DB: "d", Table: "s", HasComment: true, Comment: comment})
+		r, err := svc.Exec(ctx, &model.Command{Op: model.OpAlterTable, DB: "d", Table: "s", HasComment: true, Comment: comment})
 		if err != nil || r.Err != nil {
 			t.Fatalf("ALTER TABLE s COMMENT %q: %v %v", comment, err, r.Err)
 		}
@@ -48,20 +50,20 @@ func TestSequenceCacheKeptThroughOtherStatements(t *testing.T) {
 		run  func(*Service) error
 	}{
 		{"delete", func(svc *Service) error {
-			_, err := svc.Exec(context.Background(), &Command{Op: OpDelete, DB: "d", Table: "x", Rows: &RowsCommand{}})
+			_, err := svc.Exec(context.Background(), &model.Command{Op: model.OpDelete, DB: "d", Table: "x", Rows: &model.RowsCommand{}})
 			return err
 		}},
 		{"forwarded key write", func(svc *Service) error {
-			_, err := svc.ExecBatch(context.Background(), []Command{{Op: OpKeys, Key: &KeyCommand{Op: KeySet, Keys: []string{"k"}, Value: "1"}}})
+			_, err := svc.ExecBatch(context.Background(), []model.Command{{Op: model.OpKeys, Key: &model.KeyCommand{Op: model.KeySet, Keys: []string{"k"}, Value: "1"}}})
 			return err
 		}},
 		{"forwarded delete", func(svc *Service) error {
-			_, err := svc.ExecBatch(context.Background(), []Command{{Op: OpDelete, DB: "d", Table: "x", Rows: &RowsCommand{}}})
+			_, err := svc.ExecBatch(context.Background(), []model.Command{{Op: model.OpDelete, DB: "d", Table: "x", Rows: &model.RowsCommand{}}})
 			return err
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			svc, _, _ := seqService(t, SeqOption{Kind: SeqCache, Value: 100})
+			svc, _, _ := seqService(t, model.SeqOption{Kind: model.SeqCache, Value: 100})
 			if v, err := svcNext(t, svc); err != nil || v != 1 {
 				t.Fatalf("first value: %d %v", v, err)
 			}
@@ -90,11 +92,11 @@ func TestRangeKeptThroughDelete(t *testing.T) {
 	}
 	for _, del := range []func() error{
 		func() error {
-			_, err := svc.Exec(context.Background(), &Command{Op: OpDelete, DB: "flickr", Table: "x", Rows: &RowsCommand{}})
+			_, err := svc.Exec(context.Background(), &model.Command{Op: model.OpDelete, DB: "flickr", Table: "x", Rows: &model.RowsCommand{}})
 			return err
 		},
 		func() error {
-			_, err := svc.ExecBatch(context.Background(), []Command{{Op: OpDelete, DB: "flickr", Table: "T", Rows: &RowsCommand{}}})
+			_, err := svc.ExecBatch(context.Background(), []model.Command{{Op: model.OpDelete, DB: "flickr", Table: "T", Rows: &model.RowsCommand{}}})
 			return err
 		},
 	} {

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // Access paths of the row engine: which rows of a row table a WHERE can
@@ -22,14 +24,14 @@ import (
 // unique key. The path is Ordered when its key order is the ORDER BY's,
 // so that a LIMIT stops the scan; an ORDER BY LIMIT that matches a key
 // and no bound is a scan of that key. now is NOW() for the statement.
-func PlanAccess(t *Table, filter *RowExpr, order []RowOrder, hasLimit bool, now time.Time) RowsAccess {
+func PlanAccess(t *model.Table, filter *model.RowExpr, order []model.RowOrder, hasLimit bool, now time.Time) RowsAccess {
 	rd := t.Def.Rows
 	full := RowsAccess{Index: ClusterIndex}
 	if rd == nil {
 		return full
 	}
-	var buf [4]*RowExpr
-	b := accessBounds{eq: map[int]Datum{}, cluster: rd.ClusterKey()}
+	var buf [4]*model.RowExpr
+	b := accessBounds{eq: map[int]model.Datum{}, cluster: ClusterKey(rd)}
 	for _, x := range conjuncts(filter, buf[:0]) {
 		if !b.add(rd, x, now) {
 			return full // the statement fails; no need for a path
@@ -50,7 +52,7 @@ func PlanAccess(t *Table, filter *RowExpr, order []RowOrder, hasLimit bool, now 
 // key against it.
 type accessBounds struct {
 	cluster int // the clustering key, which wins ties
-	eq      map[int]Datum
+	eq      map[int]model.Datum
 	// The greatest lower and least upper bound's key bytes of each
 	// column, inclusive (nil until a range is seen: a point SELECT makes
 	// neither).
@@ -63,15 +65,15 @@ type accessBounds struct {
 // add notes what the conjunct x bounds; one it cannot use leaves the
 // path wider, never narrower. ok is false for an unknown column: the
 // statement fails, and no path is needed.
-func (b *accessBounds) add(rd *RowsDef, x *RowExpr, now time.Time) (ok bool) {
+func (b *accessBounds) add(rd *model.RowsDef, x *model.RowExpr, now time.Time) (ok bool) {
 	switch x.Op {
-	case EEq:
+	case model.EEq:
 		return b.addEq(rd, x)
-	case ELt, ELe, EGt, EGe:
+	case model.ELt, model.ELe, model.EGt, model.EGe:
 		return b.addCompare(rd, x, now)
-	case EIn, EOr:
+	case model.EIn, model.EOr:
 		return b.addIn(rd, x)
-	case EBetween:
+	case model.EBetween:
 		return b.addBetween(rd, x, now)
 	}
 	return true
@@ -79,12 +81,12 @@ func (b *accessBounds) add(rd *RowsDef, x *RowExpr, now time.Time) (ok bool) {
 
 // addEq notes col = literal, the first one of a column: an equality
 // binds a key's leading columns.
-func (b *accessBounds) addEq(rd *RowsDef, x *RowExpr) bool {
+func (b *accessBounds) addEq(rd *model.RowsDef, x *model.RowExpr) bool {
 	col, val, ok := colEqualsValue(x)
 	if !ok {
 		return true
 	}
-	j := rd.colIndex(col)
+	j := rd.ColIndex(col)
 	if j < 0 {
 		return false
 	}
@@ -98,18 +100,18 @@ func (b *accessBounds) addEq(rd *RowsDef, x *RowExpr) bool {
 }
 
 // addCompare notes a bound of <, <=, > or >= on a column, either side.
-func (b *accessBounds) addCompare(rd *RowsDef, x *RowExpr, now time.Time) bool {
+func (b *accessBounds) addCompare(rd *model.RowsDef, x *model.RowExpr, now time.Time) bool {
 	a, v := &x.Args[0], &x.Args[1]
 	op := x.Op
-	if a.Op != ECol {
+	if a.Op != model.ECol {
 		// 5 < id is id > 5.
 		a, v = v, a
-		op = map[ExprOp]ExprOp{ELt: EGt, ELe: EGe, EGt: ELt, EGe: ELe}[op]
+		op = map[model.ExprOp]model.ExprOp{model.ELt: model.EGt, model.ELe: model.EGe, model.EGt: model.ELt, model.EGe: model.ELe}[op]
 	}
-	if a.Op != ECol {
+	if a.Op != model.ECol {
 		return true
 	}
-	j := rd.colIndex(a.Col)
+	j := rd.ColIndex(a.Col)
 	if j < 0 {
 		return false
 	}
@@ -117,7 +119,7 @@ func (b *accessBounds) addCompare(rd *RowsDef, x *RowExpr, now time.Time) bool {
 	if !ok {
 		return true
 	}
-	if op == EGt || op == EGe {
+	if op == model.EGt || op == model.EGe {
 		tighten(&b.lo, j, k, true)
 	} else {
 		tighten(&b.hi, j, k, false)
@@ -127,12 +129,12 @@ func (b *accessBounds) addCompare(rd *RowsDef, x *RowExpr, now time.Time) bool {
 
 // addIn notes col IN (literals), or its OR form, when every value
 // converts to the column's key as the comparison does.
-func (b *accessBounds) addIn(rd *RowsDef, x *RowExpr) bool {
+func (b *accessBounds) addIn(rd *model.RowsDef, x *model.RowExpr) bool {
 	col, list := inList(x)
 	if col == "" {
 		return true
 	}
-	j := rd.colIndex(col)
+	j := rd.ColIndex(col)
 	if j < 0 {
 		return false
 	}
@@ -142,16 +144,16 @@ func (b *accessBounds) addIn(rd *RowsDef, x *RowExpr) bool {
 	var keys []string
 	ok := true
 	for _, v := range list {
-		if v.Op != EVal || v.Val == nil {
+		if v.Op != model.EVal || v.Val == nil {
 			ok = false
 			break
 		}
-		if v.Val.Kind == ValNull {
+		if v.Val.Kind == model.ValNull {
 			continue // matches no row
 		}
-		var d Datum
+		var d model.Datum
 		if d, ok = indexValue(&rd.Cols[j], *v.Val); ok {
-			keys = append(keys, string(keyBytes(nil, rd.collOf(&rd.Cols[j]), &rd.Cols[j], d)))
+			keys = append(keys, string(keyBytes(nil, rd.CollOf(&rd.Cols[j]), &rd.Cols[j], d)))
 		}
 	}
 	if ok {
@@ -166,16 +168,16 @@ func (b *accessBounds) addIn(rd *RowsDef, x *RowExpr) bool {
 
 // addBetween notes col BETWEEN lo AND hi as two bounds, unless the
 // comparison's collation is not the column's.
-func (b *accessBounds) addBetween(rd *RowsDef, x *RowExpr, now time.Time) bool {
+func (b *accessBounds) addBetween(rd *model.RowsDef, x *model.RowExpr, now time.Time) bool {
 	a := &x.Args[0]
-	if a.Op != ECol {
+	if a.Op != model.ECol {
 		return true
 	}
-	j := rd.colIndex(a.Col)
+	j := rd.ColIndex(a.Col)
 	if j < 0 {
 		return false
 	}
-	if rd.Cols[j].Kind == ColString && rd.collFor(x.Args) != rd.collOf(&rd.Cols[j]) {
+	if rd.Cols[j].Kind == model.ColString && collFor(rd, x.Args) != rd.CollOf(&rd.Cols[j]) {
 		// c BETWEEN 'x' AND b compares in b's collation when it is
 		// c's _bin one: c's keys do not bound it.
 		return true
@@ -193,7 +195,7 @@ func (b *accessBounds) addBetween(rd *RowsDef, x *RowExpr, now time.Time) bool {
 // (-1: none is bound), bestN how many of its leading columns equalities
 // bind, bestRange whether the next one has a range; bestScore is what
 // an IN lookup must beat.
-func (b *accessBounds) bestKey(rd *RowsDef) (best, bestN, bestScore int, bestRange bool) {
+func (b *accessBounds) bestKey(rd *model.RowsDef) (best, bestN, bestScore int, bestRange bool) {
 	best = -1
 	for k, key := range rd.Keys {
 		n := 0
@@ -234,7 +236,7 @@ func (b *accessBounds) bestKey(rd *RowsDef) (best, bestN, bestScore int, bestRan
 
 // inLookup is col IN (list) on a key of that one column: a lookup per
 // value, when no bound bestKey found is narrower (bestScore).
-func (b *accessBounds) inLookup(rd *RowsDef, bestScore int) (RowsAccess, bool) {
+func (b *accessBounds) inLookup(rd *model.RowsDef, bestScore int) (RowsAccess, bool) {
 	for k, key := range rd.Keys {
 		keys, ok := b.in[key.Cols[0]]
 		if !ok || len(key.Cols) != 1 {
@@ -262,7 +264,7 @@ func (b *accessBounds) inLookup(rd *RowsDef, bestScore int) (RowsAccess, bool) {
 // orderedScan is the path of a WHERE that bounds no key: an ORDER BY
 // LIMIT that a key's order gives reads that key in order and stops at
 // the LIMIT; anything else scans the table.
-func orderedScan(rd *RowsDef, cluster int, order []RowOrder, hasLimit bool) RowsAccess {
+func orderedScan(rd *model.RowsDef, cluster int, order []model.RowOrder, hasLimit bool) RowsAccess {
 	if hasLimit && len(order) > 0 {
 		for k := range rd.Keys {
 			if ok, desc := orderedBy(rd, k, 0, nil, order); ok {
@@ -280,13 +282,13 @@ func orderedScan(rd *RowsDef, cluster int, order []RowOrder, hasLimit bool) Rows
 // keyRange is the path through key best: the prefix its first bestN
 // columns' equalities give, narrowed by the next column's range when
 // bestRange; Ordered when the key's order is the ORDER BY's.
-func (b *accessBounds) keyRange(rd *RowsDef, best, bestN int, bestRange bool, order []RowOrder) RowsAccess {
+func (b *accessBounds) keyRange(rd *model.RowsDef, best, bestN int, bestRange bool, order []model.RowOrder) RowsAccess {
 	key := &rd.Keys[best]
-	vals := make([]Datum, bestN)
+	vals := make([]model.Datum, bestN)
 	for i := range vals {
 		vals[i] = b.eq[key.Cols[i]]
 	}
-	prefix := rd.ValueKey(best, vals)
+	prefix := ValueKey(rd, best, vals)
 	a := RowsAccess{Index: best, Lo: prefix, Hi: PrefixEnd(prefix)}
 	if bestRange {
 		c := key.Cols[bestN]
@@ -325,24 +327,24 @@ const maxPointCols = 4
 // plainly that (a key column bound twice or by a value that binds no key,
 // an ORDER BY): PlanAccess then decides. Hi is left empty: a point lookup
 // reads Lo only.
-func pointAccess(rd *RowsDef, filter *RowExpr, order []RowOrder) (RowsAccess, bool) {
+func pointAccess(rd *model.RowsDef, filter *model.RowExpr, order []model.RowOrder) (RowsAccess, bool) {
 	if rd == nil || filter == nil || len(order) > 0 {
 		return RowsAccess{}, false
 	}
-	cluster := rd.ClusterKey()
+	cluster := ClusterKey(rd)
 	if cluster < 0 || len(rd.Keys[cluster].Cols) > maxPointCols {
 		return RowsAccess{}, false
 	}
 	key := rd.Keys[cluster].Cols
-	var vals [maxPointCols]Datum
+	var vals [maxPointCols]model.Datum
 	var bound [maxPointCols]bool
-	var buf [4]*RowExpr
+	var buf [4]*model.RowExpr
 	for _, x := range conjuncts(filter, buf[:0]) {
 		col, val, ok := colEqualsValue(x)
 		if !ok {
 			continue
 		}
-		j := rd.colIndex(col)
+		j := rd.ColIndex(col)
 		if j < 0 {
 			return RowsAccess{}, false
 		}
@@ -364,15 +366,15 @@ func pointAccess(rd *RowsDef, filter *RowExpr, order []RowOrder) (RowsAccess, bo
 			return RowsAccess{}, false
 		}
 	}
-	return RowsAccess{Index: ClusterIndex, Lo: rd.ValueKey(cluster, vals[:len(key)]), Point: true}, true
+	return RowsAccess{Index: ClusterIndex, Lo: ValueKey(rd, cluster, vals[:len(key)]), Point: true}, true
 }
 
 // inList reads col IN (values) and col = v1 OR col = v2 ... (ORs of
 // equalities of one column): the column, and the values' expressions;
 // col "" for anything else.
-func inList(x *RowExpr) (col string, list []*RowExpr) {
-	if x.Op == EIn {
-		if x.Args[0].Op != ECol {
+func inList(x *model.RowExpr) (col string, list []*model.RowExpr) {
+	if x.Op == model.EIn {
+		if x.Args[0].Op != model.ECol {
 			return "", nil
 		}
 		for i := 1; i < len(x.Args); i++ {
@@ -380,17 +382,17 @@ func inList(x *RowExpr) (col string, list []*RowExpr) {
 		}
 		return x.Args[0].Col, list
 	}
-	var walk func(x *RowExpr) bool
-	walk = func(x *RowExpr) bool {
+	var walk func(x *model.RowExpr) bool
+	walk = func(x *model.RowExpr) bool {
 		switch x.Op {
-		case EOr:
+		case model.EOr:
 			return walk(&x.Args[0]) && walk(&x.Args[1])
-		case EEq:
+		case model.EEq:
 			a, b := &x.Args[0], &x.Args[1]
-			if a.Op != ECol {
+			if a.Op != model.ECol {
 				a, b = b, a
 			}
-			if a.Op != ECol || (col != "" && !strings.EqualFold(col, a.Col)) {
+			if a.Op != model.ECol || (col != "" && !strings.EqualFold(col, a.Col)) {
 				return false
 			}
 			col = a.Col
@@ -407,26 +409,26 @@ func inList(x *RowExpr) (col string, list []*RowExpr) {
 
 // colEqualsValue reports whether x is column = value, either way round,
 // and returns both.
-func colEqualsValue(x *RowExpr) (col string, val *Value, ok bool) {
-	if x.Op != EEq {
+func colEqualsValue(x *model.RowExpr) (col string, val *model.Value, ok bool) {
+	if x.Op != model.EEq {
 		return "", nil, false
 	}
 	a, b := &x.Args[0], &x.Args[1]
-	if a.Op != ECol {
+	if a.Op != model.ECol {
 		a, b = b, a
 	}
-	if a.Op != ECol || b.Op != EVal || b.Val == nil {
+	if a.Op != model.ECol || b.Op != model.EVal || b.Val == nil {
 		return "", nil, false
 	}
 	return a.Col, b.Val, true
 }
 
 // conjuncts appends the terms ANDed at the top of x to out.
-func conjuncts(x *RowExpr, out []*RowExpr) []*RowExpr {
+func conjuncts(x *model.RowExpr, out []*model.RowExpr) []*model.RowExpr {
 	if x == nil {
 		return out
 	}
-	if x.Op == EAnd {
+	if x.Op == model.EAnd {
 		out = conjuncts(&x.Args[0], out)
 		return conjuncts(&x.Args[1], out)
 	}
@@ -451,12 +453,12 @@ func tighten(bounds *map[int]string, j int, k string, lower bool) {
 // Only then do rows that tie on the ORDER BY come in the order a full
 // scan and a stable sort give them (the clustering key's), so that a
 // LIMIT picks the same rows.
-func orderedBy(rd *RowsDef, k, n int, eq map[int]Datum, order []RowOrder) (ok, desc bool) {
+func orderedBy(rd *model.RowsDef, k, n int, eq map[int]model.Datum, order []model.RowOrder) (ok, desc bool) {
 	key := &rd.Keys[k]
 	rest := key.Cols[n:]
 	i := 0
 	for x, o := range order {
-		j := rd.colIndex(o.Col)
+		j := rd.ColIndex(o.Col)
 		if j < 0 || (x > 0 && o.Desc != desc) {
 			return false, false
 		}
@@ -495,12 +497,12 @@ func orderedBy(rd *RowsDef, k, n int, eq map[int]Datum, order []RowOrder) (ok, d
 // bound is inclusive and may be rounded outwards (an integer column's
 // 2.5 is 3 as a lower bound and as an upper one, which the WHERE then
 // decides); ok is false when x does not convert as the comparison does.
-func boundKey(rd *RowsDef, j int, x *RowExpr, now time.Time) (string, bool) {
+func boundKey(rd *model.RowsDef, j int, x *model.RowExpr, now time.Time) (string, bool) {
 	if hasColumn(x) {
 		return "", false
 	}
 	col := &rd.Cols[j]
-	var warns []Warning
+	var warns []model.Warning
 	env := &evalEnv{rd: rd, now: now, warns: &warns}
 	v, e := env.eval(x)
 	if e != nil || len(warns) > 0 || v.k == vNull {
@@ -508,7 +510,7 @@ func boundKey(rd *RowsDef, j int, x *RowExpr, now time.Time) (string, bool) {
 	}
 	sc := &storeCtx{strict: false, warns: &warns}
 	switch col.Kind {
-	case ColInt:
+	case model.ColInt:
 		switch v.k {
 		case vInt, vUint, vDec:
 		case vStr:
@@ -520,13 +522,13 @@ func boundKey(rd *RowsDef, j int, x *RowExpr, now time.Time) (string, bool) {
 		default:
 			return "", false
 		}
-	case ColString:
+	case model.ColString:
 		// A string column against a number compares as numbers.
 		if v.k != vStr {
 			return "", false
 		}
-		return string(keyBytes(nil, rd.collOf(col), col, Datum{S: v.s})), true
-	case ColDate, ColDateTime, ColTimestamp:
+		return string(keyBytes(nil, rd.CollOf(col), col, model.Datum{S: v.s})), true
+	case model.ColDate, model.ColDateTime, model.ColTimestamp:
 		switch v.k {
 		case vTime:
 		case vStr, vInt, vUint:
@@ -547,12 +549,12 @@ func boundKey(rd *RowsDef, j int, x *RowExpr, now time.Time) (string, bool) {
 	if e != nil || d.Null {
 		return "", false
 	}
-	return string(keyBytes(nil, rd.collOf(col), col, d)), true
+	return string(keyBytes(nil, rd.CollOf(col), col, d)), true
 }
 
 // hasColumn reports whether x reads a column (or VALUES(col)).
-func hasColumn(x *RowExpr) bool {
-	if x.Op == ECol || x.Op == EValues || x.Op == ELastID {
+func hasColumn(x *model.RowExpr) bool {
+	if x.Op == model.ECol || x.Op == model.EValues || x.Op == model.ELastID {
 		return true
 	}
 	for i := range x.Args {
@@ -568,10 +570,10 @@ func hasColumn(x *RowExpr) bool {
 // an ORDER BY the path's order gives, the scan stops once offset+limit
 // rows matched (InnoDB's early end: rows never read raise no warnings).
 // over, when not nil, may replace a stored row (a session's own write).
-func (env *evalEnv) scanPick(rows TableRows, a RowsAccess, over func(pk string, r []Datum) []Datum, filter *RowExpr,
-	order []RowOrder, hasLimit bool, offset, limit uint64) ([]matched, *Error, error) {
+func (env *evalEnv) scanPick(rows TableRows, a RowsAccess, over func(pk string, r []model.Datum) []model.Datum, filter *model.RowExpr,
+	order []model.RowOrder, hasLimit bool, offset, limit uint64) ([]matched, *model.Error, error) {
 	var out []matched
-	var e *Error
+	var e *model.Error
 	early := hasLimit && !a.Resort && (len(order) == 0 || a.Ordered)
 	want := offset + limit
 	if want < offset {
@@ -598,7 +600,7 @@ func (env *evalEnv) scanPick(rows TableRows, a RowsAccess, over func(pk string, 
 		}
 		return []matched{{a.Lo, r}}, nil, nil
 	}
-	err := ScanAccess(rows, a, func(pk string, r []Datum) bool {
+	err := ScanAccess(rows, a, func(pk string, r []model.Datum) bool {
 		if over != nil {
 			r = over(pk, r)
 		}
@@ -637,7 +639,7 @@ func (env *evalEnv) scanPick(rows TableRows, a RowsAccess, over func(pk string, 
 // as the stable sort); where the older path read the clustering key, any
 // other path's rows are put back in clustering order (Resort) before
 // ORDER BY and LIMIT; otherwise the older path.
-func applyAccess(t *Table, filter *RowExpr, order []RowOrder, hasLimit bool, now time.Time) RowsAccess {
+func applyAccess(t *model.Table, filter *model.RowExpr, order []model.RowOrder, hasLimit bool, now time.Time) RowsAccess {
 	old := ChooseAccess(t, EqualityConds(filter))
 	a := PlanAccess(t, filter, order, hasLimit, now)
 	switch {

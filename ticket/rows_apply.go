@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // The statements of row tables (rows.go): UPDATE and DELETE (INSERT is
@@ -12,7 +13,7 @@ import (
 
 // rowsMissing is the storage error of a row table whose rows the store
 // does not have (a bug: PutTable creates them).
-func rowsMissing(t *Table, err error) error {
+func rowsMissing(t *model.Table, err error) error {
 	if err != nil {
 		return err
 	}
@@ -22,7 +23,7 @@ func rowsMissing(t *Table, err error) error {
 // rowsTx writes a statement's rows through TableRows and can undo them
 // all, so that a failing statement leaves the table as it was.
 type rowsTx struct {
-	rd      *RowsDef
+	rd      *model.RowsDef
 	rows    TableRows
 	cluster int
 	undo    []undoRow
@@ -32,22 +33,22 @@ type rowsTx struct {
 // false: none).
 type undoRow struct {
 	pk  string
-	old []Datum
+	old []model.Datum
 	had bool
 }
 
-func newRowsTx(rd *RowsDef, rows TableRows) *rowsTx {
-	return &rowsTx{rd: rd, rows: rows, cluster: rd.ClusterKey()}
+func newRowsTx(rd *model.RowsDef, rows TableRows) *rowsTx {
+	return &rowsTx{rd: rd, rows: rows, cluster: ClusterKey(rd)}
 }
 
 // put stores r (pk: its hidden row id, "" for a new row) and returns its
 // clustering key.
-func (tx *rowsTx) put(pk string, r []Datum) (string, error) {
+func (tx *rowsTx) put(pk string, r []model.Datum) (string, error) {
 	key := pk
 	if tx.cluster >= 0 {
-		key, _ = tx.rd.IndexKey(tx.cluster, r)
+		key, _ = IndexKey(tx.rd, tx.cluster, r)
 	}
-	var old []Datum
+	var old []model.Datum
 	had := false
 	if key != "" {
 		old, had = tx.rows.Get(key)
@@ -66,13 +67,13 @@ func (tx *rowsTx) put(pk string, r []Datum) (string, error) {
 // and a put. A delete and a put for every updated row cost an UPDATE by
 // key two more lookups, a removal and two row decodes on every replica.
 // The undo log restores the old row either way.
-func (tx *rowsTx) replace(pk string, r []Datum) error {
+func (tx *rowsTx) replace(pk string, r []model.Datum) error {
 	if tx.cluster < 0 {
 		// Clustered by hidden row id: r stays under pk.
 		_, err := tx.put(pk, r)
 		return err
 	}
-	if key, _ := tx.rd.IndexKey(tx.cluster, r); key != pk {
+	if key, _ := IndexKey(tx.rd, tx.cluster, r); key != pk {
 		if err := tx.del(pk); err != nil {
 			return err
 		}
@@ -115,13 +116,13 @@ func (tx *rowsTx) rollback() error {
 // collides with r on a unique key, by key lookups. Only keys over a
 // column in changed are checked (nil: every key): an UPDATE of other
 // columns cannot make a duplicate. k is the key that collided.
-func (tx *rowsTx) conflict(r []Datum, skip string, changed []bool) (pk string, k int, found bool, err error) {
+func (tx *rowsTx) conflict(r []model.Datum, skip string, changed []bool) (pk string, k int, found bool, err error) {
 	for k := range tx.rd.Keys {
 		key := &tx.rd.Keys[k]
 		if !key.Unique || !touches(key, changed) {
 			continue
 		}
-		want, null := tx.rd.IndexKey(k, r)
+		want, null := IndexKey(tx.rd, k, r)
 		if null {
 			continue
 		}
@@ -133,7 +134,7 @@ func (tx *rowsTx) conflict(r []Datum, skip string, changed []bool) (pk string, k
 			}
 			continue
 		}
-		err = tx.rows.Scan(k, want, PrefixEnd(want), func(p string, _ []Datum) bool {
+		err = tx.rows.Scan(k, want, PrefixEnd(want), func(p string, _ []model.Datum) bool {
 			if p != skip {
 				pk, found = p, true
 			}
@@ -149,37 +150,37 @@ func (tx *rowsTx) conflict(r []Datum, skip string, changed []bool) (pk string, k
 // matched is a row a WHERE selected, with its clustering key.
 type matched struct {
 	pk  string
-	row []Datum
+	row []model.Datum
 }
 
 // setsFromTicket turns the ticket form of an UPDATE (one id assignment, at
 // most one WHERE term) into the row-table form.
-func setsFromTicket(c *Command) *RowsCommand {
-	rc := &RowsCommand{}
+func setsFromTicket(c *model.Command) *model.RowsCommand {
+	rc := &model.RowsCommand{}
 	u := &c.Set
-	set := RowSet{Col: u.Column, SetLastID: u.SetLastID}
+	set := model.RowSet{Col: u.Column, SetLastID: u.SetLastID}
 	switch {
 	case u.Absolute:
-		set.A = RowOperand{Val: Value{Kind: ValUint, Uint: u.Value}}
+		set.A = model.RowOperand{Val: model.Value{Kind: model.ValUint, Uint: u.Value}}
 		if u.Value <= math.MaxInt64 {
-			set.A.Val = Value{Kind: ValInt, Int: int64(u.Value)}
+			set.A.Val = model.Value{Kind: model.ValInt, Int: int64(u.Value)}
 		}
 	case u.Delta == 0:
-		set.A = RowOperand{Col: u.Column}
+		set.A = model.RowOperand{Col: u.Column}
 	default:
-		set.A, set.Op = RowOperand{Col: u.Column}, '+'
-		set.B = RowOperand{Val: Value{Kind: ValInt, Int: u.Delta}}
+		set.A, set.Op = model.RowOperand{Col: u.Column}, '+'
+		set.B = model.RowOperand{Val: model.Value{Kind: model.ValInt, Int: u.Delta}}
 	}
-	rc.Sets = []RowSet{set}
+	rc.Sets = []model.RowSet{set}
 	if c.HasWhere {
-		rc.Where = []RowCond{{Col: c.WhereCol, Val: c.Where}}
+		rc.Where = []model.RowCond{{Col: c.WhereCol, Val: c.Where}}
 	}
 	return rc
 }
 
 // applyRowsUpdate is UPDATE on a row table: every matching row, all or
 // nothing (rows_engine.go).
-func applyRowsUpdate(s Store, t *Table, c *Command) (Result, error) {
+func applyRowsUpdate(s Store, t *model.Table, c *model.Command) (model.Result, error) {
 	if c.Rows == nil || !c.Rows.Engine {
 		return legacyRowsUpdate(s, t, c)
 	}
@@ -187,16 +188,16 @@ func applyRowsUpdate(s Store, t *Table, c *Command) (Result, error) {
 }
 
 // applyRowsDelete is DELETE on a row table.
-func applyRowsDelete(s Store, c *Command) (Result, error) {
+func applyRowsDelete(s Store, c *model.Command) (model.Result, error) {
 	t, err := s.Table(c.DB, c.Table)
 	if err != nil {
-		return Result{}, err
+		return model.Result{}, err
 	}
 	if t == nil {
-		return Result{Err: noTable(c.DB, c.Table)}, nil
+		return model.Result{Err: model.NoTable(c.DB, c.Table)}, nil
 	}
 	if t.Def.Rows == nil {
-		return Result{Err: mysqlerr.NotSupported("DELETE from a ticket table or sequence")}, nil
+		return model.Result{Err: mysqlerr.NotSupported("DELETE from a ticket table or sequence")}, nil
 	}
 	if c.Rows == nil || !c.Rows.Engine {
 		return legacyRowsDelete(s, t, c)

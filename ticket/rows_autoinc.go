@@ -1,6 +1,9 @@
 package ticket
 
-import "github.com/ticketd/ticketd/sql/mysqlerr"
+import (
+	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket/model"
+)
 
 // autoCounter is a row-table INSERT's use of its table's AUTO_INCREMENT
 // counter, as InnoDB (innodb_autoinc_lock_mode 1, MariaDB 10.11's
@@ -24,8 +27,8 @@ import "github.com/ticketd/ticketd/sql/mysqlerr"
 // (keepCounter), with the counter at v + 1: a command applied under the
 // older rules does that still.
 type autoCounter struct {
-	t *Table
-	c *Command
+	t *model.Table
+	c *model.Command
 	// taken is how many values the statement took from the counter.
 	taken int
 	// startAt and startEx are the counter before the statement.
@@ -34,15 +37,15 @@ type autoCounter struct {
 }
 
 // take generates the next value and moves the counter past it.
-func (a *autoCounter) take(row int) (uint64, *Error) {
-	v, e := generate(a.t, a.c.Increment, a.c.Offset, row)
+func (a *autoCounter) take(row int) (uint64, *model.Error) {
+	v, e := model.Generate(a.t, a.c.Increment, a.c.Offset, row)
 	if e != nil {
 		return 0, e
 	}
 	a.taken++
 	inc := a.c.Increment
-	if max := a.t.Def.IDType.Max(); !a.c.rulesAt(RulesV11) || inc <= 1 || inc-1 > max || v > max-(inc-1) {
-		advance(a.t, v)
+	if max := a.t.Def.IDType.Max(); !a.c.RulesAt(model.RulesV11) || inc <= 1 || inc-1 > max || v > max-(inc-1) {
+		model.Advance(a.t, v)
 		return v, nil
 	}
 	if next := v + inc; next > a.t.AutoInc {
@@ -56,8 +59,8 @@ func (a *autoCounter) take(row int) (uint64, *Error) {
 // (1235) leaves it alone: MariaDB would have run it, and it did not run.
 // keepCounter is the older rules' test: the first generated value, unless
 // its row was ignored.
-func (a *autoCounter) keepOnFailure(keepCounter uint64, e *Error) bool {
-	if !a.c.rulesAt(RulesV11) {
+func (a *autoCounter) keepOnFailure(keepCounter uint64, e *model.Error) bool {
+	if !a.c.RulesAt(model.RulesV11) {
 		return keepCounter != 0
 	}
 	if e.Code == mysqlerr.CodeNotSupported {

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // Storing a value into a row table's column, as MariaDB 10.11 does. In
@@ -30,11 +31,11 @@ import (
 type storeCtx struct {
 	strict    bool // errors rather than warnings
 	db, table string
-	warns     *[]Warning
+	warns     *[]model.Warning
 	// rd, when set, is the table stored into: a utf8mb3 column refuses
 	// the characters beyond the BMP. Lookups (a key built from a literal)
 	// leave it nil: MariaDB compares such a literal in utf8mb4.
-	rd *RowsDef
+	rd *model.RowsDef
 	// older applies the rules of builds before RulesV11 (temporal
 	// literals in the padded forms only).
 	older bool
@@ -42,42 +43,42 @@ type storeCtx struct {
 
 func (sc *storeCtx) warn(level string, code uint16, format string, args ...any) {
 	e := mysqlerr.New(code, format, args...)
-	*sc.warns = append(*sc.warns, Warning{Level: level, Code: code, Message: e.Message})
+	*sc.warns = append(*sc.warns, model.Warning{Level: level, Code: code, Message: e.Message})
 }
 
 // fail is an error in strict mode, a warning otherwise (ok then says to
 // go on with the clamped value).
-func (sc *storeCtx) fail(e *Error) (ok bool, err *Error) {
+func (sc *storeCtx) fail(e *model.Error) (ok bool, err *model.Error) {
 	if sc.strict {
 		return false, e
 	}
-	*sc.warns = append(*sc.warns, Warning{Level: "Warning", Code: e.Code, Message: e.Message})
+	*sc.warns = append(*sc.warns, model.Warning{Level: "Warning", Code: e.Code, Message: e.Message})
 	return true, nil
 }
 
 // store converts v into col's stored form. row is the 1-based row number
 // MariaDB's messages quote.
-func (sc *storeCtx) store(col *RowCol, v val, row int) (Datum, *Error) {
+func (sc *storeCtx) store(col *model.RowCol, v val, row int) (model.Datum, *model.Error) {
 	if v.k == vNull {
-		return Datum{Null: true}, nil
+		return model.Datum{Null: true}, nil
 	}
 	switch col.Kind {
-	case ColInt:
+	case model.ColInt:
 		return sc.storeInt(col, v, row)
-	case ColString:
+	case model.ColString:
 		if v.dbl {
 			// A double is written to fit the column (MariaDB's my_gcvt).
 			f, _ := v.r.Float64()
 			return sc.storeString(col, DoubleTextIn(f, min(col.Len, wideDouble)), row)
 		}
 		return sc.storeString(col, v.text(), row)
-	case ColDate, ColDateTime, ColTimestamp:
+	case model.ColDate, model.ColDateTime, model.ColTimestamp:
 		return sc.storeTime(col, v, row)
 	}
-	return Datum{}, mysqlerr.NotSupported(fmt.Sprintf("a value for column %s of kind %d", col.Name, col.Kind))
+	return model.Datum{}, mysqlerr.NotSupported(fmt.Sprintf("a value for column %s of kind %d", col.Name, col.Kind))
 }
 
-func (sc *storeCtx) storeInt(col *RowCol, v val, row int) (Datum, *Error) {
+func (sc *storeCtx) storeInt(col *model.RowCol, v val, row int) (model.Datum, *model.Error) {
 	var r *mb.Rat
 	switch v.k {
 	case vInt, vUint, vDec:
@@ -99,11 +100,11 @@ func (sc *storeCtx) storeInt(col *RowCol, v val, row int) (Datum, *Error) {
 		switch {
 		case prefix == "":
 			if ok, e := sc.fail(mysqlerr.New(mysqlerr.CodeIncorrectValue, "Incorrect integer value: '%s' for column %s at row %d", v.s, colName(sc.db, sc.table, col.Name), row)); !ok {
-				return Datum{}, e
+				return model.Datum{}, e
 			}
 		case strings.TrimRight(rest, " ") != "":
 			if ok, e := sc.fail(mysqlerr.New(mysqlerr.CodeDataTruncated, "Data truncated for column '%s' at row %d", col.Name, row)); !ok {
-				return Datum{}, e
+				return model.Datum{}, e
 			}
 		case rest != "":
 			sc.warn("Note", mysqlerr.CodeDataTruncated, "Data truncated for column '%s' at row %d", col.Name, row)
@@ -121,16 +122,16 @@ func (sc *storeCtx) storeInt(col *RowCol, v val, row int) (Datum, *Error) {
 	switch {
 	case n.Cmp(lo) < 0:
 		if ok, e := sc.fail(mysqlerr.OutOfRange(col.Name, row)); !ok {
-			return Datum{}, e
+			return model.Datum{}, e
 		}
 		n = lo
 	case n.Cmp(hi) > 0:
 		if ok, e := sc.fail(mysqlerr.OutOfRange(col.Name, row)); !ok {
-			return Datum{}, e
+			return model.Datum{}, e
 		}
 		n = hi
 	}
-	return Datum{S: n.String()}, nil
+	return model.Datum{S: n.String()}, nil
 }
 
 // roundHalfAway rounds r to an integer, halves away from zero.
@@ -147,12 +148,12 @@ func roundHalfAway(r *mb.Rat) *mb.Int {
 	return q
 }
 
-func (sc *storeCtx) storeString(col *RowCol, s string, row int) (Datum, *Error) {
-	if sc.rd != nil && sc.rd.collOf(col).MB3() {
+func (sc *storeCtx) storeString(col *model.RowCol, s string, row int) (model.Datum, *model.Error) {
+	if sc.rd != nil && sc.rd.CollOf(col).MB3() {
 		if at := wideAt(s); at >= 0 {
 			e := mysqlerr.New(mysqlerr.CodeIncorrectValue, "Incorrect string value: '%s' for column %s at row %d", printable(s[at:]), colName(sc.db, sc.table, col.Name), row)
 			if ok, e := sc.fail(e); !ok {
-				return Datum{}, e
+				return model.Datum{}, e
 			}
 			s = narrow(s)
 		}
@@ -167,7 +168,7 @@ func (sc *storeCtx) storeString(col *RowCol, s string, row int) (Datum, *Error) 
 		} else {
 			e := mysqlerr.New(mysqlerr.CodeDataTooLong, "Data too long for column '%s' at row %d", col.Name, row)
 			if sc.strict {
-				return Datum{}, e
+				return model.Datum{}, e
 			}
 			sc.warn("Warning", mysqlerr.CodeDataTruncated, "Data truncated for column '%s' at row %d", col.Name, row)
 		}
@@ -177,7 +178,7 @@ func (sc *storeCtx) storeString(col *RowCol, s string, row int) (Datum, *Error) 
 		// CHAR drops trailing spaces on store (no PAD_CHAR_TO_FULL_LENGTH).
 		s = strings.TrimRight(s, " ")
 	}
-	return Datum{S: s}, nil
+	return model.Datum{S: s}, nil
 }
 
 // runeOffset is the byte offset of the n-th rune of s, or -1.
@@ -191,7 +192,7 @@ func runeOffset(s string, n int) int {
 	return -1
 }
 
-func (sc *storeCtx) storeTime(col *RowCol, v val, row int) (Datum, *Error) {
+func (sc *storeCtx) storeTime(col *model.RowCol, v val, row int) (model.Datum, *model.Error) {
 	var t time.Time
 	ok := true
 	hasTime := true
@@ -202,7 +203,7 @@ func (sc *storeCtx) storeTime(col *RowCol, v val, row int) (Datum, *Error) {
 		// A number is a date by its digits (20240102); its fraction would
 		// be microseconds, which ticketd does not take this way.
 		if !v.r.IsInt() {
-			return Datum{}, mysqlerr.NotSupported("a number with a fraction as a date")
+			return model.Datum{}, mysqlerr.NotSupported("a number with a fraction as a date")
 		}
 		v = val{k: vStr, s: v.r.Num().String()}
 		fallthrough
@@ -211,14 +212,14 @@ func (sc *storeCtx) storeTime(col *RowCol, v val, row int) (Datum, *Error) {
 			// MariaDB stores these, and the number 0 as '0000-00-00'
 			// (without NO_ZERO_DATE/NO_ZERO_IN_DATE); ticketd holds no
 			// zero date.
-			return Datum{}, mysqlerr.NotSupported("zero dates")
+			return model.Datum{}, mysqlerr.NotSupported("zero dates")
 		}
 		if sc.older {
 			t, ok = parseTime(v.text())
 		} else {
-			var e *Error
+			var e *model.Error
 			if t, ok, e = readTimeVal(v); e != nil {
-				return Datum{}, e
+				return model.Datum{}, e
 			}
 		}
 		hasTime = ok && (t.Hour() != 0 || t.Minute() != 0 || t.Second() != 0 || t.Nanosecond() != 0)
@@ -227,21 +228,21 @@ func (sc *storeCtx) storeTime(col *RowCol, v val, row int) (Datum, *Error) {
 	}
 	if !ok || (t.Year() < 1000 && !v.now) {
 		what := "datetime"
-		if col.Kind == ColDate {
+		if col.Kind == model.ColDate {
 			what = "date"
 		}
 		e := mysqlerr.New(mysqlerr.CodeTruncatedWrongValue, "Incorrect %s value: '%s' for column %s at row %d", what, v.text(), colName(sc.db, sc.table, col.Name), row)
 		if sc.strict {
-			return Datum{}, e
+			return model.Datum{}, e
 		}
 		// MariaDB stores a zero date here; ticketd holds none.
-		return Datum{}, mysqlerr.NotSupported("zero dates (an invalid date without strict mode)")
+		return model.Datum{}, mysqlerr.NotSupported("zero dates (an invalid date without strict mode)")
 	}
-	if col.Kind == ColDate {
+	if col.Kind == model.ColDate {
 		if hasTime && (t.Hour() != 0 || t.Minute() != 0 || t.Second() != 0 || t.Nanosecond() != 0) {
 			sc.warn("Note", mysqlerr.CodeDataTruncated, "Data truncated for column '%s' at row %d", col.Name, row)
 		}
-		return Datum{S: t.Format(dateFormat)}, nil
+		return model.Datum{S: t.Format(dateFormat)}, nil
 	}
 	// DATETIME(0) drops fractions of a second (TIME_ROUND_FRACTIONAL is off).
 	t = t.Truncate(time.Second)
@@ -251,28 +252,28 @@ func (sc *storeCtx) storeTime(col *RowCol, v val, row int) (Datum, *Error) {
 	if sc.older {
 		minStamp = minStamp.Add(-time.Second)
 	}
-	if col.Kind == ColTimestamp && !v.now && (t.Before(minStamp) || t.After(time.Date(2038, 1, 19, 3, 14, 7, 0, time.UTC))) {
+	if col.Kind == model.ColTimestamp && !v.now && (t.Before(minStamp) || t.After(time.Date(2038, 1, 19, 3, 14, 7, 0, time.UTC))) {
 		e := mysqlerr.New(mysqlerr.CodeTruncatedWrongValue, "Incorrect datetime value: '%s' for column %s at row %d", v.text(), colName(sc.db, sc.table, col.Name), row)
 		if sc.strict {
-			return Datum{}, e
+			return model.Datum{}, e
 		}
-		return Datum{}, mysqlerr.NotSupported("zero dates (an invalid date without strict mode)")
+		return model.Datum{}, mysqlerr.NotSupported("zero dates (an invalid date without strict mode)")
 	}
-	return Datum{S: t.Format(dateTimeFormat)}, nil
+	return model.Datum{S: t.Format(dateTimeFormat)}, nil
 }
 
 // implicitDefault is the value MariaDB stores for NULL in a NOT NULL
 // column outside strict mode: 0, ” or the current time.
-func implicitDefault(col *RowCol, now time.Time) (Datum, bool) {
+func implicitDefault(col *model.RowCol, now time.Time) (model.Datum, bool) {
 	switch col.Kind {
-	case ColInt:
-		return Datum{S: "0"}, true
-	case ColString:
-		return Datum{S: ""}, true
-	case ColTimestamp:
-		return Datum{S: now.UTC().Format(dateTimeFormat)}, true
+	case model.ColInt:
+		return model.Datum{S: "0"}, true
+	case model.ColString:
+		return model.Datum{S: ""}, true
+	case model.ColTimestamp:
+		return model.Datum{S: now.UTC().Format(dateTimeFormat)}, true
 	}
-	return Datum{}, false
+	return model.Datum{}, false
 }
 
 // zeroDate reports a date with a zero year, month or day part

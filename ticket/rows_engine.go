@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // The row engine: which rows a SELECT, UPDATE or DELETE touches (one
@@ -16,8 +17,8 @@ import (
 
 // Query is a SELECT on a row table.
 type Query struct {
-	Filter   *RowExpr
-	OrderBy  []RowOrder
+	Filter   *model.RowExpr
+	OrderBy  []model.RowOrder
 	HasLimit bool
 	Limit    uint64
 	Offset   uint64
@@ -45,25 +46,25 @@ type Agg struct {
 
 // AggResult is a grouped item's value and the column kind it has.
 type AggResult struct {
-	Value Datum
+	Value model.Datum
 	// Kind is the result's type: ColInt for COUNT, the column's own for
 	// MIN, MAX and a GROUP BY column, ColString (a decimal's text) for SUM
 	// and AVG.
-	Kind ColKind
+	Kind model.ColKind
 	// Col is the column of MIN, MAX or a GROUP BY column (nil otherwise).
-	Col *RowCol
+	Col *model.RowCol
 }
 
 // QueryResult is a SELECT's answer: rows, or rows of groups.
 type QueryResult struct {
-	Rows     [][]Datum
+	Rows     [][]model.Datum
 	Groups   [][]AggResult
-	Warnings []Warning
+	Warnings []model.Warning
 }
 
 // checkQuery reports q's first unknown column, as MariaDB names it even
 // when no row is read.
-func checkQuery(rd *RowsDef, q *Query) *Error {
+func checkQuery(rd *model.RowsDef, q *Query) *model.Error {
 	if rd == nil {
 		return mysqlerr.NotSupported("a row-table query on a table without row columns")
 	}
@@ -71,17 +72,17 @@ func checkQuery(rd *RowsDef, q *Query) *Error {
 		return e
 	}
 	for _, c := range q.GroupBy {
-		if rd.colIndex(c) < 0 {
+		if rd.ColIndex(c) < 0 {
 			return mysqlerr.UnknownColumn(c, "group statement")
 		}
 	}
 	for _, o := range q.OrderBy {
-		if rd.colIndex(o.Col) < 0 {
+		if rd.ColIndex(o.Col) < 0 {
 			return mysqlerr.UnknownColumn(o.Col, "order clause")
 		}
 	}
 	for _, a := range q.Aggs {
-		if a.Col != "" && rd.colIndex(a.Col) < 0 {
+		if a.Col != "" && rd.ColIndex(a.Col) < 0 {
 			return mysqlerr.UnknownColumn(a.Col, "field list")
 		}
 	}
@@ -93,7 +94,7 @@ func checkQuery(rd *RowsDef, q *Query) *Error {
 // order gives stops the scan). over, when not nil, lays a session's own
 // writes over the stored rows; the path is then a whole scan, since an
 // own write may match where the stored row does not.
-func SelectFrom(t *Table, rows TableRows, over func(pk string, r []Datum) []Datum, q *Query) (*QueryResult, *Error, error) {
+func SelectFrom(t *model.Table, rows TableRows, over func(pk string, r []model.Datum) []model.Datum, q *Query) (*QueryResult, *model.Error, error) {
 	rd := t.Def.Rows
 	if e := checkQuery(rd, q); e != nil {
 		return nil, e, nil
@@ -107,8 +108,8 @@ func SelectFrom(t *Table, rows TableRows, over func(pk string, r []Datum) []Datu
 		}
 	}
 	if !plain {
-		var cands [][]Datum
-		err := ScanAccess(rows, access, func(pk string, r []Datum) bool {
+		var cands [][]model.Datum
+		err := ScanAccess(rows, access, func(pk string, r []model.Datum) bool {
 			if over != nil {
 				r = over(pk, r)
 			}
@@ -122,13 +123,13 @@ func SelectFrom(t *Table, rows TableRows, over func(pk string, r []Datum) []Datu
 		return res, e, nil
 	}
 	res := &QueryResult{}
-	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: q.Now, warns: &res.Warnings, lit: map[*RowExpr]val{}}
+	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: q.Now, warns: &res.Warnings, lit: map[*model.RowExpr]val{}}
 	picked, e, err := env.scanPick(rows, access, over, q.Filter, q.OrderBy, q.HasLimit, q.Offset, q.Limit)
 	if err != nil || e != nil {
 		return nil, e, err
 	}
 	if len(picked) > 0 {
-		res.Rows = make([][]Datum, len(picked))
+		res.Rows = make([][]model.Datum, len(picked))
 		for i, m := range picked {
 			res.Rows[i] = m.row
 		}
@@ -138,13 +139,13 @@ func SelectFrom(t *Table, rows TableRows, over func(pk string, r []Datum) []Datu
 
 // SelectRows answers q over rows: the candidates of an access path, in
 // that path's order (SelectFrom reads them).
-func SelectRows(t *Table, rows [][]Datum, q *Query) (*QueryResult, *Error) {
+func SelectRows(t *model.Table, rows [][]model.Datum, q *Query) (*QueryResult, *model.Error) {
 	rd := t.Def.Rows
 	if e := checkQuery(rd, q); e != nil {
 		return nil, e
 	}
 	res := &QueryResult{}
-	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: q.Now, warns: &res.Warnings, lit: map[*RowExpr]val{}}
+	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: q.Now, warns: &res.Warnings, lit: map[*model.RowExpr]val{}}
 	cands := make([]matched, len(rows))
 	for i, r := range rows {
 		cands[i].row = r
@@ -159,7 +160,7 @@ func SelectRows(t *Table, rows [][]Datum, q *Query) (*QueryResult, *Error) {
 		}
 		cols := make([]int, 0, len(rd.Cols))
 		for _, c := range q.DistinctCols {
-			cols = append(cols, rd.colIndex(c))
+			cols = append(cols, rd.ColIndex(c))
 		}
 		if q.DistinctCols == nil {
 			for j := range rd.Cols {
@@ -189,10 +190,10 @@ func SelectRows(t *Table, rows [][]Datum, q *Query) (*QueryResult, *Error) {
 
 // groupKey is the values of cols in r as the collation compares them
 // (the unique keys' encoding): equal keys are the same group.
-func groupKey(rd *RowsDef, cols []int, r []Datum) string {
+func groupKey(rd *model.RowsDef, cols []int, r []model.Datum) string {
 	var b []byte
 	for _, c := range cols {
-		b = keyBytes(b, rd.collOf(&rd.Cols[c]), &rd.Cols[c], r[c])
+		b = keyBytes(b, rd.CollOf(&rd.Cols[c]), &rd.Cols[c], r[c])
 	}
 	return string(b)
 }
@@ -213,7 +214,7 @@ func limitRows[T any](rows []T, q *Query) []T {
 // GroupBy columns (all in one group without them, even none), sorted by
 // them, each group's items, then ORDER BY (of GroupBy columns), OFFSET
 // and LIMIT.
-func (env *evalEnv) groups(q *Query, cands []matched, res *QueryResult) *Error {
+func (env *evalEnv) groups(q *Query, cands []matched, res *QueryResult) *model.Error {
 	rd := env.rd
 	picked, e := env.pick(cands, q.Filter, nil, false, 0, 0)
 	if e != nil {
@@ -222,26 +223,26 @@ func (env *evalEnv) groups(q *Query, cands []matched, res *QueryResult) *Error {
 	gcols := make([]int, len(q.GroupBy))
 	inGroup := map[int]bool{}
 	for i, c := range q.GroupBy {
-		gcols[i] = rd.colIndex(c)
+		gcols[i] = rd.ColIndex(c)
 		inGroup[gcols[i]] = true
 	}
 	for _, a := range q.Aggs {
-		if a.Fn == "" && !inGroup[rd.colIndex(a.Col)] {
+		if a.Fn == "" && !inGroup[rd.ColIndex(a.Col)] {
 			return mysqlerr.NotSupported("a column outside GROUP BY beside aggregates")
 		}
 	}
 	for _, o := range q.OrderBy {
-		if !inGroup[rd.colIndex(o.Col)] {
+		if !inGroup[rd.ColIndex(o.Col)] {
 			return mysqlerr.NotSupported("ORDER BY a column outside GROUP BY")
 		}
 	}
-	var groups [][][]Datum
+	var groups [][][]model.Datum
 	if q.GroupBy == nil {
-		rows := make([][]Datum, len(picked))
+		rows := make([][]model.Datum, len(picked))
 		for i, m := range picked {
 			rows[i] = m.row
 		}
-		groups = [][][]Datum{rows}
+		groups = [][][]model.Datum{rows}
 	} else {
 		at := map[string]int{}
 		for _, m := range picked {
@@ -256,11 +257,11 @@ func (env *evalEnv) groups(q *Query, cands []matched, res *QueryResult) *Error {
 		}
 		// MariaDB sorts GROUP BY's groups by its columns, then ORDER BY
 		// reorders them.
-		cmpBy := func(order []RowOrder) func(a, b [][]Datum) int {
-			return func(a, b [][]Datum) int {
+		cmpBy := func(order []model.RowOrder) func(a, b [][]model.Datum) int {
+			return func(a, b [][]model.Datum) int {
 				for _, o := range order {
-					j := rd.colIndex(o.Col)
-					c := orderDatum(rd.collOf(&rd.Cols[j]), &rd.Cols[j], a[0][j], b[0][j])
+					j := rd.ColIndex(o.Col)
+					c := orderDatum(rd.CollOf(&rd.Cols[j]), &rd.Cols[j], a[0][j], b[0][j])
 					if o.Desc {
 						c = -c
 					}
@@ -271,9 +272,9 @@ func (env *evalEnv) groups(q *Query, cands []matched, res *QueryResult) *Error {
 				return 0
 			}
 		}
-		natural := make([]RowOrder, len(q.GroupBy))
+		natural := make([]model.RowOrder, len(q.GroupBy))
 		for i, c := range q.GroupBy {
-			natural[i] = RowOrder{Col: c}
+			natural[i] = model.RowOrder{Col: c}
 		}
 		slices.SortStableFunc(groups, cmpBy(natural))
 		if len(q.OrderBy) > 0 {
@@ -284,8 +285,8 @@ func (env *evalEnv) groups(q *Query, cands []matched, res *QueryResult) *Error {
 		out := make([]AggResult, len(q.Aggs))
 		for i, a := range q.Aggs {
 			if a.Fn == "" {
-				col := &rd.Cols[rd.colIndex(a.Col)]
-				out[i] = AggResult{Value: g[0][rd.colIndex(a.Col)], Kind: col.Kind, Col: col}
+				col := &rd.Cols[rd.ColIndex(a.Col)]
+				out[i] = AggResult{Value: g[0][rd.ColIndex(a.Col)], Kind: col.Kind, Col: col}
 				continue
 			}
 			r, e := aggregate(rd, a, g)
@@ -303,11 +304,11 @@ func (env *evalEnv) groups(q *Query, cands []matched, res *QueryResult) *Error {
 // checkCols reports the first unknown column of x, as MariaDB names it
 // even when no row is read, or the first illegal mix of collations
 // (checkCollMix).
-func checkCols(rd *RowsDef, x *RowExpr, where string) *Error {
+func checkCols(rd *model.RowsDef, x *model.RowExpr, where string) *model.Error {
 	if x == nil {
 		return nil
 	}
-	if x.Op == ECol && rd.colIndex(x.Col) < 0 {
+	if x.Op == model.ECol && rd.ColIndex(x.Col) < 0 {
 		return mysqlerr.UnknownColumn(x.Col, where)
 	}
 	for i := range x.Args {
@@ -321,7 +322,7 @@ func checkCols(rd *RowsDef, x *RowExpr, where string) *Error {
 // pick is the rows of cands matching filter, ordered (stably, over the
 // order the candidates come in: the access path's), then offset and
 // limited.
-func (env *evalEnv) pick(cands []matched, filter *RowExpr, order []RowOrder, hasLimit bool, offset, limit uint64) ([]matched, *Error) {
+func (env *evalEnv) pick(cands []matched, filter *model.RowExpr, order []model.RowOrder, hasLimit bool, offset, limit uint64) ([]matched, *model.Error) {
 	var out []matched
 	// Without ORDER BY, a LIMIT stops the scan early, as InnoDB does: the
 	// warnings of rows never read are never raised.
@@ -342,11 +343,11 @@ func (env *evalEnv) pick(cands []matched, filter *RowExpr, order []RowOrder, has
 	if len(order) > 0 {
 		idx := make([]int, len(order))
 		for i, o := range order {
-			idx[i] = env.rd.colIndex(o.Col)
+			idx[i] = env.rd.ColIndex(o.Col)
 		}
 		slices.SortStableFunc(out, func(a, b matched) int {
 			for i, o := range order {
-				c := orderDatum(env.rd.collOf(&env.rd.Cols[idx[i]]), &env.rd.Cols[idx[i]], a.row[idx[i]], b.row[idx[i]])
+				c := orderDatum(env.rd.CollOf(&env.rd.Cols[idx[i]]), &env.rd.Cols[idx[i]], a.row[idx[i]], b.row[idx[i]])
 				if o.Desc {
 					c = -c
 				}
@@ -371,20 +372,20 @@ func (env *evalEnv) pick(cands []matched, filter *RowExpr, order []RowOrder, has
 // EqualityConds are the `column = literal` terms ANDed at the top of a
 // WHERE: what an index lookup can use (ChooseAccess). The predicate still
 // decides on every row found.
-func EqualityConds(f *RowExpr) []RowCond {
+func EqualityConds(f *model.RowExpr) []model.RowCond {
 	if f == nil {
 		return nil
 	}
 	switch f.Op {
-	case EAnd:
+	case model.EAnd:
 		return append(EqualityConds(&f.Args[0]), EqualityConds(&f.Args[1])...)
-	case EEq:
+	case model.EEq:
 		a, b := &f.Args[0], &f.Args[1]
-		if a.Op != ECol {
+		if a.Op != model.ECol {
 			a, b = b, a
 		}
-		if a.Op == ECol && b.Op == EVal && b.Val != nil {
-			return []RowCond{{Col: a.Col, Val: *b.Val}}
+		if a.Op == model.ECol && b.Op == model.EVal && b.Val != nil {
+			return []model.RowCond{{Col: a.Col, Val: *b.Val}}
 		}
 	}
 	return nil
@@ -393,7 +394,7 @@ func EqualityConds(f *RowExpr) []RowCond {
 // orderDatum orders two values of a column as ORDER BY does: NULL first,
 // numbers numerically, strings in the table's collation coll, dates by
 // time.
-func orderDatum(coll Collation, c *RowCol, a, b Datum) int {
+func orderDatum(coll model.Collation, c *model.RowCol, a, b model.Datum) int {
 	switch {
 	case a.Null && b.Null:
 		return 0
@@ -406,14 +407,14 @@ func orderDatum(coll Collation, c *RowCol, a, b Datum) int {
 }
 
 // aggregate computes one aggregate over the selected rows.
-func aggregate(rd *RowsDef, a Agg, rows [][]Datum) (AggResult, *Error) {
+func aggregate(rd *model.RowsDef, a Agg, rows [][]model.Datum) (AggResult, *model.Error) {
 	if a.Col == "" {
 		if a.Fn != "COUNT" {
 			return AggResult{}, mysqlerr.NotSupported(a.Fn + "(*)")
 		}
-		return AggResult{Value: Datum{S: itoa(len(rows))}, Kind: ColInt}, nil
+		return AggResult{Value: model.Datum{S: itoa(len(rows))}, Kind: model.ColInt}, nil
 	}
-	j := rd.colIndex(a.Col)
+	j := rd.ColIndex(a.Col)
 	col := &rd.Cols[j]
 	switch a.Fn {
 	case "COUNT":
@@ -423,9 +424,9 @@ func aggregate(rd *RowsDef, a Agg, rows [][]Datum) (AggResult, *Error) {
 				n++
 			}
 		}
-		return AggResult{Value: Datum{S: itoa(n)}, Kind: ColInt}, nil
+		return AggResult{Value: model.Datum{S: itoa(n)}, Kind: model.ColInt}, nil
 	case "MIN", "MAX":
-		out := AggResult{Value: Datum{Null: true}, Kind: col.Kind, Col: col}
+		out := AggResult{Value: model.Datum{Null: true}, Kind: col.Kind, Col: col}
 		for _, r := range rows {
 			if r[j].Null {
 				continue
@@ -434,14 +435,14 @@ func aggregate(rd *RowsDef, a Agg, rows [][]Datum) (AggResult, *Error) {
 				out.Value = r[j]
 				continue
 			}
-			c := orderDatum(rd.collOf(col), col, r[j], out.Value)
+			c := orderDatum(rd.CollOf(col), col, r[j], out.Value)
 			if (a.Fn == "MIN" && c < 0) || (a.Fn == "MAX" && c > 0) {
 				out.Value = r[j]
 			}
 		}
 		return out, nil
 	case "SUM", "AVG":
-		if col.Kind != ColInt {
+		if col.Kind != model.ColInt {
 			return AggResult{}, mysqlerr.NotSupported(a.Fn + "() of a non-integer column")
 		}
 		sum := new(mb.Rat)
@@ -455,38 +456,26 @@ func aggregate(rd *RowsDef, a Agg, rows [][]Datum) (AggResult, *Error) {
 			n++
 		}
 		if n == 0 {
-			return AggResult{Value: Datum{Null: true}, Kind: ColString}, nil
+			return AggResult{Value: model.Datum{Null: true}, Kind: model.ColString}, nil
 		}
 		if a.Fn == "SUM" {
-			return AggResult{Value: Datum{S: sum.FloatString(0)}, Kind: ColString}, nil
+			return AggResult{Value: model.Datum{S: sum.FloatString(0)}, Kind: model.ColString}, nil
 		}
 		// AVG of an integer is a DECIMAL with 4 fraction digits, rounded
 		// half away from zero.
 		avg := new(mb.Rat).Quo(sum, new(mb.Rat).SetInt64(int64(n)))
 		scaled := new(mb.Rat).Mul(avg, new(mb.Rat).SetInt64(10000))
 		q := roundHalfAway(scaled)
-		return AggResult{Value: Datum{S: new(mb.Rat).SetFrac(q, mb.NewInt(10000)).FloatString(4)}, Kind: ColString}, nil
+		return AggResult{Value: model.Datum{S: new(mb.Rat).SetFrac(q, mb.NewInt(10000)).FloatString(4)}, Kind: model.ColString}, nil
 	}
 	return AggResult{}, mysqlerr.NotSupported(a.Fn + "()")
 }
 
 func itoa(n int) string { return new(mb.Int).SetInt64(int64(n)).String() }
 
-// exprForm reports whether rc holds the expression form of a statement
-// (Filter, Assigns, ORDER BY, LIMIT, a mode or a pinned time), which
-// travels behind its own presence bit in the log so that an older build
-// stops rather than apply it differently.
-func (rc *RowsCommand) exprForm() bool {
-	return rc.Engine || rc.Filter != nil || rc.Assigns != nil || rc.OrderBy != nil || rc.HasLimit ||
-		rc.NotStrict || rc.NoAutoValueOnZero || rc.Now != 0 || rc.OnDup != nil || rc.Exprs != nil
-}
-
-// ExprForm is exprForm for the log codec.
-func (rc *RowsCommand) ExprForm() bool { return rc.exprForm() }
-
 // statementNow is the time NOW() has in c: the Raft entry's, unless the
 // session pinned it with SET timestamp.
-func statementNow(c *Command) time.Time {
+func statementNow(c *model.Command) time.Time {
 	if c.Rows != nil && c.Rows.Now != 0 {
 		return time.UnixMicro(c.Rows.Now).UTC()
 	}
@@ -495,86 +484,86 @@ func statementNow(c *Command) time.Time {
 
 // legacyFilter turns the older WHERE form (a conjunction of col = value)
 // into a predicate.
-func legacyFilter(where []RowCond) *RowExpr {
-	var f *RowExpr
+func legacyFilter(where []model.RowCond) *model.RowExpr {
+	var f *model.RowExpr
 	for _, w := range where {
 		v := w.Val
-		eq := RowExpr{Op: EEq, Args: []RowExpr{{Op: ECol, Col: w.Col}, {Op: EVal, Val: &v}}}
+		eq := model.RowExpr{Op: model.EEq, Args: []model.RowExpr{{Op: model.ECol, Col: w.Col}, {Op: model.EVal, Val: &v}}}
 		if f == nil {
 			f = &eq
 			continue
 		}
-		f = &RowExpr{Op: EAnd, Args: []RowExpr{*f, eq}}
+		f = &model.RowExpr{Op: model.EAnd, Args: []model.RowExpr{*f, eq}}
 	}
 	return f
 }
 
 // legacyAssigns turns the older SET form into assignments.
-func legacyAssigns(sets []RowSet) []RowAssign {
-	out := make([]RowAssign, len(sets))
-	operand := func(o RowOperand) RowExpr {
+func legacyAssigns(sets []model.RowSet) []model.RowAssign {
+	out := make([]model.RowAssign, len(sets))
+	operand := func(o model.RowOperand) model.RowExpr {
 		if o.Col != "" {
-			return RowExpr{Op: ECol, Col: o.Col}
+			return model.RowExpr{Op: model.ECol, Col: o.Col}
 		}
 		v := o.Val
-		return RowExpr{Op: EVal, Val: &v}
+		return model.RowExpr{Op: model.EVal, Val: &v}
 	}
 	for i, st := range sets {
 		x := operand(st.A)
 		switch st.Op {
 		case '+':
-			x = RowExpr{Op: EAdd, Args: []RowExpr{x, operand(st.B)}}
+			x = model.RowExpr{Op: model.EAdd, Args: []model.RowExpr{x, operand(st.B)}}
 		case '-':
-			x = RowExpr{Op: ESub, Args: []RowExpr{x, operand(st.B)}}
+			x = model.RowExpr{Op: model.ESub, Args: []model.RowExpr{x, operand(st.B)}}
 		}
 		if st.SetLastID {
-			x = RowExpr{Op: ELastID, Args: []RowExpr{x}}
+			x = model.RowExpr{Op: model.ELastID, Args: []model.RowExpr{x}}
 		}
-		out[i] = RowAssign{Col: st.Col, Expr: x}
+		out[i] = model.RowAssign{Col: st.Col, Expr: x}
 	}
 	return out
 }
 
 // applyRowsUpdateExpr is UPDATE on a row table in expression form: every
 // matching row (in ORDER BY order, up to LIMIT), all or nothing.
-func applyRowsUpdateExpr(s Store, t *Table, c *Command, rc *RowsCommand) (Result, error) {
+func applyRowsUpdateExpr(s Store, t *model.Table, c *model.Command, rc *model.RowsCommand) (model.Result, error) {
 	rd := t.Def.Rows
-	var res Result
+	var res model.Result
 	u, e, err := pickUpdateRows(s, t, c, rc, &res.Warnings)
 	if err != nil {
-		return Result{}, err
+		return model.Result{}, err
 	}
 	if e != nil {
-		return Result{Err: e}, nil
+		return model.Result{Err: e}, nil
 	}
 	// In strict mode MariaDB fails an UPDATE on the first warning met
 	// evaluating its WHERE or SET ('5abc' against an INT column: 1292),
 	// changing nothing; a SELECT or DELETE warns and goes on.
-	strictEval := !rc.NotStrict && c.rulesAt(RulesV11)
+	strictEval := !rc.NotStrict && c.RulesAt(model.RulesV11)
 	if strictEval {
 		if e := firstWarning(res.Warnings, 0); e != nil {
-			return Result{Err: e}, nil
+			return model.Result{Err: e}, nil
 		}
 	}
 	assigns, targets, env, rows, sel, now := u.assigns, u.targets, u.env, u.rows, u.sel, u.now
-	sc := &storeCtx{strict: !rc.NotStrict, db: t.Def.DB, table: t.Def.Name, warns: &res.Warnings, rd: rd, older: !c.rulesAt(RulesV11)}
+	sc := &storeCtx{strict: !rc.NotStrict, db: t.Def.DB, table: t.Def.Name, warns: &res.Warnings, rd: rd, older: !c.RulesAt(model.RulesV11)}
 	tx := newRowsTx(rd, rows)
-	fail := func(e *Error) (Result, error) {
+	fail := func(e *model.Error) (model.Result, error) {
 		if err := tx.rollback(); err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
-		return Result{Err: e}, nil
+		return model.Result{Err: e}, nil
 	}
 	for _, m := range sel {
 		old := m.row
 		res.Matched++
 		rowNum := int(res.Matched)
-		r := append([]Datum(nil), old...)
+		r := append([]model.Datum(nil), old...)
 		explicit := make([]bool, len(rd.Cols))
 		for k := range assigns {
 			j := targets[k]
 			col := &rd.Cols[j]
-			var d Datum
+			var d model.Datum
 			if assigns[k].Default {
 				var ok bool
 				if d, ok = columnDefault(col, now); !ok {
@@ -592,8 +581,8 @@ func applyRowsUpdateExpr(s Store, t *Table, c *Command, rc *RowsCommand) (Result
 				}
 			}
 			if d.Null && col.NotNull {
-				if col.Kind == ColTimestamp {
-					d = Datum{S: now.UTC().Format(dateTimeFormat)}
+				if col.Kind == model.ColTimestamp {
+					d = model.Datum{S: now.UTC().Format(dateTimeFormat)}
 				} else if sc.strict {
 					return fail(mysqlerr.New(mysqlerr.CodeBadNull, "Column '%s' cannot be null", col.Name))
 				} else {
@@ -619,28 +608,28 @@ func applyRowsUpdateExpr(s Store, t *Table, c *Command, rc *RowsCommand) (Result
 		}
 		for j := range rd.Cols {
 			if rd.Cols[j].OnUpdateNow && !explicit[j] {
-				r[j] = Datum{S: now.UTC().Format(dateTimeFormat)}
+				r[j] = model.Datum{S: now.UTC().Format(dateTimeFormat)}
 				cols[j] = true
 			}
 		}
 		_, k, dup, err := tx.conflict(r, m.pk, cols)
 		if err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
 		if dup {
-			return fail(dupEntry(keyText(&rd.Keys[k], r), rd.Keys[k].Name))
+			return fail(model.DupEntry(keyText(&rd.Keys[k], r), rd.Keys[k].Name))
 		}
 		if err := tx.replace(m.pk, r); err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
 		res.Affected++
 		res.Images = append(res.Images, r)
 		if t.Def.AutoInc {
-			if a := rd.colIndex(t.Def.IDCol); a >= 0 && explicit[a] {
+			if a := rd.ColIndex(t.Def.IDCol); a >= 0 && explicit[a] {
 				var b big
 				b.parse(r[a].S)
 				if !b.neg {
-					advance(t, b.abs)
+					model.Advance(t, b.abs)
 				}
 			}
 		}
@@ -653,7 +642,7 @@ func applyRowsUpdateExpr(s Store, t *Table, c *Command, rc *RowsCommand) (Result
 
 // firstWarning is the first warning (not note) of warns from index from
 // on, as the error strict mode makes of it.
-func firstWarning(warns []Warning, from int) *Error {
+func firstWarning(warns []model.Warning, from int) *model.Error {
 	for _, w := range warns[from:] {
 		if w.Level == "Warning" {
 			return mysqlerr.New(w.Code, "%s", w.Message)
@@ -665,7 +654,7 @@ func firstWarning(warns []Warning, from int) *Error {
 // updatePick is an UPDATE's first half (pickUpdateRows): its assignments,
 // their columns, the evaluator, the table's rows and the rows picked.
 type updatePick struct {
-	assigns []RowAssign
+	assigns []model.RowAssign
 	targets []int
 	env     *evalEnv
 	rows    TableRows
@@ -678,7 +667,7 @@ type updatePick struct {
 // into warns. applyRowsUpdateExpr goes on to write them; the leader's
 // compare-and-set queue runs it alone to learn that nothing matches
 // (matchesNothing), so the two cannot disagree.
-func pickUpdateRows(st Store, t *Table, c *Command, rc *RowsCommand, warns *[]Warning) (updatePick, *Error, error) {
+func pickUpdateRows(st Store, t *model.Table, c *model.Command, rc *model.RowsCommand, warns *[]model.Warning) (updatePick, *model.Error, error) {
 	rd := t.Def.Rows
 	u := updatePick{assigns: rc.Assigns, now: statementNow(c)}
 	if u.assigns == nil {
@@ -690,7 +679,7 @@ func pickUpdateRows(st Store, t *Table, c *Command, rc *RowsCommand, warns *[]Wa
 	}
 	u.targets = make([]int, len(u.assigns))
 	for i := range u.assigns {
-		if u.targets[i] = rd.colIndex(u.assigns[i].Col); u.targets[i] < 0 {
+		if u.targets[i] = rd.ColIndex(u.assigns[i].Col); u.targets[i] < 0 {
 			return u, mysqlerr.UnknownColumn(u.assigns[i].Col, "field list"), nil
 		}
 		if e := checkCols(rd, &u.assigns[i].Expr, "field list"); e != nil {
@@ -701,11 +690,11 @@ func pickUpdateRows(st Store, t *Table, c *Command, rc *RowsCommand, warns *[]Wa
 		return u, e, nil
 	}
 	for _, o := range rc.OrderBy {
-		if rd.colIndex(o.Col) < 0 {
+		if rd.ColIndex(o.Col) < 0 {
 			return u, mysqlerr.UnknownColumn(o.Col, "order clause"), nil
 		}
 	}
-	u.env = &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: u.now, warns: warns, lit: map[*RowExpr]val{}, older: !c.rulesAt(RulesV11)}
+	u.env = &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: u.now, warns: warns, lit: map[*model.RowExpr]val{}, older: !c.RulesAt(model.RulesV11)}
 	rows, err := st.Rows(t.Def.DB, t.Def.Name)
 	if err != nil || rows == nil {
 		return u, nil, rowsMissing(t, err)
@@ -718,50 +707,50 @@ func pickUpdateRows(st Store, t *Table, c *Command, rc *RowsCommand, warns *[]Wa
 }
 
 // columnDefault is what DEFAULT stores in col.
-func columnDefault(col *RowCol, now time.Time) (Datum, bool) {
+func columnDefault(col *model.RowCol, now time.Time) (model.Datum, bool) {
 	switch {
 	case col.DefaultNow:
-		return Datum{S: now.UTC().Format(dateTimeFormat)}, true
+		return model.Datum{S: now.UTC().Format(dateTimeFormat)}, true
 	case col.HasDefault:
 		return col.Default, true
 	case !col.NotNull:
-		return Datum{Null: true}, true
+		return model.Datum{Null: true}, true
 	}
-	return Datum{}, false
+	return model.Datum{}, false
 }
 
 // applyRowsDeleteExpr is DELETE on a row table in expression form.
-func applyRowsDeleteExpr(s Store, t *Table, c *Command, rc *RowsCommand) (Result, error) {
+func applyRowsDeleteExpr(s Store, t *model.Table, c *model.Command, rc *model.RowsCommand) (model.Result, error) {
 	rd := t.Def.Rows
 	filter := rc.Filter
 	if filter == nil {
 		filter = legacyFilter(rc.Where)
 	}
 	if e := checkCols(rd, filter, "where clause"); e != nil {
-		return Result{Err: e}, nil
+		return model.Result{Err: e}, nil
 	}
 	for _, o := range rc.OrderBy {
-		if rd.colIndex(o.Col) < 0 {
-			return Result{Err: mysqlerr.UnknownColumn(o.Col, "order clause")}, nil
+		if rd.ColIndex(o.Col) < 0 {
+			return model.Result{Err: mysqlerr.UnknownColumn(o.Col, "order clause")}, nil
 		}
 	}
-	var res Result
-	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: statementNow(c), warns: &res.Warnings, lit: map[*RowExpr]val{}, older: !c.rulesAt(RulesV11)}
+	var res model.Result
+	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: statementNow(c), warns: &res.Warnings, lit: map[*model.RowExpr]val{}, older: !c.RulesAt(model.RulesV11)}
 	rows, err := s.Rows(t.Def.DB, t.Def.Name)
 	if err != nil || rows == nil {
-		return Result{}, rowsMissing(t, err)
+		return model.Result{}, rowsMissing(t, err)
 	}
 	access := applyAccess(t, filter, rc.OrderBy, rc.HasLimit, env.now)
 	sel, e, err := env.scanPick(rows, access, nil, filter, rc.OrderBy, rc.HasLimit, 0, rc.Limit)
 	if err != nil {
-		return Result{}, err
+		return model.Result{}, err
 	}
 	if e != nil {
-		return Result{Err: e}, nil
+		return model.Result{Err: e}, nil
 	}
 	for _, m := range sel {
 		if err := rows.Delete(m.pk); err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
 		res.Affected++
 	}

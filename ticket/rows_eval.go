@@ -1,11 +1,13 @@
 package ticket
 
 import (
+	"cmp"
 	mb "math/big"
 	"strconv"
 	"time"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // The row engine's expression language: the WHERE predicates, SET
@@ -35,68 +37,6 @@ import (
 //     exactly (a math/mb.Rat), an integer with a decimal exactly;
 //   - NULL: comparisons are unknown, <=> is NULL-safe, IN and BETWEEN and
 //     AND/OR/NOT follow SQL's three-valued logic.
-
-// ExprOp says what a RowExpr computes.
-type ExprOp uint8
-
-// Expression operators. The numbers are part of the replicated log format.
-const (
-	EVal       ExprOp = 1  // Val
-	ECol       ExprOp = 2  // the column Col of the current row
-	EEq        ExprOp = 3  // Args[0] = Args[1]
-	ENe        ExprOp = 4  // <>, !=
-	ELt        ExprOp = 5  // <
-	ELe        ExprOp = 6  // <=
-	EGt        ExprOp = 7  // >
-	EGe        ExprOp = 8  // >=
-	ENullEq    ExprOp = 9  // <=>
-	EIsNull    ExprOp = 10 // Args[0] IS NULL
-	EIsNotNull ExprOp = 11 // Args[0] IS NOT NULL
-	EIn        ExprOp = 12 // Args[0] IN (Args[1:])
-	ENotIn     ExprOp = 13 // Args[0] NOT IN (Args[1:])
-	EBetween   ExprOp = 14 // Args[0] BETWEEN Args[1] AND Args[2]
-	ENotBetw   ExprOp = 15 // NOT BETWEEN
-	EAnd       ExprOp = 16
-	EOr        ExprOp = 17
-	ENot       ExprOp = 18
-	EAdd       ExprOp = 19
-	ESub       ExprOp = 20
-	EMul       ExprOp = 21
-	EInterval  ExprOp = 22 // Args[0] + INTERVAL Args[1] Unit (Args[1] negated for -)
-	ELastID    ExprOp = 23 // LAST_INSERT_ID(Args[0])
-	ENeg       ExprOp = 24 // -Args[0]
-	EXor       ExprOp = 25
-	ELike      ExprOp = 26 // Args[0] LIKE Args[1] ESCAPE Escape
-	ENotLike   ExprOp = 27
-	// EValues is VALUES(Col) in ON DUPLICATE KEY UPDATE: the value the
-	// row being inserted would have had (NULL elsewhere, as in MariaDB).
-	EValues ExprOp = 28
-)
-
-// RowExpr is one node of a row-table expression.
-type RowExpr struct {
-	Op   ExprOp
-	Col  string `json:",omitempty"`
-	Val  *Value `json:",omitempty"`
-	Unit string `json:",omitempty"` // EInterval: SECOND, MINUTE, HOUR, DAY, WEEK
-	// Escape is ELike's escape character (0: none).
-	Escape byte      `json:",omitempty"`
-	Args   []RowExpr `json:",omitempty"`
-}
-
-// RowAssign is one assignment of an UPDATE in expression form: Col = Expr,
-// or Col = DEFAULT when Default is set.
-type RowAssign struct {
-	Col     string
-	Expr    RowExpr
-	Default bool `json:",omitempty"`
-}
-
-// RowOrder is one ORDER BY term of an UPDATE or DELETE.
-type RowOrder struct {
-	Col  string
-	Desc bool `json:",omitempty"`
-}
 
 // Mode is the part of the session's sql_mode that changes what a write
 // does. Its zero value is MariaDB's default (strict); it travels in the
@@ -180,21 +120,21 @@ func (v val) text() string {
 // evalEnv is what an expression sees: the table, the current row, the
 // statement's time, and where warnings go.
 type evalEnv struct {
-	rd        *RowsDef
+	rd        *model.RowsDef
 	db, table string
-	row       []Datum
+	row       []model.Datum
 	now       time.Time
-	warns     *[]Warning
+	warns     *[]model.Warning
 	// lit caches literal conversions (per statement, as MariaDB converts
 	// a constant once): key is the node.
-	lit map[*RowExpr]val
-	bad map[*RowExpr]bool // literals that are no date
+	lit map[*model.RowExpr]val
+	bad map[*model.RowExpr]bool // literals that are no date
 	// lastID is set by LAST_INSERT_ID(expr).
 	lastID    uint64
 	setLastID bool
 	// values is the row an INSERT ... ON DUPLICATE KEY UPDATE would have
 	// inserted, which VALUES(col) reads (nil elsewhere).
-	values []Datum
+	values []model.Datum
 	// unknown, when not nil, marks columns of row that an expression in
 	// an INSERT's VALUES may not read (preInsertRow).
 	unknown []bool
@@ -209,7 +149,7 @@ type evalEnv struct {
 
 // evalStrict is eval of a value an INSERT or UPDATE writes: under
 // strictWarn, the first warning it raises is the statement's error.
-func (env *evalEnv) evalStrict(x *RowExpr) (val, *Error) {
+func (env *evalEnv) evalStrict(x *model.RowExpr) (val, *model.Error) {
 	n := len(*env.warns)
 	v, e := env.eval(x)
 	if e == nil && env.strictWarn {
@@ -223,16 +163,16 @@ func (env *evalEnv) warn(level string, code uint16, format string, args ...any) 
 		return
 	}
 	e := mysqlerr.New(code, format, args...)
-	*env.warns = append(*env.warns, Warning{Level: level, Code: code, Message: e.Message})
+	*env.warns = append(*env.warns, model.Warning{Level: level, Code: code, Message: e.Message})
 }
 
 // colVal is a stored value as an evaluated one.
-func colVal(c *RowCol, d Datum) val {
+func colVal(c *model.RowCol, d model.Datum) val {
 	if d.Null {
 		return val{}
 	}
 	switch c.Kind {
-	case ColInt:
+	case model.ColInt:
 		// An UNSIGNED column's values are unsigned in arithmetic (u - 10
 		// below 0 is 1690, as in MariaDB).
 		if n, err := strconv.ParseInt(d.S, 10, 64); err == nil && !(c.Int.Unsigned && n >= 0) {
@@ -240,10 +180,10 @@ func colVal(c *RowCol, d Datum) val {
 		}
 		n, _ := strconv.ParseUint(d.S, 10, 64)
 		return val{k: vUint, u: n}
-	case ColDate:
+	case model.ColDate:
 		t, _ := time.Parse(dateFormat, d.S)
 		return val{k: vTime, t: t, date: true}
-	case ColDateTime, ColTimestamp:
+	case model.ColDateTime, model.ColTimestamp:
 		t, _ := time.Parse(dateTimeFormat, d.S)
 		return val{k: vTime, t: t}
 	}
@@ -251,27 +191,27 @@ func colVal(c *RowCol, d Datum) val {
 }
 
 // litVal is a statement's literal as an evaluated value.
-func litVal(v Value, now time.Time) (val, *Error) {
+func litVal(v model.Value, now time.Time) (val, *model.Error) {
 	switch v.Kind {
-	case ValNull:
+	case model.ValNull:
 		return val{}, nil
-	case ValInt:
+	case model.ValInt:
 		return val{k: vInt, i: v.Int}, nil
-	case ValUint:
+	case model.ValUint:
 		return val{k: vUint, u: v.Uint}, nil
-	case ValString:
+	case model.ValString:
 		return val{k: vStr, s: v.Str}, nil
-	case ValDecimal:
+	case model.ValDecimal:
 		r, ok := new(mb.Rat).SetString(v.Str)
 		if !ok {
 			return val{}, mysqlerr.NotSupported("the number " + v.Str)
 		}
 		return val{k: vDec, r: r, s: v.Str}, nil
-	case ValNow:
+	case model.ValNow:
 		return val{k: vTime, t: now.UTC().Truncate(time.Second), now: true}, nil
-	case ValTemporal:
+	case model.ValTemporal:
 		return temporalVal(v.Str, now)
-	case ValDouble:
+	case model.ValDouble:
 		return doubleVal(v.Str)
 	}
 	return val{}, mysqlerr.NotSupported("DEFAULT in an expression")
@@ -280,44 +220,44 @@ func litVal(v Value, now time.Time) (val, *Error) {
 // eval computes x for the current row. It only dispatches: each
 // operator's rules are the step named for it below, so that the
 // operators a WHERE uses read one at a time.
-func (env *evalEnv) eval(x *RowExpr) (val, *Error) {
+func (env *evalEnv) eval(x *model.RowExpr) (val, *model.Error) {
 	switch x.Op {
-	case EVal:
+	case model.EVal:
 		return env.literal(x)
-	case ECol:
+	case model.ECol:
 		return env.column(x)
-	case EValues:
+	case model.EValues:
 		return env.valuesCol(x)
-	case EEq, ENe, ELt, ELe, EGt, EGe, ENullEq:
+	case model.EEq, model.ENe, model.ELt, model.ELe, model.EGt, model.EGe, model.ENullEq:
 		return env.comparison(x)
-	case ELike, ENotLike:
+	case model.ELike, model.ENotLike:
 		return env.like(x)
-	case EIsNull, EIsNotNull:
+	case model.EIsNull, model.EIsNotNull:
 		v, e := env.eval(&x.Args[0])
 		if e != nil {
 			return val{}, e
 		}
-		return boolVal((v.k == vNull) == (x.Op == EIsNull)), nil
-	case EIn, ENotIn:
+		return boolVal((v.k == vNull) == (x.Op == model.EIsNull)), nil
+	case model.EIn, model.ENotIn:
 		return env.in(x)
-	case EBetween, ENotBetw:
+	case model.EBetween, model.ENotBetw:
 		return env.between(x)
-	case EAnd, EOr, EXor:
+	case model.EAnd, model.EOr, model.EXor:
 		return env.logic(x)
-	case ENot:
+	case model.ENot:
 		a, e := env.truth(&x.Args[0])
 		if e != nil {
 			return val{}, e
 		}
 		return not3(a).val(), nil
-	case EAdd, ESub, EMul:
+	case model.EAdd, model.ESub, model.EMul:
 		return env.arith(x)
-	case ENeg:
-		zero := RowExpr{Op: EVal, Val: &Value{Kind: ValInt}}
-		return env.arith(&RowExpr{Op: ESub, Args: []RowExpr{zero, x.Args[0]}})
-	case EInterval:
+	case model.ENeg:
+		zero := model.RowExpr{Op: model.EVal, Val: &model.Value{Kind: model.ValInt}}
+		return env.arith(&model.RowExpr{Op: model.ESub, Args: []model.RowExpr{zero, x.Args[0]}})
+	case model.EInterval:
 		return env.constInterval(x)
-	case ELastID:
+	case model.ELastID:
 		return env.lastInsertID(x)
 	}
 	return val{}, mysqlerr.NotSupported("row expression operator " + strconv.Itoa(int(x.Op)))
@@ -325,7 +265,7 @@ func (env *evalEnv) eval(x *RowExpr) (val, *Error) {
 
 // literal is a constant, converted once per statement (env.lit): MariaDB
 // converts a constant once, and its warnings show it.
-func (env *evalEnv) literal(x *RowExpr) (val, *Error) {
+func (env *evalEnv) literal(x *model.RowExpr) (val, *model.Error) {
 	if v, ok := env.lit[x]; ok {
 		return v, nil
 	}
@@ -342,8 +282,8 @@ func (env *evalEnv) literal(x *RowExpr) (val, *Error) {
 // column is a column of the current row; where there is no row, or an
 // INSERT's VALUES reads a column not yet filled, ticketd refuses what
 // MariaDB would answer from a record it does not have.
-func (env *evalEnv) column(x *RowExpr) (val, *Error) {
-	j := env.rd.colIndex(x.Col)
+func (env *evalEnv) column(x *model.RowExpr) (val, *model.Error) {
+	j := env.rd.ColIndex(x.Col)
 	if j < 0 {
 		return val{}, mysqlerr.UnknownColumn(x.Col, "field list")
 	}
@@ -358,8 +298,8 @@ func (env *evalEnv) column(x *RowExpr) (val, *Error) {
 
 // valuesCol is VALUES(col) in ON DUPLICATE KEY UPDATE: the row that was
 // to be inserted, NULL anywhere else (as MariaDB answers).
-func (env *evalEnv) valuesCol(x *RowExpr) (val, *Error) {
-	j := env.rd.colIndex(x.Col)
+func (env *evalEnv) valuesCol(x *model.RowExpr) (val, *model.Error) {
+	j := env.rd.ColIndex(x.Col)
 	if j < 0 {
 		return val{}, mysqlerr.UnknownColumn(x.Col, "field list")
 	}
@@ -372,12 +312,12 @@ func (env *evalEnv) valuesCol(x *RowExpr) (val, *Error) {
 // comparison is =, <>, <, <=, >, >= and <=>: one compare under the
 // pair's type rules, then the operator's reading of its outcome (NULL
 // unknown, except for <=>).
-func (env *evalEnv) comparison(x *RowExpr) (val, *Error) {
+func (env *evalEnv) comparison(x *model.RowExpr) (val, *model.Error) {
 	c, null, e := env.compare(&x.Args[0], &x.Args[1], x.Args)
 	if e != nil {
 		return val{}, e
 	}
-	if x.Op == ENullEq {
+	if x.Op == model.ENullEq {
 		return boolVal(c == 0 && !null || null && c == 2), nil
 	}
 	if null {
@@ -385,17 +325,17 @@ func (env *evalEnv) comparison(x *RowExpr) (val, *Error) {
 	}
 	var b bool
 	switch x.Op {
-	case EEq:
+	case model.EEq:
 		b = c == 0
-	case ENe:
+	case model.ENe:
 		b = c != 0
-	case ELt:
+	case model.ELt:
 		b = c < 0
-	case ELe:
+	case model.ELe:
 		b = c <= 0
-	case EGt:
+	case model.EGt:
 		b = c > 0
-	case EGe:
+	case model.EGe:
 		b = c >= 0
 	}
 	return boolVal(b), nil
@@ -403,7 +343,7 @@ func (env *evalEnv) comparison(x *RowExpr) (val, *Error) {
 
 // like is LIKE and NOT LIKE, matched in the collation of the operands'
 // string columns, as a comparison is.
-func (env *evalEnv) like(x *RowExpr) (val, *Error) {
+func (env *evalEnv) like(x *model.RowExpr) (val, *model.Error) {
 	a, e := env.eval(&x.Args[0])
 	if e != nil {
 		return val{}, e
@@ -412,14 +352,14 @@ func (env *evalEnv) like(x *RowExpr) (val, *Error) {
 	if e != nil || a.k == vNull || p.k == vNull {
 		return val{}, e
 	}
-	coll := env.rd.collFor(x.Args)
+	coll := collFor(env.rd, x.Args)
 	m := likeMatch(likeRunes(coll, a.text()), likePattern(coll, p.text()), rune(x.Escape))
-	return boolVal(m == (x.Op == ELike)), nil
+	return boolVal(m == (x.Op == model.ELike)), nil
 }
 
 // in is IN and NOT IN: each item compared in turn under the group's
 // type rules, a NULL among the items unknown when none matched.
-func (env *evalEnv) in(x *RowExpr) (val, *Error) {
+func (env *evalEnv) in(x *model.RowExpr) (val, *model.Error) {
 	sawNull := false
 	for i := 1; i < len(x.Args); i++ {
 		c, null, e := env.compare(&x.Args[0], &x.Args[i], x.Args)
@@ -431,18 +371,18 @@ func (env *evalEnv) in(x *RowExpr) (val, *Error) {
 			continue
 		}
 		if c == 0 {
-			return boolVal(x.Op == EIn), nil
+			return boolVal(x.Op == model.EIn), nil
 		}
 	}
 	if sawNull {
 		return val{}, nil
 	}
-	return boolVal(x.Op == ENotIn), nil
+	return boolVal(x.Op == model.ENotIn), nil
 }
 
 // between is BETWEEN and NOT BETWEEN as SQL's three-valued AND of the
 // two bounds' comparisons.
-func (env *evalEnv) between(x *RowExpr) (val, *Error) {
+func (env *evalEnv) between(x *model.RowExpr) (val, *model.Error) {
 	lo, nlo, e := env.compare(&x.Args[0], &x.Args[1], x.Args)
 	if e != nil {
 		return val{}, e
@@ -453,7 +393,7 @@ func (env *evalEnv) between(x *RowExpr) (val, *Error) {
 	}
 	// Three-valued AND of x >= lo and x <= hi.
 	r := and3(tv(lo >= 0, nlo), tv(hi <= 0, nhi))
-	if x.Op == ENotBetw {
+	if x.Op == model.ENotBetw {
 		r = not3(r)
 	}
 	return r.val(), nil
@@ -462,15 +402,15 @@ func (env *evalEnv) between(x *RowExpr) (val, *Error) {
 // logic is AND, OR and XOR in three-valued logic; AND and OR do not
 // evaluate their right side when the left decides, so that its errors
 // and warnings are MariaDB's.
-func (env *evalEnv) logic(x *RowExpr) (val, *Error) {
+func (env *evalEnv) logic(x *model.RowExpr) (val, *model.Error) {
 	a, e := env.truth(&x.Args[0])
 	if e != nil {
 		return val{}, e
 	}
-	if x.Op == EAnd && a == tFalse {
+	if x.Op == model.EAnd && a == tFalse {
 		return boolVal(false), nil
 	}
-	if x.Op == EOr && a == tTrue {
+	if x.Op == model.EOr && a == tTrue {
 		return boolVal(true), nil
 	}
 	b, e := env.truth(&x.Args[1])
@@ -478,9 +418,9 @@ func (env *evalEnv) logic(x *RowExpr) (val, *Error) {
 		return val{}, e
 	}
 	switch x.Op {
-	case EAnd:
+	case model.EAnd:
 		return and3(a, b).val(), nil
-	case EOr:
+	case model.EOr:
 		return not3(and3(not3(a), not3(b))).val(), nil
 	}
 	if a == tNull || b == tNull {
@@ -493,7 +433,7 @@ func (env *evalEnv) logic(x *RowExpr) (val, *Error) {
 // constant (NOW() - INTERVAL 2 SECOND against every row of a scan): it
 // was over half the CPU of a worker-id claim's 1,024-row scan. One that
 // warned is computed again, so that its warnings stay per row.
-func (env *evalEnv) constInterval(x *RowExpr) (val, *Error) {
+func (env *evalEnv) constInterval(x *model.RowExpr) (val, *model.Error) {
 	if v, ok := env.lit[x]; ok {
 		return v, nil
 	}
@@ -507,7 +447,7 @@ func (env *evalEnv) constInterval(x *RowExpr) (val, *Error) {
 
 // lastInsertID is LAST_INSERT_ID(expr): its value, which the statement's
 // result then carries as the session's LAST_INSERT_ID().
-func (env *evalEnv) lastInsertID(x *RowExpr) (val, *Error) {
+func (env *evalEnv) lastInsertID(x *model.RowExpr) (val, *model.Error) {
 	if len(x.Args) == 0 {
 		// LAST_INSERT_ID() without an argument is the session's, which
 		// the wire layer writes in as a literal wherever it allows it.
@@ -590,7 +530,7 @@ func boolVal(b bool) val {
 
 // truth evaluates x as a condition: a number is true when not zero, a
 // string by its numeric value (with MariaDB's warning), NULL unknown.
-func (env *evalEnv) truth(x *RowExpr) (truth, *Error) {
+func (env *evalEnv) truth(x *model.RowExpr) (truth, *model.Error) {
 	v, e := env.eval(x)
 	if e != nil {
 		return tFalse, e
@@ -613,7 +553,7 @@ func (env *evalEnv) truth(x *RowExpr) (truth, *Error) {
 
 // Matches evaluates a WHERE predicate on a row: true only when it is
 // true (not false, not NULL).
-func (env *evalEnv) matches(x *RowExpr) (bool, *Error) {
+func (env *evalEnv) matches(x *model.RowExpr) (bool, *model.Error) {
 	if x == nil {
 		return true, nil
 	}
@@ -625,7 +565,7 @@ func (env *evalEnv) matches(x *RowExpr) (bool, *Error) {
 // group (a comparison's two, IN's or BETWEEN's all) with MariaDB's rules.
 // c is -1, 0 or 1; null is set when either side is NULL (c is then 2 if
 // both are, for <=>).
-func (env *evalEnv) compare(ax, bx *RowExpr, group []RowExpr) (c int, null bool, e *Error) {
+func (env *evalEnv) compare(ax, bx *model.RowExpr, group []model.RowExpr) (c int, null bool, e *model.Error) {
 	a, e := env.eval(ax)
 	if e != nil {
 		return 0, false, e
@@ -642,7 +582,7 @@ func (env *evalEnv) compare(ax, bx *RowExpr, group []RowExpr) (c int, null bool,
 	}
 	switch {
 	case a.k == vStr && b.k == vStr:
-		return compareColl(env.rd.collFor(group), a.s, b.s), false, nil
+		return compareColl(collFor(env.rd, group), a.s, b.s), false, nil
 	case (a.clock && !isDate(b)) || (b.clock && !isDate(a)):
 		return env.compareClock(a, b)
 	case (isDate(a) && b.isNum()) || (isDate(b) && a.isNum()):
@@ -666,17 +606,17 @@ func (env *evalEnv) compare(ax, bx *RowExpr, group []RowExpr) (c int, null bool,
 	case a.k == vInt && b.k == vInt:
 		return cmpInt(a.i, b.i), false, nil
 	case a.k == vUint && b.k == vUint:
-		return cmpUint(a.u, b.u), false, nil
+		return cmp.Compare(a.u, b.u), false, nil
 	case a.k == vInt && b.k == vUint:
 		if a.i < 0 {
 			return -1, false, nil
 		}
-		return cmpUint(uint64(a.i), b.u), false, nil
+		return cmp.Compare(uint64(a.i), b.u), false, nil
 	case a.k == vUint && b.k == vInt:
 		if b.i < 0 {
 			return 1, false, nil
 		}
-		return cmpUint(a.u, uint64(b.i)), false, nil
+		return cmp.Compare(a.u, uint64(b.i)), false, nil
 	}
 	// A number against a number or a string: as DECIMAL (as DOUBLE with
 	// a DOUBLE operand, but against an integer: values_typed.go).
@@ -709,9 +649,9 @@ func (env *evalEnv) warnCount() int {
 // constExpr reports an expression whose value is the same for every row
 // of a statement: no column, no VALUES(col), no LAST_INSERT_ID(expr)
 // (which sets the session's value as it goes).
-func constExpr(x *RowExpr) bool {
+func constExpr(x *model.RowExpr) bool {
 	switch x.Op {
-	case ECol, EValues, ELastID:
+	case model.ECol, model.EValues, model.ELastID:
 		return false
 	}
 	for i := range x.Args {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // Numbers and time in the row engine's expressions (rows_eval.go): a
@@ -16,11 +17,11 @@ import (
 
 // numeric is v as a DECIMAL; a string literal's conversion (and its
 // warning) is cached for the statement.
-func (env *evalEnv) numeric(v val, x *RowExpr) *mb.Rat {
+func (env *evalEnv) numeric(v val, x *model.RowExpr) *mb.Rat {
 	if v.k != vStr {
 		return v.rat()
 	}
-	if x.Op == EVal && env.lit != nil {
+	if x.Op == model.EVal && env.lit != nil {
 		if c, ok := env.lit[x]; ok && c.k == vDec {
 			return c.r
 		}
@@ -99,7 +100,7 @@ func numericPrefix(s string) (string, string) {
 // arith is + - * with MariaDB's result types: integers stay integers
 // (BIGINT, unsigned if either side is; 1690 outside its range), anything
 // with a decimal is an exact decimal, a string is taken as a number.
-func (env *evalEnv) arith(x *RowExpr) (val, *Error) {
+func (env *evalEnv) arith(x *model.RowExpr) (val, *model.Error) {
 	a, e := env.eval(&x.Args[0])
 	if e != nil {
 		return val{}, e
@@ -114,7 +115,7 @@ func (env *evalEnv) arith(x *RowExpr) (val, *Error) {
 	if a.k == vStr || b.k == vStr || a.k == vTime || b.k == vTime {
 		return val{}, mysqlerr.NotSupported("arithmetic on a string or a date")
 	}
-	op := map[ExprOp]byte{EAdd: '+', ESub: '-', EMul: '*'}[x.Op]
+	op := map[model.ExprOp]byte{model.EAdd: '+', model.ESub: '-', model.EMul: '*'}[x.Op]
 	if a.dbl || b.dbl {
 		return doubleArith(a, b, op, x)
 	}
@@ -175,11 +176,11 @@ func decScale(v val) int {
 }
 
 // exprText renders an operand for an error message.
-func exprText(x *RowExpr) string {
+func exprText(x *model.RowExpr) string {
 	switch x.Op {
-	case ECol:
+	case model.ECol:
 		return "`" + x.Col + "`"
-	case EVal:
+	case model.EVal:
 		if x.Val != nil {
 			v, _ := litVal(*x.Val, time.Time{})
 			return v.text()
@@ -189,7 +190,7 @@ func exprText(x *RowExpr) string {
 }
 
 // interval is NOW() + INTERVAL n unit (and -).
-func (env *evalEnv) interval(x *RowExpr) (val, *Error) {
+func (env *evalEnv) interval(x *model.RowExpr) (val, *model.Error) {
 	a, e := env.eval(&x.Args[0])
 	if e != nil {
 		return val{}, e
@@ -207,7 +208,7 @@ func (env *evalEnv) interval(x *RowExpr) (val, *Error) {
 		t = a.t
 	case vStr:
 		var ok bool
-		var e *Error
+		var e *model.Error
 		if t, ok, e = env.parseTime(a); e != nil {
 			return val{}, e
 		} else if !ok {

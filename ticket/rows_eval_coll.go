@@ -1,6 +1,9 @@
 package ticket
 
-import "github.com/ticketd/ticketd/sql/mysqlerr"
+import (
+	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket/model"
+)
 
 // Which collation two strings of a row-engine expression (rows_eval.go)
 // compare by, and MariaDB's refusal of a mix of collations it cannot
@@ -10,21 +13,21 @@ import "github.com/ticketd/ticketd/sql/mysqlerr"
 // (ECol, VALUES(col)): derivation IMPLICIT in MariaDB's terms. ok is
 // false for anything else; a literal's collation is the connection's
 // (COERCIBLE), which gives way to a column's.
-func (rd *RowsDef) strColl(x *RowExpr) (c Collation, ok bool) {
-	if x.Op != ECol && x.Op != EValues {
+func strColl(rd *model.RowsDef, x *model.RowExpr) (c model.Collation, ok bool) {
+	if x.Op != model.ECol && x.Op != model.EValues {
 		return 0, false
 	}
-	j := rd.colIndex(x.Col)
-	if j < 0 || rd.Cols[j].Kind != ColString {
+	j := rd.ColIndex(x.Col)
+	if j < 0 || rd.Cols[j].Kind != model.ColString {
 		return 0, false
 	}
-	return rd.collOf(&rd.Cols[j]), true
+	return rd.CollOf(&rd.Cols[j]), true
 }
 
 // colColls reports a column with a collation of its own.
-func (rd *RowsDef) colColls() bool {
+func colColls(rd *model.RowsDef) bool {
 	for i := range rd.Cols {
-		if rd.Cols[i].Collation != CollLegacy {
+		if rd.Cols[i].Collation != model.CollLegacy {
 			return true
 		}
 	}
@@ -35,16 +38,16 @@ func (rd *RowsDef) colColls() bool {
 // operation compare by: the string columns' aggregated (aggColl), or,
 // with none, the connection's, utf8mb4_general_ci (CollLegacy in a table
 // of that folding, which it keeps for all its comparisons).
-func (rd *RowsDef) collFor(group []RowExpr) Collation {
-	if rd.Collation == CollLegacy {
-		return CollLegacy
+func collFor(rd *model.RowsDef, group []model.RowExpr) model.Collation {
+	if rd.Collation == model.CollLegacy {
+		return model.CollLegacy
 	}
-	if rd.Collation == CollGeneralCI && !rd.colColls() {
-		return CollGeneralCI // every column's, and the literals'
+	if rd.Collation == model.CollGeneralCI && !colColls(rd) {
+		return model.CollGeneralCI // every column's, and the literals'
 	}
-	c, seen := CollGeneralCI, false
+	c, seen := model.CollGeneralCI, false
 	for i := range group {
-		if gc, ok := rd.strColl(&group[i]); ok {
+		if gc, ok := strColl(rd, &group[i]); ok {
 			if !seen {
 				c, seen = gc, true
 				continue
@@ -57,25 +60,25 @@ func (rd *RowsDef) collFor(group []RowExpr) Collation {
 
 // collOps names the operations whose operands MariaDB aggregates a
 // collation over, as its "Illegal mix of collations" says them.
-var collOps = map[ExprOp]string{
-	EEq: "=", ENe: "<>", ELt: "<", ELe: "<=", EGt: ">", EGe: ">=", ENullEq: "<=>",
-	EIn: "in", ENotIn: "in", EBetween: "between", ENotBetw: "between", ELike: "like", ENotLike: "like",
+var collOps = map[model.ExprOp]string{
+	model.EEq: "=", model.ENe: "<>", model.ELt: "<", model.ELe: "<=", model.EGt: ">", model.EGe: ">=", model.ENullEq: "<=>",
+	model.EIn: "in", model.ENotIn: "in", model.EBetween: "between", model.ENotBetw: "between", model.ELike: "like", model.ENotLike: "like",
 }
 
 // checkCollMix is MariaDB's refusal of an operation that compares a
 // utf8mb3 column with a string literal holding a character beyond the
 // BMP: the literal cannot be converted to the column's character set
 // (1267, 1270 or 1271, whether or not any row is read).
-func checkCollMix(rd *RowsDef, x *RowExpr) *Error {
+func checkCollMix(rd *model.RowsDef, x *model.RowExpr) *model.Error {
 	op, ok := collOps[x.Op]
-	if !ok || rd.Collation == CollLegacy {
+	if !ok || rd.Collation == model.CollLegacy {
 		return nil
 	}
-	var c Collation
+	var c model.Collation
 	seen, wide := false, false
 	for i := range x.Args {
 		a := &x.Args[i]
-		if ac, ok := rd.strColl(a); ok {
+		if ac, ok := strColl(rd, a); ok {
 			if !seen {
 				c, seen = ac, true
 			} else {
@@ -83,7 +86,7 @@ func checkCollMix(rd *RowsDef, x *RowExpr) *Error {
 			}
 			continue
 		}
-		if a.Op != EVal || a.Val == nil || a.Val.Kind != ValString {
+		if a.Op != model.EVal || a.Val == nil || a.Val.Kind != model.ValString {
 			continue // a number, a date or NULL: no collation to convert to
 		}
 		for _, r := range a.Val.Str {
@@ -96,13 +99,13 @@ func checkCollMix(rd *RowsDef, x *RowExpr) *Error {
 	names := make([]string, len(x.Args))
 	for i := range x.Args {
 		a := &x.Args[i]
-		ac, isCol := rd.strColl(a)
+		ac, isCol := strColl(rd, a)
 		switch {
 		case isCol:
 			names[i] = "(" + ac.String() + ",IMPLICIT)"
-		case a.Op == EVal && a.Val != nil && a.Val.Kind == ValString:
-			names[i] = "(" + CollGeneralCI.String() + ",COERCIBLE)"
-		case a.Op == EVal && (a.Val == nil || a.Val.Kind == ValNull):
+		case a.Op == model.EVal && a.Val != nil && a.Val.Kind == model.ValString:
+			names[i] = "(" + model.CollGeneralCI.String() + ",COERCIBLE)"
+		case a.Op == model.EVal && (a.Val == nil || a.Val.Kind == model.ValNull):
 			names[i] = "(binary,IGNORABLE)"
 		default:
 			// MariaDB's numbers and dates: my_charset_numeric.

@@ -7,15 +7,16 @@ import (
 	"time"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // The row engine's rules, each as MariaDB 10.11 answers it (the
 // integration differential test checks them against the server).
 
-func evalRow(t *testing.T, rd *RowsDef, row []Datum, x *RowExpr) (val, []Warning) {
+func evalRow(t *testing.T, rd *model.RowsDef, row []model.Datum, x *model.RowExpr) (val, []model.Warning) {
 	t.Helper()
-	var w []Warning
-	env := &evalEnv{rd: rd, row: row, warns: &w, lit: map[*RowExpr]val{}}
+	var w []model.Warning
+	env := &evalEnv{rd: rd, row: row, warns: &w, lit: map[*model.RowExpr]val{}}
 	v, e := env.eval(x)
 	if e != nil {
 		t.Fatalf("eval: %v", e)
@@ -23,48 +24,48 @@ func evalRow(t *testing.T, rd *RowsDef, row []Datum, x *RowExpr) (val, []Warning
 	return v, w
 }
 
-func lit(v Value) RowExpr      { return RowExpr{Op: EVal, Val: &v} }
-func colx(name string) RowExpr { return RowExpr{Op: ECol, Col: name} }
-func op(o ExprOp, args ...RowExpr) *RowExpr {
-	return &RowExpr{Op: o, Args: args}
+func lit(v model.Value) model.RowExpr { return model.RowExpr{Op: model.EVal, Val: &v} }
+func colx(name string) model.RowExpr  { return model.RowExpr{Op: model.ECol, Col: name} }
+func op(o model.ExprOp, args ...model.RowExpr) *model.RowExpr {
+	return &model.RowExpr{Op: o, Args: args}
 }
 
 func TestRowCompareRules(t *testing.T) {
-	rd := &RowsDef{Cols: []RowCol{
-		{Name: "v", Kind: ColInt, Int: IntType{Kind: Int}},
-		{Name: "name", Kind: ColString, Len: 10, Type: "varchar(10)"},
-		{Name: "at", Kind: ColDateTime},
-		{Name: "u", Kind: ColInt, Int: IntType{Kind: Int, Unsigned: true}},
+	rd := &model.RowsDef{Cols: []model.RowCol{
+		{Name: "v", Kind: model.ColInt, Int: model.IntType{Kind: model.Int}},
+		{Name: "name", Kind: model.ColString, Len: 10, Type: "varchar(10)"},
+		{Name: "at", Kind: model.ColDateTime},
+		{Name: "u", Kind: model.ColInt, Int: model.IntType{Kind: model.Int, Unsigned: true}},
 	}}
-	row := []Datum{{S: "5"}, {S: "5abc"}, {S: "2024-01-01 00:00:00"}, {Null: true}}
-	str := func(s string) Value { return Value{Kind: ValString, Str: s} }
+	row := []model.Datum{{S: "5"}, {S: "5abc"}, {S: "2024-01-01 00:00:00"}, {Null: true}}
+	str := func(s string) model.Value { return model.Value{Kind: model.ValString, Str: s} }
 	cases := []struct {
 		name  string
-		x     *RowExpr
+		x     *model.RowExpr
 		want  string // "1", "0" or "NULL"
 		warns int
 	}{
-		{"int = decimal", op(EEq, colx("v"), lit(Value{Kind: ValDecimal, Str: "5.0"})), "1", 0},
-		{"int = fraction", op(EEq, colx("v"), lit(Value{Kind: ValDecimal, Str: "5.5"})), "0", 0},
-		{"int = '5abc'", op(EEq, colx("v"), lit(str("5abc"))), "1", 1},
-		{"int = ' 5'", op(EEq, colx("v"), lit(str(" 5"))), "1", 0},
-		{"int = '5 ' (a note)", op(EEq, colx("v"), lit(str("5 "))), "1", 1},
-		{"string = number", op(EEq, colx("name"), lit(Value{Kind: ValInt, Int: 5})), "1", 1},
-		{"string collation", op(EEq, colx("name"), lit(str("5ABC   "))), "1", 0},
-		{"datetime = date string", op(EEq, colx("at"), lit(str("2024-01-01"))), "1", 0},
-		{"datetime = number", op(EEq, colx("at"), lit(Value{Kind: ValInt, Int: 20240101})), "1", 0},
-		{"datetime = no date (the zero date, as MariaDB: 0)", op(EEq, colx("at"), lit(str("abc"))), "0", 1},
-		{"datetime > no date", op(EGt, colx("at"), lit(str("abc"))), "1", 1},
-		{"NULL = NULL", op(EEq, colx("u"), lit(Value{Kind: ValNull})), "NULL", 0},
-		{"NULL <=> NULL", op(ENullEq, colx("u"), lit(Value{Kind: ValNull})), "1", 0},
-		{"unsigned NULL IS NULL", op(EIsNull, colx("u")), "1", 0},
-		{"NOT IN with NULL", op(ENotIn, colx("v"), lit(Value{Kind: ValInt, Int: 1}), lit(Value{Kind: ValNull})), "NULL", 0},
-		{"IN", op(EIn, colx("v"), lit(Value{Kind: ValInt, Int: 1}), lit(Value{Kind: ValInt, Int: 5})), "1", 0},
-		{"BETWEEN", op(EBetween, colx("v"), lit(Value{Kind: ValInt, Int: -1}), lit(Value{Kind: ValInt, Int: 5})), "1", 0},
-		{"NULL AND false", op(EAnd, colx("u"), lit(Value{Kind: ValInt})), "0", 0},
-		{"NULL OR true", op(EOr, colx("u"), lit(Value{Kind: ValInt, Int: 1})), "1", 0},
-		{"LIKE", op(ELike, colx("name"), lit(str("5A%"))), "1", 0},
-		{"LIKE counts trailing spaces", op(ELike, colx("name"), lit(str("5abc "))), "0", 0},
+		{"int = decimal", op(model.EEq, colx("v"), lit(model.Value{Kind: model.ValDecimal, Str: "5.0"})), "1", 0},
+		{"int = fraction", op(model.EEq, colx("v"), lit(model.Value{Kind: model.ValDecimal, Str: "5.5"})), "0", 0},
+		{"int = '5abc'", op(model.EEq, colx("v"), lit(str("5abc"))), "1", 1},
+		{"int = ' 5'", op(model.EEq, colx("v"), lit(str(" 5"))), "1", 0},
+		{"int = '5 ' (a note)", op(model.EEq, colx("v"), lit(str("5 "))), "1", 1},
+		{"string = number", op(model.EEq, colx("name"), lit(model.Value{Kind: model.ValInt, Int: 5})), "1", 1},
+		{"string collation", op(model.EEq, colx("name"), lit(str("5ABC   "))), "1", 0},
+		{"datetime = date string", op(model.EEq, colx("at"), lit(str("2024-01-01"))), "1", 0},
+		{"datetime = number", op(model.EEq, colx("at"), lit(model.Value{Kind: model.ValInt, Int: 20240101})), "1", 0},
+		{"datetime = no date (the zero date, as MariaDB: 0)", op(model.EEq, colx("at"), lit(str("abc"))), "0", 1},
+		{"datetime > no date", op(model.EGt, colx("at"), lit(str("abc"))), "1", 1},
+		{"NULL = NULL", op(model.EEq, colx("u"), lit(model.Value{Kind: model.ValNull})), "NULL", 0},
+		{"NULL <=> NULL", op(model.ENullEq, colx("u"), lit(model.Value{Kind: model.ValNull})), "1", 0},
+		{"unsigned NULL IS NULL", op(model.EIsNull, colx("u")), "1", 0},
+		{"NOT IN with NULL", op(model.ENotIn, colx("v"), lit(model.Value{Kind: model.ValInt, Int: 1}), lit(model.Value{Kind: model.ValNull})), "NULL", 0},
+		{"IN", op(model.EIn, colx("v"), lit(model.Value{Kind: model.ValInt, Int: 1}), lit(model.Value{Kind: model.ValInt, Int: 5})), "1", 0},
+		{"BETWEEN", op(model.EBetween, colx("v"), lit(model.Value{Kind: model.ValInt, Int: -1}), lit(model.Value{Kind: model.ValInt, Int: 5})), "1", 0},
+		{"NULL AND false", op(model.EAnd, colx("u"), lit(model.Value{Kind: model.ValInt})), "0", 0},
+		{"NULL OR true", op(model.EOr, colx("u"), lit(model.Value{Kind: model.ValInt, Int: 1})), "1", 0},
+		{"LIKE", op(model.ELike, colx("name"), lit(str("5A%"))), "1", 0},
+		{"LIKE counts trailing spaces", op(model.ELike, colx("name"), lit(str("5abc "))), "0", 0},
 	}
 	for _, c := range cases {
 		v, w := evalRow(t, rd, row, c.x)
@@ -79,40 +80,40 @@ func TestRowCompareRules(t *testing.T) {
 }
 
 func TestRowArithmetic(t *testing.T) {
-	rd := &RowsDef{Cols: []RowCol{
-		{Name: "v", Kind: ColInt, Int: IntType{Kind: BigInt}},
-		{Name: "u", Kind: ColInt, Int: IntType{Kind: Int, Unsigned: true}},
+	rd := &model.RowsDef{Cols: []model.RowCol{
+		{Name: "v", Kind: model.ColInt, Int: model.IntType{Kind: model.BigInt}},
+		{Name: "u", Kind: model.ColInt, Int: model.IntType{Kind: model.Int, Unsigned: true}},
 	}}
-	row := []Datum{{S: "9223372036854775807"}, {S: "3"}}
-	n := func(i int64) RowExpr { return lit(Value{Kind: ValInt, Int: i}) }
-	var w []Warning
-	env := &evalEnv{rd: rd, row: row, warns: &w, lit: map[*RowExpr]val{}}
-	if _, e := env.eval(op(EAdd, colx("v"), n(1))); e == nil || e.Code != mysqlerr.CodeValueOutOfRange {
+	row := []model.Datum{{S: "9223372036854775807"}, {S: "3"}}
+	n := func(i int64) model.RowExpr { return lit(model.Value{Kind: model.ValInt, Int: i}) }
+	var w []model.Warning
+	env := &evalEnv{rd: rd, row: row, warns: &w, lit: map[*model.RowExpr]val{}}
+	if _, e := env.eval(op(model.EAdd, colx("v"), n(1))); e == nil || e.Code != mysqlerr.CodeValueOutOfRange {
 		t.Errorf("BIGINT overflow: %v, want 1690", e)
 	}
-	if _, e := env.eval(op(ESub, colx("u"), n(10))); e == nil || e.Code != mysqlerr.CodeValueOutOfRange {
+	if _, e := env.eval(op(model.ESub, colx("u"), n(10))); e == nil || e.Code != mysqlerr.CodeValueOutOfRange {
 		t.Errorf("unsigned below 0: %v, want 1690", e)
 	}
-	if v, e := env.eval(op(EMul, colx("u"), lit(Value{Kind: ValDecimal, Str: "1.5"}))); e != nil || v.text() != "4.5" {
+	if v, e := env.eval(op(model.EMul, colx("u"), lit(model.Value{Kind: model.ValDecimal, Str: "1.5"}))); e != nil || v.text() != "4.5" {
 		t.Errorf("3 * 1.5 = %s %v", v.text(), e)
 	}
 	now := time.Date(2023, 11, 14, 22, 13, 20, 0, time.UTC)
 	env.now = now
-	v, e := env.eval(&RowExpr{Op: EInterval, Unit: "DAY", Args: []RowExpr{lit(Value{Kind: ValNow}), n(-1)}})
+	v, e := env.eval(&model.RowExpr{Op: model.EInterval, Unit: "DAY", Args: []model.RowExpr{lit(model.Value{Kind: model.ValNow}), n(-1)}})
 	if e != nil || v.text() != "2023-11-13 22:13:20" {
 		t.Errorf("NOW() - INTERVAL 1 DAY = %s %v", v.text(), e)
 	}
 }
 
 func TestRowStoreRules(t *testing.T) {
-	tiny := &RowCol{Name: "ti", Kind: ColInt, Int: IntType{Kind: TinyInt}}
-	vc := &RowCol{Name: "n", Kind: ColString, Len: 3, Type: "varchar(3)"}
-	ch := &RowCol{Name: "c", Kind: ColString, Len: 5, Type: "char(5)"}
-	date := &RowCol{Name: "d", Kind: ColDate}
+	tiny := &model.RowCol{Name: "ti", Kind: model.ColInt, Int: model.IntType{Kind: model.TinyInt}}
+	vc := &model.RowCol{Name: "n", Kind: model.ColString, Len: 3, Type: "varchar(3)"}
+	ch := &model.RowCol{Name: "c", Kind: model.ColString, Len: 5, Type: "char(5)"}
+	date := &model.RowCol{Name: "d", Kind: model.ColDate}
 	str := func(s string) val { return val{k: vStr, s: s} }
-	dec := func(s string) val { v, _ := litVal(Value{Kind: ValDecimal, Str: s}, time.Time{}); return v }
+	dec := func(s string) val { v, _ := litVal(model.Value{Kind: model.ValDecimal, Str: s}, time.Time{}); return v }
 	cases := []struct {
-		col    *RowCol
+		col    *model.RowCol
 		v      val
 		strict bool
 		want   string
@@ -139,7 +140,7 @@ func TestRowStoreRules(t *testing.T) {
 		{date, str("0000-00-00"), true, "", mysqlerr.CodeNotSupported},
 	}
 	for _, c := range cases {
-		var w []Warning
+		var w []model.Warning
 		sc := &storeCtx{strict: c.strict, db: "d", table: "t", warns: &w}
 		d, e := sc.store(c.col, c.v, 1)
 		var code uint16
@@ -157,21 +158,21 @@ func TestRowStoreRules(t *testing.T) {
 
 func TestRowIndexValue(t *testing.T) {
 	// An index lookup binds only values the comparison matches exactly.
-	s := &RowCol{Name: "s", Kind: ColString, Len: 8, Type: "varchar(8)"}
-	i := &RowCol{Name: "i", Kind: ColInt, Int: IntType{Kind: Int}}
+	s := &model.RowCol{Name: "s", Kind: model.ColString, Len: 8, Type: "varchar(8)"}
+	i := &model.RowCol{Name: "i", Kind: model.ColInt, Int: model.IntType{Kind: model.Int}}
 	for _, c := range []struct {
-		col  *RowCol
-		v    Value
+		col  *model.RowCol
+		v    model.Value
 		ok   bool
 		want string
 	}{
-		{s, Value{Kind: ValString, Str: "Ab"}, true, "Ab"},
-		{s, Value{Kind: ValInt, Int: 5}, false, ""}, // '5abc' = 5 too
-		{i, Value{Kind: ValString, Str: "5"}, true, "5"},
-		{i, Value{Kind: ValString, Str: "5abc"}, false, ""},
-		{i, Value{Kind: ValDecimal, Str: "5.0"}, true, "5"},
-		{i, Value{Kind: ValDecimal, Str: "5.5"}, false, ""},
-		{i, Value{Kind: ValInt, Int: 1 << 40}, false, ""}, // out of the column's range
+		{s, model.Value{Kind: model.ValString, Str: "Ab"}, true, "Ab"},
+		{s, model.Value{Kind: model.ValInt, Int: 5}, false, ""}, // '5abc' = 5 too
+		{i, model.Value{Kind: model.ValString, Str: "5"}, true, "5"},
+		{i, model.Value{Kind: model.ValString, Str: "5abc"}, false, ""},
+		{i, model.Value{Kind: model.ValDecimal, Str: "5.0"}, true, "5"},
+		{i, model.Value{Kind: model.ValDecimal, Str: "5.5"}, false, ""},
+		{i, model.Value{Kind: model.ValInt, Int: 1 << 40}, false, ""}, // out of the column's range
 	} {
 		d, ok := indexValue(c.col, c.v)
 		if ok != c.ok || d.S != c.want {
@@ -181,11 +182,11 @@ func TestRowIndexValue(t *testing.T) {
 }
 
 func TestRowGroups(t *testing.T) {
-	tb := &Table{Def: TableDef{DB: "d", Name: "w", Rows: &RowsDef{Cols: []RowCol{
-		{Name: "host", Kind: ColString, Len: 8, Type: "varchar(8)"},
-		{Name: "type", Kind: ColInt, Int: IntType{Kind: Int}},
+	tb := &model.Table{Def: model.TableDef{DB: "d", Name: "w", Rows: &model.RowsDef{Cols: []model.RowCol{
+		{Name: "host", Kind: model.ColString, Len: 8, Type: "varchar(8)"},
+		{Name: "type", Kind: model.ColInt, Int: model.IntType{Kind: model.Int}},
 	}}}}
-	rows := [][]Datum{{{S: "h2"}, {S: "1"}}, {{S: "h1"}, {S: "2"}}, {{S: "H2"}, {S: "1"}}, {{S: "h1"}, {S: "1"}}}
+	rows := [][]model.Datum{{{S: "h2"}, {S: "1"}}, {{S: "h1"}, {S: "2"}}, {{S: "H2"}, {S: "1"}}, {{S: "h1"}, {S: "1"}}}
 	res, e := SelectRows(tb, rows, &Query{GroupBy: []string{"host"}, Aggs: []Agg{{Col: "host"}, {Fn: "COUNT"}, {Fn: "MAX", Col: "type"}}})
 	if e != nil {
 		t.Fatal(e)
@@ -199,7 +200,7 @@ func TestRowGroups(t *testing.T) {
 	if want := "h1:2:2 h2:2:1"; fmt.Sprint(strings.Join(got, " ")) != want {
 		t.Errorf("groups %v, want %s", got, want)
 	}
-	res, e = SelectRows(tb, rows, &Query{Distinct: true, DistinctCols: []string{"type"}, OrderBy: []RowOrder{{Col: "type", Desc: true}}})
+	res, e = SelectRows(tb, rows, &Query{Distinct: true, DistinctCols: []string{"type"}, OrderBy: []model.RowOrder{{Col: "type", Desc: true}}})
 	if e != nil || len(res.Rows) != 2 || res.Rows[0][1].S != "2" || res.Rows[1][1].S != "1" {
 		t.Errorf("DISTINCT type ORDER BY type DESC: %v %v", res.Rows, e)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // Key changes of a row table: ALTER TABLE ... ADD/DROP INDEX, KEY,
@@ -16,18 +17,18 @@ import (
 
 // alterKeys applies c's key changes to t's definition; e is the
 // statement's error when MariaDB refuses them (nothing changes).
-func alterKeys(s Store, t *Table, c *Command) (res Result, e *Error, err error) {
+func alterKeys(s Store, t *model.Table, c *model.Command) (res model.Result, e *model.Error, err error) {
 	if t.Def.Rows == nil {
 		return res, mysqlerr.NotSupported("adding or dropping keys of a ticket table or sequence"), nil
 	}
 	old := t.Def.Rows
-	rd := &RowsDef{Cols: append([]RowCol(nil), old.Cols...), Keys: append([]RowKey(nil), old.Keys...), Collation: old.Collation}
+	rd := &model.RowsDef{Cols: append([]model.RowCol(nil), old.Cols...), Keys: append([]model.RowKey(nil), old.Keys...), Collation: old.Collation}
 	for _, name := range c.DropKeys {
 		i := keyIndex(rd, name)
 		if i < 0 {
 			e := mysqlerr.New(mysqlerr.CodeCantDropKey, "Can't DROP INDEX `%s`; check that it exists", name)
 			if c.IfExists {
-				res.Warnings = append(res.Warnings, noted(e).Warnings...)
+				res.Warnings = append(res.Warnings, model.Noted(e).Warnings...)
 				continue
 			}
 			return res, e, nil
@@ -36,9 +37,9 @@ func alterKeys(s Store, t *Table, c *Command) (res Result, e *Error, err error) 
 	}
 	var added []int // positions in rd.Keys, fixed up as keys are inserted
 	for _, ks := range c.AddKeys {
-		k := RowKey{Name: ks.Name, Primary: ks.Primary, Unique: ks.Unique || ks.Primary}
+		k := model.RowKey{Name: ks.Name, Primary: ks.Primary, Unique: ks.Unique || ks.Primary}
 		for _, col := range ks.Columns {
-			j := rd.colIndex(col)
+			j := rd.ColIndex(col)
 			if j < 0 {
 				return res, mysqlerr.New(mysqlerr.CodeKeyColumnMissing, "Key column '%s' doesn't exist in table", col), nil
 			}
@@ -46,18 +47,18 @@ func alterKeys(s Store, t *Table, c *Command) (res Result, e *Error, err error) 
 		}
 		switch {
 		case k.Primary:
-			if rd.primary() != nil {
+			if rd.Primary() != nil {
 				return res, mysqlerr.New(mysqlerr.CodeMultiplePK, "Multiple primary key defined"), nil
 			}
-			k.Name = PrimaryKey
-		case strings.EqualFold(k.Name, PrimaryKey):
+			k.Name = model.PrimaryKey
+		case strings.EqualFold(k.Name, model.PrimaryKey):
 			return res, mysqlerr.New(mysqlerr.CodeWrongNameForIndex, "Incorrect index name '%s'", k.Name), nil
 		case k.Name == "":
 			k.Name = freeKeyName(rd, rd.Cols[k.Cols[0]].Name)
 		case keyIndex(rd, k.Name) >= 0:
 			e := mysqlerr.New(mysqlerr.CodeDupKeyName, "Duplicate key name '%s'", k.Name)
 			if c.IfExists {
-				res.Warnings = append(res.Warnings, noted(e).Warnings...)
+				res.Warnings = append(res.Warnings, model.Noted(e).Warnings...)
 				continue
 			}
 			return res, e, nil
@@ -68,7 +69,7 @@ func alterKeys(s Store, t *Table, c *Command) (res Result, e *Error, err error) 
 			}
 		}
 		at := keyPlace(rd, &k)
-		rd.Keys = append(rd.Keys[:at:at], append([]RowKey{k}, rd.Keys[at:]...)...)
+		rd.Keys = append(rd.Keys[:at:at], append([]model.RowKey{k}, rd.Keys[at:]...)...)
 		for i := range added {
 			if added[i] >= at {
 				added[i]++
@@ -99,7 +100,7 @@ func alterKeys(s Store, t *Table, c *Command) (res Result, e *Error, err error) 
 }
 
 // keyIndex finds a key by name, case-insensitively, or -1.
-func keyIndex(rd *RowsDef, name string) int {
+func keyIndex(rd *model.RowsDef, name string) int {
 	for i, k := range rd.Keys {
 		if strings.EqualFold(k.Name, name) {
 			return i
@@ -110,9 +111,9 @@ func keyIndex(rd *RowsDef, name string) int {
 
 // freeKeyName is MariaDB's name for an unnamed key: its first column's
 // name, then name_2, name_3 ... while taken.
-func freeKeyName(rd *RowsDef, col string) string {
+func freeKeyName(rd *model.RowsDef, col string) string {
 	name := col
-	for n := 2; keyIndex(rd, name) >= 0 || strings.EqualFold(name, PrimaryKey); n++ {
+	for n := 2; keyIndex(rd, name) >= 0 || strings.EqualFold(name, model.PrimaryKey); n++ {
 		name = col + "_" + strconv.Itoa(n)
 	}
 	return name
@@ -120,7 +121,7 @@ func freeKeyName(rd *RowsDef, col string) string {
 
 // keyPlace is where MariaDB lists a new key: the primary key first,
 // unique keys before plain ones, otherwise in the order they came.
-func keyPlace(rd *RowsDef, k *RowKey) int {
+func keyPlace(rd *model.RowsDef, k *model.RowKey) int {
 	if k.Primary {
 		return 0
 	}
@@ -137,16 +138,16 @@ func keyPlace(rd *RowsDef, k *RowKey) int {
 
 // checkNewKeys checks the rows against the added keys: no NULL in a
 // primary key's columns, no value twice in a unique key.
-func checkNewKeys(rows TableRows, rd *RowsDef, added []int) (*Error, error) {
+func checkNewKeys(rows TableRows, rd *model.RowsDef, added []int) (*model.Error, error) {
 	seen := make([]map[string]struct{}, len(added))
 	for i := range seen {
 		seen[i] = map[string]struct{}{}
 	}
-	var e *Error
-	err := rows.Scan(ClusterIndex, "", "", func(_ string, r []Datum) bool {
+	var e *model.Error
+	err := rows.Scan(ClusterIndex, "", "", func(_ string, r []model.Datum) bool {
 		for i, at := range added {
 			k := &rd.Keys[at]
-			key, null := rd.IndexKey(at, r)
+			key, null := IndexKey(rd, at, r)
 			if null {
 				if k.Primary {
 					e = mysqlerr.New(mysqlerr.CodeInvalidUseOfNull, "Invalid use of NULL value")
@@ -158,7 +159,7 @@ func checkNewKeys(rows TableRows, rd *RowsDef, added []int) (*Error, error) {
 				continue
 			}
 			if _, dup := seen[i][key]; dup {
-				e = dupEntry(keyText(k, r), k.Name)
+				e = model.DupEntry(keyText(k, r), k.Name)
 				return false
 			}
 			seen[i][key] = struct{}{}

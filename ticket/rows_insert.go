@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // INSERT on a row table (rows.go), in the steps of MariaDB's
@@ -17,7 +18,7 @@ import (
 // each row in turn, the first unique key it collides on (in key order)
 // decides what happens; the counts are MariaDB's (copied, deleted,
 // updated, touched).
-func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
+func applyRowsInsert(s Store, t *model.Table, c *model.Command) (model.Result, error) {
 	if c.Rows == nil || !c.Rows.Engine {
 		return legacyRowsInsert(s, t, c)
 	}
@@ -26,47 +27,47 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 	if c.OnDup != nil {
 		// The ticket form of ON DUPLICATE KEY UPDATE: wire sends row
 		// tables the row form (rc.OnDup).
-		return Result{Err: mysqlerr.NotSupported("ON DUPLICATE KEY UPDATE on this table")}, nil
+		return model.Result{Err: mysqlerr.NotSupported("ON DUPLICATE KEY UPDATE on this table")}, nil
 	}
 	cols, e := insertColumns(rd, c, make([]int, 0, len(rd.Cols)))
 	if e != nil {
-		return Result{Err: e}, nil
+		return model.Result{Err: e}, nil
 	}
 	onDup := make([]int, len(rc.OnDup))
 	if e := onDupTargets(rd, rc, onDup); e != nil {
-		return Result{Err: e}, nil
+		return model.Result{Err: e}, nil
 	}
 	if e := checkValueExprs(rd, rc); e != nil {
-		return Result{Err: e}, nil
+		return model.Result{Err: e}, nil
 	}
 	rows, err := s.Rows(t.Def.DB, t.Def.Name)
 	if err != nil || rows == nil {
-		return Result{}, rowsMissing(t, err)
+		return model.Result{}, rowsMissing(t, err)
 	}
-	var res Result
+	var res model.Result
 	now := statementNow(c)
 	// INSERT IGNORE and a non-strict sql_mode clamp with warnings.
-	older := !c.rulesAt(RulesV11)
+	older := !c.RulesAt(model.RulesV11)
 	sc := &storeCtx{strict: !rc.NotStrict && !c.Ignore, db: t.Def.DB, table: t.Def.Name, warns: &res.Warnings, rd: rd, older: older}
-	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: now, warns: &res.Warnings, lit: map[*RowExpr]val{}, older: older,
+	env := &evalEnv{rd: rd, db: t.Def.DB, table: t.Def.Name, now: now, warns: &res.Warnings, lit: map[*model.RowExpr]val{}, older: older,
 		strictWarn: sc.strict && !older}
 	in := rowsInsert{t: t, c: c, rd: rd, rc: rc, tx: newRowsTx(rd, rows), sc: sc, env: env, res: &res,
 		cols: cols, onDup: onDup, autoCol: -1, ac: autoCounter{t: t, c: c, startAt: t.AutoInc, startEx: t.Exhausted}}
 	if t.Def.AutoInc {
-		in.autoCol = rd.colIndex(t.Def.IDCol)
+		in.autoCol = rd.ColIndex(t.Def.IDCol)
 	}
 	if e := in.checkValueCounts(); e != nil {
-		return Result{Err: e}, nil
+		return model.Result{Err: e}, nil
 	}
 	in.unlisted = make([]bool, len(rd.Cols))
 	in.assigned = make([]bool, len(rd.Cols))
 	if e := in.checkAllFieldsGiven(); e != nil {
-		return Result{Err: e}, nil
+		return model.Result{Err: e}, nil
 	}
 	for n, vals := range c.Values {
 		e, err := in.row(n+1, vals)
 		if err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
 		if e != nil {
 			return in.fail(s, t, e)
@@ -89,14 +90,14 @@ func applyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 // statement's time is env.now, one pointer further), or all of them move
 // to the heap on every statement (go build -gcflags=-m).
 type rowsInsert struct {
-	t   *Table // its counter only: the table is stored by the caller
-	c   *Command
-	rd  *RowsDef
-	rc  *RowsCommand
+	t   *model.Table // its counter only: the table is stored by the caller
+	c   *model.Command
+	rd  *model.RowsDef
+	rc  *model.RowsCommand
 	tx  *rowsTx
 	sc  *storeCtx
 	env *evalEnv
-	res *Result
+	res *model.Result
 
 	// cols is the column of each value of a row (the column list, or
 	// every column), onDup the column of each ON DUPLICATE KEY UPDATE
@@ -119,7 +120,7 @@ type rowsInsert struct {
 	// lastAuto the AUTO_INCREMENT column of the last row written (the OK
 	// packet's id when nothing was generated).
 	firstGen uint64
-	lastAuto Datum
+	lastAuto model.Datum
 	// keepCounter is what builds before this one kept to decide whether a
 	// failing statement's generated ids stay used: the first generated
 	// id, unless its row was ignored (the state must not depend on the
@@ -137,7 +138,7 @@ type rowsInsert struct {
 // that every row works with column indexes, and refuses an unknown or
 // repeated column before anything is read. cols comes from the caller,
 // which keeps it on its stack.
-func insertColumns(rd *RowsDef, c *Command, cols []int) ([]int, *Error) {
+func insertColumns(rd *model.RowsDef, c *model.Command, cols []int) ([]int, *model.Error) {
 	if c.Columns == nil {
 		for i := range rd.Cols {
 			cols = append(cols, i)
@@ -146,7 +147,7 @@ func insertColumns(rd *RowsDef, c *Command, cols []int) ([]int, *Error) {
 	}
 	seen := map[int]bool{}
 	for _, name := range c.Columns {
-		j := rd.colIndex(name)
+		j := rd.ColIndex(name)
 		if j < 0 {
 			return nil, mysqlerr.UnknownColumn(name, "field list")
 		}
@@ -162,9 +163,9 @@ func insertColumns(rd *RowsDef, c *Command, cols []int) ([]int, *Error) {
 // onDupTargets resolves the column of each ON DUPLICATE KEY UPDATE
 // assignment into onDup (one per assignment) and checks the columns its
 // expressions read, before any row is written.
-func onDupTargets(rd *RowsDef, rc *RowsCommand, onDup []int) *Error {
+func onDupTargets(rd *model.RowsDef, rc *model.RowsCommand, onDup []int) *model.Error {
 	for i := range rc.OnDup {
-		if onDup[i] = rd.colIndex(rc.OnDup[i].Col); onDup[i] < 0 {
+		if onDup[i] = rd.ColIndex(rc.OnDup[i].Col); onDup[i] < 0 {
 			return mysqlerr.UnknownColumn(rc.OnDup[i].Col, "field list")
 		}
 		if e := checkCols(rd, &rc.OnDup[i].Expr, "field list"); e != nil {
@@ -177,7 +178,7 @@ func onDupTargets(rd *RowsDef, rc *RowsCommand, onDup []int) *Error {
 // checkValueExprs checks the columns the expressions in VALUES read
 // before any row is written: an unknown one fails the statement whatever
 // row it is in.
-func checkValueExprs(rd *RowsDef, rc *RowsCommand) *Error {
+func checkValueExprs(rd *model.RowsDef, rc *model.RowsCommand) *model.Error {
 	for _, row := range rc.Exprs {
 		for i := range row {
 			if e := checkCols(rd, &row[i], "VALUES"); e != nil {
@@ -190,7 +191,7 @@ func checkValueExprs(rd *RowsDef, rc *RowsCommand) *Error {
 
 // rowCols is the column of each of a row's values: VALUES () gives every
 // column its default, whatever the column list says.
-func (in *rowsInsert) rowCols(vals []Value) []int {
+func (in *rowsInsert) rowCols(vals []model.Value) []int {
 	if len(vals) == 0 && in.c.Columns == nil {
 		return nil
 	}
@@ -199,7 +200,7 @@ func (in *rowsInsert) rowCols(vals []Value) []int {
 
 // checkValueCounts refuses a row whose value count is not its column
 // count (1136) before any row is written.
-func (in *rowsInsert) checkValueCounts() *Error {
+func (in *rowsInsert) checkValueCounts() *model.Error {
 	for n, vals := range in.c.Values {
 		if len(vals) != len(in.rowCols(vals)) {
 			return mysqlerr.New(mysqlerr.CodeWrongValueCount, "Column count doesn't match value count at row %d", n+1)
@@ -218,7 +219,7 @@ func (in *rowsInsert) checkValueCounts() *Error {
 // must change nothing where this one would insert: ticketd refuses it
 // (1235) until a command version says otherwise. It also fills unlisted
 // and assigned, which each row's defaults read.
-func (in *rowsInsert) checkAllFieldsGiven() *Error {
+func (in *rowsInsert) checkAllFieldsGiven() *model.Error {
 	rd, unlisted := in.rd, in.unlisted
 	if len(in.c.Values) > 0 {
 		for j := range unlisted {
@@ -250,24 +251,24 @@ func (in *rowsInsert) checkAllFieldsGiven() *Error {
 // fail ends a statement that a row failed: nothing is written; generated
 // values stay used, as InnoDB's auto-increment counter is not rolled
 // back either.
-func (in *rowsInsert) fail(s Store, t *Table, e *Error) (Result, error) {
+func (in *rowsInsert) fail(s Store, t *model.Table, e *model.Error) (model.Result, error) {
 	if err := in.tx.rollback(); err != nil {
-		return Result{}, err
+		return model.Result{}, err
 	}
 	if in.ac.keepOnFailure(in.keepCounter, e) {
 		if err := s.PutTable(t); err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
 	}
-	return Result{Err: e}, nil
+	return model.Result{Err: e}, nil
 }
 
 // row is write_record for one row (rowNum counts from 1): the row
 // filled from its values and the columns' defaults, then written as the
 // statement's mode says. e is the statement's error; err a storage
 // error.
-func (in *rowsInsert) row(rowNum int, vals []Value) (e *Error, err error) {
-	r := make([]Datum, len(in.rd.Cols))
+func (in *rowsInsert) row(rowNum int, vals []model.Value) (e *model.Error, err error) {
+	r := make([]model.Datum, len(in.rd.Cols))
 	given := make([]bool, len(in.rd.Cols))
 	if e := in.fillGiven(rowNum, vals, r, given); e != nil {
 		return e, nil
@@ -292,16 +293,16 @@ func (in *rowsInsert) row(rowNum int, vals []Value) (e *Error, err error) {
 // fillGiven stores the values the row gives into r (given marks them):
 // literals and expressions converted to each column's type, NULL and 0
 // in the AUTO_INCREMENT column left for fillMissing to generate.
-func (in *rowsInsert) fillGiven(rowNum int, vals []Value, r []Datum, given []bool) *Error {
+func (in *rowsInsert) fillGiven(rowNum int, vals []model.Value, r []model.Datum, given []bool) *model.Error {
 	rd, env, sc := in.rd, in.env, in.sc
-	var exprs []RowExpr
+	var exprs []model.RowExpr
 	if rowNum-1 < len(in.rc.Exprs) {
 		exprs = in.rc.Exprs[rowNum-1]
 	}
 	// view is the row as an expression in VALUES sees it (id + 1):
 	// the values given so far, other columns as they were before the
 	// row was filled (made only for a row with an expression).
-	var view []Datum
+	var view []model.Datum
 	if exprs != nil {
 		view, env.unknown = preInsertRow(rd)
 	}
@@ -309,11 +310,11 @@ func (in *rowsInsert) fillGiven(rowNum int, vals []Value, r []Datum, given []boo
 		col := &rd.Cols[j]
 		v := vals[i]
 		var lv val
-		var e *Error
+		var e *model.Error
 		if i < len(exprs) && exprs[i].Op != 0 {
 			env.row = view
 			lv, e = env.evalStrict(&exprs[i])
-		} else if v.Kind == ValDefault {
+		} else if v.Kind == model.ValDefault {
 			continue
 		} else {
 			lv, e = litVal(v, in.env.now)
@@ -328,8 +329,8 @@ func (in *rowsInsert) fillGiven(rowNum int, vals []Value, r []Datum, given []boo
 		if view != nil {
 			view[j], env.unknown[j] = d, false
 			if d.Null && col.NotNull {
-				view[j] = Datum{S: "0"} // a NOT NULL field holds no NULL
-				env.unknown[j] = col.Kind != ColInt
+				view[j] = model.Datum{S: "0"} // a NOT NULL field holds no NULL
+				env.unknown[j] = col.Kind != model.ColInt
 			}
 		}
 		if j == in.autoCol && (d.Null || (d.S == "0" && !in.rc.NoAutoValueOnZero)) {
@@ -350,14 +351,14 @@ func (in *rowsInsert) fillGiven(rowNum int, vals []Value, r []Datum, given []boo
 
 // nullIntoNotNull is what an explicit NULL into a NOT NULL column stores,
 // which depends on the column's type and the statement's mode.
-func (in *rowsInsert) nullIntoNotNull(col *RowCol) (Datum, *Error) {
+func (in *rowsInsert) nullIntoNotNull(col *model.RowCol) (model.Datum, *model.Error) {
 	switch {
-	case col.Kind == ColTimestamp:
+	case col.Kind == model.ColTimestamp:
 		// A NULL into TIMESTAMP NOT NULL is the current time.
-		return Datum{S: in.env.now.UTC().Format(dateTimeFormat)}, nil
+		return model.Datum{S: in.env.now.UTC().Format(dateTimeFormat)}, nil
 	case in.sc.strict || len(in.c.Values) == 1 && !in.c.Ignore:
 		// Outside strict mode a single-row INSERT still fails.
-		return Datum{}, mysqlerr.New(mysqlerr.CodeBadNull, "Column '%s' cannot be null", col.Name)
+		return model.Datum{}, mysqlerr.New(mysqlerr.CodeBadNull, "Column '%s' cannot be null", col.Name)
 	default:
 		in.sc.warn("Warning", mysqlerr.CodeBadNull, "Column '%s' cannot be null", col.Name)
 		d, _ := implicitDefault(col, in.env.now)
@@ -369,7 +370,7 @@ func (in *rowsInsert) nullIntoNotNull(col *RowCol) (Datum, *Error) {
 // next AUTO_INCREMENT id, the column's default, NULL, or the implicit
 // default MariaDB stores where the statement's check let it. rowGen is
 // the id generated for this row (0: none).
-func (in *rowsInsert) fillMissing(rowNum int, r []Datum, given []bool) (rowGen uint64, e *Error) {
+func (in *rowsInsert) fillMissing(rowNum int, r []model.Datum, given []bool) (rowGen uint64, e *model.Error) {
 	for j := range in.rd.Cols {
 		if given[j] {
 			continue
@@ -381,14 +382,14 @@ func (in *rowsInsert) fillMissing(rowNum int, r []Datum, given []bool) (rowGen u
 			if e != nil {
 				return 0, e
 			}
-			r[j] = Datum{S: strconv.FormatUint(v, 10)}
+			r[j] = model.Datum{S: strconv.FormatUint(v, 10)}
 			rowGen = v
 		case col.DefaultNow:
-			r[j] = Datum{S: in.env.now.UTC().Format(dateTimeFormat)}
+			r[j] = model.Datum{S: in.env.now.UTC().Format(dateTimeFormat)}
 		case col.HasDefault:
 			r[j] = col.Default
 		case !col.NotNull:
-			r[j] = Datum{Null: true}
+			r[j] = model.Datum{Null: true}
 		case slices.Contains(in.onDup, j):
 			// A column ON DUPLICATE KEY UPDATE assigns counts as given
 			// (MariaDB checks the statement's write set): a new row
@@ -408,7 +409,7 @@ func (in *rowsInsert) fillMissing(rowNum int, r []Datum, given []bool) (rowGen u
 				return 0, noDefaultLax(col)
 			}
 			d, ok := implicitDefault(col, in.env.now)
-			if !ok || col.Kind == ColTimestamp {
+			if !ok || col.Kind == model.ColTimestamp {
 				// MariaDB stores a zero date; ticketd holds none.
 				return 0, mysqlerr.NotSupported("zero dates (a date or time column without a value or default)")
 			}
@@ -421,10 +422,10 @@ func (in *rowsInsert) fillMissing(rowNum int, r []Datum, given []bool) (rowGen u
 // nextID is the AUTO_INCREMENT value of a row that gives none: the one a
 // row before it left unused, else the counter's next, keeping InnoDB's
 // reservation count and the older builds' keepCounter.
-func (in *rowsInsert) nextID(rowNum int) (uint64, *Error) {
+func (in *rowsInsert) nextID(rowNum int) (uint64, *model.Error) {
 	v := in.reuse
 	if v == 0 {
-		var e *Error
+		var e *model.Error
 		if v, e = in.ac.take(rowNum); e != nil {
 			return 0, e
 		}
@@ -440,11 +441,11 @@ func (in *rowsInsert) nextID(rowNum int) (uint64, *Error) {
 
 // advancePast moves t's counter past an id a row stored explicitly
 // (adjust_next_insert_id_after_explicit_value); a negative id leaves it.
-func advancePast(t *Table, id Datum) {
+func advancePast(t *model.Table, id model.Datum) {
 	var b big
 	b.parse(id.S)
 	if !b.neg {
-		advance(t, b.abs)
+		model.Advance(t, b.abs)
 	}
 }
 
@@ -461,7 +462,7 @@ func (in *rowsInsert) giveBack(rowGen uint64) {
 
 // written counts a row the statement inserted (or REPLACE found
 // identical) and keeps what the OK packet's id is made of.
-func (in *rowsInsert) written(r []Datum, rowGen uint64) {
+func (in *rowsInsert) written(r []model.Datum, rowGen uint64) {
 	in.copied++
 	if in.autoCol >= 0 {
 		in.lastAuto = r[in.autoCol]
@@ -473,7 +474,7 @@ func (in *rowsInsert) written(r []Datum, rowGen uint64) {
 }
 
 // insert writes a new row.
-func (in *rowsInsert) insert(r []Datum, rowGen uint64) error {
+func (in *rowsInsert) insert(r []model.Datum, rowGen uint64) error {
 	if _, err := in.tx.put("", r); err != nil {
 		return err
 	}
@@ -483,7 +484,7 @@ func (in *rowsInsert) insert(r []Datum, rowGen uint64) error {
 
 // replaceRow is REPLACE's row: every row it collides with is deleted
 // (in key order, as write_record finds them), then it is inserted.
-func (in *rowsInsert) replaceRow(r []Datum, rowGen uint64) error {
+func (in *rowsInsert) replaceRow(r []model.Datum, rowGen uint64) error {
 	tx := in.tx
 	for {
 		pk, k, found, err := tx.conflict(r, "", nil)
@@ -520,16 +521,16 @@ func (in *rowsInsert) replaceRow(r []Datum, rowGen uint64) error {
 
 // insertNew is a plain INSERT's row: a duplicate key is the statement's
 // error, or with IGNORE a warning and the row skipped.
-func (in *rowsInsert) insertNew(r []Datum, rowGen uint64) (*Error, error) {
+func (in *rowsInsert) insertNew(r []model.Datum, rowGen uint64) (*model.Error, error) {
 	rd := in.rd
 	_, k, found, err := in.tx.conflict(r, "", nil)
 	if err != nil {
 		return nil, err
 	}
 	if found {
-		e := dupEntry(keyText(&rd.Keys[k], r), rd.Keys[k].Name)
+		e := model.DupEntry(keyText(&rd.Keys[k], r), rd.Keys[k].Name)
 		if in.c.Ignore {
-			in.res.Warnings = append(in.res.Warnings, Warning{Level: "Warning", Code: e.Code, Message: e.Message})
+			in.res.Warnings = append(in.res.Warnings, model.Warning{Level: "Warning", Code: e.Code, Message: e.Message})
 			in.giveBack(rowGen)
 			if in.autoCol >= 0 {
 				in.lastAuto = r[in.autoCol]
@@ -543,7 +544,7 @@ func (in *rowsInsert) insertNew(r []Datum, rowGen uint64) (*Error, error) {
 
 // insertOrUpdate is INSERT ... ON DUPLICATE KEY UPDATE's row: inserted
 // when it collides with none, else the row it collides with is updated.
-func (in *rowsInsert) insertOrUpdate(r []Datum, rowGen uint64, rowNum int) (*Error, error) {
+func (in *rowsInsert) insertOrUpdate(r []model.Datum, rowGen uint64, rowNum int) (*model.Error, error) {
 	pk, _, found, err := in.tx.conflict(r, "", nil)
 	if err != nil {
 		return nil, err
@@ -560,7 +561,7 @@ func (in *rowsInsert) insertOrUpdate(r []Datum, rowGen uint64, rowNum int) (*Err
 // r collided with: the update may itself collide (1062, or a warning
 // with IGNORE), and ON UPDATE CURRENT_TIMESTAMP columns move when the row
 // changes.
-func (in *rowsInsert) updateOnDup(pk string, r []Datum, rowNum int) (*Error, error) {
+func (in *rowsInsert) updateOnDup(pk string, r []model.Datum, rowNum int) (*model.Error, error) {
 	rd, tx := in.rd, in.tx
 	old, _ := tx.rows.Get(pk)
 	nr, e := in.env.onDupRow(rd, in.sc, in.rc.OnDup, in.onDup, old, r, in.env.now, rowNum)
@@ -583,7 +584,7 @@ func (in *rowsInsert) updateOnDup(pk string, r []Datum, rowNum int) (*Error, err
 	}
 	for j := range rd.Cols {
 		if rd.Cols[j].OnUpdateNow && !assigned[j] {
-			nr[j] = Datum{S: in.env.now.UTC().Format(dateTimeFormat)}
+			nr[j] = model.Datum{S: in.env.now.UTC().Format(dateTimeFormat)}
 			changed[j] = true
 		}
 	}
@@ -592,9 +593,9 @@ func (in *rowsInsert) updateOnDup(pk string, r []Datum, rowNum int) (*Error, err
 		return nil, err
 	}
 	if dup {
-		e := dupEntry(keyText(&rd.Keys[k], nr), rd.Keys[k].Name)
+		e := model.DupEntry(keyText(&rd.Keys[k], nr), rd.Keys[k].Name)
 		if in.c.Ignore {
-			in.res.Warnings = append(in.res.Warnings, Warning{Level: "Warning", Code: e.Code, Message: e.Message})
+			in.res.Warnings = append(in.res.Warnings, model.Warning{Level: "Warning", Code: e.Code, Message: e.Message})
 			return nil, nil
 		}
 		return e, nil
@@ -649,7 +650,7 @@ func (in *rowsInsert) result() {
 // outside strict mode (MariaDB: warning 1364 and 0 or an empty string), which
 // replicas of builds before command version 6 answer with 1364 and
 // nothing written.
-func noDefaultLax(col *RowCol) *Error {
+func noDefaultLax(col *model.RowCol) *model.Error {
 	return mysqlerr.NotSupported("an INSERT without a value for NOT NULL column " + col.Name + " that has no default, outside strict mode")
 }
 
@@ -658,24 +659,24 @@ func noDefaultLax(col *RowCol) *Error {
 // NULL column without one 0 or the empty string; unknown marks the columns whose value
 // there ticketd cannot hold (a zero date, a DEFAULT CURRENT_TIMESTAMP not
 // yet computed), which an expression may not read.
-func preInsertRow(rd *RowsDef) (row []Datum, unknown []bool) {
-	row = make([]Datum, len(rd.Cols))
+func preInsertRow(rd *model.RowsDef) (row []model.Datum, unknown []bool) {
+	row = make([]model.Datum, len(rd.Cols))
 	unknown = make([]bool, len(rd.Cols))
 	for j := range rd.Cols {
 		col := &rd.Cols[j]
 		switch {
 		case col.AutoInc:
-			row[j] = Datum{S: "0"}
+			row[j] = model.Datum{S: "0"}
 		case col.DefaultNow:
 			unknown[j] = true
 		case col.HasDefault:
 			row[j] = col.Default
 		case !col.NotNull:
-			row[j] = Datum{Null: true}
-		case col.Kind == ColInt:
-			row[j] = Datum{S: "0"}
-		case col.Kind == ColString:
-			row[j] = Datum{S: ""}
+			row[j] = model.Datum{Null: true}
+		case col.Kind == model.ColInt:
+			row[j] = model.Datum{S: "0"}
+		case col.Kind == model.ColString:
+			row[j] = model.Datum{S: ""}
 		default:
 			unknown[j] = true
 		}
@@ -685,7 +686,7 @@ func preInsertRow(rd *RowsDef) (row []Datum, unknown []bool) {
 
 // lastUniqueKey reports whether no unique key follows key k (MariaDB's
 // last_uniq_key: REPLACE then overwrites the row in place).
-func lastUniqueKey(rd *RowsDef, k int) bool {
+func lastUniqueKey(rd *model.RowsDef, k int) bool {
 	for _, o := range rd.Keys[k+1:] {
 		if o.Unique {
 			return false
@@ -697,14 +698,14 @@ func lastUniqueKey(rd *RowsDef, k int) bool {
 // onDupRow is the row ON DUPLICATE KEY UPDATE makes of old: the
 // assignments left to right, each seeing the ones before it, VALUES(col)
 // the row that was to be inserted; strict mode errors as UPDATE's.
-func (env *evalEnv) onDupRow(rd *RowsDef, sc *storeCtx, assigns []RowAssign, targets []int, old, values []Datum, now time.Time, rowNum int) ([]Datum, *Error) {
-	r := append([]Datum(nil), old...)
+func (env *evalEnv) onDupRow(rd *model.RowsDef, sc *storeCtx, assigns []model.RowAssign, targets []int, old, values []model.Datum, now time.Time, rowNum int) ([]model.Datum, *model.Error) {
+	r := append([]model.Datum(nil), old...)
 	env.values = values
 	defer func() { env.values = nil }()
 	for k := range assigns {
 		j := targets[k]
 		col := &rd.Cols[j]
-		var d Datum
+		var d model.Datum
 		if assigns[k].Default {
 			var ok bool
 			if d, ok = columnDefault(col, now); !ok {
@@ -722,8 +723,8 @@ func (env *evalEnv) onDupRow(rd *RowsDef, sc *storeCtx, assigns []RowAssign, tar
 		}
 		if d.Null && col.NotNull {
 			switch {
-			case col.Kind == ColTimestamp:
-				d = Datum{S: now.UTC().Format(dateTimeFormat)}
+			case col.Kind == model.ColTimestamp:
+				d = model.Datum{S: now.UTC().Format(dateTimeFormat)}
 			case sc.strict:
 				return nil, mysqlerr.New(mysqlerr.CodeBadNull, "Column '%s' cannot be null", col.Name)
 			default:

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // Row-table commands from before the row engine (rows_engine.go): log
@@ -19,45 +20,45 @@ import (
 
 // legacyRowsInsert is INSERT / REPLACE / INSERT IGNORE on a row table in
 // a command from before the row engine.
-func legacyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
+func legacyRowsInsert(s Store, t *model.Table, c *model.Command) (model.Result, error) {
 	rd := t.Def.Rows
 	if c.OnDup != nil {
-		return Result{Err: mysqlerr.NotSupported("ON DUPLICATE KEY UPDATE on this table")}, nil
+		return model.Result{Err: mysqlerr.NotSupported("ON DUPLICATE KEY UPDATE on this table")}, nil
 	}
 	cols, e := insertColumns(rd, c, make([]int, 0, len(rd.Cols)))
 	if e != nil {
-		return Result{Err: e}, nil
+		return model.Result{Err: e}, nil
 	}
 	rows, err := s.Rows(t.Def.DB, t.Def.Name)
 	if err != nil || rows == nil {
-		return Result{}, rowsMissing(t, err)
+		return model.Result{}, rowsMissing(t, err)
 	}
 	tx := newRowsTx(rd, rows)
-	var res Result
+	var res model.Result
 	var firstGen, explicit uint64
 	autoCol := -1
 	if t.Def.AutoInc {
-		autoCol = rd.colIndex(t.Def.IDCol)
+		autoCol = rd.ColIndex(t.Def.IDCol)
 	}
-	fail := func(e *Error) (Result, error) {
+	fail := func(e *model.Error) (model.Result, error) {
 		// Nothing is written; generated values stay used, as InnoDB's
 		// auto-increment counter is not rolled back either.
 		if err := tx.rollback(); err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
 		if firstGen != 0 {
 			if err := s.PutTable(t); err != nil {
-				return Result{}, err
+				return model.Result{}, err
 			}
 		}
-		return Result{Err: e}, nil
+		return model.Result{Err: e}, nil
 	}
 	for n, vals := range c.Values {
 		rowNum := n + 1
 		if len(vals) != len(cols) {
 			return fail(mysqlerr.New(mysqlerr.CodeWrongValueCount, "Column count doesn't match value count at row %d", rowNum))
 		}
-		r := make([]Datum, len(rd.Cols))
+		r := make([]model.Datum, len(rd.Cols))
 		given := make([]bool, len(rd.Cols))
 		if e := legacyFillGiven(t, c, cols, vals, autoCol, rowNum, r, given); e != nil {
 			return fail(e)
@@ -69,13 +70,13 @@ func legacyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 			var b big
 			b.parse(r[autoCol].S)
 			if !b.neg {
-				advance(t, b.abs)
+				model.Advance(t, b.abs)
 				explicit = b.abs
 			}
 		}
 		e, err := legacyWrite(tx, c, r, &res)
 		if err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
 		if e != nil {
 			return fail(e)
@@ -92,15 +93,15 @@ func legacyRowsInsert(s Store, t *Table, c *Command) (Result, error) {
 // legacyFillGiven stores a row's values into r (given marks them) with
 // that build's conversions (convert, not the engine's storeCtx): NULL
 // and 0 in the AUTO_INCREMENT column are left to generate.
-func legacyFillGiven(t *Table, c *Command, cols []int, vals []Value, autoCol, rowNum int, r []Datum, given []bool) *Error {
+func legacyFillGiven(t *model.Table, c *model.Command, cols []int, vals []model.Value, autoCol, rowNum int, r []model.Datum, given []bool) *model.Error {
 	rd := t.Def.Rows
 	for i, j := range cols {
 		col := &rd.Cols[j]
 		v := vals[i]
-		if v.Kind == ValDefault {
+		if v.Kind == model.ValDefault {
 			continue
 		}
-		if j == autoCol && (v.Kind == ValNull || (v.Kind == ValInt && v.Int == 0)) {
+		if j == autoCol && (v.Kind == model.ValNull || (v.Kind == model.ValInt && v.Int == 0)) {
 			continue
 		}
 		d, e := convert(col, v, c.Now, rowNum, t.Def.DB, t.Def.Name)
@@ -108,9 +109,9 @@ func legacyFillGiven(t *Table, c *Command, cols []int, vals []Value, autoCol, ro
 			return e
 		}
 		if d.Null && col.NotNull {
-			if col.Kind == ColTimestamp {
+			if col.Kind == model.ColTimestamp {
 				// A NULL into TIMESTAMP NOT NULL is the current time.
-				d = Datum{S: c.Now.UTC().Format(dateTimeFormat)}
+				d = model.Datum{S: c.Now.UTC().Format(dateTimeFormat)}
 			} else {
 				return mysqlerr.New(mysqlerr.CodeBadNull, "Column '%s' cannot be null", col.Name)
 			}
@@ -124,7 +125,7 @@ func legacyFillGiven(t *Table, c *Command, cols []int, vals []Value, autoCol, ro
 // that build did: a generated id (one per row, the counter past it; the
 // statement's first in *firstGen, which decides whether a failure keeps
 // the counter), the default, NULL, or 1364.
-func legacyFillMissing(t *Table, c *Command, autoCol, rowNum int, r []Datum, given []bool, firstGen *uint64) *Error {
+func legacyFillMissing(t *model.Table, c *model.Command, autoCol, rowNum int, r []model.Datum, given []bool, firstGen *uint64) *model.Error {
 	rd := t.Def.Rows
 	for j := range rd.Cols {
 		if given[j] {
@@ -133,21 +134,21 @@ func legacyFillMissing(t *Table, c *Command, autoCol, rowNum int, r []Datum, giv
 		col := &rd.Cols[j]
 		switch {
 		case j == autoCol:
-			v, e := generate(t, c.Increment, c.Offset, rowNum)
+			v, e := model.Generate(t, c.Increment, c.Offset, rowNum)
 			if e != nil {
 				return e
 			}
-			r[j] = Datum{S: strconv.FormatUint(v, 10)}
-			advance(t, v)
+			r[j] = model.Datum{S: strconv.FormatUint(v, 10)}
+			model.Advance(t, v)
 			if *firstGen == 0 {
 				*firstGen = v
 			}
 		case col.DefaultNow:
-			r[j] = Datum{S: c.Now.UTC().Format(dateTimeFormat)}
+			r[j] = model.Datum{S: c.Now.UTC().Format(dateTimeFormat)}
 		case col.HasDefault:
 			r[j] = col.Default
 		case !col.NotNull:
-			r[j] = Datum{Null: true}
+			r[j] = model.Datum{Null: true}
 		default:
 			return mysqlerr.New(mysqlerr.CodeNoDefault, "Field '%s' doesn't have a default value", col.Name)
 		}
@@ -159,7 +160,7 @@ func legacyFillMissing(t *Table, c *Command, autoCol, rowNum int, r []Datum, giv
 // every row it collides with (each counted), INSERT refuses a duplicate
 // (IGNORE: a warning and the row skipped). e is the statement's error,
 // err a storage error.
-func legacyWrite(tx *rowsTx, c *Command, r []Datum, res *Result) (e *Error, err error) {
+func legacyWrite(tx *rowsTx, c *model.Command, r []model.Datum, res *model.Result) (e *model.Error, err error) {
 	rd := tx.rd
 	if c.Replace {
 		for {
@@ -181,9 +182,9 @@ func legacyWrite(tx *rowsTx, c *Command, r []Datum, res *Result) (e *Error, err 
 			return nil, err
 		}
 		if found {
-			e := dupEntry(keyText(&rd.Keys[k], r), rd.Keys[k].Name)
+			e := model.DupEntry(keyText(&rd.Keys[k], r), rd.Keys[k].Name)
 			if c.Ignore {
-				res.Warnings = append(res.Warnings, Warning{Level: "Warning", Code: e.Code, Message: e.Message})
+				res.Warnings = append(res.Warnings, model.Warning{Level: "Warning", Code: e.Code, Message: e.Message})
 				return nil, nil
 			}
 			return e, nil
@@ -199,13 +200,13 @@ func legacyWrite(tx *rowsTx, c *Command, r []Datum, res *Result) (e *Error, err 
 
 // whereRows are the rows of a row table the WHERE conjunction matches,
 // in the order of the access path ChooseAccess picks.
-func whereRows(t *Table, rows TableRows, conds []RowCond) ([]matched, *Error, error) {
+func whereRows(t *model.Table, rows TableRows, conds []model.RowCond) ([]matched, *model.Error, error) {
 	match, e := rowsMatch(t, conds)
 	if e != nil {
 		return nil, e, nil
 	}
 	var out []matched
-	err := ScanAccess(rows, ChooseAccess(t, conds), func(pk string, r []Datum) bool {
+	err := ScanAccess(rows, ChooseAccess(t, conds), func(pk string, r []model.Datum) bool {
 		if match(r) {
 			out = append(out, matched{pk, r})
 		}
@@ -216,25 +217,25 @@ func whereRows(t *Table, rows TableRows, conds []RowCond) ([]matched, *Error, er
 
 // rowsMatch resolves a WHERE conjunction into a row predicate. A value
 // that cannot be converted to its column's type matches nothing.
-func rowsMatch(t *Table, conds []RowCond) (func([]Datum) bool, *Error) {
+func rowsMatch(t *model.Table, conds []model.RowCond) (func([]model.Datum) bool, *model.Error) {
 	rd := t.Def.Rows
 	type test struct {
 		col  int
-		want Datum
+		want model.Datum
 		none bool
 	}
 	tests := make([]test, len(conds))
 	for i, cd := range conds {
-		j := rd.colIndex(cd.Col)
+		j := rd.ColIndex(cd.Col)
 		if j < 0 {
 			return nil, mysqlerr.UnknownColumn(cd.Col, "where clause")
 		}
 		d, e := convert(&rd.Cols[j], cd.Val, time.Time{}, 1, t.Def.DB, t.Def.Name)
 		tests[i] = test{col: j, want: d, none: e != nil || d.Null}
 	}
-	return func(r []Datum) bool {
+	return func(r []model.Datum) bool {
 		for _, ts := range tests {
-			if ts.none || r[ts.col].Null || compareDatum(rd.collOf(&rd.Cols[ts.col]), &rd.Cols[ts.col], r[ts.col], ts.want) != 0 {
+			if ts.none || r[ts.col].Null || compareDatum(rd.CollOf(&rd.Cols[ts.col]), &rd.Cols[ts.col], r[ts.col], ts.want) != 0 {
 				return false
 			}
 		}
@@ -244,7 +245,7 @@ func rowsMatch(t *Table, conds []RowCond) (func([]Datum) bool, *Error) {
 
 // legacyRowsUpdate is UPDATE on a row table in a command from before the
 // row engine: every matching row, all or nothing.
-func legacyRowsUpdate(s Store, t *Table, c *Command) (Result, error) {
+func legacyRowsUpdate(s Store, t *model.Table, c *model.Command) (model.Result, error) {
 	rd := t.Def.Rows
 	rc := c.Rows
 	if rc == nil {
@@ -252,38 +253,38 @@ func legacyRowsUpdate(s Store, t *Table, c *Command) (Result, error) {
 	}
 	rows, err := s.Rows(t.Def.DB, t.Def.Name)
 	if err != nil || rows == nil {
-		return Result{}, rowsMissing(t, err)
+		return model.Result{}, rowsMissing(t, err)
 	}
 	found, e, err := whereRows(t, rows, rc.Where)
 	if err != nil {
-		return Result{}, err
+		return model.Result{}, err
 	}
 	if e != nil {
-		return Result{Err: e}, nil
+		return model.Result{Err: e}, nil
 	}
 	tx := newRowsTx(rd, rows)
-	fail := func(e *Error) (Result, error) {
+	fail := func(e *model.Error) (model.Result, error) {
 		if err := tx.rollback(); err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
-		return Result{Err: e}, nil
+		return model.Result{Err: e}, nil
 	}
 	sets := make([]int, len(rc.Sets))
 	for i, st := range rc.Sets {
-		if sets[i] = rd.colIndex(st.Col); sets[i] < 0 {
-			return Result{Err: mysqlerr.UnknownColumn(st.Col, "field list")}, nil
+		if sets[i] = rd.ColIndex(st.Col); sets[i] < 0 {
+			return model.Result{Err: mysqlerr.UnknownColumn(st.Col, "field list")}, nil
 		}
-		for _, o := range []RowOperand{st.A, st.B} {
-			if o.Col != "" && rd.colIndex(o.Col) < 0 {
-				return Result{Err: mysqlerr.UnknownColumn(o.Col, "field list")}, nil
+		for _, o := range []model.RowOperand{st.A, st.B} {
+			if o.Col != "" && rd.ColIndex(o.Col) < 0 {
+				return model.Result{Err: mysqlerr.UnknownColumn(o.Col, "field list")}, nil
 			}
 		}
 	}
-	var res Result
+	var res model.Result
 	for _, m := range found {
 		old := m.row
 		res.Matched++
-		r := append([]Datum(nil), old...)
+		r := append([]model.Datum(nil), old...)
 		explicit := make([]bool, len(rd.Cols))
 		for k, st := range rc.Sets {
 			j := sets[k]
@@ -293,10 +294,10 @@ func legacyRowsUpdate(s Store, t *Table, c *Command) (Result, error) {
 				return fail(e)
 			}
 			if d.Null && col.NotNull {
-				if col.Kind != ColTimestamp {
+				if col.Kind != model.ColTimestamp {
 					return fail(mysqlerr.New(mysqlerr.CodeBadNull, "Column '%s' cannot be null", col.Name))
 				}
-				d = Datum{S: c.Now.UTC().Format(dateTimeFormat)}
+				d = model.Datum{S: c.Now.UTC().Format(dateTimeFormat)}
 			}
 			r[j], explicit[j] = d, true
 			if st.SetLastID && !d.Null {
@@ -318,30 +319,30 @@ func legacyRowsUpdate(s Store, t *Table, c *Command) (Result, error) {
 		}
 		for j := range rd.Cols {
 			if rd.Cols[j].OnUpdateNow && !explicit[j] {
-				r[j] = Datum{S: c.Now.UTC().Format(dateTimeFormat)}
+				r[j] = model.Datum{S: c.Now.UTC().Format(dateTimeFormat)}
 			}
 		}
 		_, k, dup, err := tx.conflict(r, m.pk, cols)
 		if err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
 		if dup {
-			return fail(dupEntry(keyText(&rd.Keys[k], r), rd.Keys[k].Name))
+			return fail(model.DupEntry(keyText(&rd.Keys[k], r), rd.Keys[k].Name))
 		}
 		if err := tx.del(m.pk); err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
 		if _, err := tx.put(m.pk, r); err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
 		res.Affected++
 		res.Images = append(res.Images, r)
 		if t.Def.AutoInc {
-			if a := rd.colIndex(t.Def.IDCol); a >= 0 && explicit[a] {
+			if a := rd.ColIndex(t.Def.IDCol); a >= 0 && explicit[a] {
 				var b big
 				b.parse(r[a].S)
 				if !b.neg {
-					advance(t, b.abs)
+					model.Advance(t, b.abs)
 				}
 			}
 		}
@@ -354,10 +355,10 @@ func legacyRowsUpdate(s Store, t *Table, c *Command) (Result, error) {
 
 // evalSet computes one assignment against the row as updated so far
 // (MySQL evaluates single-table UPDATE assignments left to right).
-func evalSet(rd *RowsDef, col *RowCol, st *RowSet, r []Datum, now time.Time, row int, t *Table) (Datum, *Error) {
-	operand := func(o RowOperand) (Datum, *RowCol, *Error) {
+func evalSet(rd *model.RowsDef, col *model.RowCol, st *model.RowSet, r []model.Datum, now time.Time, row int, t *model.Table) (model.Datum, *model.Error) {
+	operand := func(o model.RowOperand) (model.Datum, *model.RowCol, *model.Error) {
 		if o.Col != "" {
-			j := rd.colIndex(o.Col)
+			j := rd.ColIndex(o.Col)
 			return r[j], &rd.Cols[j], nil
 		}
 		if st.Op == 0 {
@@ -365,8 +366,8 @@ func evalSet(rd *RowsDef, col *RowCol, st *RowSet, r []Datum, now time.Time, row
 			return d, col, e
 		}
 		// An arithmetic operand is a number whatever the column.
-		tmp := RowCol{Name: col.Name, Kind: ColInt, Int: IntType{Kind: BigInt}}
-		if o.Val.Kind == ValUint {
+		tmp := model.RowCol{Name: col.Name, Kind: model.ColInt, Int: model.IntType{Kind: model.BigInt}}
+		if o.Val.Kind == model.ValUint {
 			tmp.Int.Unsigned = true
 		}
 		d, e := convert(&tmp, o.Val, now, row, t.Def.DB, t.Def.Name)
@@ -374,26 +375,26 @@ func evalSet(rd *RowsDef, col *RowCol, st *RowSet, r []Datum, now time.Time, row
 	}
 	a, acol, e := operand(st.A)
 	if e != nil {
-		return Datum{}, e
+		return model.Datum{}, e
 	}
-	unsigned := acol.Kind == ColInt && acol.Int.Unsigned
+	unsigned := acol.Kind == model.ColInt && acol.Int.Unsigned
 	if st.Op == 0 {
 		if acol != col && !a.Null {
-			return convert(col, Value{Kind: ValString, Str: a.S}, now, row, t.Def.DB, t.Def.Name)
+			return convert(col, model.Value{Kind: model.ValString, Str: a.S}, now, row, t.Def.DB, t.Def.Name)
 		}
 		return a, nil
 	}
 	b, bcol, e := operand(st.B)
 	if e != nil {
-		return Datum{}, e
+		return model.Datum{}, e
 	}
-	unsigned = unsigned || bcol.Kind == ColInt && bcol.Int.Unsigned
+	unsigned = unsigned || bcol.Kind == model.ColInt && bcol.Int.Unsigned
 	if a.Null || b.Null {
-		return Datum{Null: true}, nil
+		return model.Datum{Null: true}, nil
 	}
 	var x, y big
 	if !x.parse(a.S) || !y.parse(b.S) {
-		return Datum{}, mysqlerr.NotSupported("arithmetic on a non-numeric value")
+		return model.Datum{}, mysqlerr.NotSupported("arithmetic on a non-numeric value")
 	}
 	sum := x.add(&y, st.Op == '-')
 	// MySQL computes in BIGINT, unsigned if either side is: a result
@@ -403,36 +404,36 @@ func evalSet(rd *RowsDef, col *RowCol, st *RowSet, r []Datum, now time.Time, row
 		if unsigned {
 			what = "BIGINT UNSIGNED"
 		}
-		return Datum{}, mysqlerr.New(mysqlerr.CodeValueOutOfRange, "%s value is out of range in '%s %c ...'", what, colName(t.Def.DB, t.Def.Name, st.A.Col), st.Op)
+		return model.Datum{}, mysqlerr.New(mysqlerr.CodeValueOutOfRange, "%s value is out of range in '%s %c ...'", what, colName(t.Def.DB, t.Def.Name, st.A.Col), st.Op)
 	}
-	if col.Kind != ColInt {
-		return convert(col, Value{Kind: ValString, Str: sum.text()}, now, row, t.Def.DB, t.Def.Name)
+	if col.Kind != model.ColInt {
+		return convert(col, model.Value{Kind: model.ValString, Str: sum.text()}, now, row, t.Def.DB, t.Def.Name)
 	}
 	return intDatum(col, &sum, row)
 }
 
 // legacyRowsDelete is DELETE on a row table in a command from before the
 // row engine.
-func legacyRowsDelete(s Store, t *Table, c *Command) (Result, error) {
-	var where []RowCond
+func legacyRowsDelete(s Store, t *model.Table, c *model.Command) (model.Result, error) {
+	var where []model.RowCond
 	if c.Rows != nil {
 		where = c.Rows.Where
 	}
 	rows, err := s.Rows(t.Def.DB, t.Def.Name)
 	if err != nil || rows == nil {
-		return Result{}, rowsMissing(t, err)
+		return model.Result{}, rowsMissing(t, err)
 	}
 	found, e, err := whereRows(t, rows, where)
 	if err != nil {
-		return Result{}, err
+		return model.Result{}, err
 	}
 	if e != nil {
-		return Result{Err: e}, nil
+		return model.Result{Err: e}, nil
 	}
-	var res Result
+	var res model.Result
 	for _, m := range found {
 		if err := rows.Delete(m.pk); err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
 		res.Affected++
 	}

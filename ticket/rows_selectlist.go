@@ -1,14 +1,18 @@
 package ticket
 
-import "time"
+import (
+	"time"
+
+	"github.com/ticketd/ticketd/ticket/model"
+)
 
 // EvalRow computes x (a select-list expression over row's columns) as
 // the row engine evaluates WHERE and SET: the value's text, or NULL, and
 // whether it is an integer, a decimal or another value.
-func EvalRow(t *Table, x *RowExpr, row []Datum, now time.Time, warns *[]Warning) (d Datum, kind ColKind, decimal bool, e *Error) {
+func EvalRow(t *model.Table, x *model.RowExpr, row []model.Datum, now time.Time, warns *[]model.Warning) (d model.Datum, kind model.ColKind, decimal bool, e *model.Error) {
 	re := NewRowEval(t, now, warns)
 	if e := re.Check(x); e != nil {
-		return Datum{}, 0, false, e
+		return model.Datum{}, 0, false, e
 	}
 	return re.Eval(x, row)
 }
@@ -19,34 +23,34 @@ func EvalRow(t *Table, x *RowExpr, row []Datum, now time.Time, warns *[]Warning)
 type RowEval struct{ env evalEnv }
 
 // NewRowEval is an evaluator of t's rows for one statement.
-func NewRowEval(t *Table, now time.Time, warns *[]Warning) *RowEval {
-	return &RowEval{env: evalEnv{rd: t.Def.Rows, db: t.Def.DB, table: t.Def.Name, now: now, warns: warns, lit: map[*RowExpr]val{}}}
+func NewRowEval(t *model.Table, now time.Time, warns *[]model.Warning) *RowEval {
+	return &RowEval{env: evalEnv{rd: t.Def.Rows, db: t.Def.DB, table: t.Def.Name, now: now, warns: warns, lit: map[*model.RowExpr]val{}}}
 }
 
 // Check is the error MariaDB gives x before reading any row: an unknown
 // column, an illegal mix of collations.
-func (re *RowEval) Check(x *RowExpr) *Error { return checkCols(re.env.rd, x, "field list") }
+func (re *RowEval) Check(x *model.RowExpr) *model.Error { return checkCols(re.env.rd, x, "field list") }
 
 // Eval is EvalRow of x over row, once Check has passed.
-func (re *RowEval) Eval(x *RowExpr, row []Datum) (d Datum, kind ColKind, decimal bool, e *Error) {
+func (re *RowEval) Eval(x *model.RowExpr, row []model.Datum) (d model.Datum, kind model.ColKind, decimal bool, e *model.Error) {
 	env := &re.env
 	env.row = row
 	v, e := env.eval(x)
 	if e != nil {
-		return Datum{}, 0, false, e
+		return model.Datum{}, 0, false, e
 	}
 	switch v.k {
 	case vNull:
-		return Datum{Null: true}, ColString, false, nil
+		return model.Datum{Null: true}, model.ColString, false, nil
 	case vInt, vUint:
-		return Datum{S: v.text()}, ColInt, false, nil
+		return model.Datum{S: v.text()}, model.ColInt, false, nil
 	case vDec:
-		return Datum{S: v.text()}, ColString, true, nil
+		return model.Datum{S: v.text()}, model.ColString, true, nil
 	case vTime:
 		if v.date {
-			return Datum{S: v.text()}, ColDate, false, nil
+			return model.Datum{S: v.text()}, model.ColDate, false, nil
 		}
-		return Datum{S: v.text()}, ColDateTime, false, nil
+		return model.Datum{S: v.text()}, model.ColDateTime, false, nil
 	}
-	return Datum{S: v.text()}, ColString, false, nil
+	return model.Datum{S: v.text()}, model.ColString, false, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/google/btree"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // Row tables are stored per row (DESIGN §4a): the engine reads and writes
@@ -44,19 +45,19 @@ type TableRows interface {
 	// Len is the number of rows.
 	Len() int
 	// Get returns the row stored under clustering key pk.
-	Get(pk string) ([]Datum, bool)
+	Get(pk string) ([]model.Datum, bool)
 	// Scan calls fn with the clustering key and row of every row whose
 	// key in index (ClusterIndex, or a position in RowsDef.Keys) is >= lo
 	// and < hi, in ascending key order; hi "" means no upper bound. It
 	// stops when fn returns false. fn must not change the rows.
-	Scan(index int, lo, hi string, fn func(pk string, row []Datum) bool) error
+	Scan(index int, lo, hi string, fn func(pk string, row []model.Datum) bool) error
 	// ScanDesc is Scan in descending key order.
-	ScanDesc(index int, lo, hi string, fn func(pk string, row []Datum) bool) error
+	ScanDesc(index int, lo, hi string, fn func(pk string, row []model.Datum) bool) error
 	// Put stores row and returns its clustering key. pk is the row's key
 	// in a table clustered by hidden row id ("" for a new row); otherwise
 	// the key comes from the row and pk is ignored. A row with the same
 	// clustering key is replaced.
-	Put(pk string, row []Datum) (string, error)
+	Put(pk string, row []model.Datum) (string, error)
 	// Delete removes the row stored under pk, if any.
 	Delete(pk string) error
 }
@@ -64,7 +65,7 @@ type TableRows interface {
 // ClusterKey is the position in Keys of the key rows are stored by, or
 // -1 when rows are clustered by a hidden row id (InnoDB's rule: the
 // primary key, else the first UNIQUE key of NOT NULL columns).
-func (rd *RowsDef) ClusterKey() int {
+func ClusterKey(rd *model.RowsDef) int {
 	for i, k := range rd.Keys {
 		if k.Primary {
 			return i
@@ -110,7 +111,7 @@ const treeDegree = 32
 // raftstore's memory state both keep row tables in one; readers read it
 // under the owner's lock (see TableRows).
 type RowTree struct {
-	def     *RowsDef
+	def     *model.RowsDef
 	cluster int
 	rows    *btree.BTreeG[rowItem]
 	// index[k] is the tree of rd.Keys[k], nil for the clustering key.
@@ -131,15 +132,15 @@ type RowTree struct {
 var _ TableRows = (*RowTree)(nil)
 
 // NewRowTree returns an empty tree for a table of definition rd.
-func NewRowTree(rd *RowsDef) *RowTree {
+func NewRowTree(rd *model.RowsDef) *RowTree {
 	t := &RowTree{rows: btree.NewG(treeDegree, lessItem)}
 	t.setDef(rd)
 	return t
 }
 
-func (t *RowTree) setDef(rd *RowsDef) {
+func (t *RowTree) setDef(rd *model.RowsDef) {
 	t.def = rd
-	t.cluster = rd.ClusterKey()
+	t.cluster = ClusterKey(rd)
 	t.index = make([]*btree.BTreeG[rowItem], len(rd.Keys))
 	for k := range rd.Keys {
 		if k != t.cluster {
@@ -207,13 +208,13 @@ func (t *RowTree) ChangedLen() int { return len(t.changed) }
 func (t *RowTree) ClearChanged() { clear(t.changed) }
 
 // Def is the definition the tree indexes.
-func (t *RowTree) Def() *RowsDef { return t.def }
+func (t *RowTree) Def() *model.RowsDef { return t.def }
 
 // Len is the number of rows.
 func (t *RowTree) Len() int { return t.rows.Len() }
 
 // Get returns the row stored under pk.
-func (t *RowTree) Get(pk string) ([]Datum, bool) {
+func (t *RowTree) Get(pk string) ([]model.Datum, bool) {
 	it, ok := t.rows.Get(probe(pk))
 	if !ok {
 		return nil, false
@@ -227,23 +228,23 @@ func (t *RowTree) Get(pk string) ([]Datum, bool) {
 }
 
 // Scan visits the rows whose index key lies in [lo, hi), in order.
-func (t *RowTree) Scan(index int, lo, hi string, fn func(pk string, row []Datum) bool) error {
+func (t *RowTree) Scan(index int, lo, hi string, fn func(pk string, row []model.Datum) bool) error {
 	return t.scan(index, lo, hi, false, fn)
 }
 
 // ScanDesc visits the rows whose index key lies in [lo, hi), last first.
-func (t *RowTree) ScanDesc(index int, lo, hi string, fn func(pk string, row []Datum) bool) error {
+func (t *RowTree) ScanDesc(index int, lo, hi string, fn func(pk string, row []model.Datum) bool) error {
 	return t.scan(index, lo, hi, true, fn)
 }
 
-func (t *RowTree) scan(index int, lo, hi string, desc bool, fn func(pk string, row []Datum) bool) error {
+func (t *RowTree) scan(index int, lo, hi string, desc bool, fn func(pk string, row []model.Datum) bool) error {
 	if index < ClusterIndex || index >= len(t.index) {
 		return fmt.Errorf("ticket: scan of index %d of %d", index, len(t.index))
 	}
 	ncols := len(t.def.Cols)
 	var err error
 	visit := func(it rowItem) bool {
-		var r []Datum
+		var r []model.Datum
 		if r, err = DecodeRow(it.b[it.klen:], ncols); err != nil {
 			return false
 		}
@@ -293,9 +294,9 @@ func (t *RowTree) scan(index int, lo, hi string, desc bool, fn func(pk string, r
 
 // clusterKeyOf is the clustering key row is stored under; pk is used
 // (or a new hidden id taken when "") for a table without a key.
-func (t *RowTree) clusterKeyOf(pk string, row []Datum) string {
+func (t *RowTree) clusterKeyOf(pk string, row []model.Datum) string {
 	if t.cluster >= 0 {
-		k, _ := t.def.IndexKey(t.cluster, row)
+		k, _ := IndexKey(t.def, t.cluster, row)
 		return k
 	}
 	if pk == "" {
@@ -306,8 +307,8 @@ func (t *RowTree) clusterKeyOf(pk string, row []Datum) string {
 }
 
 // indexItem is row's entry in index k, for a row stored under pk.
-func (t *RowTree) indexItem(k int, pk string, row []Datum) rowItem {
-	key, null := t.def.IndexKey(k, row)
+func (t *RowTree) indexItem(k int, pk string, row []model.Datum) rowItem {
+	key, null := IndexKey(t.def, k, row)
 	it := rowItem{b: key + pk, klen: uint32(len(key)), pko: uint32(len(key))}
 	if null || !t.def.Keys[k].Unique {
 		it.klen = uint32(len(it.b))
@@ -316,7 +317,7 @@ func (t *RowTree) indexItem(k int, pk string, row []Datum) rowItem {
 }
 
 // Put stores row.
-func (t *RowTree) Put(pk string, row []Datum) (string, error) {
+func (t *RowTree) Put(pk string, row []model.Datum) (string, error) {
 	if len(row) != len(t.def.Cols) {
 		return "", fmt.Errorf("%w: %d values in a table of %d columns", ErrRowsCorrupt, len(row), len(t.def.Cols))
 	}
@@ -387,7 +388,7 @@ func (t *RowTree) LoadStored(pk, stored string) error {
 		return err
 	}
 	if t.cluster >= 0 {
-		if k, _ := t.def.IndexKey(t.cluster, row); k != pk {
+		if k, _ := IndexKey(t.def, t.cluster, row); k != pk {
 			return fmt.Errorf("%w: row stored under another key", ErrRowsCorrupt)
 		}
 	} else if len(pk) == 8 {
@@ -419,19 +420,19 @@ func (t *RowTree) ScanStored(fn func(pk, stored string) error) error {
 // key added or dropped; the columns are unchanged). The engine checks
 // the rows against a new unique key first (checkUnique): a duplicate
 // here is ErrRowsDuplicate.
-func (t *RowTree) Rebuild(rd *RowsDef) (*RowTree, error) {
+func (t *RowTree) Rebuild(rd *model.RowsDef) (*RowTree, error) {
 	n := NewRowTree(rd)
 	if t.changed != nil {
 		n.TrackChanges()
 	}
 	n.hidden = t.hidden
 	var err error
-	scanErr := t.Scan(ClusterIndex, "", "", func(pk string, row []Datum) bool {
+	scanErr := t.Scan(ClusterIndex, "", "", func(pk string, row []model.Datum) bool {
 		if n.cluster >= 0 || t.cluster >= 0 {
 			pk = "" // a key from the row, or a new hidden id
 		}
 		if n.cluster >= 0 {
-			k, _ := rd.IndexKey(n.cluster, row)
+			k, _ := IndexKey(rd, n.cluster, row)
 			if _, dup := n.rows.Get(probe(k)); dup {
 				err = fmt.Errorf("%w: key %s", ErrRowsDuplicate, rd.Keys[n.cluster].Name)
 				return false
@@ -461,7 +462,7 @@ func (t *RowTree) Rebuild(rd *RowsDef) (*RowTree, error) {
 }
 
 // sameKeys reports whether two definitions index the same keys.
-func sameKeys(a, b *RowsDef) bool {
+func sameKeys(a, b *model.RowsDef) bool {
 	if len(a.Keys) != len(b.Keys) || len(a.Cols) != len(b.Cols) {
 		return false
 	}
@@ -486,12 +487,12 @@ func sameKeys(a, b *RowsDef) bool {
 
 // SameIndexing reports whether a tree of definition a indexes rows as
 // one of definition b does (stores call Rebuild when not).
-func SameIndexing(a, b *RowsDef) bool { return sameKeys(a, b) }
+func SameIndexing(a, b *model.RowsDef) bool { return sameKeys(a, b) }
 
 // PutRowTree is what a Store's PutTable does to a table's rows: cur
 // (nil if none yet) for a table now of definition rd (nil: not a row
 // table) becomes the returned tree, new, unchanged or re-indexed.
-func PutRowTree(cur *RowTree, rd *RowsDef) (*RowTree, error) {
+func PutRowTree(cur *RowTree, rd *model.RowsDef) (*RowTree, error) {
 	switch {
 	case rd == nil:
 		return nil, nil

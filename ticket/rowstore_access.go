@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // How a statement reaches the rows of a row table (rowstore.go): the
@@ -43,15 +45,15 @@ type RowsAccess struct {
 // (a range of that index), else a scan of the whole table in clustering
 // order. A condition whose value does not convert to its column's type
 // binds nothing (the WHERE then decides, row by row).
-func ChooseAccess(t *Table, conds []RowCond) RowsAccess {
+func ChooseAccess(t *model.Table, conds []model.RowCond) RowsAccess {
 	rd := t.Def.Rows
 	full := RowsAccess{Index: ClusterIndex}
 	if rd == nil || len(conds) == 0 {
 		return full
 	}
-	eq := make(map[int]Datum, len(conds))
+	eq := make(map[int]model.Datum, len(conds))
 	for _, cd := range conds {
-		j := rd.colIndex(cd.Col)
+		j := rd.ColIndex(cd.Col)
 		if j < 0 {
 			return full
 		}
@@ -64,7 +66,7 @@ func ChooseAccess(t *Table, conds []RowCond) RowsAccess {
 		}
 		eq[j] = d
 	}
-	cluster := rd.ClusterKey()
+	cluster := ClusterKey(rd)
 	best, bestN, bestScore := -1, 0, 0
 	for k, key := range rd.Keys {
 		n := 0
@@ -93,11 +95,11 @@ func ChooseAccess(t *Table, conds []RowCond) RowsAccess {
 	if best < 0 {
 		return full
 	}
-	vals := make([]Datum, bestN)
+	vals := make([]model.Datum, bestN)
 	for i := range vals {
 		vals[i] = eq[rd.Keys[best].Cols[i]]
 	}
-	lo := rd.ValueKey(best, vals)
+	lo := ValueKey(rd, best, vals)
 	a := RowsAccess{Index: best, Lo: lo, Hi: PrefixEnd(lo)}
 	if best == cluster {
 		a.Index = ClusterIndex
@@ -107,7 +109,7 @@ func ChooseAccess(t *Table, conds []RowCond) RowsAccess {
 }
 
 // ScanAccess visits the candidate rows of an access, in index order.
-func ScanAccess(rows TableRows, a RowsAccess, fn func(pk string, row []Datum) bool) error {
+func ScanAccess(rows TableRows, a RowsAccess, fn func(pk string, row []model.Datum) bool) error {
 	if a.Empty {
 		return nil
 	}
@@ -120,7 +122,7 @@ func ScanAccess(rows TableRows, a RowsAccess, fn func(pk string, row []Datum) bo
 				continue
 			}
 			stop := false
-			if err := rows.Scan(a.Index, k, PrefixEnd(k), func(pk string, r []Datum) bool {
+			if err := rows.Scan(a.Index, k, PrefixEnd(k), func(pk string, r []model.Datum) bool {
 				stop = !fn(pk, r)
 				return !stop
 			}); err != nil || stop {
@@ -147,72 +149,72 @@ func ScanAccess(rows TableRows, a RowsAccess, fn func(pk string, row []Datum) bo
 // decided row by row over a wider scan. A string column compared with a
 // number compares as a number ('5abc' = 5), so a number binds no string
 // key; a fraction (5.5) matches no integer.
-func indexValue(col *RowCol, v Value) (Datum, bool) {
-	if col.Kind == ColInt && (v.Kind == ValInt || v.Kind == ValUint) {
+func indexValue(col *model.RowCol, v model.Value) (model.Datum, bool) {
+	if col.Kind == model.ColInt && (v.Kind == model.ValInt || v.Kind == model.ValUint) {
 		// An integer in the column's range is stored as its decimal text
 		// (storeInt's answer, without its big.Rat); out of range, strict
 		// storing fails and so does the lookup.
 		if d, ok := intKeyValue(col.Int, v); ok {
 			return d, true
 		}
-		return Datum{}, false
+		return model.Datum{}, false
 	}
 	switch {
-	case v.Kind == ValNull || v.Kind == ValNow || v.Kind == ValDefault:
-		return Datum{}, false
-	case col.Kind == ColString && v.Kind != ValString:
-		return Datum{}, false
-	case col.Kind == ColInt && (v.Kind == ValDecimal || v.Kind == ValDouble):
+	case v.Kind == model.ValNull || v.Kind == model.ValNow || v.Kind == model.ValDefault:
+		return model.Datum{}, false
+	case col.Kind == model.ColString && v.Kind != model.ValString:
+		return model.Datum{}, false
+	case col.Kind == model.ColInt && (v.Kind == model.ValDecimal || v.Kind == model.ValDouble):
 		r, ok := new(mb.Rat).SetString(v.Str)
 		if !ok || !r.IsInt() {
-			return Datum{}, false
+			return model.Datum{}, false
 		}
-	case v.Kind == ValTemporal:
+	case v.Kind == model.ValTemporal:
 		// A DATE or DATETIME parameter on a temporal column, without a
 		// time of day or microseconds the stored form would drop; a TIME
 		// (on the statement's date) and other columns are scanned.
-		if col.Kind == ColInt || strings.Contains(v.Str, ".") || !(len(v.Str) >= 10 && v.Str[4] == '-') ||
-			(col.Kind == ColDate && len(v.Str) > 10 && !strings.HasSuffix(v.Str, " 00:00:00")) {
-			return Datum{}, false
+		if col.Kind == model.ColInt || strings.Contains(v.Str, ".") || !(len(v.Str) >= 10 && v.Str[4] == '-') ||
+			(col.Kind == model.ColDate && len(v.Str) > 10 && !strings.HasSuffix(v.Str, " 00:00:00")) {
+			return model.Datum{}, false
 		}
-	case col.Kind == ColInt && v.Kind == ValString:
+	case col.Kind == model.ColInt && v.Kind == model.ValString:
 		// Only a clean number: '5abc' compares as 5 but with a warning
 		// the scan raises.
 		p, rest := numericPrefix(v.Str)
 		if p == "" || strings.TrimRight(rest, " ") != "" {
-			return Datum{}, false
+			return model.Datum{}, false
 		}
 	}
-	var warns []Warning
+	var warns []model.Warning
 	sc := &storeCtx{strict: true, warns: &warns}
 	lv, e := litVal(v, time.Time{})
 	if e != nil {
-		return Datum{}, false
+		return model.Datum{}, false
 	}
 	d, e := sc.store(col, lv, 1)
 	if e != nil || d.Null || len(warns) > 0 {
-		return Datum{}, false
+		return model.Datum{}, false
 	}
 	return d, true
 }
 
 // intKeyValue is the Datum of an integer value v in a column of type it, ok
 // false when v is out of the type's range.
-func intKeyValue(it IntType, v Value) (Datum, bool) {
+func intKeyValue(it model.IntType, v model.Value) (model.Datum, bool) {
 	max := it.Max()
 	switch {
-	case v.Kind == ValUint:
+	case v.Kind == model.ValUint:
 		if v.Uint > max {
-			return Datum{}, false
+			return model.Datum{}, false
 		}
-		return Datum{S: strconv.FormatUint(v.Uint, 10)}, true
+		return model.Datum{S: strconv.FormatUint(v.Uint, 10)}, true
 	case v.Int >= 0:
 		if uint64(v.Int) > max {
-			return Datum{}, false
+			return model.Datum{}, false
 		}
 	case it.Unsigned || uint64(-(v.Int+1)) > max:
 		// A signed type's least value is -max-1.
-		return Datum{}, false
+		return model.Datum{}, false
 	}
-	return Datum{S: strconv.FormatInt(v.Int, 10)}, true
+	return model.Datum{S: strconv.FormatInt(v.Int, 10)}, true
 }

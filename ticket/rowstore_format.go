@@ -3,6 +3,8 @@ package ticket
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // The byte forms of a row table (rowstore.go): the memcomparable key of
@@ -18,13 +20,13 @@ import (
 // dates as their canonical text with 0x00 escaped as 0x00 0xFF and ended
 // by 0x00 0x01; each value ends where no other value of its column does,
 // so a key of several columns orders column by column.
-func keyBytes(b []byte, coll Collation, col *RowCol, d Datum) []byte {
+func keyBytes(b []byte, coll model.Collation, col *model.RowCol, d model.Datum) []byte {
 	if d.Null {
 		return append(b, 0)
 	}
 	b = append(b, 1)
 	switch col.Kind {
-	case ColInt:
+	case model.ColInt:
 		var n big
 		n.parse(d.S)
 		var u uint64
@@ -37,7 +39,7 @@ func keyBytes(b []byte, coll Collation, col *RowCol, d Datum) []byte {
 			u = n.abs ^ 1<<63
 		}
 		return binary.BigEndian.AppendUint64(b, u)
-	case ColString:
+	case model.ColString:
 		return appendCollKey(b, coll, d.S)
 	}
 	return appendEscaped(b, d.S)
@@ -55,12 +57,12 @@ func appendEscaped(b []byte, s string) []byte {
 
 // IndexKey is row's encoded key for rd.Keys[k]; null reports a NULL in
 // one of its columns (such a key never collides).
-func (rd *RowsDef) IndexKey(k int, row []Datum) (key string, null bool) {
+func IndexKey(rd *model.RowsDef, k int, row []model.Datum) (key string, null bool) {
 	var buf [64]byte
 	b := buf[:0]
 	for _, c := range rd.Keys[k].Cols {
 		null = null || row[c].Null
-		b = keyBytes(b, rd.collOf(&rd.Cols[c]), &rd.Cols[c], row[c])
+		b = keyBytes(b, rd.CollOf(&rd.Cols[c]), &rd.Cols[c], row[c])
 	}
 	return string(b), null
 }
@@ -68,12 +70,12 @@ func (rd *RowsDef) IndexKey(k int, row []Datum) (key string, null bool) {
 // ValueKey encodes values of the first len(vals) columns of key k, for
 // Scan bounds: every row whose key starts with these values has an index
 // key >= the result and < PrefixEnd of it.
-func (rd *RowsDef) ValueKey(k int, vals []Datum) string {
+func ValueKey(rd *model.RowsDef, k int, vals []model.Datum) string {
 	var buf [64]byte
 	b := buf[:0]
 	for i, d := range vals {
 		c := rd.Keys[k].Cols[i]
-		b = keyBytes(b, rd.collOf(&rd.Cols[c]), &rd.Cols[c], d)
+		b = keyBytes(b, rd.CollOf(&rd.Cols[c]), &rd.Cols[c], d)
 	}
 	return string(b)
 }
@@ -94,7 +96,7 @@ func PrefixEnd(p string) string {
 // AppendRow appends the stored form of a row: per value a byte (0 text,
 // 1 NULL) and, for text, its length as a uvarint and its bytes. It is the
 // value of a row in memory and in the state file.
-func AppendRow(b []byte, r []Datum) []byte {
+func AppendRow(b []byte, r []model.Datum) []byte {
 	for _, v := range r {
 		if v.Null {
 			b = append(b, 1)
@@ -109,8 +111,8 @@ func AppendRow(b []byte, r []Datum) []byte {
 
 // DecodeRow decodes a row of ncols values that AppendRow wrote. The
 // values share s's memory.
-func DecodeRow(s string, ncols int) ([]Datum, error) {
-	r := make([]Datum, ncols)
+func DecodeRow(s string, ncols int) ([]model.Datum, error) {
+	r := make([]model.Datum, ncols)
 	for i := range r {
 		if len(s) == 0 {
 			return nil, fmt.Errorf("%w: %d of %d values", ErrRowsCorrupt, i, ncols)

@@ -7,26 +7,28 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // TestKeyBytesOrder: the key encoding orders values as the column type
 // compares them (compareDatum), equal exactly when they compare equal, in
 // either collation.
 func TestKeyBytesOrder(t *testing.T) {
-	cols := []RowCol{
-		{Kind: ColInt, Int: IntType{Kind: BigInt}},
-		{Kind: ColInt, Int: IntType{Kind: BigInt, Unsigned: true}},
-		{Kind: ColString, Len: 8},
-		{Kind: ColDateTime},
+	cols := []model.RowCol{
+		{Kind: model.ColInt, Int: model.IntType{Kind: model.BigInt}},
+		{Kind: model.ColInt, Int: model.IntType{Kind: model.BigInt, Unsigned: true}},
+		{Kind: model.ColString, Len: 8},
+		{Kind: model.ColDateTime},
 	}
-	vals := [][]Datum{
+	vals := [][]model.Datum{
 		{{Null: true}, {S: "-9223372036854775808"}, {S: "-5"}, {S: "-1"}, {S: "0"}, {S: "1"}, {S: "255"}, {S: "256"}, {S: "9223372036854775807"}},
 		{{Null: true}, {S: "0"}, {S: "1"}, {S: "9223372036854775808"}, {S: "18446744073709551615"}},
 		{{Null: true}, {S: ""}, {S: "a"}, {S: "A "}, {S: "a\x00"}, {S: "ab"}, {S: "B"}, {S: "b\x00c"}, {S: "b\x01"},
 			{S: "é"}, {S: "E"}, {S: "_"}, {S: "ß"}, {S: "s"}, {S: "😀"}, {S: "🚀"}, {S: "a\t"}, {S: "a b"}},
 		{{Null: true}, {S: "2024-01-01 00:00:00"}, {S: "2024-01-01 00:00:01"}, {S: "2025-01-01 00:00:00"}},
 	}
-	for _, coll := range []Collation{CollLegacy, CollGeneralCI, CollBin, CollGeneralCI3, CollBin3} {
+	for _, coll := range []model.Collation{model.CollLegacy, model.CollGeneralCI, model.CollBin, model.CollGeneralCI3, model.CollBin3} {
 		for i := range cols {
 			col := &cols[i]
 			for _, a := range vals[i] {
@@ -52,27 +54,27 @@ func TestKeyBytesOrder(t *testing.T) {
 // plain secondary key, against a sorted slice: the clustering order,
 // every index's order, and duplicate refusals agree.
 func TestRowTreeMatchesSlice(t *testing.T) {
-	d, err := NewTableDef(&TableSpec{DB: "d", Name: "t", Columns: []ColumnSpec{
+	d, err := NewTableDef(&model.TableSpec{DB: "d", Name: "t", Columns: []model.ColumnSpec{
 		{Name: "id", Type: "int", NotNull: true}, {Name: "u", Type: "varchar", Width: 4}, {Name: "v", Type: "int"}},
-		Keys: []KeySpec{{Primary: true, Columns: []string{"id"}}, {Unique: true, Name: "u", Columns: []string{"u"}}, {Name: "v", Columns: []string{"v", "u"}}}})
+		Keys: []model.KeySpec{{Primary: true, Columns: []string{"id"}}, {Unique: true, Name: "u", Columns: []string{"u"}}, {Name: "v", Columns: []string{"v", "u"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rd := d.Rows
 	rt := NewRowTree(rd)
-	ref := map[string][]Datum{} // by id
+	ref := map[string][]model.Datum{} // by id
 	r := rand.New(rand.NewPCG(3, 4))
 	for step := range 20000 {
 		id := strconv.Itoa(r.IntN(300) - 100)
 		if r.IntN(3) == 0 {
-			pk, _ := rd.IndexKey(0, []Datum{{S: id}, {}, {}})
+			pk, _ := IndexKey(rd, 0, []model.Datum{{S: id}, {}, {}})
 			must(t, rt.Delete(pk))
 			delete(ref, id)
 			continue
 		}
-		row := []Datum{{S: id}, {S: string(rune('a' + r.IntN(26)))}, {S: strconv.Itoa(r.IntN(10))}}
+		row := []model.Datum{{S: id}, {S: string(rune('a' + r.IntN(26)))}, {S: strconv.Itoa(r.IntN(10))}}
 		if r.IntN(4) == 0 {
-			row[1] = Datum{Null: true}
+			row[1] = model.Datum{Null: true}
 		}
 		dup := false
 		for oid, o := range ref {
@@ -91,7 +93,7 @@ func TestRowTreeMatchesSlice(t *testing.T) {
 	if rt.Len() != len(ref) {
 		t.Fatalf("%d rows, want %d", rt.Len(), len(ref))
 	}
-	want := slices.Collect(func(yield func([]Datum) bool) {
+	want := slices.Collect(func(yield func([]model.Datum) bool) {
 		for _, row := range ref {
 			if !yield(row) {
 				return
@@ -99,7 +101,7 @@ func TestRowTreeMatchesSlice(t *testing.T) {
 		}
 	})
 	for _, index := range []int{ClusterIndex, 1, 2} {
-		order := func(a, b []Datum) int {
+		order := func(a, b []model.Datum) int {
 			switch index {
 			case 1:
 				if c := compareDatum(rd.Collation, &rd.Cols[1], a[1], b[1]); c != 0 {
@@ -116,16 +118,16 @@ func TestRowTreeMatchesSlice(t *testing.T) {
 			return compareDatum(rd.Collation, &rd.Cols[0], a[0], b[0])
 		}
 		slices.SortFunc(want, order)
-		var got [][]Datum
-		must(t, rt.Scan(index, "", "", func(_ string, row []Datum) bool { got = append(got, row); return true }))
+		var got [][]model.Datum
+		must(t, rt.Scan(index, "", "", func(_ string, row []model.Datum) bool { got = append(got, row); return true }))
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("index %d order:\n got %v\nwant %v", index, got, want)
 		}
 	}
 	// A range of the secondary key: v = 3.
-	lo := rd.ValueKey(2, []Datum{{S: "3"}})
+	lo := ValueKey(rd, 2, []model.Datum{{S: "3"}})
 	n := 0
-	must(t, rt.Scan(2, lo, PrefixEnd(lo), func(_ string, row []Datum) bool {
+	must(t, rt.Scan(2, lo, PrefixEnd(lo), func(_ string, row []model.Datum) bool {
 		if row[2].S != "3" {
 			t.Errorf("v=3 range gave %v", row)
 		}
@@ -163,7 +165,7 @@ func BenchmarkRowTreeMemory(b *testing.B) {
 		runtime.ReadMemStats(&before)
 		rt := NewRowTree(d.Rows)
 		for i := range n {
-			row := []Datum{{S: strconv.Itoa(i + 1)}, {S: fmt.Sprintf("10.0.%d.%d", i/250%250, i%250)},
+			row := []model.Datum{{S: strconv.Itoa(i + 1)}, {S: fmt.Sprintf("10.0.%d.%d", i/250%250, i%250)},
 				{S: strconv.Itoa(i) + "-1732000000000"}, {S: "2026-11-24"}, {S: "2026-11-24 10:00:00"}}
 			if _, err := rt.Put("", row); err != nil {
 				b.Fatal(err)
@@ -184,7 +186,7 @@ func BenchmarkRowTreeMemory(b *testing.B) {
 // ClearChanged, and every key written since ClearChanged is listed.
 // Checkpoints write exactly this into the state file.
 func TestChangedIsTheTree(t *testing.T) {
-	spec := func(keys ...KeySpec) *RowsDef {
+	spec := func(keys ...model.KeySpec) *model.RowsDef {
 		s := workerSpec()
 		s.Columns[0].AutoInc = false
 		s.Keys = keys
@@ -194,10 +196,10 @@ func TestChangedIsTheTree(t *testing.T) {
 		}
 		return d.Rows
 	}
-	defs := []*RowsDef{
-		spec(KeySpec{Primary: true, Columns: []string{"ID"}}),
-		spec(KeySpec{Primary: true, Columns: []string{"ID"}}, KeySpec{Name: "p", Unique: true, Columns: []string{"PORT"}}),
-		spec(KeySpec{Name: "p", Unique: true, Columns: []string{"PORT"}}), // clustered by PORT
+	defs := []*model.RowsDef{
+		spec(model.KeySpec{Primary: true, Columns: []string{"ID"}}),
+		spec(model.KeySpec{Primary: true, Columns: []string{"ID"}}, model.KeySpec{Name: "p", Unique: true, Columns: []string{"PORT"}}),
+		spec(model.KeySpec{Name: "p", Unique: true, Columns: []string{"PORT"}}), // clustered by PORT
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	rt := NewRowTree(defs[0])
@@ -214,7 +216,7 @@ func TestChangedIsTheTree(t *testing.T) {
 			if r.IntN(20) == 0 {
 				port = "p" + strconv.Itoa(r.IntN(300)+1)
 			}
-			row := []Datum{{S: strconv.Itoa(id)}, {S: "h" + strconv.Itoa(r.IntN(5))}, {S: port},
+			row := []model.Datum{{S: strconv.Itoa(id)}, {S: "h" + strconv.Itoa(r.IntN(5))}, {S: port},
 				{S: "2026-11-24"}, {S: "2026-11-24 10:00:00"}}
 			if pk, err := rt.Put("", row); err == nil {
 				written[pk] = true
@@ -279,7 +281,7 @@ type countingRows struct {
 	puts, deletes int
 }
 
-func (c *countingRows) Put(pk string, row []Datum) (string, error) {
+func (c *countingRows) Put(pk string, row []model.Datum) (string, error) {
 	c.puts++
 	return c.TableRows.Put(pk, row)
 }
@@ -299,8 +301,8 @@ func TestReplaceKeepsKeyInOneWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	rt := NewRowTree(d.Rows)
-	row := func(id int, port string) []Datum {
-		return []Datum{{S: strconv.Itoa(id)}, {S: "h"}, {S: port}, {S: "2026-11-24"}, {S: "2026-11-24 10:00:00"}}
+	row := func(id int, port string) []model.Datum {
+		return []model.Datum{{S: strconv.Itoa(id)}, {S: "h"}, {S: port}, {S: "2026-11-24"}, {S: "2026-11-24 10:00:00"}}
 	}
 	pks := map[int]string{}
 	for id := 1; id <= 3; id++ {

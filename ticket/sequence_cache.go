@@ -3,6 +3,8 @@ package ticket
 import (
 	"context"
 	"sync"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // seqCaches are the leader's sequence caches (CACHE n > 1): the leader
@@ -76,7 +78,7 @@ func (sc *seqCaches) reset() {
 }
 
 // load learns whether the sequence caches, from the local state.
-func (sc *seqCaches) load(e *seqCache, c *Command, term, gen uint64) {
+func (sc *seqCaches) load(e *seqCache, c *model.Command, term, gen uint64) {
 	t, err := readTable(sc.read, c.DB, c.Table)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -92,15 +94,15 @@ func (sc *seqCaches) load(e *seqCache, c *Command, term, gen uint64) {
 // next answers NEXTVAL(c.DB.c.Table) on the leader: from the cache, or
 // through Raft. ok is false when this node does not lead (the caller
 // forwards).
-func (sc *seqCaches) next(ctx context.Context, c *Command) (Result, bool, error) {
+func (sc *seqCaches) next(ctx context.Context, c *model.Command) (model.Result, bool, error) {
 	term, leader := sc.lead.LeaderTerm()
 	if !leader {
-		return Result{}, false, nil
+		return model.Result{}, false, nil
 	}
 	e := sc.m.get(tableKey{c.DB, c.Table})
 	for {
 		if err := ctx.Err(); err != nil {
-			return Result{}, true, err
+			return model.Result{}, true, err
 		}
 		e.mu.Lock()
 		if e.stale(term) {
@@ -114,7 +116,7 @@ func (sc *seqCaches) next(ctx context.Context, c *Command) (Result, bool, error)
 		}
 		if !e.cached {
 			e.mu.Unlock()
-			r, err := sc.propose(ctx, &Command{Op: OpSeqNext, DB: c.DB, Table: c.Table, Seq: &SeqCommand{Count: 1}})
+			r, err := sc.propose(ctx, &model.Command{Op: model.OpSeqNext, DB: c.DB, Table: c.Table, Seq: &model.SeqCommand{Count: 1}})
 			return r, true, err
 		}
 		if e.valid && before(e.next, e.end, e.inc) {
@@ -127,18 +129,18 @@ func (sc *seqCaches) next(ctx context.Context, c *Command) (Result, bool, error)
 			}
 			if err != nil {
 				sc.drop(c.DB, c.Table)
-				return Result{}, true, err
+				return model.Result{}, true, err
 			}
-			return Result{First: uint64(v)}, true, nil
+			return model.Result{First: uint64(v)}, true, nil
 		}
 		if rf := e.refilling; rf != nil {
 			e.mu.Unlock()
 			if _, err := rf.wait(ctx); err != nil {
-				return Result{}, true, err
+				return model.Result{}, true, err
 			}
 			continue
 		}
-		r, err, fresh := e.through(ctx, sc.propose, &Command{Op: OpSeqNext, DB: c.DB, Table: c.Table, Seq: &SeqCommand{}})
+		r, err, fresh := e.through(ctx, sc.propose, &model.Command{Op: model.OpSeqNext, DB: c.DB, Table: c.Table, Seq: &model.SeqCommand{}})
 		if err == nil && r.Err == nil && fresh && e.term == term && leads(sc.lead, term) {
 			inc := int64(r.Matched)
 			first, end := int64(r.First), int64(r.Last)
@@ -173,8 +175,8 @@ func stepFrom(v, inc, end int64) int64 {
 // then this one 6174.. from its cache). from is fromPeer for another
 // node's command (a forwarded batch), which this node's node-scoped
 // ranges never serve: its session's values must follow its own node's.
-func (s *Service) execSeq(ctx context.Context, c *Command, from origin) (Result, error) {
-	if c.Op == OpSeqNext {
+func (s *Service) execSeq(ctx context.Context, c *model.Command, from origin) (model.Result, error) {
+	if c.Op == model.OpSeqNext {
 		if c.Seq != nil && c.Seq.Count == 0 {
 			// A node's block of a node-scoped sequence, forwarded, or the
 			// refill of a leader deposed while it waited in the batcher:
@@ -195,10 +197,10 @@ func (s *Service) execSeq(ctx context.Context, c *Command, from origin) (Result,
 		// itself if this node has become leader meanwhile.
 		return s.b.exec(ctx, c, from)
 	}
-	if c.Op == OpSetVal && s.seq != nil {
+	if c.Op == model.OpSetVal && s.seq != nil {
 		if free, until, ok := s.seq.drop(c.DB, c.Table); ok {
 			cp := *c
-			sq := SeqCommand{}
+			sq := model.SeqCommand{}
 			if c.Seq != nil {
 				sq = *c.Seq
 			}
@@ -213,7 +215,7 @@ func (s *Service) execSeq(ctx context.Context, c *Command, from origin) (Result,
 // execSeqBatch runs the sequence commands of a forwarded batch, each on
 // its own, concurrently: their cache hits share VerifyLeader rounds, and
 // the others share proposals in the batcher.
-func (s *Service) execSeqBatch(ctx context.Context, cmds []Command, idx []int, out []Result) error {
+func (s *Service) execSeqBatch(ctx context.Context, cmds []model.Command, idx []int, out []model.Result) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(idx))
 	for j, i := range idx {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // ErrClosed is returned by a Service that has been closed.
@@ -144,13 +146,13 @@ func NewService(repl Replicator, read Reader, cfg Config, log *slog.Logger) *Ser
 // Exec commits one command and returns its result. A non-nil error is a
 // replication failure (wrapping ErrNoQuorum or ErrUncertain, or the
 // context's error); statement errors are in Result.Err.
-func (s *Service) Exec(ctx context.Context, c *Command) (Result, error) {
+func (s *Service) Exec(ctx context.Context, c *model.Command) (model.Result, error) {
 	return s.ExecFor(ctx, nil, c)
 }
 
 // ExecFor is Exec for a session's statement: a compare-and-set that
 // lost keeps its row for the session's retry (casgate.go).
-func (s *Service) ExecFor(ctx context.Context, who *Session, c *Command) (Result, error) {
+func (s *Service) ExecFor(ctx context.Context, who *Session, c *model.Command) (model.Result, error) {
 	var owner uint64
 	if who != nil {
 		owner = who.casOwner
@@ -158,7 +160,7 @@ func (s *Service) ExecFor(ctx context.Context, who *Session, c *Command) (Result
 	if isSeqOp(c.Op) {
 		return s.execSeq(ctx, c, fromSession)
 	}
-	if c.Op == OpKeys {
+	if c.Op == model.OpKeys {
 		return s.execKeys(ctx, c)
 	}
 	var start time.Time
@@ -168,7 +170,7 @@ func (s *Service) ExecFor(ctx context.Context, who *Session, c *Command) (Result
 	if eligible(c) {
 		if ids, ok, err := s.node.assign(ctx, c); ok {
 			if err != nil {
-				return Result{}, err
+				return model.Result{}, err
 			}
 			s.obs.Allocated(c.DB, c.Table, uint64(len(ids)), time.Since(start), true)
 			return served(ids), nil
@@ -181,7 +183,7 @@ func (s *Service) ExecFor(ctx context.Context, who *Session, c *Command) (Result
 				err = s.res.confirm(ctx, c, term)
 			}
 			if err != nil {
-				return Result{}, err
+				return model.Result{}, err
 			}
 			s.obs.Allocated(c.DB, c.Table, uint64(len(ids)), time.Since(start), true)
 			return served(ids), nil
@@ -189,7 +191,7 @@ func (s *Service) ExecFor(ctx context.Context, who *Session, c *Command) (Result
 	}
 	// Through Raft: the batcher drops the caches c can overtake, before
 	// and after (overtake.go).
-	var r Result
+	var r model.Result
 	var err error
 	switch {
 	case s.tracks(c):
@@ -210,14 +212,14 @@ func (s *Service) ExecFor(ctx context.Context, who *Session, c *Command) (Result
 // otherwise, and the caller runs Exec. It saves the caller arming a
 // statement deadline for the commonest statement of node-scoped tables
 // (the wire layer's timer was 3.6% of a node's CPU under sysbench).
-func (s *Service) TryExec(c *Command) (r Result, ok bool) {
+func (s *Service) TryExec(c *model.Command) (r model.Result, ok bool) {
 	if !eligible(c) {
-		return Result{}, false
+		return model.Result{}, false
 	}
 	start := time.Now()
 	ids := s.node.tryTake(c)
 	if ids == nil {
-		return Result{}, false
+		return model.Result{}, false
 	}
 	s.obs.Allocated(c.DB, c.Table, uint64(len(ids)), time.Since(start), true)
 	return served(ids), true
@@ -230,8 +232,8 @@ func (s *Service) TryExec(c *Command) (r Result, ok bool) {
 // command does (overtake.go), but never this node's node-scoped blocks:
 // the commands are another node's, whose order this node's answers need
 // not follow. An error fails the whole batch.
-func (s *Service) ExecBatch(ctx context.Context, cmds []Command) ([]Result, error) {
-	out := make([]Result, len(cmds))
+func (s *Service) ExecBatch(ctx context.Context, cmds []model.Command) ([]model.Result, error) {
+	out := make([]model.Result, len(cmds))
 	viaRaft := make([]int, 0, len(cmds))
 	type assigned struct {
 		i    int
@@ -246,7 +248,7 @@ func (s *Service) ExecBatch(ctx context.Context, cmds []Command) ([]Result, erro
 			seqs = append(seqs, i)
 			continue
 		}
-		if c.Op == OpKeys && s.kb != nil {
+		if c.Op == model.OpKeys && s.kb != nil {
 			keys = append(keys, i)
 			continue
 		}
@@ -296,7 +298,7 @@ func (s *Service) ExecBatch(ctx context.Context, cmds []Command) ([]Result, erro
 // does not queue them: the batch answers as one, and one compare-and-set
 // waiting for its turn would hold back every other session's answer in
 // it.
-func (s *Service) execForwarded(ctx context.Context, cmds []Command, idx []int, out []Result) error {
+func (s *Service) execForwarded(ctx context.Context, cmds []model.Command, idx []int, out []model.Result) error {
 	if len(idx) == 1 && s.tracks(&cmds[idx[0]]) {
 		// Alone in its batch, as a follower forwards a compare-and-set
 		// (forwardsAlone), it may take its turn.
@@ -305,7 +307,7 @@ func (s *Service) execForwarded(ctx context.Context, cmds []Command, idx []int, 
 		out[idx[0]], err = s.tracked(ctx, c, CASOwner(ctx), true, fromPeer)
 		return err
 	}
-	batch := make([]*Command, len(idx))
+	batch := make([]*model.Command, len(idx))
 	var scopes []writeScope
 	for j, i := range idx {
 		batch[j] = &cmds[i]

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // Temporal literals as MariaDB 10.11 reads them (str_to_datetime and
@@ -259,7 +260,7 @@ func isPunct(c byte) bool {
 // readTimeVal reads v, a string or an integer, as RulesV11 stores a
 // temporal literal: ok is false for what MariaDB finds no date in; a form
 // ticketd does not read is 1235.
-func readTimeVal(v val) (time.Time, bool, *Error) {
+func readTimeVal(v val) (time.Time, bool, *model.Error) {
 	t, cut, ok, e := readTimeCut(v)
 	if cut {
 		return time.Time{}, false, nil
@@ -269,7 +270,7 @@ func readTimeVal(v val) (time.Time, bool, *Error) {
 
 // readTimeCut is readTimeVal that also reports a date followed by text
 // (cut), which a comparison reads with a warning.
-func readTimeCut(v val) (t time.Time, cut, ok bool, e *Error) {
+func readTimeCut(v val) (t time.Time, cut, ok bool, e *model.Error) {
 	var r timeRead
 	switch v.k {
 	case vInt:
@@ -300,21 +301,21 @@ func readTimeCut(v val) (t time.Time, cut, ok bool, e *Error) {
 // toTime is v as a DATETIME for a comparison with a temporal value; a
 // string or number that is no date warns (1292) and is the zero date (ok
 // false under the rules before RulesV11: no match).
-func (env *evalEnv) toTime(v val, x *RowExpr) (time.Time, bool, *Error) {
+func (env *evalEnv) toTime(v val, x *model.RowExpr) (time.Time, bool, *model.Error) {
 	switch v.k {
 	case vTime:
 		return v.t, true, nil
 	case vStr:
-		if x.Op == EVal && env.lit != nil {
+		if x.Op == model.EVal && env.lit != nil {
 			if c, ok := env.lit[x]; ok && c.k == vTime {
 				return c.t, true, nil
 			}
 		}
-		if x.Op == EVal && env.bad[x] {
+		if x.Op == model.EVal && env.bad[x] {
 			return time.Time{}, !env.older, nil
 		}
 		t, ok, e := env.parseTime(v)
-		if e != nil && x.Op != EVal {
+		if e != nil && x.Op != model.EVal {
 			// A column's value in a form ticketd does not read: the
 			// statement is not refused for a row's data; it compares as
 			// what is no date (MariaDB finds none in most such strings:
@@ -327,9 +328,9 @@ func (env *evalEnv) toTime(v val, x *RowExpr) (time.Time, bool, *Error) {
 		if !ok {
 			// A literal warns once per statement, a column once per row.
 			env.warn("Warning", mysqlerr.CodeTruncatedWrongValue, "Truncated incorrect datetime value: '%s'", v.s)
-			if x.Op == EVal && env.lit != nil {
+			if x.Op == model.EVal && env.lit != nil {
 				if env.bad == nil {
-					env.bad = map[*RowExpr]bool{}
+					env.bad = map[*model.RowExpr]bool{}
 				}
 				env.bad[x] = true
 			}
@@ -337,7 +338,7 @@ func (env *evalEnv) toTime(v val, x *RowExpr) (time.Time, bool, *Error) {
 			// every date (builds before RulesV11: as NULL).
 			return time.Time{}, !env.older, nil
 		}
-		if x.Op == EVal && env.lit != nil {
+		if x.Op == model.EVal && env.lit != nil {
 			env.lit[x] = val{k: vTime, t: t}
 		}
 		return t, true, nil
@@ -364,7 +365,7 @@ func (env *evalEnv) toTime(v val, x *RowExpr) (time.Time, bool, *Error) {
 // the rules the statement applies under: ok is false for what MariaDB
 // finds no date in, and a form ticketd does not read is 1235; a date
 // followed by text is that date, with a warning.
-func (env *evalEnv) parseTime(v val) (time.Time, bool, *Error) {
+func (env *evalEnv) parseTime(v val) (time.Time, bool, *model.Error) {
 	if env.older {
 		t, ok := parseTime(v.text())
 		return t, ok, nil

@@ -9,34 +9,12 @@ import (
 	"time"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
-)
-
-// Typed values: what a client's binary-protocol parameters (COM_STMT_EXECUTE)
-// are when they are neither integers nor strings. MariaDB keeps a
-// parameter's type, and its conversions follow it: a DATETIME parameter
-// stored into an INT column is 20240102030405 where the string
-// '2024-01-02 03:04:05' is cut to 2024 (1265), and a DOUBLE is rounded
-// half to even (rint) where a DECIMAL is rounded half away from zero. So
-// these values travel as they were sent, in the replicated command, and
-// the row engine converts them (litVal) like its other values.
-const (
-	// ValTemporal is a DATE, DATETIME/TIMESTAMP or TIME parameter. Str
-	// holds it in MariaDB's text form: '2024-01-02' (DATE),
-	// '2024-01-02 03:04:05' with '.ffffff' when it has microseconds
-	// (DATETIME), '[-]hhh:mm:ss[.ffffff]' (TIME); after a '!', one that
-	// MariaDB would store as a zero date (or cut to 838:59:59), which
-	// the row engine refuses (1235).
-	ValTemporal ValueKind = 9
-	// ValDouble is a DOUBLE or FLOAT parameter (a FLOAT is widened to
-	// double, as MariaDB does), or a DOUBLE literal (1e2). Str holds Go's
-	// shortest round-trip text of the float64 (strconv 'g', -1), so that
-	// every replica reads back the same bits.
-	ValDouble ValueKind = 10
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // DoubleValue is f as a statement value.
-func DoubleValue(f float64) Value {
-	return Value{Kind: ValDouble, Str: strconv.FormatFloat(f, 'g', -1, 64)}
+func DoubleValue(f float64) model.Value {
+	return model.Value{Kind: model.ValDouble, Str: strconv.FormatFloat(f, 'g', -1, 64)}
 }
 
 // Temporal kinds of TemporalValue.
@@ -52,7 +30,7 @@ const (
 // exist (February 30th) is sent on as its text, a string, which the row
 // engine refuses as MariaDB does (1292); one MariaDB would store as a
 // zero date (month 13, month 0, 0000-00-00) is marked for refusal.
-func TemporalValue(kind int, neg bool, year, month, day, hour, minute, second, micro int) Value {
+func TemporalValue(kind int, neg bool, year, month, day, hour, minute, second, micro int) model.Value {
 	var b strings.Builder
 	switch kind {
 	case TemporalTime:
@@ -75,30 +53,30 @@ func TemporalValue(kind int, neg bool, year, month, day, hour, minute, second, m
 	if !inRange {
 		// MariaDB stores a zero date for these, with a warning; ticketd
 		// holds no zero date.
-		return Value{Kind: ValTemporal, Str: "!" + b.String()}
+		return model.Value{Kind: model.ValTemporal, Str: "!" + b.String()}
 	}
 	if kind == TemporalTime && hour > 838 {
 		// Beyond TIME's range: MariaDB cuts it to 838:59:59, with a warning.
-		return Value{Kind: ValTemporal, Str: "!" + b.String()}
+		return model.Value{Kind: model.ValTemporal, Str: "!" + b.String()}
 	}
 	if kind != TemporalTime && (month == 0 || day == 0) {
 		// The zero date, or a zero month or day ('2024-00-10'), which
 		// MariaDB stores (without NO_ZERO_DATE/NO_ZERO_IN_DATE); ticketd
 		// holds none.
-		return Value{Kind: ValTemporal, Str: "!" + b.String()}
+		return model.Value{Kind: model.ValTemporal, Str: "!" + b.String()}
 	}
 	if kind != TemporalTime && day > time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day() {
 		// February 30th: MariaDB refuses it as it does the string (1292).
-		return Value{Kind: ValString, Str: b.String()}
+		return model.Value{Kind: model.ValString, Str: b.String()}
 	}
-	return Value{Kind: ValTemporal, Str: b.String()}
+	return model.Value{Kind: model.ValTemporal, Str: b.String()}
 }
 
 // temporalVal is a ValTemporal as an evaluated value. A TIME is taken on
 // the statement's date where a date is needed (MariaDB uses the current
 // date), and as itself in text ('12:34:56') and numbers (123456).
-func temporalVal(s string, now time.Time) (val, *Error) {
-	bad := func() (val, *Error) {
+func temporalVal(s string, now time.Time) (val, *model.Error) {
+	bad := func() (val, *model.Error) {
 		return val{}, mysqlerr.New(mysqlerr.CodeWrongArguments, "Incorrect arguments to mysqld_stmt_execute (temporal value %q)", s)
 	}
 	if strings.HasPrefix(s, "!") {
@@ -146,7 +124,7 @@ func clockNumber(s string) *mb.Rat {
 
 // doubleVal is a ValDouble as an evaluated value: the shortest decimal
 // that reads back as the double (0.1 is 1/10), with MariaDB's text.
-func doubleVal(s string) (val, *Error) {
+func doubleVal(s string) (val, *model.Error) {
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 		return val{}, mysqlerr.New(mysqlerr.CodeWrongArguments, "Incorrect arguments to mysqld_stmt_execute (double value %q)", s)
@@ -164,7 +142,7 @@ func dblVal(f float64) val {
 // precision with a DOUBLE result, as MariaDB does (max_id + ? with a
 // double 1000 is exact below 2^53, as there); out of the double's range
 // is 1690.
-func doubleArith(a, b val, op byte, x *RowExpr) (val, *Error) {
+func doubleArith(a, b val, op byte, x *model.RowExpr) (val, *model.Error) {
 	fa, _ := a.rat().Float64()
 	fb, _ := b.rat().Float64()
 	var f float64
@@ -319,7 +297,7 @@ func isDate(v val) bool { return v.k == vTime && !v.clock }
 // compareClock compares a TIME parameter with a string, a number or
 // another TIME as MariaDB does: as TIME ('12:34:56' and 123456 are
 // 12:34:56); a value that is no time matches nothing, with warning 1292.
-func (env *evalEnv) compareClock(a, b val) (int, bool, *Error) {
+func (env *evalEnv) compareClock(a, b val) (int, bool, *model.Error) {
 	da, ok := env.toClock(a)
 	if !ok {
 		return 0, true, nil
@@ -415,16 +393,16 @@ func textClock(s string) (time.Duration, string) {
 // when it converts exactly, so that a DATE or DATETIME parameter is
 // compared as 20240102 or 20240102030405, without a warning. ok is false
 // when the rule does not apply.
-func (env *evalEnv) bigintConst(a, b val, ax, bx *RowExpr) (c int, ok bool) {
+func (env *evalEnv) bigintConst(a, b val, ax, bx *model.RowExpr) (c int, ok bool) {
 	col, k := ax, b
-	if ax.Op != ECol {
+	if ax.Op != model.ECol {
 		col, k = bx, a
 	}
-	if col.Op != ECol || (ax.Op == ECol && bx.Op == ECol) || !isDate(k) || k.t.Nanosecond() != 0 {
+	if col.Op != model.ECol || (ax.Op == model.ECol && bx.Op == model.ECol) || !isDate(k) || k.t.Nanosecond() != 0 {
 		return 0, false
 	}
-	j := env.rd.colIndex(col.Col)
-	if j < 0 || env.rd.Cols[j].Kind != ColInt || env.rd.Cols[j].Int.Kind != BigInt {
+	j := env.rd.ColIndex(col.Col)
+	if j < 0 || env.rd.Cols[j].Kind != model.ColInt || env.rd.Cols[j].Int.Kind != model.BigInt {
 		return 0, false
 	}
 	layout := "20060102150405"

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 func TestTypedValues(t *testing.T) {
@@ -33,7 +35,7 @@ func TestTypedValues(t *testing.T) {
 	}
 	now := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
 	for _, tc := range []struct {
-		v        Value
+		v        model.Value
 		text     string
 		storeInt string
 	}{
@@ -51,14 +53,14 @@ func TestTypedValues(t *testing.T) {
 		if v.text() != tc.text {
 			t.Errorf("%+v: text %q, want %q", tc.v, v.text(), tc.text)
 		}
-		var warns []Warning
+		var warns []model.Warning
 		sc := &storeCtx{strict: true, warns: &warns}
-		d, e := sc.store(&RowCol{Name: "b", Kind: ColInt, Int: IntType{Kind: BigInt}}, v, 1)
+		d, e := sc.store(&model.RowCol{Name: "b", Kind: model.ColInt, Int: model.IntType{Kind: model.BigInt}}, v, 1)
 		if e != nil || d.S != tc.storeInt {
 			t.Errorf("%+v into BIGINT: %q %v, want %s", tc.v, d.S, e, tc.storeInt)
 		}
 	}
-	if v := TemporalValue(TemporalDate, false, 2024, 2, 30, 0, 0, 0, 0); v.Kind != ValString || v.Str != "2024-02-30" {
+	if v := TemporalValue(TemporalDate, false, 2024, 2, 30, 0, 0, 0, 0); v.Kind != model.ValString || v.Str != "2024-02-30" {
 		t.Errorf("February 30th: %+v, want the string", v)
 	}
 }
@@ -71,18 +73,18 @@ func TestTypedValues(t *testing.T) {
 //	go test -run '^$' -fuzz '^FuzzTypedValues$' -fuzztime 1m ./ticket
 func FuzzTypedValues(f *testing.F) {
 	for _, s := range []string{"2024-01-02", "2024-01-02 03:04:05.000678", "-838:59:59", "12:34:56.5", "!2024-13-01", "0.1", "1e20", "-2.5", "0000-00-00"} {
-		f.Add(uint8(ValTemporal), s, 0.1, 10)
-		f.Add(uint8(ValDouble), s, -1e-300, 3)
+		f.Add(uint8(model.ValTemporal), s, 0.1, 10)
+		f.Add(uint8(model.ValDouble), s, -1e-300, 3)
 	}
 	now := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
-	cols := []RowCol{
-		{Name: "i", Kind: ColInt, Int: IntType{Kind: TinyInt}},
-		{Name: "u", Kind: ColInt, Int: IntType{Kind: BigInt, Unsigned: true}},
-		{Name: "s", Kind: ColString, Type: "varchar(5)", Len: 5},
-		{Name: "c", Kind: ColString, Type: "char(3)", Len: 3},
-		{Name: "d", Kind: ColDate}, {Name: "t", Kind: ColDateTime}, {Name: "ts", Kind: ColTimestamp},
+	cols := []model.RowCol{
+		{Name: "i", Kind: model.ColInt, Int: model.IntType{Kind: model.TinyInt}},
+		{Name: "u", Kind: model.ColInt, Int: model.IntType{Kind: model.BigInt, Unsigned: true}},
+		{Name: "s", Kind: model.ColString, Type: "varchar(5)", Len: 5},
+		{Name: "c", Kind: model.ColString, Type: "char(3)", Len: 3},
+		{Name: "d", Kind: model.ColDate}, {Name: "t", Kind: model.ColDateTime}, {Name: "ts", Kind: model.ColTimestamp},
 	}
-	rd := &RowsDef{Cols: cols}
+	rd := &model.RowsDef{Cols: cols}
 	f.Fuzz(func(t *testing.T, kind uint8, s string, x float64, width int) {
 		if w := width % 400; w > 0 {
 			out := DoubleTextIn(x, w)
@@ -95,29 +97,29 @@ func FuzzTypedValues(f *testing.F) {
 				}
 			}
 		}
-		v := Value{Kind: ValTemporal, Str: s}
+		v := model.Value{Kind: model.ValTemporal, Str: s}
 		if kind%2 == 1 {
-			v.Kind = ValDouble
+			v.Kind = model.ValDouble
 		}
 		lv, e := litVal(v, now)
 		if e != nil {
 			return
 		}
 		_ = lv.text()
-		var warns []Warning
+		var warns []model.Warning
 		for _, strict := range []bool{true, false} {
 			sc := &storeCtx{strict: strict, warns: &warns}
 			for i := range cols {
 				_, _ = sc.store(&cols[i], lv, 1)
 			}
 		}
-		env := &evalEnv{rd: rd, row: []Datum{{S: "5"}, {S: "18446744073709551615"}, {S: "12:3"}, {S: "x"}, {S: "2024-01-02"}, {S: "2024-01-02 03:04:05"}, {S: "2024-01-02 03:04:05"}},
-			now: now, warns: &warns, lit: map[*RowExpr]val{}}
-		lit := &RowExpr{Op: EVal, Val: &v}
+		env := &evalEnv{rd: rd, row: []model.Datum{{S: "5"}, {S: "18446744073709551615"}, {S: "12:3"}, {S: "x"}, {S: "2024-01-02"}, {S: "2024-01-02 03:04:05"}, {S: "2024-01-02 03:04:05"}},
+			now: now, warns: &warns, lit: map[*model.RowExpr]val{}}
+		lit := &model.RowExpr{Op: model.EVal, Val: &v}
 		for i := range cols {
-			cx := RowExpr{Op: ECol, Col: cols[i].Name}
-			_, _, _ = env.compare(&cx, lit, []RowExpr{cx, *lit})
+			cx := model.RowExpr{Op: model.ECol, Col: cols[i].Name}
+			_, _, _ = env.compare(&cx, lit, []model.RowExpr{cx, *lit})
 		}
-		_, _ = env.arith(&RowExpr{Op: EAdd, Args: []RowExpr{{Op: ECol, Col: "i"}, *lit}})
+		_, _ = env.arith(&model.RowExpr{Op: model.EAdd, Args: []model.RowExpr{{Op: model.ECol, Col: "i"}, *lit}})
 	})
 }

@@ -3,7 +3,7 @@ package logformat
 import (
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // The row parts' numbered-field encoding (command version 7): a row
@@ -224,7 +224,7 @@ func wireString(b []byte, num protowire.Number, s string) []byte {
 	return protowire.AppendString(b, s)
 }
 
-func appendWireValue(b []byte, num protowire.Number, v *ticket.Value) []byte {
+func appendWireValue(b []byte, num protowire.Number, v *model.Value) []byte {
 	b, at := beginMsg(b, num)
 	b = wireUint(b, valKind, uint64(v.Kind))
 	b = wireInt(b, valIntF, v.Int)
@@ -234,7 +234,7 @@ func appendWireValue(b []byte, num protowire.Number, v *ticket.Value) []byte {
 }
 
 // appendWireRowsCommand appends rc's encoding, unframed.
-func appendWireRowsCommand(b []byte, rc *ticket.RowsCommand) []byte {
+func appendWireRowsCommand(b []byte, rc *model.RowsCommand) []byte {
 	for i := range rc.Sets {
 		s := &rc.Sets[i]
 		var at int
@@ -242,7 +242,7 @@ func appendWireRowsCommand(b []byte, rc *ticket.RowsCommand) []byte {
 		b = wireString(b, 1, s.Col)
 		b = appendWireOperand(b, 2, &s.A)
 		b = wireUint(b, 3, uint64(s.Op))
-		if s.B != (ticket.RowOperand{}) {
+		if s.B != (model.RowOperand{}) {
 			b = appendWireOperand(b, 4, &s.B)
 		}
 		b = wireBool(b, 5, s.SetLastID)
@@ -286,7 +286,7 @@ func appendWireRowsCommand(b []byte, rc *ticket.RowsCommand) []byte {
 	return b
 }
 
-func appendWireAssigns(b []byte, num protowire.Number, as []ticket.RowAssign) []byte {
+func appendWireAssigns(b []byte, num protowire.Number, as []model.RowAssign) []byte {
 	for i := range as {
 		a := &as[i]
 		var at int
@@ -299,14 +299,14 @@ func appendWireAssigns(b []byte, num protowire.Number, as []ticket.RowAssign) []
 	return b
 }
 
-func appendWireOperand(b []byte, num protowire.Number, o *ticket.RowOperand) []byte {
+func appendWireOperand(b []byte, num protowire.Number, o *model.RowOperand) []byte {
 	b, at := beginMsg(b, num)
 	b = wireString(b, 1, o.Col)
 	b = appendWireValue(b, 2, &o.Val)
 	return endMsg(b, at)
 }
 
-func appendWireExpr(b []byte, num protowire.Number, x *ticket.RowExpr) []byte {
+func appendWireExpr(b []byte, num protowire.Number, x *model.RowExpr) []byte {
 	b, at := beginMsg(b, num)
 	b = wireUint(b, exOp, uint64(x.Op))
 	b = wireString(b, exCol, x.Col)
@@ -322,14 +322,14 @@ func appendWireExpr(b []byte, num protowire.Number, x *ticket.RowExpr) []byte {
 }
 
 // appendWireRowsDef appends rd's encoding, unframed.
-func appendWireRowsDef(b []byte, rd *ticket.RowsDef) []byte {
+func appendWireRowsDef(b []byte, rd *model.RowsDef) []byte {
 	for i := range rd.Cols {
 		c := &rd.Cols[i]
 		var at int
 		b, at = beginMsg(b, 1)
 		b = wireString(b, rcolName, c.Name)
 		b = wireUint(b, rcolKind, uint64(c.Kind))
-		if c.Int != (ticket.IntType{}) {
+		if c.Int != (model.IntType{}) {
 			var it int
 			b, it = beginMsg(b, rcolInt)
 			b = wireUint(b, 1, uint64(c.Int.Kind))
@@ -342,7 +342,7 @@ func appendWireRowsDef(b []byte, rd *ticket.RowsDef) []byte {
 		b = wireBool(b, rcolNotNull, c.NotNull)
 		b = wireBool(b, rcolAutoInc, c.AutoInc)
 		b = wireBool(b, rcolHasDefault, c.HasDefault)
-		if c.Default != (ticket.Datum{}) {
+		if c.Default != (model.Datum{}) {
 			b = appendWireDatum(b, rcolDefault, c.Default)
 		}
 		b = wireBool(b, rcolDefaultNow, c.DefaultNow)
@@ -371,7 +371,7 @@ func appendWireRowsDef(b []byte, rd *ticket.RowsDef) []byte {
 	return wireUint(b, rdCollation, uint64(rd.Collation))
 }
 
-func appendWireDatum(b []byte, num protowire.Number, v ticket.Datum) []byte {
+func appendWireDatum(b []byte, num protowire.Number, v model.Datum) []byte {
 	b, at := beginMsg(b, num)
 	b = wireBool(b, 1, v.Null)
 	b = wireString(b, 2, v.S)
@@ -379,7 +379,7 @@ func appendWireDatum(b []byte, num protowire.Number, v ticket.Datum) []byte {
 }
 
 // appendWireImages appends row images' encoding, unframed.
-func appendWireImages(b []byte, rows [][]ticket.Datum) []byte {
+func appendWireImages(b []byte, rows [][]model.Datum) []byte {
 	for _, r := range rows {
 		var at int
 		b, at = beginMsg(b, 1)

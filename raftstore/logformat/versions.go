@@ -3,7 +3,7 @@ package logformat
 import (
 	"math/bits"
 
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // The command-version tables: the lowest command version of a build that
@@ -89,30 +89,30 @@ const ColumnCollationVersion = 9
 const BaseVersion = 1
 
 // opVersions is the version of each op's Apply.
-var opVersions = map[ticket.Op]uint32{
-	ticket.OpInsert:      1,
-	ticket.OpUpdate:      1,
-	ticket.OpCreateDB:    1,
-	ticket.OpCreateTable: 1,
-	ticket.OpAlterTable:  1,
-	ticket.OpSetGlobal:   1,
-	ticket.OpReserve:     1,
+var opVersions = map[model.Op]uint32{
+	model.OpInsert:      1,
+	model.OpUpdate:      1,
+	model.OpCreateDB:    1,
+	model.OpCreateTable: 1,
+	model.OpAlterTable:  1,
+	model.OpSetGlobal:   1,
+	model.OpReserve:     1,
 	// Version 2. DROP TABLE and DROP DATABASE leave a high-water mark
 	// that a re-created table starts above; version 1 drops without it,
 	// and its replica of a re-created table would start lower.
-	ticket.OpDropDB:    2,
-	ticket.OpDropTable: 2,
-	ticket.OpRestore:   2,
-	ticket.OpDelete:    2,
+	model.OpDropDB:    2,
+	model.OpDropTable: 2,
+	model.OpRestore:   2,
+	model.OpDelete:    2,
 	// A restore's row tables' rows, in chunks after OpRestore.
-	ticket.OpRestoreRows: 2,
-	ticket.OpCreateSeq:   2,
-	ticket.OpSeqNext:     2,
-	ticket.OpSetVal:      2,
-	ticket.OpAlterSeq:    2,
-	ticket.OpDropSeq:     2,
+	model.OpRestoreRows: 2,
+	model.OpCreateSeq:   2,
+	model.OpSeqNext:     2,
+	model.OpSetVal:      2,
+	model.OpAlterSeq:    2,
+	model.OpDropSeq:     2,
 	// Version 10: the Redis key space.
-	ticket.OpKeys: 10,
+	model.OpKeys: 10,
 }
 
 // cmdBitVersions is the version of each command presence bit.
@@ -144,18 +144,18 @@ var defBitVersions = map[uint64]uint32{
 }
 
 // kindVersions is the version of each value kind.
-var kindVersions = map[ticket.ValueKind]uint32{
-	ticket.ValNull: 1, ticket.ValDefault: 1, ticket.ValInt: 1, ticket.ValUint: 1,
-	ticket.ValString: 1, ticket.ValDecimal: 1,
-	ticket.ValNow: 2,
+var kindVersions = map[model.ValueKind]uint32{
+	model.ValNull: 1, model.ValDefault: 1, model.ValInt: 1, model.ValUint: 1,
+	model.ValString: 1, model.ValDecimal: 1,
+	model.ValNow: 2,
 	// Version 5: binary-protocol parameters keep their type
 	// (ticket/values_typed.go); version 4 would not convert them.
-	ticket.ValTemporal: 5, ticket.ValDouble: 5,
+	model.ValTemporal: 5, model.ValDouble: 5,
 }
 
 // Version is the lowest command version that applies c as this
 // build does. Anything without an entry is taken as needing this build.
-func Version(c *ticket.Command) uint32 {
+func Version(c *model.Command) uint32 {
 	v, ok := opVersions[c.Op]
 	if !ok {
 		return CommandVersion
@@ -174,7 +174,7 @@ func Version(c *ticket.Command) uint32 {
 			v = max(v, kindVersion(row[i].Kind))
 		}
 	}
-	if c.Where != (ticket.Value{}) {
+	if c.Where != (model.Value{}) {
 		v = max(v, kindVersion(c.Where.Kind))
 	}
 	if r := c.Rows; r != nil {
@@ -210,27 +210,27 @@ func Version(c *ticket.Command) uint32 {
 
 // DefVersion is the version of what a table definition holds beyond its
 // presence bits: a row table's collations.
-func DefVersion(d *ticket.TableDef) uint32 {
+func DefVersion(d *model.TableDef) uint32 {
 	rd := d.Rows
 	if rd == nil {
 		return BaseVersion
 	}
-	if rd.Collation > ticket.CollGeneralCI {
+	if rd.Collation > model.CollGeneralCI {
 		return ColumnCollationVersion
 	}
 	for i := range rd.Cols {
-		if rd.Cols[i].Collation != ticket.CollLegacy {
+		if rd.Cols[i].Collation != model.CollLegacy {
 			return ColumnCollationVersion
 		}
 	}
-	if rd.Collation != ticket.CollLegacy {
+	if rd.Collation != model.CollLegacy {
 		return CollationVersion
 	}
 	return BaseVersion
 }
 
 // exprVersion is the version of the values in a row-engine expression.
-func exprVersion(x *ticket.RowExpr) uint32 {
+func exprVersion(x *model.RowExpr) uint32 {
 	v := uint32(BaseVersion)
 	if x.Val != nil {
 		v = kindVersion(x.Val.Kind)
@@ -255,7 +255,7 @@ func maskVersion(m uint64, versions map[uint64]uint32) uint32 {
 	return v
 }
 
-func kindVersion(k ticket.ValueKind) uint32 {
+func kindVersion(k model.ValueKind) uint32 {
 	if k == 0 {
 		return BaseVersion // no value (an operand that is a column)
 	}
