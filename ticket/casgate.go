@@ -313,12 +313,12 @@ func (s *Service) scope(c *model.Command) (writeScope, bool) {
 // tracked proposes c, which tracks, counting it in flight while it
 // runs. A compare-and-set of one row takes its turn in the row's queue
 // and is answered from the state when it matches nothing.
-func (s *Service) tracked(ctx context.Context, c *model.Command, owner uint64, far bool) (model.Result, error) {
+func (s *Service) tracked(ctx context.Context, c *model.Command, owner uint64, far bool, from origin) (model.Result, error) {
 	scope, cas := s.scope(c)
 	if !cas {
 		s.flight.add(scope)
 		defer s.flight.done(scope, false, 0, false)
-		return s.b.exec(ctx, c)
+		return s.b.exec(ctx, c, from)
 	}
 	lost := false
 	defer func() {
@@ -334,7 +334,7 @@ func (s *Service) tracked(ctx context.Context, c *model.Command, owner uint64, f
 			return model.Result{}, nil
 		}
 	}
-	return s.b.exec(ctx, c)
+	return s.b.exec(ctx, c, from)
 }
 
 // forwardsAlone reports whether this node, following, forwards c in a
@@ -350,7 +350,7 @@ func (s *Service) forwardsAlone(c *model.Command) bool {
 
 // alone proposes c in a batch of its own, naming owner to the leader.
 func (s *Service) alone(ctx context.Context, c *model.Command, owner uint64) (model.Result, error) {
-	res, err := s.b.direct(WithCASOwner(ctx, owner), []*model.Command{c})
+	res, err := s.b.direct(WithCASOwner(ctx, owner), []*model.Command{c}, fromSession)
 	if err != nil {
 		return model.Result{}, err
 	}

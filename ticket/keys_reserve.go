@@ -22,37 +22,21 @@ import (
 // the block, not the last value answered.
 type keyBlocks struct {
 	lead     Leadership
-	propose  func(ctx context.Context, c *model.Command) (model.Result, error)
+	propose  proposeFunc
 	size     int64
 	verifier *verifier
-	mu       sync.Mutex
-	keys     map[keyID]*keyBlock
+	keys     entries[keyID, keyBlock]
 }
 
-// keyBlock is one key's block: values next..last are the leader's.
+// keyBlock is one key's block: values next..last are the leader's, in
+// the term (termSlot) that reserved them.
 type keyBlock struct {
-	mu         sync.Mutex
-	term       uint64
+	termSlot
 	next, last int64
-	valid      bool
-	// gen counts drops: a refill begun before one must not install.
-	gen       uint64
-	refilling chan struct{}
 }
 
-func newKeyBlocks(lead Leadership, size int64, v *verifier, propose func(context.Context, *model.Command) (model.Result, error)) *keyBlocks {
-	return &keyBlocks{lead: lead, propose: propose, size: size, verifier: v, keys: map[keyID]*keyBlock{}}
-}
-
-func (kb *keyBlocks) entry(k keyID) *keyBlock {
-	kb.mu.Lock()
-	defer kb.mu.Unlock()
-	e := kb.keys[k]
-	if e == nil {
-		e = &keyBlock{}
-		kb.keys[k] = e
-	}
-	return e
+func newKeyBlocks(lead Leadership, size int64, v *verifier, propose proposeFunc) *keyBlocks {
+	return &keyBlocks{lead: lead, propose: propose, size: size, verifier: v}
 }
 
 // eligible reports an INCR or INCRBY by a positive step no larger than a
@@ -62,39 +46,26 @@ func (kb *keyBlocks) eligible(c *model.Command) bool {
 	return c.Op == model.OpKeys && k != nil && k.Op == model.KeyIncr && k.Delta > 0 && k.Delta <= kb.size && len(k.Keys) == 1
 }
 
+// reset invalidates every key's block (a restore).
+func (kb *keyBlocks) reset() {
+	kb.keys.each(func(e *keyBlock) {
+		e.mu.Lock()
+		e.drop()
+		e.mu.Unlock()
+	})
+}
+
 // drop invalidates the blocks of the keys a command through Raft writes.
 func (kb *keyBlocks) drop(c *model.Command) {
-	switch {
-	case c.Op == model.OpRestore:
-		kb.mu.Lock()
-		for _, e := range kb.keys {
-			e.mu.Lock()
-			e.valid = false
-			e.gen++
-			e.mu.Unlock()
-		}
-		kb.mu.Unlock()
-		return
-	case c.Op != model.OpKeys || c.Key == nil:
+	if c.Op != model.OpKeys || c.Key == nil {
 		return
 	}
 	for _, name := range c.Key.Keys {
-		kb.mu.Lock()
-		e := kb.keys[keyID{c.Key.DB, name}]
-		kb.mu.Unlock()
-		if e != nil {
+		if e := kb.keys.lookup(keyID{c.Key.DB, name}); e != nil {
 			e.mu.Lock()
-			e.valid = false
-			e.gen++
+			e.drop()
 			e.mu.Unlock()
 		}
-	}
-}
-
-// dropAll is drop for each of cmds.
-func (kb *keyBlocks) dropAll(cmds []*model.Command) {
-	for _, c := range cmds {
-		kb.drop(c)
 	}
 }
 
@@ -108,29 +79,25 @@ func (kb *keyBlocks) assign(ctx context.Context, c *model.Command) (r model.KeyR
 		return model.KeyReply{}, 0, false, nil
 	}
 	k := c.Key
-	e := kb.entry(keyID{k.DB, k.Keys[0]})
+	e := kb.keys.get(keyID{k.DB, k.Keys[0]})
 	for {
 		if err := ctx.Err(); err != nil {
 			return model.KeyReply{}, 0, true, fmt.Errorf("ticket: waited for a key block: %w: %w", ErrNoQuorum, err)
 		}
 		e.mu.Lock()
-		if e.term != term {
-			e.valid = false
-		}
+		e.stale(term)
 		if e.valid && e.next <= e.last-k.Delta+1 {
 			v := e.next + k.Delta - 1
 			e.next = v + 1
 			e.mu.Unlock()
 			return intReply(v), term, true, nil
 		}
-		if wait := e.refilling; wait != nil {
+		if rf := e.refilling; rf != nil {
 			e.mu.Unlock()
-			select {
-			case <-wait:
-				continue
-			case <-ctx.Done():
-				return model.KeyReply{}, 0, true, fmt.Errorf("ticket: waited for a key block: %w: %w", ErrNoQuorum, ctx.Err())
+			if _, err := rf.wait(ctx); err != nil {
+				return model.KeyReply{}, 0, true, fmt.Errorf("ticket: waited for a key block: %w: %w", ErrNoQuorum, err)
 			}
+			continue
 		}
 		reply, reserved, err := kb.refill(ctx, e, c, term)
 		if err != nil || !reserved {
@@ -144,17 +111,9 @@ func (kb *keyBlocks) assign(ctx context.Context, c *model.Command) (r model.KeyR
 // refill reserves a block through Raft. It is called with e.mu held and
 // returns with it released.
 func (kb *keyBlocks) refill(ctx context.Context, e *keyBlock, c *model.Command, term uint64) (model.KeyReply, bool, error) {
-	done := make(chan struct{})
-	e.refilling = done
-	gen := e.gen
-	e.mu.Unlock()
 	k := c.Key
-	r, err := kb.propose(ctx, &model.Command{Op: model.OpKeys, Key: &model.KeyCommand{Op: model.KeyReserve, DB: k.DB, Keys: k.Keys, Delta: kb.size}})
-	t2, still := kb.lead.LeaderTerm()
-	e.mu.Lock()
+	r, err, fresh := e.through(ctx, kb.propose, &model.Command{Op: model.OpKeys, Key: &model.KeyCommand{Op: model.KeyReserve, DB: k.DB, Keys: k.Keys, Delta: kb.size}})
 	defer e.mu.Unlock()
-	e.refilling = nil
-	close(done)
 	switch {
 	case err != nil:
 		e.valid = false
@@ -168,10 +127,10 @@ func (kb *keyBlocks) refill(ctx context.Context, e *keyBlock, c *model.Command, 
 	case r.Key.Kind != model.ReplyInt:
 		e.valid = false
 		return *r.Key, false, nil
-	case !still || t2 != term:
+	case !leads(kb.lead, term):
 		e.valid = false
 		return model.KeyReply{}, false, fmt.Errorf("ticket: key block reserved in a lost term: %w", ErrUncertain)
-	case e.gen != gen:
+	case !fresh:
 		// Another write of the key went through Raft meanwhile: the
 		// block is burnt, and the caller takes a new one.
 		e.valid = false
@@ -202,11 +161,11 @@ func (kb *keyBlocks) confirm(ctx context.Context, c *model.Command, term uint64)
 }
 
 // execKeys runs a key command: from its key's block when it can, else
-// through Raft, dropping the key's block before and after (a value taken
-// through Raft is above the block).
+// through Raft, where the batcher drops the key's block before and after
+// (a value taken through Raft is above the block; overtake.go).
 func (s *Service) execKeys(ctx context.Context, c *model.Command) (model.Result, error) {
 	if s.kb == nil {
-		return s.b.exec(ctx, c)
+		return s.b.exec(ctx, c, fromSession)
 	}
 	if s.kb.eligible(c) {
 		r, term, ok, err := s.kb.assign(ctx, c)
@@ -223,10 +182,7 @@ func (s *Service) execKeys(ctx context.Context, c *model.Command) (model.Result,
 			return model.Result{}, err
 		}
 	}
-	s.kb.drop(c)
-	r, err := s.b.exec(ctx, c)
-	s.kb.drop(c)
-	return r, err
+	return s.b.exec(ctx, c, fromSession)
 }
 
 // keyReserve is KeyReserve's Apply: KeyIncr by Delta, unless the key has
@@ -289,7 +245,7 @@ func (s *Service) execKeysBatch(ctx context.Context, cmds []model.Command, idx [
 			for j, i := range members {
 				batch[j] = &cmds[i]
 			}
-			res, cerrs := s.execKeysSeq(ctx, batch)
+			res, cerrs := s.execKeysSeq(ctx, batch, fromPeer)
 			for j, i := range members {
 				out[i] = res[j]
 			}
@@ -313,8 +269,8 @@ func (s *Service) execKeysBatch(ctx context.Context, cmds []model.Command, idx [
 // execKeysSeq runs key commands in their order, each from its key's block
 // when it can (one leadership round per term confirms them all, after
 // the last was taken) or else through Raft with its key's block dropped
-// before and after. Errors are per command.
-func (s *Service) execKeysSeq(ctx context.Context, cmds []*model.Command) ([]model.Result, []error) {
+// before and after (overtake.go). Errors are per command.
+func (s *Service) execKeysSeq(ctx context.Context, cmds []*model.Command, from origin) ([]model.Result, []error) {
 	out := make([]model.Result, len(cmds))
 	errs := make([]error, len(cmds))
 	type pending struct {
@@ -347,9 +303,7 @@ func (s *Service) execKeysSeq(ctx context.Context, cmds []*model.Command) ([]mod
 				continue
 			}
 		}
-		s.kb.drop(c)
-		out[i], errs[i] = s.b.exec(ctx, c)
-		s.kb.drop(c)
+		out[i], errs[i] = s.b.exec(ctx, c, from)
 	}
 	confirmed := map[uint64]error{}
 	for _, p := range taken {
@@ -372,24 +326,23 @@ func (s *Service) execKeysSeq(ctx context.Context, cmds []*model.Command) ([]mod
 func (s *Service) ExecKeysOrdered(ctx context.Context, cmds []*model.Command) ([]model.Result, []error) {
 	if s.kb != nil {
 		if _, leader := s.kb.lead.LeaderTerm(); leader {
-			return s.execKeysSeq(ctx, cmds)
+			return s.execKeysSeq(ctx, cmds, fromSession)
 		}
-		// A follower forwards them as one batch, which the leader runs
-		// in order from its blocks (execKeysBatch). But the proposal
-		// waits for a leader, and when this node wins the election it
-		// proposes the batch itself, as INCRs through Raft above the
-		// block it may have reserved meanwhile: the keys' blocks are
-		// dropped before and after, as for any other write of them
-		// through Raft. Without it, a pipeline sent to a candidate was
-		// answered 801..808 and the next one 704..711 from the block
-		// (TestRedisFaults/cache, kill -9 of the leader).
-		s.kb.dropAll(cmds)
-		defer s.kb.dropAll(cmds)
 	}
+	// A follower forwards them as one batch, which the leader runs in
+	// order from its blocks (execKeysBatch). But the proposal waits for a
+	// leader, and when this node wins the election it proposes the batch
+	// itself, as INCRs through Raft above the block it may have reserved
+	// meanwhile: direct drops the keys' blocks before and after, as for
+	// any other write of them through Raft (overtake.go). Without it, a
+	// pipeline sent to a candidate was answered 801..808 and the next one
+	// 704..711 from the block (TestRedisFaults/cache, kill -9 of the
+	// leader).
+	//
 	// Bounded by the Replicator's own timeout, as the batcher's
 	// proposals are, not by the caller's deadline: a cut-off node then
 	// answers its refusal within the time its other clients get theirs.
-	res, err := s.b.direct(context.WithoutCancel(ctx), cmds)
+	res, err := s.b.direct(context.WithoutCancel(ctx), cmds, fromSession)
 	if err == nil && len(res) != len(cmds) {
 		err = fmt.Errorf("ticket: %d results for %d commands: %w", len(res), len(cmds), ErrUncertain)
 	}

@@ -39,81 +39,53 @@ type Leadership interface {
 // The table's row (stub → id) is not rewritten for ids served from a
 // range; it holds the last id written through Raft.
 type reservations struct {
-	lead      Leadership
-	read      Reader
-	propose   func(ctx context.Context, c *model.Command) (model.Result, error)
-	defCache  uint64
-	verifier  verifier
-	mu        sync.Mutex
-	tables    map[tableKey]*reservation
-	maxPerRun uint64
-	obs       Observer
+	lead     Leadership
+	read     Reader
+	propose  proposeFunc
+	defCache uint64
+	verifier verifier
+	tables   entries[tableKey, reservation]
+	obs      Observer
 }
 
-// reservation is one table's range.
+// reservation is one table's range, valid in its term.
 type reservation struct {
-	mu    sync.Mutex
-	term  uint64
-	next  uint64 // lowest id position not handed out
-	last  uint64 // last reserved id; next > last means empty
-	valid bool
+	termSlot
+	next uint64 // lowest id position not handed out
+	last uint64 // last reserved id; next > last means empty
 	// noCache marks a table without a cache in term; no range is kept.
 	noCache bool
-	// gen counts drops: a refill or load begun before a drop must not
-	// install its result.
-	gen       uint64
-	def       model.TableDef
-	stubs     map[string]bool // folded stubs with a row: REPLACE of them affects 2
-	refilling chan struct{}   // closed when the refill in flight ends
+	def     model.TableDef
+	stubs   map[string]bool // folded stubs with a row: REPLACE of them affects 2
 }
 
-func newReservations(lead Leadership, read Reader, defCache uint64,
-	propose func(context.Context, *model.Command) (model.Result, error)) *reservations {
+func newReservations(lead Leadership, read Reader, defCache uint64, propose proposeFunc) *reservations {
 	return &reservations{
 		lead: lead, read: read, propose: propose, defCache: defCache,
-		verifier: verifier{lead: lead}, tables: map[tableKey]*reservation{},
-		obs: nopObserver{},
+		verifier: verifier{lead: lead}, obs: nopObserver{},
 	}
 }
 
 // tableKey names a table without building a string on the hot path.
 type tableKey struct{ db, table string }
 
-func (rs *reservations) entry(key tableKey) *reservation {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	e := rs.tables[key]
-	if e == nil {
-		e = &reservation{}
-		rs.tables[key] = e
-	}
-	return e
-}
-
 // drop invalidates a table's range before an allocation through Raft.
 func (rs *reservations) drop(db, table string) {
-	rs.mu.Lock()
-	e := rs.tables[tableKey{db, table}]
-	rs.mu.Unlock()
-	if e == nil {
-		return
+	if e := rs.tables.lookup(tableKey{db, table}); e != nil {
+		e.mu.Lock()
+		e.drop()
+		e.mu.Unlock()
 	}
-	e.mu.Lock()
-	e.valid = false
-	e.gen++
-	e.mu.Unlock()
 }
 
 // reset forgets every table's range and settings, after DDL.
 func (rs *reservations) reset() {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	for _, e := range rs.tables {
+	rs.tables.each(func(e *reservation) {
 		e.mu.Lock()
-		e.valid, e.noCache = false, false
-		e.gen++
+		e.drop()
+		e.noCache = false
 		e.mu.Unlock()
-	}
+	})
 }
 
 // eligible reports whether c is a plain REPLACE of existing stubs, the
@@ -133,15 +105,15 @@ func (rs *reservations) assign(ctx context.Context, c *model.Command) (ids []uin
 	if !leader {
 		return nil, 0, false, nil
 	}
-	e := rs.entry(tableKey{c.DB, c.Table})
+	e := rs.tables.get(tableKey{c.DB, c.Table})
 	n := uint64(len(c.Values))
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, 0, true, err
 		}
 		e.mu.Lock()
-		if e.term != term {
-			e.valid, e.noCache = false, false
+		if e.stale(term) {
+			e.noCache = false
 		}
 		if e.noCache {
 			e.mu.Unlock()
@@ -165,14 +137,12 @@ func (rs *reservations) assign(ctx context.Context, c *model.Command) (ids []uin
 				return ids, term, true, nil
 			}
 		}
-		if wait := e.refilling; wait != nil {
+		if rf := e.refilling; rf != nil {
 			e.mu.Unlock()
-			select {
-			case <-wait:
-				continue
-			case <-ctx.Done():
-				return nil, 0, true, ctx.Err()
+			if _, err := rf.wait(ctx); err != nil {
+				return nil, 0, true, err
 			}
+			continue
 		}
 		if err := rs.refill(ctx, e, c, term, refillSize(rs.cacheSize(&e.def), n, c.Increment)); err != nil {
 			return nil, 0, true, err
@@ -184,31 +154,19 @@ func (rs *reservations) assign(ctx context.Context, c *model.Command) (ids []uin
 // and returns with it released; the lock is not held across the round
 // trip, and concurrent requests wait on e.refilling instead.
 func (rs *reservations) refill(ctx context.Context, e *reservation, c *model.Command, term, size uint64) error {
-	done := make(chan struct{})
-	e.refilling = done
-	gen := e.gen
-	e.mu.Unlock()
-	r, err := rs.propose(ctx, &model.Command{Op: model.OpReserve, DB: c.DB, Table: c.Table, Count: size})
-	if rerr := err; rerr == nil && r.Err != nil {
-		rs.obs.ReservationRefilled(size, r.Err)
-	} else {
-		rs.obs.ReservationRefilled(size, rerr)
-	}
-	t2, still := rs.lead.LeaderTerm()
-	e.mu.Lock()
+	r, err, fresh := e.through(ctx, rs.propose, &model.Command{Op: model.OpReserve, DB: c.DB, Table: c.Table, Count: size})
 	defer e.mu.Unlock()
-	e.refilling = nil
-	close(done)
+	observeRefill(rs.obs, size, r, err)
 	switch {
 	case err != nil:
 		return err
 	case r.Err != nil:
 		e.valid = false
 		return r.Err
-	case !still || t2 != term:
+	case !leads(rs.lead, term):
 		e.valid = false
 		return fmt.Errorf("ticket: range reserved in a lost term: %w", ErrUncertain)
-	case e.gen != gen:
+	case !fresh:
 		// An allocation through Raft ran meanwhile and may have taken ids
 		// above this range: the range is burnt, and the caller retries.
 		e.valid = false

@@ -123,15 +123,18 @@ func NewService(repl Replicator, read Reader, cfg Config, log *slog.Logger) *Ser
 		leading = func() bool { _, l := cfg.Leadership.LeaderTerm(); return l }
 	}
 	s := &Service{read: read, b: newBatcher(repl, cfg.Workers, cfg.Proposals, cfg.MaxBatch, leading, obs), log: log, obs: obs}
-	s.node = newNodeBlocks(read, cfg.Cache, obs, s.b.exec)
-	s.nseq = newNodeSeqs(read, s.b.exec)
+	// Every command through the batcher drops what it can overtake, but
+	// the caches' own refills (cacheExec): overtake.go.
+	s.b.overtake = s.overtake
+	s.node = newNodeBlocks(read, cfg.Cache, obs, s.b.cacheExec)
+	s.nseq = newNodeSeqs(read, s.b.cacheExec)
 	s.kind = newRowKinds(read)
 	if cfg.Leadership != nil {
-		s.res = newReservations(cfg.Leadership, read, cfg.Cache, s.b.exec)
+		s.res = newReservations(cfg.Leadership, read, cfg.Cache, s.b.cacheExec)
 		s.res.obs = obs
-		s.seq = newSeqCaches(cfg.Leadership, read, &s.res.verifier, s.b.exec)
+		s.seq = newSeqCaches(cfg.Leadership, read, &s.res.verifier, s.b.cacheExec)
 		if cfg.KeyCache > 1 {
-			s.kb = newKeyBlocks(cfg.Leadership, cfg.KeyCache, &s.res.verifier, s.b.exec)
+			s.kb = newKeyBlocks(cfg.Leadership, cfg.KeyCache, &s.res.verifier, s.b.cacheExec)
 		}
 		if cfg.Reads != nil {
 			s.flight, s.lead, s.readWait = newInFlight(), cfg.Leadership, cfg.Reads
@@ -155,7 +158,7 @@ func (s *Service) ExecFor(ctx context.Context, who *Session, c *model.Command) (
 		owner = who.casOwner
 	}
 	if isSeqOp(c.Op) {
-		return s.execSeq(ctx, c)
+		return s.execSeq(ctx, c, fromSession)
 	}
 	if c.Op == model.OpKeys {
 		return s.execKeys(ctx, c)
@@ -186,47 +189,22 @@ func (s *Service) ExecFor(ctx context.Context, who *Session, c *model.Command) (
 			return served(ids), nil
 		}
 	}
-	s.dropRanges(c)
-	s.dropBlocks(c)
+	// Through Raft: the batcher drops the caches c can overtake, before
+	// and after (overtake.go).
 	var r model.Result
 	var err error
 	switch {
 	case s.tracks(c):
-		r, err = s.tracked(ctx, c, owner, false)
+		r, err = s.tracked(ctx, c, owner, false, fromSession)
 	case s.forwardsAlone(c):
 		r, err = s.alone(ctx, c, owner)
 	default:
-		r, err = s.b.exec(ctx, c)
+		r, err = s.b.exec(ctx, c, fromSession)
 	}
-	s.dropRanges(c)
-	s.dropBlocks(c)
 	if err == nil && r.Err == nil && allocating(c) {
 		s.obs.Allocated(c.DB, c.Table, allocatedIDs(c, &r), time.Since(start), false)
 	}
 	return r, err
-}
-
-// dropRanges drops the ranges a command through Raft could overtake. It
-// runs before the proposal, and again after it: a refill that began
-// while the proposal was in flight may have reserved a range below the
-// ids the proposal takes, and must not be used once they are returned.
-func (s *Service) dropRanges(c *model.Command) {
-	s.dropSeq(c)
-	if s.kb != nil && c.Op == model.OpRestore {
-		s.kb.drop(c)
-	}
-	if s.res == nil {
-		return
-	}
-	switch c.Op {
-	case model.OpInsert, model.OpUpdate:
-		s.res.drop(c.DB, c.Table)
-	case model.OpReserve, model.OpSetGlobal, model.OpKeys:
-	default:
-		// DDL, and OpRestore, which replaces every counter: a range
-		// reserved before must never be served after.
-		s.res.reset()
-	}
 }
 
 // TryExec answers c at once if that needs no wait at all: a REPLACE of a
@@ -247,26 +225,13 @@ func (s *Service) TryExec(c *model.Command) (r model.Result, ok bool) {
 	return served(ids), true
 }
 
-// dropBlocks drops this node's blocks that a command through Raft from
-// this node could overtake, before the proposal and after it (as
-// dropRanges). Only the node's own statements drop its blocks: the
-// commands of a forwarded batch are another node's, whose order this
-// node's answers need not follow, and a schema change reaches every node
-// through its SchemaClock.
-func (s *Service) dropBlocks(c *model.Command) {
-	switch c.Op {
-	case model.OpInsert, model.OpUpdate:
-		s.node.drop(c.DB, c.Table)
-	case model.OpReserve, model.OpSetGlobal, model.OpSeqNext, model.OpDelete, model.OpKeys:
-	default:
-		s.node.reset()
-	}
-}
-
 // ExecBatch runs a batch of independent commands, such as a follower's
 // forwarded batch, and returns one result per command. Commands served
 // from ranges share one leadership confirmation; the others go through
-// Raft together. An error fails the whole batch.
+// Raft together, dropping the leader's caches they can overtake as any
+// command does (overtake.go), but never this node's node-scoped blocks:
+// the commands are another node's, whose order this node's answers need
+// not follow. An error fails the whole batch.
 func (s *Service) ExecBatch(ctx context.Context, cmds []model.Command) ([]model.Result, error) {
 	out := make([]model.Result, len(cmds))
 	viaRaft := make([]int, 0, len(cmds))
@@ -297,7 +262,6 @@ func (s *Service) ExecBatch(ctx context.Context, cmds []model.Command) ([]model.
 				continue
 			}
 		}
-		s.dropRanges(c)
 		viaRaft = append(viaRaft, i)
 	}
 	if len(viaRaft) > 0 {
@@ -340,8 +304,7 @@ func (s *Service) execForwarded(ctx context.Context, cmds []model.Command, idx [
 		// (forwardsAlone), it may take its turn.
 		c := &cmds[idx[0]]
 		var err error
-		out[idx[0]], err = s.tracked(ctx, c, CASOwner(ctx), true)
-		s.dropRanges(c)
+		out[idx[0]], err = s.tracked(ctx, c, CASOwner(ctx), true, fromPeer)
 		return err
 	}
 	batch := make([]*model.Command, len(idx))
@@ -356,12 +319,9 @@ func (s *Service) execForwarded(ctx context.Context, cmds []model.Command, idx [
 	for _, sc := range scopes {
 		s.flight.add(sc)
 	}
-	res, err := s.b.execMany(ctx, batch)
+	res, err := s.b.execMany(ctx, batch, fromPeer)
 	for _, sc := range scopes {
 		s.flight.done(sc, false, 0, false)
-	}
-	for _, c := range batch {
-		s.dropRanges(c)
 	}
 	if err != nil {
 		return err
