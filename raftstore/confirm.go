@@ -38,7 +38,7 @@ import (
 // replyLog numbers every AppendEntries this node sends and notes, per
 // peer, the latest number whose reply carried the request's own term: the
 // follower was in that term when it answered, which was after the send.
-// confirmLeadership takes the current number before it asks Raft, and
+// confirmFresh takes the current number before it asks Raft, and
 // counts only peers that answered a later send. Raft's own verdict still
 // ends a check early when a follower reports a newer term or the node
 // steps down.
@@ -50,7 +50,7 @@ type replyLog struct {
 
 	mu      sync.Mutex
 	peers   map[raft.ServerID]peerReply
-	changed chan struct{} // closed at the next note; nil when nobody waits
+	waiters map[*replyWaiter]struct{}
 }
 
 // peerReply is the latest send to one peer answered in the request's
@@ -60,8 +60,16 @@ type peerReply struct {
 	newer     uint64
 }
 
+// replyWaiter is a check waiting for replies to sends numbered above
+// mark: wake gets a token when one comes (or a newer term), so that a
+// reply to an older send wakes nobody.
+type replyWaiter struct {
+	mark uint64
+	wake chan struct{}
+}
+
 func newReplyLog() *replyLog {
-	return &replyLog{peers: map[raft.ServerID]peerReply{}}
+	return &replyLog{peers: map[raft.ServerID]peerReply{}, waiters: map[*replyWaiter]struct{}{}}
 }
 
 // appendEntries numbers one AppendEntries, sends it with send and notes
@@ -79,36 +87,56 @@ func (l *replyLog) appendEntries(id raft.ServerID, req *raft.AppendEntriesReques
 // answered in respTerm.
 func (l *replyLog) note(id raft.ServerID, seq, reqTerm, respTerm uint64) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	p := l.peers[id]
+	newer := false
 	switch {
 	case respTerm == reqTerm && seq > p.seq:
 		p.seq, p.term = seq, reqTerm
 	case respTerm > reqTerm && respTerm > p.newer:
-		p.newer = respTerm
+		p.newer, newer = respTerm, true
 	default:
-		l.mu.Unlock()
 		return
 	}
 	l.peers[id] = p
-	if l.changed != nil {
-		close(l.changed)
-		l.changed = nil
+	for w := range l.waiters {
+		if newer || seq > w.mark {
+			select {
+			case w.wake <- struct{}{}:
+			default:
+			}
+		}
 	}
-	l.mu.Unlock()
 }
 
 // mark is the number of the latest send so far: a send numbered above it
 // left after the call.
 func (l *replyLog) mark() uint64 { return l.sent.Load() }
 
+// wait registers a waiter for replies to sends numbered above mark;
+// unwait removes it.
+func (l *replyLog) wait(mark uint64) *replyWaiter {
+	w := &replyWaiter{mark: mark, wake: make(chan struct{}, 1)}
+	l.mu.Lock()
+	l.waiters[w] = struct{}{}
+	l.mu.Unlock()
+	return w
+}
+
+func (l *replyLog) unwait(w *replyWaiter) {
+	l.mu.Lock()
+	delete(l.waiters, w)
+	l.mu.Unlock()
+}
+
 // errDeposed is a follower answering with a newer term than the one
 // being confirmed.
 var errDeposed = errors.New("raftstore: a follower is in a newer term")
 
-// fresh counts the voters of c other than self that answered, in term, a
-// send numbered above mark. It fails when one reported a newer term. When
-// the count is short it returns a channel closed at the next note.
-func (l *replyLog) fresh(c raft.Configuration, self raft.ServerID, mark, term uint64) (int, <-chan struct{}, error) {
+// fresh reports whether need voters of c other than self answered, in
+// term, a send numbered above mark. It fails when one reported a newer
+// term.
+func (l *replyLog) fresh(c raft.Configuration, self raft.ServerID, mark, term uint64, need int) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := 0
@@ -118,24 +146,23 @@ func (l *replyLog) fresh(c raft.Configuration, self raft.ServerID, mark, term ui
 		}
 		p := l.peers[s.ID]
 		if p.newer > term {
-			return 0, nil, fmt.Errorf("%w: %s is in term %d", errDeposed, s.ID, p.newer)
+			return false, fmt.Errorf("%w: %s is in term %d", errDeposed, s.ID, p.newer)
 		}
 		if p.term == term && p.seq > mark {
 			n++
 		}
 	}
-	if l.changed == nil {
-		l.changed = make(chan struct{})
-	}
-	return n, l.changed, nil
+	return n >= need, nil
 }
 
-// confirmLeadership returns nil once a quorum of c's voters, self
+// confirmFresh returns nil once a quorum of c's voters, self
 // included when it is one, is known to have been in term after the call
 // began: every other voter counted answered, in term, an AppendEntries
 // sent after it began. It asks r.VerifyLeader for the heartbeats that
-// bring those answers, and fails as soon as Raft's own check fails.
-func confirmLeadership(ctx context.Context, r *raft.Raft, l *replyLog, self raft.ServerID, term uint64) error {
+// bring those answers, and fails as soon as Raft's own check fails, a
+// follower reports a newer term, or lost is closed (this node stopped
+// leading; nil if the caller has no such signal).
+func confirmFresh(ctx context.Context, r *raft.Raft, l *replyLog, self raft.ServerID, term uint64, lost <-chan struct{}) error {
 	mark := l.mark()
 	cf := r.GetConfiguration()
 	if err := cf.Error(); err != nil {
@@ -153,25 +180,31 @@ func confirmLeadership(ctx context.Context, r *raft.Raft, l *replyLog, self raft
 	}
 	need := voters/2 + 1 - selfVotes
 	raftDone := verifyAsync(r)
+	// Registering after Raft's round is queued loses nothing: the first
+	// check below reads every note made before.
+	w := l.wait(mark)
+	defer l.unwait(w)
 	for {
-		n, changed, err := l.fresh(c, self, mark, term)
-		if err != nil {
+		ok, err := l.fresh(c, self, mark, term, need)
+		if err != nil || ok {
 			return err
 		}
-		if n >= need {
-			return nil
-		}
 		select {
-		case <-changed:
+		case <-w.wake:
 		case err := <-raftDone:
 			if err != nil {
 				return err
 			}
 			// Raft counted its quorum, perhaps with replies to requests
-			// sent before the check. Its next round sends heartbeats
-			// again, whose replies count here, and ends the wait if
-			// this node steps down meanwhile.
-			raftDone = verifyAsync(r)
+			// sent before the check. The heartbeats it triggered are
+			// bringing later ones: a follower whose reply was in flight
+			// got its next heartbeat as soon as that reply was in.
+			// Another round of Raft's would only queue one more
+			// heartbeat behind each, which the next check would then
+			// wait for. A newer term, a step-down or ctx end the wait.
+			raftDone = nil
+		case <-lost:
+			return errNotLeader
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -188,7 +221,7 @@ func verifyAsync(r *raft.Raft) <-chan error {
 }
 
 // countedTransport is Raft's transport with every AppendEntries numbered
-// and its reply noted in replies (confirmLeadership).
+// and its reply noted in replies (confirmFresh).
 type countedTransport struct {
 	*patientTransport
 	replies *replyLog

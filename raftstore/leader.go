@@ -130,7 +130,7 @@ func (n *Node) currentLeader() (<-chan struct{}, raft.ServerAddress, raft.Server
 // returns the term it leads in: state kept in memory on behalf of a term
 // (range reservations) must be dropped when the term changes. Every vote
 // counted comes from a follower that answered, in that term, a request
-// sent after the call began (confirmLeadership; Raft's own VerifyLeader
+// sent after the call began (confirmFresh; Raft's own VerifyLeader
 // also counts replies to requests sent before, see confirm.go), so no
 // other leader can have acknowledged a write before the call. Concurrent
 // callers may share heartbeats.
@@ -146,7 +146,7 @@ func (n *Node) VerifyLeader(ctx context.Context) (term uint64, err error) {
 		// every concurrent reader back and releases them together.
 		return term, nil
 	}
-	err = confirmLeadership(ctx, n.raft, n.replies, n.id, term)
+	err = confirmFresh(ctx, n.raft, n.replies, n.id, term, n.leaderChanged())
 	if err == nil && n.raft.CurrentTerm() != term {
 		err = errors.New("term changed")
 	}
