@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 
 	"github.com/ticketd/ticketd/ticket/model"
@@ -183,32 +182,6 @@ func (s *Service) execKeys(ctx context.Context, c *model.Command) (model.Result,
 		}
 	}
 	return s.b.exec(ctx, c, fromSession)
-}
-
-// keyReserve is KeyReserve's Apply: KeyIncr by Delta, unless the key has
-// an expiry (ReplyNil, nothing changed).
-func keyReserve(s Store, k *model.KeyCommand, now int64) (model.KeyReply, error) {
-	v, ok, err := live(s, k.DB, k.Keys[0], now)
-	if err != nil {
-		return model.KeyReply{}, err
-	}
-	if ok && v.ExpireAt != 0 {
-		return model.KeyReply{Kind: model.ReplyNil}, nil
-	}
-	var cur int64
-	if ok {
-		if cur, ok = ParseInt(v.Val); !ok {
-			return errReply(ErrNotInteger), nil
-		}
-	}
-	if k.Delta <= 0 || cur > math.MaxInt64-k.Delta {
-		// No room for a block: INCR goes through Raft, and says
-		// overflow itself when even one does not fit.
-		return model.KeyReply{Kind: model.ReplyNil}, nil
-	}
-	cur += k.Delta
-	v.Val = formatInt(cur)
-	return intReply(cur), s.PutKey(k.DB, k.Keys[0], v)
 }
 
 // execKeysBatch runs a forwarded batch's key commands (at idx) on the

@@ -7,30 +7,6 @@ import (
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
-// SchemaClock is what node-scoped reservation needs from the local
-// replica besides its state: a number that grows whenever this replica
-// applies a command that may change a table other than by allocating
-// from it (ChangesSchema), restores a backup or installs a snapshot.
-// raftstore's Node implements it; a Reader without it gives every block
-// an epoch of 0, which is only right when nothing else changes the
-// schema (tests).
-type SchemaClock interface {
-	SchemaEpoch() uint64
-}
-
-// ChangesSchema reports whether applying a command of kind op moves a
-// SchemaClock: every kind but the allocating ones, whose effect on a
-// node's blocks the node sees itself (the counter only grows), and
-// DELETE, which only row tables take (a busy row table must not burn
-// every node's blocks).
-func ChangesSchema(op model.Op) bool {
-	switch op {
-	case model.OpInsert, model.OpUpdate, model.OpReserve, model.OpSeqNext, model.OpDelete, model.OpKeys:
-		return false
-	}
-	return true
-}
-
 // nodeBlocks serve REPLACE on node-scoped tables ('ticketd:cache=N,
 // scope=node', DESIGN §4c). Every node, leader or follower, takes blocks
 // of N ids with an OpReserve through Raft (a follower forwards it like
@@ -309,7 +285,7 @@ func (ns *nodeSeqs) next(ctx context.Context, c *model.Command) (model.Result, b
 			e.mu.Unlock()
 			return model.Result{}, false, nil
 		}
-		if e.valid && before(e.next, e.end, e.inc) {
+		if e.valid && SeqBefore(e.next, e.end, e.inc) {
 			v := e.next
 			e.next = stepFrom(v, e.inc, e.end)
 			e.mu.Unlock()

@@ -119,7 +119,7 @@ func (sc *seqCaches) next(ctx context.Context, c *model.Command) (model.Result, 
 			r, err := sc.propose(ctx, &model.Command{Op: model.OpSeqNext, DB: c.DB, Table: c.Table, Seq: &model.SeqCommand{Count: 1}})
 			return r, true, err
 		}
-		if e.valid && before(e.next, e.end, e.inc) {
+		if e.valid && SeqBefore(e.next, e.end, e.inc) {
 			v := e.next
 			e.next = stepFrom(v, e.inc, e.end)
 			e.mu.Unlock()
@@ -158,7 +158,7 @@ func (sc *seqCaches) next(ctx context.Context, c *model.Command) (model.Result, 
 // overflow).
 func stepFrom(v, inc, end int64) int64 {
 	n := v + inc
-	if inc > 0 && n < v || inc < 0 && n > v || !before(n, end, inc) {
+	if inc > 0 && n < v || inc < 0 && n > v || !SeqBefore(n, end, inc) {
 		return end
 	}
 	return n

@@ -157,7 +157,7 @@ func (s *Service) ExecFor(ctx context.Context, who *Session, c *model.Command) (
 	if who != nil {
 		owner = who.casOwner
 	}
-	if isSeqOp(c.Op) {
+	if c.Op.IsSeq() {
 		return s.execSeq(ctx, c, fromSession)
 	}
 	if c.Op == model.OpKeys {
@@ -244,7 +244,7 @@ func (s *Service) ExecBatch(ctx context.Context, cmds []model.Command) ([]model.
 	var seqs, keys []int
 	for i := range cmds {
 		c := &cmds[i]
-		if isSeqOp(c.Op) {
+		if c.Op.IsSeq() {
 			seqs = append(seqs, i)
 			continue
 		}

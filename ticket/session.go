@@ -9,12 +9,6 @@ import (
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
-// Names of the replicated global variables.
-const (
-	VarIncrement = "auto_increment_increment"
-	VarOffset    = "auto_increment_offset"
-)
-
 // Session is one connection's view of ticket state: LAST_INSERT_ID(),
 // LASTVAL() of each sequence, the session values of
 // auto_increment_increment/offset, and the rows its writes left in the
