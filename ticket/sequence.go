@@ -17,7 +17,7 @@ import (
 // SEQUENCE::next_value, set_value and ALTER SEQUENCE on it.
 //
 // What differs is where the cache lives: MariaDB caches per server; here
-// only the Raft leader caches (sequence_cache.go), and a range it took is
+// only the Raft leader caches (alloc/sequence_cache.go), and a range it took is
 // committed through Raft first, so values are unique and increasing across
 // the cluster.
 

@@ -26,7 +26,7 @@ type Session struct {
 	// last NEXTVAL of each.
 	lastVal map[string]int64
 	// casOwner names the session to the leader's compare-and-set queue
-	// (casgate.go), on any node: random, never 0.
+	// (alloc/casgate.go), on any node: random, never 0.
 	casOwner uint64
 }
 
@@ -112,6 +112,10 @@ func (s *Session) Select(st Store, db, name string, q *Query) (*model.Table, *Qu
 func NewSession(globalInc, globalOff uint64) *Session {
 	return &Session{Increment: orOne(globalInc), Offset: orOne(globalOff), casOwner: rand.Uint64() | 1}
 }
+
+// CASOwner names the session to the leader's compare-and-set queue
+// (alloc/casgate.go), on any node: random, never 0.
+func (s *Session) CASOwner() uint64 { return s.casOwner }
 
 func orOne(v uint64) uint64 {
 	if v == 0 {

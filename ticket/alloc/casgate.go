@@ -1,4 +1,4 @@
-package ticket
+package alloc
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
@@ -250,36 +251,11 @@ func (f *inFlight) acquire(ctx context.Context, r rowRef, owner uint64) bool {
 // names (nil: none found), and whether c is a compare-and-set of one row.
 func scopeOf(c *model.Command, t *model.Table) (s writeScope, cas bool) {
 	s.table = tableKey{c.DB, c.Table}
-	if c.Op != model.OpUpdate || t == nil || t.Def.Rows == nil || c.Rows == nil || !c.Rows.Engine || c.Rows.Filter == nil {
-		return s, false
+	pk, point, cas := ticket.CASPoint(c, t)
+	if point {
+		s.row, s.isRow = rowRef{c.DB, c.Table, pk}, true
 	}
-	a := applyAccess(t, c.Rows.Filter, c.Rows.OrderBy, c.Rows.HasLimit, statementNow(c))
-	if !a.Point || a.Index != ClusterIndex {
-		return s, false
-	}
-	s.row, s.isRow = rowRef{c.DB, c.Table, a.Lo}, true
-	pk := 0
-	for _, k := range t.Def.Rows.Keys {
-		if k.Primary {
-			pk = len(k.Cols)
-		}
-	}
-	var buf [8]*model.RowExpr
-	return s, len(conjuncts(c.Rows.Filter, buf[:0])) > pk
-}
-
-// matchesNothing reports whether the row UPDATE c would match no row of
-// st and warn of nothing: then applying it changes nothing and answers
-// Result{} (applyRowsUpdateExpr, through the same pickUpdateRows). Only
-// the engine's own form is answered so; an older build's is proposed.
-func matchesNothing(st Store, c *model.Command) bool {
-	t, err := st.Table(c.DB, c.Table)
-	if err != nil || t == nil || t.Def.Rows == nil || c.Rows.Assigns == nil || c.Rows.Filter == nil {
-		return false
-	}
-	var warns []model.Warning
-	u, e, err := pickUpdateRows(st, t, c, c.Rows, &warns)
-	return err == nil && e == nil && len(u.sel) == 0 && len(warns) == 0
+	return s, cas
 }
 
 // leads reports whether this node leads now.
@@ -303,7 +279,7 @@ func (s *Service) tracks(c *model.Command) bool {
 func (s *Service) scope(c *model.Command) (writeScope, bool) {
 	var t *model.Table
 	if c.Op == model.OpUpdate && c.Rows != nil && c.Rows.Engine {
-		_ = s.read.View(func(st Store) error {
+		_ = s.read.View(func(st ticket.Store) error {
 			t, _ = st.Table(c.DB, c.Table)
 			return nil
 		})
@@ -327,8 +303,8 @@ func (s *Service) tracked(ctx context.Context, c *model.Command, owner uint64, f
 		s.obs.CompareAndSet(lost)
 	}()
 	if s.flight.acquire(ctx, scope.row, owner) && s.readWait.WaitRead(ctx) == nil {
-		_ = s.read.View(func(st Store) error {
-			lost = matchesNothing(st, c)
+		_ = s.read.View(func(st ticket.Store) error {
+			lost = ticket.UpdateMatchesNothing(st, c)
 			return nil
 		})
 		if lost {
@@ -356,7 +332,7 @@ func (s *Service) alone(ctx context.Context, c *model.Command, owner uint64) (mo
 		return model.Result{}, err
 	}
 	if len(res) != 1 {
-		return model.Result{}, fmt.Errorf("ticket: %d results for 1 command: %w", len(res), ErrUncertain)
+		return model.Result{}, fmt.Errorf("ticket: %d results for 1 command: %w", len(res), ticket.ErrUncertain)
 	}
 	return res[0], nil
 }

@@ -1,9 +1,10 @@
-package ticket
+package alloc
 
 import (
 	"cmp"
 	"context"
 
+	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
@@ -32,7 +33,7 @@ import (
 // current one and the one it took ahead, at most 2N ids) and then
 // refuses, as its refill cannot commit.
 type nodeBlocks struct {
-	read     Reader
+	read     ticket.Reader
 	clock    schemaClock
 	propose  proposeFunc
 	defCache uint64
@@ -56,7 +57,7 @@ type block struct {
 	hasSpare              bool
 }
 
-func newNodeBlocks(read Reader, defCache uint64, obs Observer, propose proposeFunc) *nodeBlocks {
+func newNodeBlocks(read ticket.Reader, defCache uint64, obs Observer, propose proposeFunc) *nodeBlocks {
 	return &nodeBlocks{read: read, clock: clockOf(read), propose: propose, defCache: defCache, obs: obs}
 }
 
@@ -198,7 +199,7 @@ func (nb *nodeBlocks) load(e *block, c *model.Command, ep, gen uint64) {
 		return
 	}
 	e.node, e.stubs = false, nil
-	if err != nil || t == nil || !t.Def.AutoInc || t.Def.Rows != nil || t.Def.Seq != nil || !NodeScope(t.Def.Comment) {
+	if err != nil || t == nil || !t.Def.AutoInc || t.Def.Rows != nil || t.Def.Seq != nil || !ticket.NodeScope(t.Def.Comment) {
 		return
 	}
 	cache := t.Def.Cache
@@ -249,7 +250,7 @@ func (nb *nodeBlocks) reset() {
 // (SchemaClock). A range is never handed back: SETVAL does not reuse its
 // unserved values, as it does the leader's cache's.
 type nodeSeqs struct {
-	read    Reader
+	read    ticket.Reader
 	clock   schemaClock
 	propose proposeFunc
 	m       entries[tableKey, nodeSeq]
@@ -263,7 +264,7 @@ type nodeSeq struct {
 	next, end, inc int64
 }
 
-func newNodeSeqs(read Reader, propose proposeFunc) *nodeSeqs {
+func newNodeSeqs(read ticket.Reader, propose proposeFunc) *nodeSeqs {
 	return &nodeSeqs{read: read, clock: clockOf(read), propose: propose}
 }
 
@@ -285,7 +286,7 @@ func (ns *nodeSeqs) next(ctx context.Context, c *model.Command) (model.Result, b
 			e.mu.Unlock()
 			return model.Result{}, false, nil
 		}
-		if e.valid && SeqBefore(e.next, e.end, e.inc) {
+		if e.valid && ticket.SeqBefore(e.next, e.end, e.inc) {
 			v := e.next
 			e.next = stepFrom(v, e.inc, e.end)
 			e.mu.Unlock()
@@ -329,7 +330,7 @@ func (ns *nodeSeqs) load(e *nodeSeq, c *model.Command, ep, gen uint64) {
 		return
 	}
 	e.valid = false
-	e.node = err == nil && t != nil && t.Def.Seq != nil && t.Def.Seq.Cache > 1 && NodeScope(t.Def.Comment)
+	e.node = err == nil && t != nil && t.Def.Seq != nil && t.Def.Seq.Cache > 1 && ticket.NodeScope(t.Def.Comment)
 }
 
 // drop burns db.name's range on this node.
