@@ -18,6 +18,7 @@ import (
 	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // Backup file format, version 1. Integers are big-endian.
@@ -273,7 +274,7 @@ func (f *BackupFile) ScanRows(db, table string, maxBytes int, fn func([][]model.
 			return fmt.Errorf("%w: table %s.%s: %w", ErrBackupCorrupt, db, table, err)
 		}
 		for _, r := range legacy {
-			if err := add(r, len(ticket.AppendRow(nil, r))); err != nil {
+			if err := add(r, len(rowengine.AppendRow(nil, r))); err != nil {
 				return err
 			}
 		}
@@ -282,7 +283,7 @@ func (f *BackupFile) ScanRows(db, table string, maxBytes int, fn func([][]model.
 		if b := all.Bucket(rowsBucketName(tableKey{db, table})); b != nil {
 			c := b.Cursor()
 			for k, v := c.First(); k != nil; k, v = c.Next() {
-				r, err := ticket.DecodeRow(string(v), len(def.Cols))
+				r, err := rowengine.DecodeRow(string(v), len(def.Cols))
 				if err != nil {
 					return fmt.Errorf("%w: table %s.%s: %w", ErrBackupCorrupt, db, table, err)
 				}
@@ -485,16 +486,16 @@ func checkRows(all *bolt.Bucket, k tableKey, rd *model.RowsDef) (int, error) {
 	if b == nil {
 		return 0, nil
 	}
-	cluster := ticket.ClusterKey(rd)
+	cluster := rowengine.ClusterKey(rd)
 	n := 0
 	err := b.ForEach(func(pk, v []byte) error {
-		r, err := ticket.DecodeRow(string(v), len(rd.Cols))
+		r, err := rowengine.DecodeRow(string(v), len(rd.Cols))
 		if err != nil {
 			return err
 		}
 		if cluster >= 0 {
-			if key, _ := ticket.IndexKey(rd, cluster, r); key != string(pk) {
-				return fmt.Errorf("%w: row stored under another key", ticket.ErrRowsCorrupt)
+			if key, _ := rowengine.IndexKey(rd, cluster, r); key != string(pk) {
+				return fmt.Errorf("%w: row stored under another key", rowengine.ErrRowsCorrupt)
 			}
 		}
 		n++

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // TestCollationKeptAcrossRestart: a row table of the older folding (as a
@@ -65,7 +66,7 @@ func TestCollationKeptAcrossRestart(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			return rows.Scan(ticket.ClusterIndex, "", "", func(_ string, row []model.Datum) bool {
+			return rows.Scan(rowengine.ClusterIndex, "", "", func(_ string, row []model.Datum) bool {
 				names = append(names, row[0].S)
 				return true
 			})

@@ -12,6 +12,7 @@ import (
 	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // Tests of how raftstore uses the log format (package logformat): which
@@ -122,7 +123,7 @@ func TestRowTableAppliesEntryTime(t *testing.T) {
 	if err := f.View(func(s ticket.Store) error {
 		rows, err := s.Rows("d", "leaf_alloc")
 		if err == nil && rows != nil && rows.Len() == 1 {
-			k, _ := ticket.IndexKey(cmds[0].Def.Rows, 0, []model.Datum{{S: "A"}, {}, {}, {}})
+			k, _ := rowengine.IndexKey(cmds[0].Def.Rows, 0, []model.Datum{{S: "A"}, {}, {}, {}})
 			row, _ = rows.Get(k) // the primary key, case-insensitive
 		}
 		return err

@@ -50,7 +50,7 @@ type applyFunc func(ticket.Store, *model.Command) (model.Result, error)
 
 // FSM is the Raft state machine: every Raft log entry of type LogCommand is
 // one batch of ticket.Commands (EncodeBatch), applied with ticket.Apply.
-// The response of an entry is its []ticket.Result, or an error.
+// The response of an entry is its []model.Result, or an error.
 //
 // The state lives decoded in memory (memState); the bbolt state file is
 // its checkpoint, written with the index of the last entry it holds

@@ -16,6 +16,7 @@ import (
 	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // workerDef is UidGenerator's WORKER_NODE.
@@ -119,7 +120,7 @@ func TestCheckpointWritesChangedRows(t *testing.T) {
 	}
 	must(t, g.View(func(s ticket.Store) error {
 		rows, _ := s.Rows("ids", "WORKER_NODE")
-		k, _ := ticket.IndexKey(workerDef("ids").Rows, 0, []model.Datum{{S: "12345"}, {}, {}, {}, {}, {}, {}})
+		k, _ := rowengine.IndexKey(workerDef("ids").Rows, 0, []model.Datum{{S: "12345"}, {}, {}, {}, {}, {}, {}})
 		r, ok := rows.Get(k)
 		if !ok || r[2].S != "changed" {
 			t.Errorf("row 12345 after reload: %v %v", r, ok)
@@ -207,7 +208,7 @@ func TestReloadAtScale(t *testing.T) {
 	prev := int64(0)
 	must(t, g.View(func(s ticket.Store) error {
 		rows, _ := s.Rows("ids", "WORKER_NODE")
-		return rows.Scan(ticket.ClusterIndex, "", "", func(_ string, r []model.Datum) bool {
+		return rows.Scan(rowengine.ClusterIndex, "", "", func(_ string, r []model.Datum) bool {
 			id, _ := strconv.ParseInt(r[0].S, 10, 64)
 			if id != prev+1 {
 				t.Fatalf("row %d after %d", id, prev)

@@ -17,7 +17,7 @@ func strictWhereUpdate(port string) model.Command {
 	}}
 }
 
-// TestFSMRulesV11: the row tables' apply rules of ticket.RulesV11 take
+// TestFSMRulesV11: the row tables' apply rules of model.RulesV11 take
 // effect at the entry that raises the cluster's version to it, on every
 // replica alike; before it, the same command applies as older builds
 // apply it (a cluster of mixed builds never raises it).

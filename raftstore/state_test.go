@@ -13,6 +13,7 @@ import (
 
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 func openTestState(t *testing.T) *bolt.DB {
@@ -94,7 +95,7 @@ func storeMatchesMemStore(t *testing.T, seed uint64) {
 			if lr == nil {
 				t.Fatalf("step %d: row table %v not loaded", step, k)
 			}
-			for idx := ticket.ClusterIndex; idx < len(rt.Def().Keys); idx++ {
+			for idx := rowengine.ClusterIndex; idx < len(rt.Def().Keys); idx++ {
 				if got, want := scanAll(t, lr, idx), scanAll(t, rt, idx); !reflect.DeepEqual(got, want) {
 					t.Fatalf("step %d: row table %v index %d loads as\n%v\nlive\n%v", step, k, idx, got, want)
 				}
@@ -194,7 +195,7 @@ func storeMatchesMemStore(t *testing.T, seed uint64) {
 			}
 			gk, gerr := gr.Put(pk, row)
 			wk, werr := wr.Put(pk, row)
-			if gk != wk || errors.Is(gerr, ticket.ErrRowsDuplicate) != errors.Is(werr, ticket.ErrRowsDuplicate) {
+			if gk != wk || errors.Is(gerr, rowengine.ErrRowsDuplicate) != errors.Is(werr, rowengine.ErrRowsDuplicate) {
 				t.Fatalf("step %d: Put: %q %v vs %q %v", step, gk, gerr, wk, werr)
 			}
 		case 13:
@@ -222,7 +223,7 @@ func storeMatchesMemStore(t *testing.T, seed uint64) {
 			t.Fatalf("step %d: Rows %v vs %v", step, gr, wr)
 		}
 		if gr != nil {
-			for idx := ticket.ClusterIndex; idx < len(gr.(*ticket.RowTree).Def().Keys); idx++ {
+			for idx := rowengine.ClusterIndex; idx < len(gr.(*rowengine.RowTree).Def().Keys); idx++ {
 				same(step, "Scan", scanAll(t, gr, idx), scanAll(t, wr, idx))
 			}
 		}
@@ -272,7 +273,7 @@ func rowsTestDef(db, name string, keyed, withV bool) *model.TableDef {
 }
 
 // scanAll lists an index's rows as "key=row" lines.
-func scanAll(t testing.TB, rows ticket.TableRows, index int) []string {
+func scanAll(t testing.TB, rows rowengine.TableRows, index int) []string {
 	t.Helper()
 	var out []string
 	must(t, rows.Scan(index, "", "", func(pk string, r []model.Datum) bool {
@@ -283,9 +284,9 @@ func scanAll(t testing.TB, rows ticket.TableRows, index int) []string {
 }
 
 // nthKey is the clustering key of the i-th row.
-func nthKey(t testing.TB, rows ticket.TableRows, i int) (pk string) {
+func nthKey(t testing.TB, rows rowengine.TableRows, i int) (pk string) {
 	t.Helper()
-	must(t, rows.Scan(ticket.ClusterIndex, "", "", func(k string, _ []model.Datum) bool {
+	must(t, rows.Scan(rowengine.ClusterIndex, "", "", func(k string, _ []model.Datum) bool {
 		pk = k
 		i--
 		return i >= 0

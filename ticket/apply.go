@@ -16,41 +16,81 @@ import (
 //
 // The reference for every answer is MariaDB with MyISAM ticket tables
 // (DESIGN §2), including MyISAM's non-transactional multi-row statements:
-// rows before a failing row stay written.
+// rows before a failing row stay written; for row tables, MariaDB with
+// InnoDB (DESIGN §4a).
+//
+// Commands without a table (databases, CREATE, globals, restore, keys)
+// are Apply's own; a command addressed to a table goes through
+// applyToTable, which looks it up once and dispatches once, to its kind.
 func Apply(s Store, c *model.Command) (model.Result, error) {
-	if isSeqOp(c.Op) {
-		return applySequence(s, c)
-	}
 	switch c.Op {
-	case model.OpInsert:
-		return applyInsert(s, c)
-	case model.OpUpdate:
-		return applyUpdate(s, c)
 	case model.OpCreateDB:
 		return applyCreateDB(s, c)
 	case model.OpDropDB:
 		return applyDropDB(s, c)
 	case model.OpCreateTable:
 		return applyCreateTable(s, c)
-	case model.OpDropTable:
-		return applyDropTable(s, c)
-	case model.OpAlterTable:
-		return applyAlterTable(s, c)
+	case model.OpCreateSeq:
+		return applyCreateSeq(s, c)
 	case model.OpSetGlobal:
 		return model.Result{}, s.PutGlobal(c.Name, c.Value)
-	case model.OpReserve:
-		return applyReserve(s, c)
 	case model.OpRestore:
 		return applyRestore(s, c)
-	case model.OpDelete:
-		return applyRowsDelete(s, c)
-	case model.OpRestoreRows:
-		return applyRestoreRows(s, c)
 	case model.OpKeys:
 		return applyKeys(s, c)
-	default:
-		return model.Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "unknown command %d", c.Op)}, nil
+	case model.OpInsert, model.OpUpdate, model.OpDelete, model.OpAlterTable, model.OpDropTable, model.OpReserve, model.OpRestoreRows:
+		return applyToTable(s, c)
 	}
+	if isSeqOp(c.Op) {
+		return applyToTable(s, c)
+	}
+	return model.Result{Err: unknownCommand(c)}, nil
+}
+
+// applyToTable runs a command addressed to one table: it looks the table
+// up once, answers for a table that is not there, runs what every kind of
+// table does alike (DROP TABLE, a range reservation) and hands the rest
+// to the table's kind (kind.go).
+func applyToTable(s Store, c *model.Command) (model.Result, error) {
+	t, err := s.Table(c.DB, c.Table)
+	if err != nil {
+		return model.Result{}, err
+	}
+	if t == nil {
+		return noSuchTable(c), nil
+	}
+	switch c.Op {
+	case model.OpDropTable:
+		return dropTable(s, t, c)
+	case model.OpReserve:
+		return reserve(s, t, c)
+	}
+	return kindOf(&t.Def).apply(s, t, c)
+}
+
+// noSuchTable is the answer to c when its table does not exist: 1146,
+// or what DROP TABLE and the sequence statements say, a note under IF
+// EXISTS.
+func noSuchTable(c *model.Command) model.Result {
+	var e *model.Error
+	switch {
+	case c.Op == model.OpDropTable:
+		e = mysqlerr.New(mysqlerr.CodeBadTable, "Unknown table '%s.%s'", c.DB, c.Table)
+	case c.Op == model.OpDropSeq:
+		e = mysqlerr.UnknownSequence(c.DB + "." + c.Table)
+	case isSeqOp(c.Op):
+		return model.Result{Err: mysqlerr.UnknownSequence(c.Table)}
+	default:
+		return model.Result{Err: model.NoTable(c.DB, c.Table)}
+	}
+	if c.IfExists {
+		return model.Noted(e)
+	}
+	return model.Result{Err: e}
+}
+
+func unknownCommand(c *model.Command) *model.Error {
+	return mysqlerr.New(mysqlerr.CodeUnknown, "unknown command %d", c.Op)
 }
 
 // findRow returns the index of the first row whose unique keys collide with
@@ -82,20 +122,9 @@ func putRow(t *model.Table, r model.Row) {
 	t.Rows[i] = r
 }
 
-func applyInsert(s Store, c *model.Command) (model.Result, error) {
-	t, err := s.Table(c.DB, c.Table)
-	if err != nil {
-		return model.Result{}, err
-	}
-	if t == nil {
-		return model.Result{Err: model.NoTable(c.DB, c.Table)}, nil
-	}
-	if t.Def.Seq != nil {
-		return model.Result{Err: errSequenceRows}, nil
-	}
-	if t.Def.Rows != nil {
-		return applyRowsInsert(s, t, c)
-	}
+// insertTickets is INSERT and REPLACE [... ON DUPLICATE KEY UPDATE] on
+// the ticket table t.
+func insertTickets(s Store, t *model.Table, c *model.Command) (model.Result, error) {
 	for _, vs := range c.Values {
 		for _, v := range vs {
 			if v.Kind == model.ValNow {
@@ -293,20 +322,8 @@ func setRowID(t *model.Table, i int, v uint64) {
 	}
 }
 
-func applyUpdate(s Store, c *model.Command) (model.Result, error) {
-	t, err := s.Table(c.DB, c.Table)
-	if err != nil {
-		return model.Result{}, err
-	}
-	if t == nil {
-		return model.Result{Err: model.NoTable(c.DB, c.Table)}, nil
-	}
-	if t.Def.Seq != nil {
-		return model.Result{Err: errSequenceRows}, nil
-	}
-	if t.Def.Rows != nil {
-		return applyRowsUpdate(s, t, c)
-	}
+// updateTickets is UPDATE of the ticket table t.
+func updateTickets(s Store, t *model.Table, c *model.Command) (model.Result, error) {
 	if c.Rows != nil {
 		return model.Result{Err: errRowsShape}, nil
 	}
@@ -455,44 +472,29 @@ func applyCreateTable(s Store, c *model.Command) (model.Result, error) {
 	return model.Result{}, s.PutTable(t)
 }
 
-func applyDropTable(s Store, c *model.Command) (model.Result, error) {
-	t, err := s.Table(c.DB, c.Table)
-	if err != nil {
-		return model.Result{}, err
-	}
-	if t == nil {
-		e := mysqlerr.New(mysqlerr.CodeBadTable, "Unknown table '%s.%s'", c.DB, c.Table)
-		if c.IfExists {
-			return model.Noted(e), nil
-		}
-		return model.Result{Err: e}, nil
-	}
+// dropTable is DROP TABLE of t, of any kind: its counter is kept in a
+// drop mark (dropmark.go).
+func dropTable(s Store, t *model.Table, c *model.Command) (model.Result, error) {
 	if err := markDropped(s, t); err != nil {
 		return model.Result{}, err
 	}
 	return model.Result{}, s.DeleteTable(c.DB, c.Table)
 }
 
-// applyAlterTable changes table options. AUTO_INCREMENT never moves the
-// counter backwards: MyISAM would let it drop to max(id)+1 after rows were
-// replaced by lower explicit ids, and a ticket server must not reissue.
-func applyAlterTable(s Store, c *model.Command) (model.Result, error) {
-	t, err := s.Table(c.DB, c.Table)
-	if err != nil {
-		return model.Result{}, err
-	}
-	if t == nil {
-		return model.Result{Err: model.NoTable(c.DB, c.Table)}, nil
-	}
-	var res model.Result
+// alterTable is ALTER TABLE of a table without keys to change (a ticket
+// table or a sequence): its options, and its rows counted as affected.
+func alterTable(s Store, t *model.Table, c *model.Command) (model.Result, error) {
 	if len(c.DropKeys)+len(c.AddKeys) > 0 {
-		// Keys first: a refused key change leaves the options alone too.
-		var e *model.Error
-		var err error
-		if res, e, err = alterKeys(s, t, c); err != nil || e != nil {
-			return model.Result{Err: e}, err
-		}
+		return model.Result{Err: mysqlerr.NotSupported("adding or dropping keys of a ticket table or sequence")}, nil
 	}
+	return alterOptions(s, t, c, model.Result{Affected: uint64(len(t.Rows))})
+}
+
+// alterOptions changes the table options every table has and answers
+// res. AUTO_INCREMENT never moves the counter backwards: MyISAM would let
+// it drop to max(id)+1 after rows were replaced by lower explicit ids,
+// and a ticket server must not reissue.
+func alterOptions(s Store, t *model.Table, c *model.Command, res model.Result) (model.Result, error) {
 	if c.HasAutoInc && c.AutoInc > t.AutoInc && !t.Exhausted {
 		t.AutoInc = c.AutoInc
 	}
@@ -502,23 +504,13 @@ func applyAlterTable(s Store, c *model.Command) (model.Result, error) {
 	if c.HasComment {
 		t.Def.Comment = c.Comment
 	}
-	if t.Def.Rows == nil {
-		res.Affected = uint64(len(t.Rows))
-	}
 	return res, s.PutTable(t)
 }
 
-// applyReserve takes up to Count counter positions for a leader's cache:
+// reserve takes up to Count counter positions for a leader's cache:
 // ids First..Last are then the leader's to hand out (with the session's
 // increment and offset applied within the range), and nobody else's.
-func applyReserve(s Store, c *model.Command) (model.Result, error) {
-	t, err := s.Table(c.DB, c.Table)
-	if err != nil {
-		return model.Result{}, err
-	}
-	if t == nil {
-		return model.Result{Err: model.NoTable(c.DB, c.Table)}, nil
-	}
+func reserve(s Store, t *model.Table, c *model.Command) (model.Result, error) {
 	max := t.Def.IDType.Max()
 	if t.Exhausted || t.AutoInc > max || c.Count == 0 {
 		return model.Result{Err: mysqlerr.AutoincExhausted(t.Def.IDCol, 1)}, nil
@@ -531,3 +523,5 @@ func applyReserve(s Store, c *model.Command) (model.Result, error) {
 	model.Advance(t, last)
 	return model.Result{First: first, Last: last}, s.PutTable(t)
 }
+
+var errRowsShape = mysqlerr.NotSupported("UPDATE of several columns, or of another column than the id, on a ticket table")

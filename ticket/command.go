@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // Replication failures. A Replicator wraps one of these so that callers can
@@ -52,10 +53,10 @@ type Store interface {
 	// indexed by, re-indexes them (CREATE/DROP INDEX).
 	PutTable(t *model.Table) error
 	DeleteTable(db, name string) error
-	// Rows returns a row table's rows (rowstore.go), nil when db.name is
+	// Rows returns a row table's rows (rowengine/store.go), nil when db.name is
 	// not a row table. Through the Store that View passes, they are
 	// read-only and valid until fn returns.
-	Rows(db, name string) (TableRows, error)
+	Rows(db, name string) (rowengine.TableRows, error)
 	// Global returns a replicated global variable; ok is false if never set.
 	Global(name string) (v uint64, ok bool, err error)
 	PutGlobal(name string, v uint64) error

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // MemStore is an in-memory Store for tests and for checking other Store
@@ -12,14 +13,14 @@ import (
 type MemStore struct {
 	dbs     map[string]bool
 	tables  map[string]*model.Table
-	rows    map[string]*RowTree
+	rows    map[string]*rowengine.RowTree
 	globals map[string]uint64
 	keys    map[keyID]model.KeyVal // keys_store.go
 }
 
 // NewMemStore returns an empty store.
 func NewMemStore() *MemStore {
-	return &MemStore{dbs: map[string]bool{}, tables: map[string]*model.Table{}, rows: map[string]*RowTree{}, globals: map[string]uint64{}}
+	return &MemStore{dbs: map[string]bool{}, tables: map[string]*model.Table{}, rows: map[string]*rowengine.RowTree{}, globals: map[string]uint64{}}
 }
 
 // Database reports whether the database exists.
@@ -79,7 +80,7 @@ func (m *MemStore) PutTable(t *model.Table) error {
 	cp.Rows = slices.Clone(t.Rows)
 	k := t.Def.Key()
 	m.tables[k] = &cp
-	rt, err := PutRowTree(m.rows[k], t.Def.Rows)
+	rt, err := rowengine.PutRowTree(m.rows[k], t.Def.Rows)
 	if err != nil {
 		return err
 	}
@@ -92,7 +93,7 @@ func (m *MemStore) PutTable(t *model.Table) error {
 }
 
 // Rows returns a row table's rows.
-func (m *MemStore) Rows(db, name string) (TableRows, error) {
+func (m *MemStore) Rows(db, name string) (rowengine.TableRows, error) {
 	if rt := m.rows[db+"."+name]; rt != nil {
 		return rt, nil
 	}

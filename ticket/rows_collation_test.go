@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // TestRowsCollation: the row engine's WHERE, range access, ORDER BY,
@@ -28,18 +29,18 @@ func TestRowsCollation(t *testing.T) {
 	}
 	queries := []struct {
 		name string
-		q    Query
+		q    rowengine.Query
 	}{
-		{"= 'e'", Query{Filter: bin(model.EEq, col("name"), lit("e"))}},
-		{"= 's'", Query{Filter: bin(model.EEq, col("name"), lit("s"))}},
-		{"= '🎉'", Query{Filter: bin(model.EEq, col("name"), lit("🎉"))}},
-		{"< '_'", Query{Filter: bin(model.ELt, col("name"), lit("_"))}},
-		{"> 'z'", Query{Filter: bin(model.EGt, col("name"), lit("z"))}},
-		{"LIKE 'E'", Query{Filter: bin(model.ELike, col("name"), lit("E"))}},
-		{"ORDER BY name", Query{OrderBy: []model.RowOrder{{Col: "name"}, {Col: "id"}}}},
-		{"GROUP BY name", Query{Aggs: []Agg{{Fn: "COUNT"}, {Fn: "MIN", Col: "id"}}, GroupBy: []string{"name"}}},
-		{"MIN, MAX", Query{Aggs: []Agg{{Fn: "MIN", Col: "name"}, {Fn: "MAX", Col: "name"}}, Filter: bin(model.ELt, col("name"), lit("b"))}},
-		{"DISTINCT", Query{Distinct: true, DistinctCols: []string{"name"}, OrderBy: []model.RowOrder{{Col: "id"}}}},
+		{"= 'e'", rowengine.Query{Filter: bin(model.EEq, col("name"), lit("e"))}},
+		{"= 's'", rowengine.Query{Filter: bin(model.EEq, col("name"), lit("s"))}},
+		{"= '🎉'", rowengine.Query{Filter: bin(model.EEq, col("name"), lit("🎉"))}},
+		{"< '_'", rowengine.Query{Filter: bin(model.ELt, col("name"), lit("_"))}},
+		{"> 'z'", rowengine.Query{Filter: bin(model.EGt, col("name"), lit("z"))}},
+		{"LIKE 'E'", rowengine.Query{Filter: bin(model.ELike, col("name"), lit("E"))}},
+		{"ORDER BY name", rowengine.Query{OrderBy: []model.RowOrder{{Col: "name"}, {Col: "id"}}}},
+		{"GROUP BY name", rowengine.Query{Aggs: []rowengine.Agg{{Fn: "COUNT"}, {Fn: "MIN", Col: "id"}}, GroupBy: []string{"name"}}},
+		{"MIN, MAX", rowengine.Query{Aggs: []rowengine.Agg{{Fn: "MIN", Col: "name"}, {Fn: "MAX", Col: "name"}}, Filter: bin(model.ELt, col("name"), lit("b"))}},
+		{"DISTINCT", rowengine.Query{Distinct: true, DistinctCols: []string{"name"}, OrderBy: []model.RowOrder{{Col: "id"}}}},
 	}
 	// Rows without ORDER BY come in the name index's order (a range).
 	want := map[model.Collation][]string{
@@ -89,7 +90,7 @@ func TestRowsCollation(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, qc := range queries {
-				res, qe, err := SelectFrom(tb, rows, nil, &qc.q)
+				res, qe, err := rowengine.SelectFrom(tb, rows, nil, &qc.q)
 				if err != nil || qe != nil {
 					t.Fatalf("%s: %v %v", qc.name, qe, err)
 				}
@@ -300,8 +301,8 @@ func TestColumnCollationAnswers(t *testing.T) {
 			"1270 Illegal mix of collations (utf8mb3_general_ci,IMPLICIT), (binary,IGNORABLE), (utf8mb4_general_ci,COERCIBLE) for operation 'in'"},
 		{"a IN ('😀', 'x', 'y')", op(model.EIn, col("a"), lit("😀"), lit("x"), lit("y")), "1271 Illegal mix of collations for operation 'in'"},
 	} {
-		q := &Query{Filter: tc.filter, OrderBy: []model.RowOrder{{Col: "id"}}}
-		r, qe, err := SelectFrom(tb, rows, nil, q)
+		q := &rowengine.Query{Filter: tc.filter, OrderBy: []model.RowOrder{{Col: "id"}}}
+		r, qe, err := rowengine.SelectFrom(tb, rows, nil, q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -315,7 +316,7 @@ func TestColumnCollationAnswers(t *testing.T) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
-	r, qe, err := SelectFrom(tb, rows, nil, &Query{OrderBy: []model.RowOrder{{Col: "b"}, {Col: "id"}}})
+	r, qe, err := rowengine.SelectFrom(tb, rows, nil, &rowengine.Query{OrderBy: []model.RowOrder{{Col: "b"}, {Col: "id"}}})
 	if err != nil || qe != nil {
 		t.Fatal(qe, err)
 	}
@@ -369,8 +370,8 @@ func TestBetweenOtherCollation(t *testing.T) {
 	tb, _ := e.s.Table("d", "m")
 	rows, _ := e.s.Rows("d", "m")
 	x := model.RowExpr{Op: model.EVal, Val: &model.Value{Kind: model.ValString, Str: "x"}}
-	q := &Query{Filter: &model.RowExpr{Op: model.EBetween, Args: []model.RowExpr{{Op: model.ECol, Col: "c"}, x, {Op: model.ECol, Col: "b"}}}, OrderBy: []model.RowOrder{{Col: "id"}}}
-	r, qe, err := SelectFrom(tb, rows, nil, q)
+	q := &rowengine.Query{Filter: &model.RowExpr{Op: model.EBetween, Args: []model.RowExpr{{Op: model.ECol, Col: "c"}, x, {Op: model.ECol, Col: "b"}}}, OrderBy: []model.RowOrder{{Col: "id"}}}
+	r, qe, err := rowengine.SelectFrom(tb, rows, nil, q)
 	if err != nil || qe != nil {
 		t.Fatal(qe, err)
 	}
@@ -453,7 +454,7 @@ func TestRowSize(t *testing.T) {
 }
 
 // firstColumn is a result's first column, row by row, space-separated.
-func firstColumn(r *QueryResult) string {
+func firstColumn(r *rowengine.QueryResult) string {
 	var ids []string
 	for _, row := range r.Rows {
 		ids = append(ids, row[0].S)

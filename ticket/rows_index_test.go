@@ -6,6 +6,7 @@ import (
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 func alter(table string, drop []string, add ...model.KeySpec) model.Command {
@@ -51,10 +52,10 @@ func TestRowsIndexDDL(t *testing.T) {
 		t.Fatalf("keys: %s", got)
 	}
 	tb, _ := e.s.Table("ids", "WORKER_NODE")
-	if a := ChooseAccess(tb, []model.RowCond{{Col: "host_name", Val: str("A")}}); a.Index < 1 || a.Point || a.Hi == "" {
+	if a := rowengine.ChooseAccess(tb, []model.RowCond{{Col: "host_name", Val: str("A")}}); a.Index < 1 || a.Point || a.Hi == "" {
 		t.Errorf("WHERE HOST_NAME = 'A' chose %+v, want a range of a key on HOST_NAME", a)
 	}
-	if a := ChooseAccess(tb, []model.RowCond{{Col: "PORT", Val: str("3")}, {Col: "HOST_NAME", Val: str("a")}}); a.Index != 1 {
+	if a := rowengine.ChooseAccess(tb, []model.RowCond{{Col: "PORT", Val: str("3")}, {Col: "HOST_NAME", Val: str("a")}}); a.Index != 1 {
 		t.Errorf("WHERE on the whole unique key chose %+v", a)
 	}
 	// The unique key is enforced; the lookup through it finds the row.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // leafSpec is Meituan Leaf-segment's leaf_alloc as its DDL declares it.
@@ -58,7 +59,7 @@ func (e *env) rows(db, name string) [][]model.Datum {
 		e.t.Fatalf("no row table %s.%s", db, name)
 	}
 	var out [][]model.Datum
-	if err := rows.Scan(ClusterIndex, "", "", func(_ string, r []model.Datum) bool {
+	if err := rows.Scan(rowengine.ClusterIndex, "", "", func(_ string, r []model.Datum) bool {
 		out = append(out, r)
 		return true
 	}); err != nil {

@@ -7,22 +7,8 @@ import (
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
-
-var intKinds = map[string]model.IntKind{
-	"tinyint": model.TinyInt, "smallint": model.SmallInt, "mediumint": model.MediumInt,
-	"int": model.Int, "integer": model.Int, "bigint": model.BigInt,
-}
-
-// defaultWidth is the display width MariaDB shows for an integer type
-// declared without one.
-func defaultWidth(k model.IntKind, unsigned bool) int {
-	w := map[model.IntKind]int{model.TinyInt: 4, model.SmallInt: 6, model.MediumInt: 9, model.Int: 11, model.BigInt: 20}[k]
-	if unsigned && k != model.BigInt {
-		w--
-	}
-	return w
-}
 
 func notTicketTable(why string) error {
 	return mysqlerr.NotSupported("tables other than ticket tables (" + why + ")")
@@ -43,7 +29,7 @@ func NewTableDef(s *model.TableSpec) (*model.TableDef, error) {
 	if !ticketShaped(s) || binStub(colls) {
 		// A stub compared by code point is no ticket table's (their
 		// stubs fold case): the row engine keys it as MariaDB does.
-		return newRowsDef(s, tc, colls)
+		return rowengine.NewRowsDef(s, tc, colls)
 	}
 	// A ticket table answers as MyISAM does (DESIGN §2: its counter
 	// never moves back, a failed multi-row INSERT keeps the rows before
@@ -56,7 +42,7 @@ func NewTableDef(s *model.TableSpec) (*model.TableDef, error) {
 	var idCol, stubCol *model.ColumnSpec
 	for i := range s.Columns {
 		c := &s.Columns[i]
-		if k, ok := intKinds[c.Type]; ok {
+		if k, ok := model.IntKindOf(c.Type); ok {
 			if idCol != nil {
 				return nil, notTicketTable("more than one integer column")
 			}
@@ -64,7 +50,7 @@ func NewTableDef(s *model.TableSpec) (*model.TableDef, error) {
 			d.IDCol, d.IDNotNull, d.AutoInc = c.Name, c.NotNull || c.PrimaryKey, c.AutoInc
 			d.IDType = model.IntType{Kind: k, Unsigned: c.Unsigned, Width: c.Width}
 			if d.IDType.Width == 0 {
-				d.IDType.Width = defaultWidth(k, c.Unsigned)
+				d.IDType.Width = model.DefaultWidth(k, c.Unsigned)
 			}
 			if c.PrimaryKey {
 				d.IDKey = model.PrimaryKey
@@ -343,11 +329,11 @@ func resolveColl(cs, co string, binary bool, def model.Collation) (model.Collati
 // ticketShaped reports whether s can be a ticket table: one integer
 // column, alone or as the AUTO_INCREMENT id beside a unique CHAR/VARCHAR
 // stub, keys of one column, no CURRENT_TIMESTAMP. Anything else is a row
-// table (rows.go).
+// table (rowengine/rows.go).
 func ticketShaped(s *model.TableSpec) bool {
 	ints, strs := 0, 0
 	for _, c := range s.Columns {
-		switch _, isInt := intKinds[c.Type]; {
+		switch _, isInt := model.IntKindOf(c.Type); {
 		case isInt:
 			ints++
 		case c.Type == "char" || c.Type == "varchar":
@@ -386,7 +372,7 @@ func ticketShaped(s *model.TableSpec) bool {
 	// as InnoDB does, through the row engine.
 	autoInc, stubUnique := false, false
 	for _, c := range s.Columns {
-		_, isInt := intKinds[c.Type]
+		_, isInt := model.IntKindOf(c.Type)
 		switch {
 		case isInt:
 			autoInc = c.AutoInc
@@ -541,4 +527,65 @@ func primaryKeyed(s *model.TableSpec, col string) bool {
 		}
 	}
 	return false
+}
+
+// rowsCreateStatement renders a row table the way MariaDB's SHOW CREATE
+// TABLE does.
+func rowsCreateStatement(t *model.Table) string {
+	d := &t.Def
+	rd := d.Rows
+	var b strings.Builder
+	fmt.Fprintf(&b, "CREATE TABLE %s (\n", quoteIdent(d.Name))
+	var lines []string
+	for i := range rd.Cols {
+		c := &rd.Cols[i]
+		l := "  " + quoteIdent(c.Name) + " " + c.Type
+		if cc := rd.CollOf(c); c.Kind == model.ColString && cc != rd.Collation {
+			// MariaDB names a column's collation when it is not the
+			// table's.
+			l += " CHARACTER SET " + cc.Charset() + " COLLATE " + cc.String()
+		}
+		if c.NotNull {
+			l += " NOT NULL"
+		}
+		switch {
+		case c.AutoInc:
+			l += " AUTO_INCREMENT"
+		case c.DefaultNow:
+			l += " DEFAULT current_timestamp()"
+		case c.HasDefault && c.Default.Null:
+			l += " DEFAULT NULL"
+		case c.HasDefault && c.Kind == model.ColInt:
+			// MariaDB 10.2 and later print a number unquoted.
+			l += " DEFAULT " + c.Default.S
+		case c.HasDefault:
+			l += " DEFAULT " + quoteString(c.Default.S)
+		case !c.NotNull:
+			l += " DEFAULT NULL"
+		}
+		if c.OnUpdateNow {
+			l += " ON UPDATE current_timestamp()"
+		}
+		if c.Comment != "" {
+			l += " COMMENT " + quoteString(c.Comment)
+		}
+		lines = append(lines, l)
+	}
+	for _, k := range rd.Keys {
+		names := make([]string, len(k.Cols))
+		for i, c := range k.Cols {
+			names[i] = quoteIdent(rd.Cols[c].Name)
+		}
+		switch {
+		case k.Primary:
+			lines = append(lines, "  PRIMARY KEY ("+strings.Join(names, ",")+")")
+		case k.Unique:
+			lines = append(lines, "  UNIQUE KEY "+quoteIdent(k.Name)+" ("+strings.Join(names, ",")+")")
+		default:
+			lines = append(lines, "  KEY "+quoteIdent(k.Name)+" ("+strings.Join(names, ",")+")")
+		}
+	}
+	b.WriteString(strings.Join(lines, ",\n"))
+	writeTableOptions(t, &b)
+	return b.String()
 }

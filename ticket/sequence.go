@@ -190,23 +190,8 @@ func SeqBefore(a, b, inc int64) bool {
 	return a > b
 }
 
-func applySequence(s Store, c *model.Command) (model.Result, error) {
-	if c.Op == model.OpCreateSeq {
-		return applyCreateSeq(s, c)
-	}
-	t, err := s.Table(c.DB, c.Table)
-	if err != nil {
-		return model.Result{}, err
-	}
-	if c.Op == model.OpDropSeq {
-		return applyDropSeq(s, c, t)
-	}
-	switch {
-	case t == nil:
-		return model.Result{Err: mysqlerr.UnknownSequence(c.Table)}, nil
-	case t.Def.Seq == nil:
-		return model.Result{Err: mysqlerr.NotSequence(c.DB, c.Table, false)}, nil
-	}
+// applySequence is NEXTVAL, SETVAL or ALTER SEQUENCE of the sequence t.
+func applySequence(s Store, t *model.Table, c *model.Command) (model.Result, error) {
 	sc := c.Seq
 	if sc == nil {
 		sc = &model.SeqCommand{}
@@ -227,7 +212,7 @@ func applySequence(s Store, c *model.Command) (model.Result, error) {
 	case model.OpAlterSeq:
 		r = seqAlter(&seq, sc.Options, c)
 	default:
-		return model.Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "unknown command %d", c.Op)}, nil
+		return model.Result{Err: unknownCommand(c)}, nil
 	}
 	if r.Err != nil || r.Affected == 0 && c.Op == model.OpSetVal {
 		return r, nil
@@ -249,20 +234,6 @@ func applyCreateSeq(s Store, c *model.Command) (model.Result, error) {
 		return *done, nil
 	}
 	return model.Result{}, s.PutTable(&model.Table{Def: def})
-}
-
-func applyDropSeq(s Store, c *model.Command, t *model.Table) (model.Result, error) {
-	switch {
-	case t == nil:
-		e := mysqlerr.UnknownSequence(c.DB + "." + c.Table)
-		if c.IfExists {
-			return model.Noted(e), nil
-		}
-		return model.Result{Err: e}, nil
-	case t.Def.Seq == nil:
-		return model.Result{Err: mysqlerr.NotSequence(c.DB, c.Table, true)}, nil
-	}
-	return model.Result{}, s.DeleteTable(c.DB, c.Table)
 }
 
 // seqNext is MariaDB's SEQUENCE::next_value, taking a whole range at

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // Session is one connection's view of ticket state: LAST_INSERT_ID(),
@@ -69,7 +70,7 @@ func (s *Session) LastVal(db, name string) (int64, bool) {
 // write of a row wins). It returns the table as read in the same view,
 // for its columns. A missing table, or one that is not a row table, is
 // 1146.
-func (s *Session) Select(st Store, db, name string, q *Query) (*model.Table, *QueryResult, error) {
+func (s *Session) Select(st Store, db, name string, q *rowengine.Query) (*model.Table, *rowengine.QueryResult, error) {
 	t, err := st.Table(db, name)
 	if err != nil {
 		return nil, nil, err
@@ -85,7 +86,7 @@ func (s *Session) Select(st Store, db, name string, q *Query) (*model.Table, *Qu
 	if own := s.own[strings.ToLower(db+"."+name)]; len(own) > 0 {
 		mine := make(map[string][]model.Datum, len(own))
 		for _, img := range own {
-			if k, ok := PrimaryKeyOf(t.Def.Rows, img); ok {
+			if k, ok := rowengine.PrimaryKeyOf(t.Def.Rows, img); ok {
 				mine[k] = img
 			}
 		}
@@ -98,7 +99,7 @@ func (s *Session) Select(st Store, db, name string, q *Query) (*model.Table, *Qu
 			}
 		}
 	}
-	res, e, err := SelectFrom(t, rows, over, q)
+	res, e, err := rowengine.SelectFrom(t, rows, over, q)
 	if err != nil {
 		return nil, nil, err
 	}

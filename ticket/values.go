@@ -6,6 +6,7 @@ import (
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // insertRow is one VALUES tuple mapped onto a ticket table's columns.
@@ -120,7 +121,7 @@ func idValue(def *model.TableDef, v model.Value, rowNum int) (id uint64, set boo
 		id = v.Uint
 	case model.ValString:
 		n, err := strconv.ParseUint(strings.TrimSpace(v.Str), 10, 64)
-		if err != nil && func() bool { p, _ := numericPrefix(v.Str); return p != "" }() {
+		if err != nil && func() bool { p, _ := rowengine.NumericPrefix(v.Str); return p != "" }() {
 			// MariaDB rounds '5.5', cuts '5abc' with 1265, takes '-1':
 			// ticketd's ticket tables take plain integers only.
 			return 0, false, mysqlerr.NotSupported("a string that is not a plain integer as a ticket table's id")

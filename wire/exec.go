@@ -11,6 +11,7 @@ import (
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // run executes one statement and keeps MySQL's diagnostics area: every
@@ -177,7 +178,7 @@ func bind(v sql.Value, args []any) (model.Value, error) {
 			// 2.5e0 into an INT is 2 (half to even), 1e20 into a VARCHAR
 			// is '1e20'.
 			if f, err := strconv.ParseFloat(v.Str, 64); err == nil {
-				return ticket.DoubleValue(f), nil
+				return rowengine.DoubleValue(f), nil
 			}
 		}
 		return model.Value{Kind: model.ValDecimal, Str: v.Str}, nil

@@ -8,8 +8,8 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
-	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // Binary-protocol parameters. go-mysql v1.16.0 (server/stmt.go) decodes
@@ -52,9 +52,9 @@ func argValue(a any) (model.Value, error) {
 		return model.Value{Kind: model.ValUint, Uint: x}, nil
 	case float32:
 		// MariaDB widens a FLOAT parameter to double (set_param_float).
-		return ticket.DoubleValue(float64(x)), nil
+		return rowengine.DoubleValue(float64(x)), nil
 	case float64:
-		return ticket.DoubleValue(x), nil
+		return rowengine.DoubleValue(x), nil
 	case mysql.TypedBytes:
 		return typedArg(x)
 	case []byte:
@@ -78,10 +78,10 @@ func typedArg(x mysql.TypedBytes) (model.Value, error) {
 		switch len(b) {
 		case 0, 1, 2, 3:
 			// MariaDB takes fewer than 4 bytes as the zero date.
-			return ticket.TemporalValue(ticket.TemporalDate, false, 0, 0, 0, 0, 0, 0, 0), nil
+			return rowengine.TemporalValue(rowengine.TemporalDate, false, 0, 0, 0, 0, 0, 0, 0), nil
 		case 4, 7, 11:
 			// A DATE parameter's time part, if any, is ignored (set_param_date).
-			return ticket.TemporalValue(ticket.TemporalDate, false,
+			return rowengine.TemporalValue(rowengine.TemporalDate, false,
 				int(binary.LittleEndian.Uint16(b)), int(b[2]), int(b[3]), 0, 0, 0, 0), nil
 		}
 		return model.Value{}, badArg("a DATE parameter of %d bytes", len(b))
@@ -89,7 +89,7 @@ func typedArg(x mysql.TypedBytes) (model.Value, error) {
 		var hour, minute, second, micro int
 		switch len(b) {
 		case 0, 1, 2, 3:
-			return ticket.TemporalValue(ticket.TemporalDateTime, false, 0, 0, 0, 0, 0, 0, 0), nil
+			return rowengine.TemporalValue(rowengine.TemporalDateTime, false, 0, 0, 0, 0, 0, 0, 0), nil
 		case 4:
 		case 11:
 			micro = int(binary.LittleEndian.Uint32(b[7:]))
@@ -99,13 +99,13 @@ func typedArg(x mysql.TypedBytes) (model.Value, error) {
 		default:
 			return model.Value{}, badArg("a DATETIME parameter of %d bytes", len(b))
 		}
-		return ticket.TemporalValue(ticket.TemporalDateTime, false,
+		return rowengine.TemporalValue(rowengine.TemporalDateTime, false,
 			int(binary.LittleEndian.Uint16(b)), int(b[2]), int(b[3]), hour, minute, second, micro), nil
 	case mysql.MYSQL_TYPE_TIME:
 		switch len(b) {
 		case 0, 1, 2, 3, 4, 5, 6, 7:
 			// MariaDB takes fewer than 8 bytes as 00:00:00.
-			return ticket.TemporalValue(ticket.TemporalTime, false, 0, 0, 0, 0, 0, 0, 0), nil
+			return rowengine.TemporalValue(rowengine.TemporalTime, false, 0, 0, 0, 0, 0, 0, 0), nil
 		case 8, 12:
 			var micro int
 			if len(b) == 12 {
@@ -115,7 +115,7 @@ func typedArg(x mysql.TypedBytes) (model.Value, error) {
 			if days > 34 { // beyond TIME's range (838:59:59) by far
 				return model.Value{}, badArg("a TIME parameter of %d days", days)
 			}
-			return ticket.TemporalValue(ticket.TemporalTime, b[0] == 1, 0, 0, 0, days*24+int(b[5]), int(b[6]), int(b[7]), micro), nil
+			return rowengine.TemporalValue(rowengine.TemporalTime, b[0] == 1, 0, 0, 0, days*24+int(b[5]), int(b[6]), int(b[7]), micro), nil
 		}
 		return model.Value{}, badArg("a TIME parameter of %d bytes", len(b))
 	}

@@ -10,9 +10,10 @@ import (
 	"github.com/ticketd/ticketd/sql"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
-// Row tables through the row engine (ticket/rows_engine.go): wire binds a
+// Row tables through the row engine (ticket/rowengine/engine.go): wire binds a
 // plan's placeholders (rowexpr.go), adds the session's sql_mode and
 // pinned time (sqlmode.go), and encodes the answer. Matching, ordering,
 // conversion and aggregation all happen in ticket, for SELECT, UPDATE and
@@ -132,7 +133,7 @@ func (s *session) selectRowTable(p *sql.Select, src *source, args []any, bin boo
 	if err != nil {
 		return nil, err
 	}
-	q := &ticket.Query{Filter: src.pred, OrderBy: rowOrders(p.OrderBy), HasLimit: p.HasLimit, Limit: p.Limit, Offset: p.Offset,
+	q := &rowengine.Query{Filter: src.pred, OrderBy: rowOrders(p.OrderBy), HasLimit: p.HasLimit, Limit: p.Limit, Offset: p.Offset,
 		GroupBy: groupBy, Distinct: p.Distinct, Now: s.now()}
 	grouped := p.GroupBy != nil
 	for i := range p.Fields {
@@ -148,13 +149,13 @@ func (s *session) selectRowTable(p *sql.Select, src *source, args []any, bin boo
 			f := &p.Fields[i]
 			switch {
 			case f.Expr.Kind == sql.ExprAgg:
-				a := ticket.Agg{Fn: f.Expr.Name}
+				a := rowengine.Agg{Fn: f.Expr.Name}
 				if len(f.Expr.Args) == 1 {
 					a.Col = f.Expr.Args[0].Name
 				}
 				q.Aggs = append(q.Aggs, a)
 			case f.Expr.Kind == sql.ExprColumn && p.GroupBy != nil:
-				q.Aggs = append(q.Aggs, ticket.Agg{Col: f.Expr.Name})
+				q.Aggs = append(q.Aggs, rowengine.Agg{Col: f.Expr.Name})
 			case p.GroupBy != nil:
 				return nil, unsupported(f.Expr.Describe() + " in a select list with GROUP BY")
 			default:
@@ -234,11 +235,11 @@ func (s *session) selectRowTable(p *sql.Select, src *source, args []any, bin boo
 
 // selectView runs q on the row table tb's rows in a view (Session.Select):
 // the table as read in that view and the answer.
-func (s *session) selectView(tb *model.Table, q *ticket.Query) (*model.Table, *ticket.QueryResult, error) {
+func (s *session) selectView(tb *model.Table, q *rowengine.Query) (*model.Table, *rowengine.QueryResult, error) {
 	// One allocation for what the view's closure writes.
 	r := &struct {
 		tb  *model.Table
-		res *ticket.QueryResult
+		res *rowengine.QueryResult
 	}{tb: tb}
 	err := s.view(func(st ticket.Store) (err error) {
 		r.tb, r.res, err = s.ts.Select(st, r.tb.Def.DB, r.tb.Def.Name, q)
@@ -326,7 +327,7 @@ func (s *session) projectRows(p *sql.Select, t *model.Table, rows [][]model.Datu
 		}
 		out.cols = append(out.cols, c)
 	}
-	ev := ticket.NewRowEval(t, s.now(), &s.warnings)
+	ev := rowengine.NewRowEval(t, s.now(), &s.warnings)
 	for _, x := range exprs {
 		if x != nil {
 			if e := ev.Check(x); e != nil {

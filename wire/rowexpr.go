@@ -9,7 +9,7 @@ import (
 
 // The row engine's expressions made from sql's plans: operators mapped,
 // placeholders bound, LAST_INSERT_ID() written in; what the expressions
-// mean is ticket's (ticket/rows_eval.go).
+// mean is ticket's (ticket/rowengine/eval.go).
 
 // compareExprOp is the row engine's operator of a comparison (0 for an
 // unknown one).

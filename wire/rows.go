@@ -10,7 +10,7 @@ import (
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
-// Row tables (ticket/rows.go) at the protocol: their result columns, the
+// Row tables (ticket/rowengine/rows.go) at the protocol: their result columns, the
 // UPDATE and DELETE commands in row form, and a transaction's own writes.
 //
 // Writes apply at the statement, as with MyISAM: COMMIT has nothing to

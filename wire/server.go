@@ -51,7 +51,7 @@ type Gate interface {
 	// WaitServing waits until they may, or ctx ends.
 	WaitServing(ctx context.Context) error
 	// Applied reports, without blocking, whether the local state holds
-	// the write at a log index (ticket.Result.Index); WaitApplied waits
+	// the write at a log index (model.Result.Index); WaitApplied waits
 	// for it. A session's reads wait for its own writes.
 	Applied(index uint64) bool
 	WaitApplied(ctx context.Context, index uint64) error

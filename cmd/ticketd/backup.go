@@ -27,10 +27,10 @@ import (
 //	GET  /backup[?stale=1]                          a backup file (raftstore's format)
 //	POST /restore?advance=N&floor=N[&force=1]        body: a backup file
 //
-// A restore is one Raft command (ticket.OpRestore) carrying the whole
+// A restore is one Raft command (model.OpRestore) carrying the whole
 // state less row tables' rows, so every replica switches at the same log
 // index, and snapshots and restarts keep it; then each row table's rows
-// follow in commands of about restoreChunk bytes (ticket.OpRestoreRows),
+// follow in commands of about restoreChunk bytes (model.OpRestoreRows),
 // read from the staged backup as they are sent, so that neither memory
 // nor a Raft entry holds a whole large table. A restore interrupted
 // between the two (the node stopped, the leader lost) leaves the tables

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // TestRestoreRowTableInChunks: a row table larger than one restore row
@@ -62,7 +63,7 @@ func TestRestoreRowTableInChunks(t *testing.T) {
 		if err != nil || tr == nil {
 			return fmt.Errorf("rows: %v", err)
 		}
-		return tr.Scan(ticket.ClusterIndex, "", "", func(_ string, r []model.Datum) bool {
+		return tr.Scan(rowengine.ClusterIndex, "", "", func(_ string, r []model.Datum) bool {
 			got = append(got, r[0].S+"="+r[1].S)
 			return true
 		})

@@ -57,7 +57,7 @@ const (
 	cmdKeys        // key changes of ALTER TABLE / CREATE and DROP INDEX (codec_rows.go)
 	cmdRestoreRows // a chunk of a restored row table's rows (appendRows)
 	// cmdRowsExpr is cmdRows in the row engine's expression form
-	// (ticket.RowsCommand.ExprForm): its own bit, so that an older build
+	// (model.RowsCommand.ExprForm): its own bit, so that an older build
 	// stops at it instead of applying it without its WHERE.
 	cmdRowsExpr
 	cmdKeyCmd   // a Redis key command (codec_keys.go)

@@ -6,7 +6,7 @@ import (
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
-// Table definitions (ticket.TableDef) in commands, the state file and
+// Table definitions (model.TableDef) in commands, the state file and
 // snapshots: a presence mask and the present fields, like a command's.
 
 // defMask is the presence mask of d's encoding.

@@ -4,17 +4,17 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // TestTypedParamsRoundTrip: the value kinds of typed binary parameters
-// (ticket.ValTemporal, ValDouble) survive the log, in VALUES and in the
+// (model.ValTemporal, ValDouble) survive the log, in VALUES and in the
 // row engine's expressions.
 func TestTypedParamsRoundTrip(t *testing.T) {
-	dt := ticket.TemporalValue(ticket.TemporalDateTime, false, 2024, 1, 2, 3, 4, 5, 678)
-	tm := ticket.TemporalValue(ticket.TemporalTime, true, 0, 0, 0, 26, 3, 4, 0)
-	dbl := ticket.DoubleValue(0.1)
+	dt := rowengine.TemporalValue(rowengine.TemporalDateTime, false, 2024, 1, 2, 3, 4, 5, 678)
+	tm := rowengine.TemporalValue(rowengine.TemporalTime, true, 0, 0, 0, 26, 3, 4, 0)
+	dbl := rowengine.DoubleValue(0.1)
 	cmds := []model.Command{
 		{Op: model.OpInsert, DB: "d", Table: "t", Values: [][]model.Value{{dt, tm, dbl}}, Rows: &model.RowsCommand{Engine: true}},
 		{Op: model.OpDelete, DB: "d", Table: "t", Rows: &model.RowsCommand{Engine: true,

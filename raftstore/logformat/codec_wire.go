@@ -7,8 +7,8 @@ import (
 )
 
 // The row parts' numbered-field encoding (command version 7): a row
-// command's assignments and WHERE (ticket.RowsCommand), a row table's
-// columns and keys (ticket.RowsDef) and a result's row images, in
+// command's assignments and WHERE (model.RowsCommand), a row table's
+// columns and keys (model.RowsDef) and a result's row images, in
 // Protocol Buffers' wire format, written and read by hand with protowire
 // (no generated code, no reflection). Each struct is a message, each
 // field a number: renaming a Go field changes nothing written, and an
@@ -20,7 +20,7 @@ import (
 // written in number order, so that an encoding is unique (golden bytes
 // in testdata).
 //
-//	message RowsCommand {                 // ticket.RowsCommand
+//	message RowsCommand {                 // model.RowsCommand
 //	  repeated RowSet sets = 1;           // Sets (the version 2 form)
 //	  repeated RowCond where = 2;         // Where (the version 2 form)
 //	  bool engine = 3;
@@ -49,13 +49,13 @@ import (
 //	message RowOrder { string col = 1; bool desc = 2; }
 //	message RowsDef {
 //	  repeated RowCol cols = 1; repeated RowKey keys = 2;
-//	  uint32 collation = 3;               // ticket.Collation (version 8: 1; version 9: 1-4); 0: the older folding
+//	  uint32 collation = 3;               // model.Collation (version 8: 1; version 9: 1-4); 0: the older folding
 //	}
 //	message RowCol {
 //	  string name = 1; uint32 kind = 2; IntType int = 3; string type = 4;
 //	  sint64 len = 5; bool not_null = 6; bool auto_inc = 7; bool has_default = 8;
 //	  Datum default = 9; bool default_now = 10; bool on_update_now = 11; string comment = 12;
-//	  uint32 collation = 13;              // ticket.Collation, when not the table's (version 9)
+//	  uint32 collation = 13;              // model.Collation, when not the table's (version 9)
 //	}
 //	message IntType { uint32 kind = 1; bool unsigned = 2; sint64 width = 3; }
 //	message Datum { bool null = 1; string s = 2; }
@@ -66,7 +66,7 @@ import (
 // Why by hand rather than generated code (protoc-gen-go): weighed on the
 // batch hot path, 256-command batches, same test binary, three rounds on
 // the shared 2-core machine, generated code plus the conversion to and
-// from ticket.Command that it needs (a scratch experiment, not kept):
+// from model.Command that it needs (a scratch experiment, not kept):
 // decoding REPLACEs took 0.41-0.83 ms against the packed codec's
 // 0.26-0.49 ms (2,827 allocations against 8), Leaf UPDATEs 1.49-1.86 ms
 // against 0.90-1.39 ms with these parts; encoding was 6-15x slower for

@@ -29,10 +29,10 @@ import (
 // when the cluster's version reaches clockVersion.
 //
 // Version 5 adds the value kinds of typed binary-protocol parameters
-// (ticket.ValTemporal, ticket.ValDouble).
+// (model.ValTemporal, model.ValDouble).
 //
 // Version 6: INSERT ... ON DUPLICATE KEY UPDATE and expressions in
-// VALUES on row tables (ticket.RowsCommand's OnDup and Exprs), which an
+// VALUES on row tables (model.RowsCommand's OnDup and Exprs), which an
 // older build's decoder would drop (Version).
 //
 // Version 7 reads the row parts of commands, table definitions and
@@ -40,7 +40,7 @@ import (
 // once the cluster runs version 7 (FormatAt): no command needs it, so
 // no statement is refused for it.
 //
-// Version 8: a row table's collation (ticket.RowsDef.Collation, numbered
+// Version 8: a row table's collation (model.RowsDef.Collation, numbered
 // field 3 of RowsDef): a CREATE TABLE of this build makes a table that
 // compares strings as MariaDB's utf8mb4_general_ci, which an older build
 // would refuse to decode (an unknown field) or, reading JSON, create with
@@ -58,24 +58,24 @@ import (
 // behind) until every member runs version 9. A table of the default
 // utf8mb4_general_ci everywhere is written as in version 8.
 //
-// Version 10: the Redis key space (ticket.OpKeys, ticket/keys.go; codec_keys.go):
+// Version 10: the Redis key space (model.OpKeys, ticket/keys.go; codec_keys.go):
 // key commands, and a restore carrying keys, which a version 9 build
 // cannot decode. The Redis listener's writes are refused (an error naming
 // the members behind) until every member runs version 10.
 //
 // Version 11 changes no command and no encoding: it changes how a row
-// table's existing commands apply (ticket.RulesV11: a strict-mode UPDATE
+// table's existing commands apply (model.RulesV11: a strict-mode UPDATE
 // fails on the first warning of its WHERE or SET, a failing INSERT or
 // REPLACE leaves the auto-increment counter where InnoDB's is, temporal
 // literals are read in all of MariaDB's forms). No op's entry is raised:
 // the state machine gives each command the cluster's version
-// (ticket.Command.Version), and the new rules apply from the entry that
+// (model.Command.Version), and the new rules apply from the entry that
 // raises the cluster to 11, on every replica alike; a cluster of mixed
 // builds stays below it and applies the older rules everywhere.
 const CommandVersion = 11
 
 // CollationVersion is the command version that creates and carries row
-// tables with a collation (ticket.RowsDef.Collation).
+// tables with a collation (model.RowsDef.Collation).
 const CollationVersion = 8
 
 // ColumnCollationVersion is the command version that creates and carries
@@ -124,10 +124,10 @@ var cmdBitVersions = map[uint64]uint32{
 	cmdName: 1, cmdValue: 1, cmdCount: 1,
 	// Version 2: restore, sequences, row tables (and their key changes).
 	cmdDump: 2, cmdForce: 2, cmdSeq: 2, cmdRows: 2, cmdKeys: 2, cmdRestoreRows: 2,
-	// Version 3: the row engine's commands (ticket/rows_engine.go: WHERE
+	// Version 3: the row engine's commands (ticket/rowengine/engine.go: WHERE
 	// predicates, SET expressions, ORDER BY/LIMIT, sql_mode, SET
 	// timestamp); a row-table command without it applies as in version 2
-	// (ticket/rows_legacy.go).
+	// (ticket/rowengine/legacy.go).
 	cmdRowsExpr: 3,
 	// Version 10: Redis key commands and a restore's keys.
 	cmdKeyCmd: 10, cmdDumpKeys: 10,
@@ -149,7 +149,7 @@ var kindVersions = map[model.ValueKind]uint32{
 	model.ValString: 1, model.ValDecimal: 1,
 	model.ValNow: 2,
 	// Version 5: binary-protocol parameters keep their type
-	// (ticket/values_typed.go); version 4 would not convert them.
+	// (ticket/rowengine/values_typed.go); version 4 would not convert them.
 	model.ValTemporal: 5, model.ValDouble: 5,
 }
 

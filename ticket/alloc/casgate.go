@@ -8,6 +8,7 @@ import (
 
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // Compare-and-set UPDATEs on the leader: a row lock's queue, for Tinyid.
@@ -251,11 +252,34 @@ func (f *inFlight) acquire(ctx context.Context, r rowRef, owner uint64) bool {
 // names (nil: none found), and whether c is a compare-and-set of one row.
 func scopeOf(c *model.Command, t *model.Table) (s writeScope, cas bool) {
 	s.table = tableKey{c.DB, c.Table}
-	pk, point, cas := ticket.CASPoint(c, t)
-	if point {
-		s.row, s.isRow = rowRef{c.DB, c.Table, pk}, true
+	if c.Op != model.OpUpdate || t == nil || t.Def.Rows == nil || c.Rows == nil || !c.Rows.Engine || c.Rows.Filter == nil {
+		return s, false
 	}
-	return s, cas
+	a := rowengine.ApplyAccess(t, c.Rows.Filter, c.Rows.OrderBy, c.Rows.HasLimit, rowengine.StatementNow(c))
+	if !a.Point || a.Index != rowengine.ClusterIndex {
+		return s, false
+	}
+	s.row, s.isRow = rowRef{c.DB, c.Table, a.Lo}, true
+	pk := 0
+	for _, k := range t.Def.Rows.Keys {
+		if k.Primary {
+			pk = len(k.Cols)
+		}
+	}
+	var buf [8]*model.RowExpr
+	return s, len(rowengine.Conjuncts(c.Rows.Filter, buf[:0])) > pk
+}
+
+// matchesNothing reports whether the row UPDATE c would match no row of
+// st and warn of nothing: then applying it changes nothing and answers
+// Result{} (rowengine.UpdateMatchesNothing). Only the engine's own form
+// is answered so; an older build's is proposed.
+func matchesNothing(st ticket.Store, c *model.Command) bool {
+	t, err := st.Table(c.DB, c.Table)
+	if err != nil || t == nil || t.Def.Rows == nil || c.Rows.Assigns == nil || c.Rows.Filter == nil {
+		return false
+	}
+	return rowengine.UpdateMatchesNothing(st, t, c)
 }
 
 // leads reports whether this node leads now.
@@ -304,7 +328,7 @@ func (s *Service) tracked(ctx context.Context, c *model.Command, owner uint64, f
 	}()
 	if s.flight.acquire(ctx, scope.row, owner) && s.readWait.WaitRead(ctx) == nil {
 		_ = s.read.View(func(st ticket.Store) error {
-			lost = ticket.UpdateMatchesNothing(st, c)
+			lost = matchesNothing(st, c)
 			return nil
 		})
 		if lost {

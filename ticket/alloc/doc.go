@@ -9,8 +9,9 @@
 // (overtake.go, DESIGN §4f).
 //
 // It knows core ticket (Apply's domain, the Store it reads, the
-// Replicator it proposes to) and ticket/model's types. It must not know
-// Raft, bbolt, the wire protocols or the row engine's insides: what it
-// asks of a row table (is an UPDATE a compare-and-set of one row, would it
-// match nothing) it asks core.
+// Replicator it proposes to), ticket/model's types, and the two questions
+// the queue asks of a row-table UPDATE (is it a compare-and-set of one
+// row by its key, would it match nothing), which ticket/rowengine
+// answers. It must not know Raft, bbolt, the wire protocols, or how rows
+// are evaluated and stored.
 package alloc

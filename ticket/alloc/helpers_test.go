@@ -6,6 +6,7 @@ import (
 
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // The core package's test fixtures that the service's tests share: the
@@ -83,7 +84,7 @@ func rowText(t *testing.T, st *ticket.MemStore, db, name string) string {
 		t.Fatalf("no row table %s.%s: %v", db, name, err)
 	}
 	var b strings.Builder
-	if err := rows.Scan(ticket.ClusterIndex, "", "", func(_ string, r []model.Datum) bool {
+	if err := rows.Scan(rowengine.ClusterIndex, "", "", func(_ string, r []model.Datum) bool {
 		for i, d := range r {
 			if i > 0 {
 				b.WriteByte('|')

@@ -14,12 +14,6 @@ import (
 type Collation uint8
 
 const (
-	// CollLegacy is the folding of tables created by builds before
-	// command version 8: strings.ToLower of the value with trailing
-	// spaces removed, compared byte by byte. It is not MariaDB's: 'é' and
-	// 'E' differ, '_' sorts before the letters. Kept, unchanged, for the
-	// tables that have it.
-	CollLegacy Collation = 0
 	// CollGeneralCI is MariaDB's utf8mb4_general_ci (the collation of
 	// --collation-server=utf8mb4_general_ci): each character weighs
 	// GeneralCIWeight, PAD SPACE (the shorter string compares as if

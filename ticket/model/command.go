@@ -27,7 +27,7 @@ const (
 	OpSetGlobal   Op = 8  // SET GLOBAL auto_increment_increment|offset
 	OpReserve     Op = 9  // range reservation: take Count ids for the leader's cache
 	OpRestore     Op = 10 // replace the whole state with Dump (restore of a backup)
-	// OpDelete is DELETE on a row table (rows.go); OpInsert and OpUpdate
+	// OpDelete is DELETE on a row table (ticket/rowengine/rows.go); OpInsert and OpUpdate
 	// serve row tables too.
 	OpDelete Op = 11
 	// OpRestoreRows adds RestoreRows to a row table that an OpRestore

@@ -11,7 +11,7 @@
 // It holds types, their constructors and small pure methods, and the one
 // counter rule both table engines share (NextID, Generate, Advance). It
 // must not know how a command is applied (package ticket), how a row is
-// evaluated, stored or compared (package ticket), how commands
+// evaluated, stored or compared (package ticket/rowengine), how commands
 // are encoded (raftstore/logformat) or replicated (raftstore); it imports
 // nothing of ticketd but sql/mysqlerr.
 package model

@@ -11,7 +11,7 @@ type Dump struct {
 	Tables []Table
 	// Globals are the replicated global variables, sorted by name.
 	Globals []Global
-	// Rows holds row tables' rows by TableDef.Key (rowstore.go), in
+	// Rows holds row tables' rows by TableDef.Key (ticket/rowengine/store.go), in
 	// clustering order; a row table without an entry is empty.
 	Rows map[string][][]Datum
 	// Keys are the Redis key space's keys (keys.go), sorted by database

@@ -98,16 +98,16 @@ type RowCond struct {
 // RowsCommand is the part of a Command only row tables use: UPDATE's
 // assignments and the WHERE of UPDATE and DELETE.
 //
-// Entries written before the row engine (rows_engine.go) hold Sets and
+// Entries written before the row engine (ticket/rowengine/engine.go) hold Sets and
 // Where; ticketd now writes the expression form: Filter, Assigns,
 // OrderBy and Limit, and the session's mode and pinned time.
 type RowsCommand struct {
 	Sets  []RowSet  `json:",omitempty"`
 	Where []RowCond `json:",omitempty"`
 
-	// Engine marks a command of the row engine (rows_engine.go), which
+	// Engine marks a command of the row engine (ticket/rowengine/engine.go), which
 	// wire always sets; without it the command is an older build's and
-	// applies as it did (rows_legacy.go).
+	// applies as it did (ticket/rowengine/legacy.go).
 	Engine   bool        `json:",omitempty"`
 	Filter   *RowExpr    `json:",omitempty"` // WHERE; nil: every row
 	Assigns  []RowAssign `json:",omitempty"` // UPDATE's SET, left to right

@@ -97,7 +97,7 @@ type TableDef struct {
 	// Seq is set when the table is a sequence (CREATE SEQUENCE): its
 	// options and its one row. Id and stub fields are then unused.
 	Seq *SequenceDef
-	// Rows is set when the table is a row table (rows.go): its columns
+	// Rows is set when the table is a row table (ticket/rowengine/rows.go): its columns
 	// and keys. A row table's AUTO_INCREMENT column is also IDCol.
 	Rows *RowsDef
 }
@@ -124,7 +124,7 @@ type Table struct {
 	// the last id would be generated again.
 	Exhausted bool
 	// A row table's rows are not here: they are stored per row, behind
-	// Store.Rows (rowstore.go).
+	// Store.Rows (ticket/rowengine/store.go).
 }
 
 // Error is a statement error with its MySQL code, SQLSTATE and message

@@ -4,7 +4,7 @@
 // same alloc.Service the MySQL wire layer calls. It owns the protocol
 // and the connection's state (database, name, protocol, login); the keys
 // and what a command does to them are the ticket package's (keys.go):
-// every write is one ticket.OpKeys command through Raft, answered only
+// every write is one model.OpKeys command through Raft, answered only
 // once it is committed and applied, and a follower forwards it as it
 // forwards SQL. Reads wait for a Raft read index, then read the local
 // replica.
