@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/alloc"
 )
 
 // Node errors. Replication failures of Propose wrap ticket.ErrNoQuorum or
@@ -33,7 +34,7 @@ var (
 // Node is one ticketd replica: Raft (its log store, file snapshots, a TCP
 // transport shared with forwarding), the FSM, and the forwarding of
 // batches from followers to the leader. It implements ticket.Replicator,
-// ticket.Reader and ticket.Leadership.
+// ticket.Reader and alloc.Leadership.
 type Node struct {
 	cfg  Config
 	id   raft.ServerID
@@ -107,7 +108,7 @@ type Node struct {
 var (
 	_ ticket.Replicator = (*Node)(nil)
 	_ ticket.Reader     = (*Node)(nil)
-	_ ticket.Leadership = (*Node)(nil)
+	_ alloc.Leadership  = (*Node)(nil)
 )
 
 // Open starts a node. A data directory without Raft state is bootstrapped
