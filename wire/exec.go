@@ -270,7 +270,7 @@ func (s *session) insert(p *sql.Insert, args []any) (*mysql.Result, error) {
 	if err := s.valueLists(db, p, c.Values); err != nil {
 		return nil, err
 	}
-	if err := s.insertRefusal(db, p, c.Values, args, rowTable); err != nil {
+	if err := s.insertRefusal(db, p, c.Values, rowTable); err != nil {
 		return nil, err
 	}
 	r, err := s.exec(c)

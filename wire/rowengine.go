@@ -389,108 +389,15 @@ func colIndexOf(rd *model.RowsDef, name string) int {
 	return -1
 }
 
-// insertRefusal refuses, before anything is proposed, the INSERTs whose
-// answer ticketd would get wrong (found by TestMariaDBRegression):
-//
-//   - a multi-row INSERT into a row table that gives some rows an
-//     AUTO_INCREMENT value and lets others generate one: InnoDB reserves
-//     a block of values for the statement and an explicit value moves
-//     within it, which ticketd does not reproduce;
-//   - NULL for a NOT NULL column after the first row of a multi-row
-//     INSERT into a ticket table: MyISAM stores the column's implicit
-//     default there, with a warning.
-//
-// Only statements that could be one of these read the table.
-func (s *session) insertRefusal(db string, p *sql.Insert, vals [][]model.Value, args []any, isRow bool) error {
-	suspect := false
-	for i, row := range vals {
-		for _, v := range row {
-			if v.Kind == model.ValNull {
-				suspect = suspect || i > 0
-			}
-		}
-	}
-	if !suspect && len(vals) < 2 {
-		return nil
-	}
-	if !suspect && !isRow {
+// insertRefusal is ticket.RefuseInsert for an INSERT into db, read from
+// the local state only when ticket.InsertNeedsTable says it could refuse.
+func (s *session) insertRefusal(db string, p *sql.Insert, vals [][]model.Value, isRow bool) error {
+	if !ticket.InsertNeedsTable(vals, isRow) {
 		return nil
 	}
 	t := s.peekTable(db, p.Table.Name)
 	if t == nil {
 		return nil // the command answers
 	}
-	colOf := func(j int) string {
-		if p.Columns != nil {
-			if j < len(p.Columns) {
-				return p.Columns[j]
-			}
-			return ""
-		}
-		if rd := t.Def.Rows; rd != nil && j < len(rd.Cols) {
-			return rd.Cols[j].Name
-		}
-		return ""
-	}
-	if rd := t.Def.Rows; rd != nil {
-		explicit, generated := false, false
-		for _, row := range vals {
-			auto := len(row) == 0 // VALUES (): generated
-			for j, v := range row {
-				name := colOf(j)
-				var col *model.RowCol
-				for k := range rd.Cols {
-					if strings.EqualFold(rd.Cols[k].Name, name) {
-						col = &rd.Cols[k]
-					}
-				}
-				if col == nil {
-					continue
-				}
-				if t.Def.AutoInc && strings.EqualFold(col.Name, t.Def.IDCol) {
-					auto = true
-					switch {
-					case v.Kind == model.ValNull || v.Kind == model.ValDefault:
-						generated = true
-					case v.Kind == model.ValInt && v.Int == 0 && !s.rowsCommand().NoAutoValueOnZero:
-						generated = true
-					default:
-						explicit = true
-					}
-				}
-			}
-			if !auto && t.Def.AutoInc {
-				generated = true
-			}
-		}
-		if explicit && generated && len(vals) > 1 {
-			return unsupported("a multi-row INSERT that gives some rows an AUTO_INCREMENT value and generates others")
-		}
-		return nil
-	}
-	for i, row := range vals {
-		if i == 0 {
-			continue
-		}
-		for j, v := range row {
-			if v.Kind != model.ValNull {
-				continue
-			}
-			name := colOf(j)
-			if name == "" && p.Columns == nil {
-				// The ticket table's columns in their order.
-				if (j == 0) == !t.Def.StubFirst {
-					name = t.Def.IDCol
-				} else {
-					name = t.Def.StubCol
-				}
-			}
-			switch {
-			case strings.EqualFold(name, t.Def.IDCol) && t.Def.IDNotNull && !t.Def.AutoInc,
-				strings.EqualFold(name, t.Def.StubCol) && t.Def.StubNotNull:
-				return unsupported("NULL for a NOT NULL column after the first row of a multi-row INSERT into a ticket table")
-			}
-		}
-	}
-	return nil
+	return ticket.RefuseInsert(t, p.Columns, vals, s.rowsCommand().NoAutoValueOnZero)
 }
