@@ -47,6 +47,9 @@ type Node struct {
 	trans *raft.NetworkTransport
 	mux   *mux
 	fwd   *forwarder
+	// replies numbers Raft's AppendEntries and notes their replies, for
+	// VerifyLeader (confirm.go).
+	replies *replyLog
 
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -209,7 +212,8 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 		return r != nil && r.State() == raft.Leader
 	}, log)
 	fatal := &fatalSignal{ch: make(chan struct{})}
-	r, err := startRaft(rc, fsm, rs, patient, memberSeen, fatal)
+	replies := newReplyLog()
+	r, err := startRaft(rc, fsm, rs, &countedTransport{patientTransport: patient, replies: replies}, memberSeen, fatal)
 	if err != nil {
 		return nil, err
 	}
@@ -230,6 +234,7 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 		trans:      trans,
 		mux:        m,
 		fwd:        newForwarder(m, cfg.ForwardConns, cfg.TransportTimeout, log),
+		replies:    replies,
 		closed:     closed,
 		fatal:      fatal,
 		leaderGen:  make(chan struct{}),
