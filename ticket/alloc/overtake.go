@@ -96,51 +96,49 @@ func overtaken(c *model.Command) overtakes {
 }
 
 // overtake drops the caches c, from from, can overtake. The batcher
-// calls it before c is queued and after it is answered.
+// calls it before c is queued and after it is answered. The node's
+// sequence ranges are dropped synchronously on this node too, so that its
+// sessions' next NEXTVAL follows their SETVAL (or ALTER TABLE s COMMENT)
+// even before the node applies it; other nodes drop theirs by the
+// SchemaClock.
 func (s *Service) overtake(c *model.Command, from origin) {
 	if from == fromCache {
 		return
 	}
 	o := overtaken(c)
 	if s.res != nil {
-		switch o.ranges {
-		case reachOne:
-			s.res.drop(c.DB, c.Table)
-		case reachAll:
-			s.res.reset()
-		}
+		o.ranges.drop(s.res, c)
 	}
 	if from == fromSession {
-		switch o.blocks {
-		case reachOne:
-			s.node.drop(c.DB, c.Table)
-		case reachAll:
-			s.node.reset()
-		}
+		o.blocks.drop(s.node, c)
 	}
 	if s.seq != nil {
-		switch o.seqCache {
-		case reachOne:
-			s.seq.drop(c.DB, c.Table)
-		case reachAll:
-			s.seq.reset()
-		}
+		o.seqCache.drop(s.seq, c)
 	}
-	switch o.nodeSeqs {
-	case reachOne:
-		// Synchronously on this node, so that its sessions' next NEXTVAL
-		// follows their SETVAL (or ALTER TABLE s COMMENT) even before the
-		// node applies it; other nodes drop theirs by the SchemaClock.
-		s.nseq.drop(c.DB, c.Table)
-	case reachAll:
-		s.nseq.reset()
-	}
+	o.nodeSeqs.drop(s.nseq, c)
 	if s.kb != nil {
-		switch o.keys {
-		case reachOne:
-			s.kb.drop(c)
-		case reachAll:
-			s.kb.reset()
-		}
+		o.keys.drop(s.kb, c)
 	}
 }
+
+// overtakable is one cache as the rule sees it.
+type overtakable interface {
+	dropOf(c *model.Command) // the entry of what c names
+	reset()                  // every entry
+}
+
+// drop drops what r says of k for c.
+func (r reach) drop(k overtakable, c *model.Command) {
+	switch r {
+	case reachOne:
+		k.dropOf(c)
+	case reachAll:
+		k.reset()
+	}
+}
+
+func (rs *reservations) dropOf(c *model.Command) { rs.drop(c.DB, c.Table) }
+func (nb *nodeBlocks) dropOf(c *model.Command)   { nb.drop(c.DB, c.Table) }
+func (sc *seqCaches) dropOf(c *model.Command)    { sc.drop(c.DB, c.Table) }
+func (ns *nodeSeqs) dropOf(c *model.Command)     { ns.drop(c.DB, c.Table) }
+func (kb *keyBlocks) dropOf(c *model.Command)    { kb.drop(c) }
