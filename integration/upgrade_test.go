@@ -36,7 +36,7 @@ type upgradeSource struct {
 }
 
 // upgradeSources are the builds TestRollingUpgrade upgrades from, one
-// subtest each: the direct upgrades issue 33 keeps (DESIGN §4f). 544f168
+// subtest each: the direct upgrades issue 33 keeps (DESIGN §4g). 544f168
 // is from before command versions (it counts as version 1) but has
 // sequences and row tables, whose row parts it writes as JSON and whose
 // UPDATE and DELETE it writes in their version-2 form, and state files of

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // Forwarding protocol, on connections whose first byte is muxForward.
@@ -235,7 +236,7 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 			return stRejected, []byte("bad batch")
 		}
 		var (
-			res   []ticket.Result
+			res   []model.Result
 			index uint64
 			err   error
 		)
@@ -308,12 +309,12 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 
 // ForwardHandler runs a batch forwarded by a follower on the leader
 // (Config.Forward). It typically proposes through this node again.
-type ForwardHandler func(ctx context.Context, cmds []ticket.Command) ([]ticket.Result, error)
+type ForwardHandler func(ctx context.Context, cmds []model.Command) ([]model.Result, error)
 
 // handleBatch runs a forwarded batch through the handler. The index
 // returned is the leader's applied index afterwards, which covers every
 // entry the batch produced.
-func (n *Node) handleBatch(h ForwardHandler, deadline time.Time, payload []byte, owner uint64) ([]ticket.Result, uint64, error) {
+func (n *Node) handleBatch(h ForwardHandler, deadline time.Time, payload []byte, owner uint64) ([]model.Result, uint64, error) {
 	cmds, err := logformat.DecodeBatch(payload)
 	if err != nil {
 		return nil, 0, fmt.Errorf("raftstore: forwarded batch: %w: %w", ticket.ErrNoQuorum, err)
@@ -470,7 +471,7 @@ func (f *forwarder) call(ctx context.Context, addr string, deadline time.Time, k
 // gets the batch again without the name.
 // The wait ends early, uncertain, when changed fires: the leader it was
 // sent to is no longer the one this node follows.
-func (f *forwarder) propose(ctx context.Context, addr string, deadline time.Time, data []byte, changed *leaderWatch, owner uint64) ([]ticket.Result, uint64, error) {
+func (f *forwarder) propose(ctx context.Context, addr string, deadline time.Time, data []byte, changed *leaderWatch, owner uint64) ([]model.Result, uint64, error) {
 	kind, payload := fwdPropose, data
 	if owner != 0 {
 		kind, payload = fwdProposeAs, append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(data)), owner), data...)

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // TestTransferLeadership hands leadership around a loaded cluster: asked
@@ -50,7 +51,7 @@ func TestTransferLeadership(t *testing.T) {
 			wg.Go(func() {
 				for !stop.Load() {
 					from := n.raft.CurrentTerm()
-					rs, err := n.Propose(ctxT(t, 5*time.Second), []ticket.Command{replaceCmd("flickr", "Tickets64", "a")})
+					rs, err := n.Propose(ctxT(t, 5*time.Second), []model.Command{replaceCmd("flickr", "Tickets64", "a")})
 					mu.Lock()
 					if err != nil {
 						errs = append(errs, termFailure{from: from, to: n.raft.CurrentTerm(), beforeTransfers: !begun.Load(), err: err})

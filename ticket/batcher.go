@@ -6,13 +6,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // request is one command waiting for its batch. Requests are pooled: the
 // hot path of a ticket server is one of these per REPLACE.
 type request struct {
-	cmd  *Command
-	res  Result
+	cmd  *model.Command
+	res  model.Result
 	err  error
 	done chan struct{}
 	// state moves from queued to taken (by a worker) or to abandoned (by
@@ -53,6 +55,10 @@ type batcher struct {
 	// so forwarded to the leader of the time). See execMany.
 	workers    int
 	forwarding atomic.Int32
+	// overtake, if set, drops the caches a command can overtake: called
+	// before the command is queued and after it is answered, for every
+	// command that is not a cache's own (overtake.go).
+	overtake func(c *model.Command, from origin)
 }
 
 func newBatcher(repl Replicator, workers, leaderSlots, maxBatch int, leading func() bool, obs Observer) *batcher {
@@ -74,42 +80,73 @@ func newBatcher(repl Replicator, workers, leaderSlots, maxBatch int, leading fun
 	return b
 }
 
-// exec proposes one command and waits for its result.
-func (b *batcher) exec(ctx context.Context, c *Command) (Result, error) {
+// exec proposes one command and waits for its result, dropping the
+// caches it can overtake before and after (overtake.go).
+func (b *batcher) exec(ctx context.Context, c *model.Command, from origin) (model.Result, error) {
+	if from == fromCache || b.overtake == nil {
+		return b.queued(ctx, c)
+	}
+	b.overtake(c, from)
+	r, err := b.queued(ctx, c)
+	b.overtake(c, from)
+	return r, err
+}
+
+// cacheExec is exec of a cache's own command (fromCache): the
+// caches' propose functions.
+func (b *batcher) cacheExec(ctx context.Context, c *model.Command) (model.Result, error) {
+	return b.queued(ctx, c)
+}
+
+// overtakeAll is overtake of each of cmds.
+func (b *batcher) overtakeAll(cmds []*model.Command, from origin) {
+	if from == fromCache || b.overtake == nil {
+		return
+	}
+	for _, c := range cmds {
+		b.overtake(c, from)
+	}
+}
+
+// queued proposes one command through the queue and waits for its result.
+func (b *batcher) queued(ctx context.Context, c *model.Command) (model.Result, error) {
 	r := b.pool.Get().(*request)
 	r.cmd = c
 	select {
 	case b.queue <- r:
 	case <-ctx.Done():
 		b.pool.Put(r)
-		return Result{}, ctx.Err()
+		return model.Result{}, ctx.Err()
 	case <-b.stop:
 		b.pool.Put(r)
-		return Result{}, ErrClosed
+		return model.Result{}, ErrClosed
 	}
 	select {
 	case <-r.done:
 		res, err := r.res, r.err
-		r.cmd, r.res, r.err = nil, Result{}, nil
+		r.cmd, r.res, r.err = nil, model.Result{}, nil
 		r.state.Store(queued)
 		b.pool.Put(r)
 		return res, err
 	case <-ctx.Done():
 		if r.state.CompareAndSwap(queued, abandoned) {
 			// No worker took it: nothing was proposed.
-			return Result{}, fmt.Errorf("ticket: waited for a batch slot: %w: %w", ErrNoQuorum, ctx.Err())
+			return model.Result{}, fmt.Errorf("ticket: waited for a batch slot: %w: %w", ErrNoQuorum, ctx.Err())
 		}
 		// The worker owns r; it is garbage once the worker is done with
 		// it. Whatever the batch did, this caller reports failure, so an
 		// id it may have taken is never handed out.
-		return Result{}, fmt.Errorf("ticket: %w: %w", ErrUncertain, ctx.Err())
+		return model.Result{}, fmt.Errorf("ticket: %w: %w", ErrUncertain, ctx.Err())
 	}
 }
 
 // execMany queues several commands at once and waits for all of them;
 // they may land in one proposal or several. The first replication error
-// is returned.
-func (b *batcher) execMany(ctx context.Context, cmds []*Command) ([]Result, error) {
+// is returned. The caches each command can overtake are dropped before
+// and after.
+func (b *batcher) execMany(ctx context.Context, cmds []*model.Command, from origin) ([]model.Result, error) {
+	b.overtakeAll(cmds, from)
+	defer b.overtakeAll(cmds, from)
 	if b.leading != nil && int(b.forwarding.Load()) >= b.workers && b.leading() {
 		// Every worker is still waiting on a batch it forwarded to the
 		// leader before this node took over. That old leader relays
@@ -119,7 +156,7 @@ func (b *batcher) execMany(ctx context.Context, cmds []*Command) ([]Result, erro
 		// rolling restart lost 4-5 statements, one per worker, to
 		// ErrUncertain when the leader stopped). Proposed directly, it
 		// waits for nobody; this node leads, so it proposes itself.
-		return b.direct(ctx, cmds)
+		return b.propose(ctx, cmds)
 	}
 	reqs := make([]*request, len(cmds))
 	for i, c := range cmds {
@@ -132,7 +169,7 @@ func (b *batcher) execMany(ctx context.Context, cmds []*Command) ([]Result, erro
 			return nil, ErrClosed
 		}
 	}
-	out := make([]Result, len(cmds))
+	out := make([]model.Result, len(cmds))
 	var first error
 	for i, r := range reqs {
 		select {
@@ -148,9 +185,17 @@ func (b *batcher) execMany(ctx context.Context, cmds []*Command) ([]Result, erro
 	return out, first
 }
 
-// direct proposes cmds as one batch without a worker (execMany).
-func (b *batcher) direct(ctx context.Context, cmds []*Command) ([]Result, error) {
-	flat := make([]Command, len(cmds))
+// direct proposes cmds as one batch without a worker, dropping the
+// caches each can overtake before and after.
+func (b *batcher) direct(ctx context.Context, cmds []*model.Command, from origin) ([]model.Result, error) {
+	b.overtakeAll(cmds, from)
+	defer b.overtakeAll(cmds, from)
+	return b.propose(ctx, cmds)
+}
+
+// propose proposes cmds as one batch without a worker (direct, execMany).
+func (b *batcher) propose(ctx context.Context, cmds []*model.Command) ([]model.Result, error) {
+	flat := make([]model.Command, len(cmds))
 	for i, c := range cmds {
 		flat[i] = *c
 	}
@@ -164,7 +209,7 @@ func (b *batcher) direct(ctx context.Context, cmds []*Command) ([]Result, error)
 func (b *batcher) work() {
 	defer b.wg.Done()
 	reqs := make([]*request, 0, b.maxBatch)
-	cmds := make([]Command, 0, b.maxBatch)
+	cmds := make([]model.Command, 0, b.maxBatch)
 	for {
 		slot := b.leading == nil || b.leading()
 		if slot {

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // stuckForwards is a Replicator standing for a node that has just become
@@ -19,7 +21,7 @@ type stuckForwards struct {
 	st      *MemStore
 }
 
-func (r *stuckForwards) Propose(ctx context.Context, cmds []Command) ([]Result, error) {
+func (r *stuckForwards) Propose(ctx context.Context, cmds []model.Command) ([]model.Result, error) {
 	if _, leading := r.lead.LeaderTerm(); !leading {
 		r.mu.Lock()
 		r.started++
@@ -32,7 +34,7 @@ func (r *stuckForwards) Propose(ctx context.Context, cmds []Command) ([]Result, 
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]Result, len(cmds))
+	out := make([]model.Result, len(cmds))
 	for i := range cmds {
 		res, err := Apply(r.st, &cmds[i])
 		if err != nil {
@@ -58,7 +60,7 @@ func (r *stuckForwards) View(fn func(Store) error) error {
 func TestRelayNotQueuedBehindStuckWorkers(t *testing.T) {
 	lead := &fakeLead{term: 1}
 	repl := &stuckForwards{lead: lead, release: make(chan struct{}), st: NewMemStore()}
-	for _, c := range []Command{{Op: OpCreateDB, DB: "flickr"}, {Op: OpCreateTable, Def: tickets64("flickr", "T")}} {
+	for _, c := range []model.Command{{Op: model.OpCreateDB, DB: "flickr"}, {Op: model.OpCreateTable, Def: tickets64("flickr", "T")}} {
 		if _, err := Apply(repl.st, &c); err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +98,7 @@ func TestRelayNotQueuedBehindStuckWorkers(t *testing.T) {
 	lead.set(2, true, nil) // this node now leads
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	res, err := svc.ExecBatch(ctx, []Command{replace("a")})
+	res, err := svc.ExecBatch(ctx, []model.Command{replace("a")})
 	if err != nil || res[0].Err != nil || res[0].InsertID == 0 {
 		t.Fatalf("relayed batch on the new leader with every worker forwarding: %+v %v", res, err)
 	}

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // Compare-and-set UPDATEs on the leader: a row lock's queue, for Tinyid.
@@ -246,13 +249,13 @@ func (f *inFlight) acquire(ctx context.Context, r rowRef, owner uint64) bool {
 
 // scopeOf is what the row-table write c may change on t, the table it
 // names (nil: none found), and whether c is a compare-and-set of one row.
-func scopeOf(c *Command, t *Table) (s writeScope, cas bool) {
+func scopeOf(c *model.Command, t *model.Table) (s writeScope, cas bool) {
 	s.table = tableKey{c.DB, c.Table}
-	if c.Op != OpUpdate || t == nil || t.Def.Rows == nil || c.Rows == nil || !c.Rows.Engine || c.Rows.Filter == nil {
+	if c.Op != model.OpUpdate || t == nil || t.Def.Rows == nil || c.Rows == nil || !c.Rows.Engine || c.Rows.Filter == nil {
 		return s, false
 	}
-	a := applyAccess(t, c.Rows.Filter, c.Rows.OrderBy, c.Rows.HasLimit, statementNow(c))
-	if !a.Point || a.Index != ClusterIndex {
+	a := rowengine.ApplyAccess(t, c.Rows.Filter, c.Rows.OrderBy, c.Rows.HasLimit, rowengine.StatementNow(c))
+	if !a.Point || a.Index != rowengine.ClusterIndex {
 		return s, false
 	}
 	s.row, s.isRow = rowRef{c.DB, c.Table, a.Lo}, true
@@ -262,22 +265,20 @@ func scopeOf(c *Command, t *Table) (s writeScope, cas bool) {
 			pk = len(k.Cols)
 		}
 	}
-	var buf [8]*RowExpr
-	return s, len(conjuncts(c.Rows.Filter, buf[:0])) > pk
+	var buf [8]*model.RowExpr
+	return s, len(rowengine.Conjuncts(c.Rows.Filter, buf[:0])) > pk
 }
 
 // matchesNothing reports whether the row UPDATE c would match no row of
 // st and warn of nothing: then applying it changes nothing and answers
-// Result{} (applyRowsUpdateExpr, through the same pickUpdateRows). Only
+// Result{} (rowengine.UpdateMatchesNothing). Only
 // the engine's own form is answered so; an older build's is proposed.
-func matchesNothing(st Store, c *Command) bool {
+func matchesNothing(st Store, c *model.Command) bool {
 	t, err := st.Table(c.DB, c.Table)
 	if err != nil || t == nil || t.Def.Rows == nil || c.Rows.Assigns == nil || c.Rows.Filter == nil {
 		return false
 	}
-	var warns []Warning
-	u, e, err := pickUpdateRows(st, t, c, c.Rows, &warns)
-	return err == nil && e == nil && len(u.sel) == 0 && len(warns) == 0
+	return rowengine.UpdateMatchesNothing(st, t, c)
 }
 
 // leads reports whether this node leads now.
@@ -289,18 +290,18 @@ func (s *Service) leads() bool {
 // tracks reports whether the leader counts c in flight: a write of a row
 // table in the engine's form (a ticket table's has no Rows; an older
 // build's row command is left out, which costs only the wait).
-func (s *Service) tracks(c *Command) bool {
+func (s *Service) tracks(c *model.Command) bool {
 	switch c.Op {
-	case OpInsert, OpUpdate, OpDelete:
+	case model.OpInsert, model.OpUpdate, model.OpDelete:
 		return s.flight != nil && c.Rows != nil && s.leads()
 	}
 	return false
 }
 
 // scope is scopeOf c on the table it names in the local state.
-func (s *Service) scope(c *Command) (writeScope, bool) {
-	var t *Table
-	if c.Op == OpUpdate && c.Rows != nil && c.Rows.Engine {
+func (s *Service) scope(c *model.Command) (writeScope, bool) {
+	var t *model.Table
+	if c.Op == model.OpUpdate && c.Rows != nil && c.Rows.Engine {
 		_ = s.read.View(func(st Store) error {
 			t, _ = st.Table(c.DB, c.Table)
 			return nil
@@ -312,12 +313,12 @@ func (s *Service) scope(c *Command) (writeScope, bool) {
 // tracked proposes c, which tracks, counting it in flight while it
 // runs. A compare-and-set of one row takes its turn in the row's queue
 // and is answered from the state when it matches nothing.
-func (s *Service) tracked(ctx context.Context, c *Command, owner uint64, far bool) (Result, error) {
+func (s *Service) tracked(ctx context.Context, c *model.Command, owner uint64, far bool, from origin) (model.Result, error) {
 	scope, cas := s.scope(c)
 	if !cas {
 		s.flight.add(scope)
 		defer s.flight.done(scope, false, 0, false)
-		return s.b.exec(ctx, c)
+		return s.b.exec(ctx, c, from)
 	}
 	lost := false
 	defer func() {
@@ -330,17 +331,17 @@ func (s *Service) tracked(ctx context.Context, c *Command, owner uint64, far boo
 			return nil
 		})
 		if lost {
-			return Result{}, nil
+			return model.Result{}, nil
 		}
 	}
-	return s.b.exec(ctx, c)
+	return s.b.exec(ctx, c, from)
 }
 
 // forwardsAlone reports whether this node, following, forwards c in a
 // batch of its own: a compare-and-set, which the leader then queues for
 // its row without holding back other sessions' answers.
-func (s *Service) forwardsAlone(c *Command) bool {
-	if s.flight == nil || c.Op != OpUpdate || c.Rows == nil || !c.Rows.Engine || s.leads() {
+func (s *Service) forwardsAlone(c *model.Command) bool {
+	if s.flight == nil || c.Op != model.OpUpdate || c.Rows == nil || !c.Rows.Engine || s.leads() {
 		return false
 	}
 	_, cas := s.scope(c)
@@ -348,13 +349,13 @@ func (s *Service) forwardsAlone(c *Command) bool {
 }
 
 // alone proposes c in a batch of its own, naming owner to the leader.
-func (s *Service) alone(ctx context.Context, c *Command, owner uint64) (Result, error) {
-	res, err := s.b.direct(WithCASOwner(ctx, owner), []*Command{c})
+func (s *Service) alone(ctx context.Context, c *model.Command, owner uint64) (model.Result, error) {
+	res, err := s.b.direct(WithCASOwner(ctx, owner), []*model.Command{c}, fromSession)
 	if err != nil {
-		return Result{}, err
+		return model.Result{}, err
 	}
 	if len(res) != 1 {
-		return Result{}, fmt.Errorf("ticket: %d results for 1 command: %w", len(res), ErrUncertain)
+		return model.Result{}, fmt.Errorf("ticket: %d results for 1 command: %w", len(res), ErrUncertain)
 	}
 	return res[0], nil
 }

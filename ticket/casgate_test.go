@@ -5,35 +5,37 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // tinySpec is Tinyid's tiny_id_info, the columns its compare-and-set
 // reads.
-func tinySpec() *TableSpec {
-	return &TableSpec{DB: "ids", Name: "tiny_id_info", Columns: []ColumnSpec{
+func tinySpec() *model.TableSpec {
+	return &model.TableSpec{DB: "ids", Name: "tiny_id_info", Columns: []model.ColumnSpec{
 		{Name: "id", Type: "bigint", NotNull: true},
 		{Name: "max_id", Type: "bigint", NotNull: true},
 		{Name: "version", Type: "bigint", NotNull: true},
-	}, Keys: []KeySpec{{Primary: true, Columns: []string{"id"}}}}
+	}, Keys: []model.KeySpec{{Primary: true, Columns: []string{"id"}}}}
 }
 
-func colIs(col string, v int64) RowExpr {
+func colIs(col string, v int64) model.RowExpr {
 	val := num(v)
-	return RowExpr{Op: EEq, Args: []RowExpr{{Op: ECol, Col: col}, {Op: EVal, Val: &val}}}
+	return model.RowExpr{Op: model.EEq, Args: []model.RowExpr{{Op: model.ECol, Col: col}, {Op: model.EVal, Val: &val}}}
 }
 
 // casUpdate is Tinyid's UPDATE: max_id moves to newMax where id, max_id
 // and version are as read.
-func casUpdate(id, maxID, version, newMax int64) Command {
+func casUpdate(id, maxID, version, newMax int64) model.Command {
 	v := num(newMax)
-	filter := RowExpr{Op: EAnd, Args: []RowExpr{
-		{Op: EAnd, Args: []RowExpr{colIs("id", id), colIs("max_id", maxID)}},
+	filter := model.RowExpr{Op: model.EAnd, Args: []model.RowExpr{
+		{Op: model.EAnd, Args: []model.RowExpr{colIs("id", id), colIs("max_id", maxID)}},
 		colIs("version", version),
 	}}
 	one := num(1)
-	return Command{Op: OpUpdate, DB: "ids", Table: "tiny_id_info", Rows: &RowsCommand{Engine: true, Filter: &filter,
-		Assigns: []RowAssign{{Col: "max_id", Expr: RowExpr{Op: EVal, Val: &v}},
-			{Col: "version", Expr: RowExpr{Op: EAdd, Args: []RowExpr{{Op: ECol, Col: "version"}, {Op: EVal, Val: &one}}}}}}}
+	return model.Command{Op: model.OpUpdate, DB: "ids", Table: "tiny_id_info", Rows: &model.RowsCommand{Engine: true, Filter: &filter,
+		Assigns: []model.RowAssign{{Col: "max_id", Expr: model.RowExpr{Op: model.EVal, Val: &v}},
+			{Col: "version", Expr: model.RowExpr{Op: model.EAdd, Args: []model.RowExpr{{Op: model.ECol, Col: "version"}, {Op: model.EVal, Val: &one}}}}}}}
 }
 
 // countingRepl is localRepl that counts the commands proposed.
@@ -43,7 +45,7 @@ type countingRepl struct {
 	owner    uint64 // the last proposal's CASOwner
 }
 
-func (c *countingRepl) Propose(ctx context.Context, cmds []Command) ([]Result, error) {
+func (c *countingRepl) Propose(ctx context.Context, cmds []model.Command) ([]model.Result, error) {
 	c.mu.Lock()
 	c.proposed += len(cmds)
 	c.owner = CASOwner(ctx)
@@ -92,8 +94,8 @@ func (r *countingReads) WaitRead(context.Context) error {
 // follower go through the log, and each answers as the log does.
 func TestCASLostAnsweredWithoutEntry(t *testing.T) {
 	e := rowsEnv(t, tinySpec())
-	e.ok(Command{Op: OpInsert, DB: "ids", Table: "tiny_id_info", Columns: []string{"id", "max_id", "version"},
-		Values: [][]Value{{num(1), num(100), num(7)}}})
+	e.ok(model.Command{Op: model.OpInsert, DB: "ids", Table: "tiny_id_info", Columns: []string{"id", "max_id", "version"},
+		Values: [][]model.Value{{num(1), num(100), num(7)}}})
 	repl := &countingRepl{localRepl: localRepl{st: e.s}}
 	lead := &fakeLead{term: 1, leader: true}
 	reads := &countingReads{}
@@ -104,7 +106,7 @@ func TestCASLostAnsweredWithoutEntry(t *testing.T) {
 
 	for _, tc := range []struct {
 		name              string
-		cmd               Command
+		cmd               model.Command
 		leader            bool
 		matched, proposed int
 		reads             int
@@ -137,8 +139,8 @@ func TestCASLostAnsweredWithoutEntry(t *testing.T) {
 	lead.set(1, true, nil)
 	// An UPDATE by the key alone cannot lose: it is proposed.
 	v := num(5)
-	plain := Command{Op: OpUpdate, DB: "ids", Table: "tiny_id_info", Rows: &RowsCommand{Engine: true,
-		Filter: func() *RowExpr { x := colIs("id", 9); return &x }(), Assigns: []RowAssign{{Col: "max_id", Expr: RowExpr{Op: EVal, Val: &v}}}}}
+	plain := model.Command{Op: model.OpUpdate, DB: "ids", Table: "tiny_id_info", Rows: &model.RowsCommand{Engine: true,
+		Filter: func() *model.RowExpr { x := colIs("id", 9); return &x }(), Assigns: []model.RowAssign{{Col: "max_id", Expr: model.RowExpr{Op: model.EVal, Val: &v}}}}}
 	before := repl.count()
 	if r, err := svc.ExecFor(ctx, nil, &plain); err != nil || r.Err != nil || r.Matched != 0 || repl.count() != before+1 {
 		t.Errorf("plain UPDATE of a missing row: %+v %v, proposed %d", r, err, repl.count()-before)

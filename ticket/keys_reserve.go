@@ -6,13 +6,9 @@ import (
 	"fmt"
 	"math"
 	"sync"
-)
 
-// KeyReserve adds Delta to the integer in Keys[0], as KeyIncr, for the
-// leader's block of INCRs (keyBlocks): its reply is the block's last
-// value. A key with an expiry is not reserved (the reply is ReplyNil and
-// nothing changes): a block must not outlive the key.
-const KeyReserve KeyOp = 7
+	"github.com/ticketd/ticketd/ticket/model"
+)
 
 // keyBlocks serve INCR (and INCRBY by a positive step) from a block of
 // values the leader reserved through Raft (Config.KeyCache), as
@@ -26,79 +22,50 @@ const KeyReserve KeyOp = 7
 // the block, not the last value answered.
 type keyBlocks struct {
 	lead     Leadership
-	propose  func(ctx context.Context, c *Command) (Result, error)
+	propose  proposeFunc
 	size     int64
 	verifier *verifier
-	mu       sync.Mutex
-	keys     map[keyID]*keyBlock
+	keys     entries[keyID, keyBlock]
 }
 
-// keyBlock is one key's block: values next..last are the leader's.
+// keyBlock is one key's block: values next..last are the leader's, in
+// the term (termSlot) that reserved them.
 type keyBlock struct {
-	mu         sync.Mutex
-	term       uint64
+	termSlot
 	next, last int64
-	valid      bool
-	// gen counts drops: a refill begun before one must not install.
-	gen       uint64
-	refilling chan struct{}
 }
 
-func newKeyBlocks(lead Leadership, size int64, v *verifier, propose func(context.Context, *Command) (Result, error)) *keyBlocks {
-	return &keyBlocks{lead: lead, propose: propose, size: size, verifier: v, keys: map[keyID]*keyBlock{}}
-}
-
-func (kb *keyBlocks) entry(k keyID) *keyBlock {
-	kb.mu.Lock()
-	defer kb.mu.Unlock()
-	e := kb.keys[k]
-	if e == nil {
-		e = &keyBlock{}
-		kb.keys[k] = e
-	}
-	return e
+func newKeyBlocks(lead Leadership, size int64, v *verifier, propose proposeFunc) *keyBlocks {
+	return &keyBlocks{lead: lead, propose: propose, size: size, verifier: v}
 }
 
 // eligible reports an INCR or INCRBY by a positive step no larger than a
 // block.
-func (kb *keyBlocks) eligible(c *Command) bool {
+func (kb *keyBlocks) eligible(c *model.Command) bool {
 	k := c.Key
-	return c.Op == OpKeys && k != nil && k.Op == KeyIncr && k.Delta > 0 && k.Delta <= kb.size && len(k.Keys) == 1
+	return c.Op == model.OpKeys && k != nil && k.Op == model.KeyIncr && k.Delta > 0 && k.Delta <= kb.size && len(k.Keys) == 1
+}
+
+// reset invalidates every key's block (a restore).
+func (kb *keyBlocks) reset() {
+	kb.keys.each(func(e *keyBlock) {
+		e.mu.Lock()
+		e.drop()
+		e.mu.Unlock()
+	})
 }
 
 // drop invalidates the blocks of the keys a command through Raft writes.
-func (kb *keyBlocks) drop(c *Command) {
-	switch {
-	case c.Op == OpRestore:
-		kb.mu.Lock()
-		for _, e := range kb.keys {
-			e.mu.Lock()
-			e.valid = false
-			e.gen++
-			e.mu.Unlock()
-		}
-		kb.mu.Unlock()
-		return
-	case c.Op != OpKeys || c.Key == nil:
+func (kb *keyBlocks) drop(c *model.Command) {
+	if c.Op != model.OpKeys || c.Key == nil {
 		return
 	}
 	for _, name := range c.Key.Keys {
-		kb.mu.Lock()
-		e := kb.keys[keyID{c.Key.DB, name}]
-		kb.mu.Unlock()
-		if e != nil {
+		if e := kb.keys.lookup(keyID{c.Key.DB, name}); e != nil {
 			e.mu.Lock()
-			e.valid = false
-			e.gen++
+			e.drop()
 			e.mu.Unlock()
 		}
-	}
-}
-
-// dropAll is drop for each of cmds.
-func (kb *keyBlocks) dropAll(cmds []*Command) {
-	for _, c := range cmds {
-		kb.drop(c)
 	}
 }
 
@@ -106,88 +73,76 @@ func (kb *keyBlocks) dropAll(cmds []*Command) {
 // false when c must go through Raft (not the leader, or the key cannot
 // have a block); otherwise the reply is the client's once confirm
 // succeeds (or is an error reply of the refill, such as not an integer).
-func (kb *keyBlocks) assign(ctx context.Context, c *Command) (r KeyReply, term uint64, ok bool, err error) {
+func (kb *keyBlocks) assign(ctx context.Context, c *model.Command) (r model.KeyReply, term uint64, ok bool, err error) {
 	term, leader := kb.lead.LeaderTerm()
 	if !leader {
-		return KeyReply{}, 0, false, nil
+		return model.KeyReply{}, 0, false, nil
 	}
 	k := c.Key
-	e := kb.entry(keyID{k.DB, k.Keys[0]})
+	e := kb.keys.get(keyID{k.DB, k.Keys[0]})
 	for {
 		if err := ctx.Err(); err != nil {
-			return KeyReply{}, 0, true, fmt.Errorf("ticket: waited for a key block: %w: %w", ErrNoQuorum, err)
+			return model.KeyReply{}, 0, true, fmt.Errorf("ticket: waited for a key block: %w: %w", ErrNoQuorum, err)
 		}
 		e.mu.Lock()
-		if e.term != term {
-			e.valid = false
-		}
+		e.stale(term)
 		if e.valid && e.next <= e.last-k.Delta+1 {
 			v := e.next + k.Delta - 1
 			e.next = v + 1
 			e.mu.Unlock()
 			return intReply(v), term, true, nil
 		}
-		if wait := e.refilling; wait != nil {
+		if rf := e.refilling; rf != nil {
 			e.mu.Unlock()
-			select {
-			case <-wait:
-				continue
-			case <-ctx.Done():
-				return KeyReply{}, 0, true, fmt.Errorf("ticket: waited for a key block: %w: %w", ErrNoQuorum, ctx.Err())
+			if _, err := rf.wait(ctx); err != nil {
+				return model.KeyReply{}, 0, true, fmt.Errorf("ticket: waited for a key block: %w: %w", ErrNoQuorum, err)
 			}
+			continue
 		}
 		reply, reserved, err := kb.refill(ctx, e, c, term)
 		if err != nil || !reserved {
 			// Not reservable (an expiry): through Raft, ok false; an error
 			// reply (not an integer, overflow) is the client's answer.
-			return reply, term, reply.Kind == ReplyErr, err
+			return reply, term, reply.Kind == model.ReplyErr, err
 		}
 	}
 }
 
 // refill reserves a block through Raft. It is called with e.mu held and
 // returns with it released.
-func (kb *keyBlocks) refill(ctx context.Context, e *keyBlock, c *Command, term uint64) (KeyReply, bool, error) {
-	done := make(chan struct{})
-	e.refilling = done
-	gen := e.gen
-	e.mu.Unlock()
+func (kb *keyBlocks) refill(ctx context.Context, e *keyBlock, c *model.Command, term uint64) (model.KeyReply, bool, error) {
 	k := c.Key
-	r, err := kb.propose(ctx, &Command{Op: OpKeys, Key: &KeyCommand{Op: KeyReserve, DB: k.DB, Keys: k.Keys, Delta: kb.size}})
-	t2, still := kb.lead.LeaderTerm()
-	e.mu.Lock()
+	r, err, fresh := e.through(ctx, kb.propose, &model.Command{Op: model.OpKeys, Key: &model.KeyCommand{Op: model.KeyReserve, DB: k.DB, Keys: k.Keys, Delta: kb.size}})
 	defer e.mu.Unlock()
-	e.refilling = nil
-	close(done)
 	switch {
 	case err != nil:
 		e.valid = false
-		return KeyReply{}, false, err
+		return model.KeyReply{}, false, err
 	case r.Err != nil:
 		e.valid = false
-		return KeyReply{}, false, r.Err
+		return model.KeyReply{}, false, r.Err
 	case r.Key == nil:
 		e.valid = false
-		return KeyReply{}, false, fmt.Errorf("ticket: no reply to a key reservation: %w", ErrUncertain)
-	case r.Key.Kind != ReplyInt:
+		return model.KeyReply{}, false, fmt.Errorf("ticket: no reply to a key reservation: %w", ErrUncertain)
+	case r.Key.Kind != model.ReplyInt:
 		e.valid = false
 		return *r.Key, false, nil
-	case !still || t2 != term:
+	case !leads(kb.lead, term):
 		e.valid = false
-		return KeyReply{}, false, fmt.Errorf("ticket: key block reserved in a lost term: %w", ErrUncertain)
-	case e.gen != gen:
+		return model.KeyReply{}, false, fmt.Errorf("ticket: key block reserved in a lost term: %w", ErrUncertain)
+	case !fresh:
 		// Another write of the key went through Raft meanwhile: the
 		// block is burnt, and the caller takes a new one.
 		e.valid = false
-		return KeyReply{}, true, nil
+		return model.KeyReply{}, true, nil
 	}
 	e.next, e.last, e.term, e.valid = r.Key.Int-kb.size+1, r.Key.Int, term, true
-	return KeyReply{}, true, nil
+	return model.KeyReply{}, true, nil
 }
 
 // confirm waits for a quorum round that started after the value was
 // taken, in the term that reserved it.
-func (kb *keyBlocks) confirm(ctx context.Context, c *Command, term uint64) error {
+func (kb *keyBlocks) confirm(ctx context.Context, c *model.Command, term uint64) error {
 	vterm, err := kb.verifier.verify(ctx)
 	if err == nil && vterm == term {
 		return nil
@@ -206,42 +161,39 @@ func (kb *keyBlocks) confirm(ctx context.Context, c *Command, term uint64) error
 }
 
 // execKeys runs a key command: from its key's block when it can, else
-// through Raft, dropping the key's block before and after (a value taken
-// through Raft is above the block).
-func (s *Service) execKeys(ctx context.Context, c *Command) (Result, error) {
+// through Raft, where the batcher drops the key's block before and after
+// (a value taken through Raft is above the block; overtake.go).
+func (s *Service) execKeys(ctx context.Context, c *model.Command) (model.Result, error) {
 	if s.kb == nil {
-		return s.b.exec(ctx, c)
+		return s.b.exec(ctx, c, fromSession)
 	}
 	if s.kb.eligible(c) {
 		r, term, ok, err := s.kb.assign(ctx, c)
 		if ok {
-			if err == nil && r.Kind != ReplyErr {
+			if err == nil && r.Kind != model.ReplyErr {
 				err = s.kb.confirm(ctx, c, term)
 			}
 			if err != nil {
-				return Result{}, err
+				return model.Result{}, err
 			}
-			return Result{Key: &r}, nil
+			return model.Result{Key: &r}, nil
 		}
 		if err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
 	}
-	s.kb.drop(c)
-	r, err := s.b.exec(ctx, c)
-	s.kb.drop(c)
-	return r, err
+	return s.b.exec(ctx, c, fromSession)
 }
 
 // keyReserve is KeyReserve's Apply: KeyIncr by Delta, unless the key has
 // an expiry (ReplyNil, nothing changed).
-func keyReserve(s Store, k *KeyCommand, now int64) (KeyReply, error) {
+func keyReserve(s Store, k *model.KeyCommand, now int64) (model.KeyReply, error) {
 	v, ok, err := live(s, k.DB, k.Keys[0], now)
 	if err != nil {
-		return KeyReply{}, err
+		return model.KeyReply{}, err
 	}
 	if ok && v.ExpireAt != 0 {
-		return KeyReply{Kind: ReplyNil}, nil
+		return model.KeyReply{Kind: model.ReplyNil}, nil
 	}
 	var cur int64
 	if ok {
@@ -252,7 +204,7 @@ func keyReserve(s Store, k *KeyCommand, now int64) (KeyReply, error) {
 	if k.Delta <= 0 || cur > math.MaxInt64-k.Delta {
 		// No room for a block: INCR goes through Raft, and says
 		// overflow itself when even one does not fit.
-		return KeyReply{Kind: ReplyNil}, nil
+		return model.KeyReply{Kind: model.ReplyNil}, nil
 	}
 	cur += k.Delta
 	v.Val = formatInt(cur)
@@ -265,7 +217,7 @@ func keyReserve(s Store, k *KeyCommand, now int64) (KeyReply, error) {
 // Raft share proposals; those of one key run in the batch's order (a
 // follower forwards one connection's pipeline as one batch). A command
 // of several keys (DEL a b) makes the whole batch run in order.
-func (s *Service) execKeysBatch(ctx context.Context, cmds []Command, idx []int, out []Result) error {
+func (s *Service) execKeysBatch(ctx context.Context, cmds []model.Command, idx []int, out []model.Result) error {
 	var groups [][]int
 	byKey := map[keyID]int{}
 	for _, i := range idx {
@@ -289,11 +241,11 @@ func (s *Service) execKeysBatch(ctx context.Context, cmds []Command, idx []int, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			batch := make([]*Command, len(members))
+			batch := make([]*model.Command, len(members))
 			for j, i := range members {
 				batch[j] = &cmds[i]
 			}
-			res, cerrs := s.execKeysSeq(ctx, batch)
+			res, cerrs := s.execKeysSeq(ctx, batch, fromPeer)
 			for j, i := range members {
 				out[i] = res[j]
 			}
@@ -317,9 +269,9 @@ func (s *Service) execKeysBatch(ctx context.Context, cmds []Command, idx []int, 
 // execKeysSeq runs key commands in their order, each from its key's block
 // when it can (one leadership round per term confirms them all, after
 // the last was taken) or else through Raft with its key's block dropped
-// before and after. Errors are per command.
-func (s *Service) execKeysSeq(ctx context.Context, cmds []*Command) ([]Result, []error) {
-	out := make([]Result, len(cmds))
+// before and after (overtake.go). Errors are per command.
+func (s *Service) execKeysSeq(ctx context.Context, cmds []*model.Command, from origin) ([]model.Result, []error) {
+	out := make([]model.Result, len(cmds))
 	errs := make([]error, len(cmds))
 	type pending struct {
 		i    int
@@ -340,8 +292,8 @@ func (s *Service) execKeysSeq(ctx context.Context, cmds []*Command) ([]Result, [
 					errs[i] = err
 					continue
 				}
-				out[i] = Result{Key: &r}
-				if r.Kind != ReplyErr {
+				out[i] = model.Result{Key: &r}
+				if r.Kind != model.ReplyErr {
 					taken = append(taken, pending{i, term})
 				}
 				continue
@@ -351,9 +303,7 @@ func (s *Service) execKeysSeq(ctx context.Context, cmds []*Command) ([]Result, [
 				continue
 			}
 		}
-		s.kb.drop(c)
-		out[i], errs[i] = s.b.exec(ctx, c)
-		s.kb.drop(c)
+		out[i], errs[i] = s.b.exec(ctx, c, from)
 	}
 	confirmed := map[uint64]error{}
 	for _, p := range taken {
@@ -363,7 +313,7 @@ func (s *Service) execKeysSeq(ctx context.Context, cmds []*Command) ([]Result, [
 			confirmed[p.term] = err
 		}
 		if err != nil {
-			out[p.i], errs[p.i] = Result{}, err
+			out[p.i], errs[p.i] = model.Result{}, err
 		}
 	}
 	return out, errs
@@ -373,33 +323,32 @@ func (s *Service) execKeysSeq(ctx context.Context, cmds []*Command) ([]Result, [
 // in their order: in one Raft entry (a follower forwards them as one
 // batch), or with key reservation in order from the keys' blocks.
 // Errors are per command.
-func (s *Service) ExecKeysOrdered(ctx context.Context, cmds []*Command) ([]Result, []error) {
+func (s *Service) ExecKeysOrdered(ctx context.Context, cmds []*model.Command) ([]model.Result, []error) {
 	if s.kb != nil {
 		if _, leader := s.kb.lead.LeaderTerm(); leader {
-			return s.execKeysSeq(ctx, cmds)
+			return s.execKeysSeq(ctx, cmds, fromSession)
 		}
-		// A follower forwards them as one batch, which the leader runs
-		// in order from its blocks (execKeysBatch). But the proposal
-		// waits for a leader, and when this node wins the election it
-		// proposes the batch itself, as INCRs through Raft above the
-		// block it may have reserved meanwhile: the keys' blocks are
-		// dropped before and after, as for any other write of them
-		// through Raft. Without it, a pipeline sent to a candidate was
-		// answered 801..808 and the next one 704..711 from the block
-		// (TestRedisFaults/cache, kill -9 of the leader).
-		s.kb.dropAll(cmds)
-		defer s.kb.dropAll(cmds)
 	}
+	// A follower forwards them as one batch, which the leader runs in
+	// order from its blocks (execKeysBatch). But the proposal waits for a
+	// leader, and when this node wins the election it proposes the batch
+	// itself, as INCRs through Raft above the block it may have reserved
+	// meanwhile: direct drops the keys' blocks before and after, as for
+	// any other write of them through Raft (overtake.go). Without it, a
+	// pipeline sent to a candidate was answered 801..808 and the next one
+	// 704..711 from the block (TestRedisFaults/cache, kill -9 of the
+	// leader).
+	//
 	// Bounded by the Replicator's own timeout, as the batcher's
 	// proposals are, not by the caller's deadline: a cut-off node then
 	// answers its refusal within the time its other clients get theirs.
-	res, err := s.b.direct(context.WithoutCancel(ctx), cmds)
+	res, err := s.b.direct(context.WithoutCancel(ctx), cmds, fromSession)
 	if err == nil && len(res) != len(cmds) {
 		err = fmt.Errorf("ticket: %d results for %d commands: %w", len(res), len(cmds), ErrUncertain)
 	}
 	errs := make([]error, len(cmds))
 	if err != nil {
-		res = make([]Result, len(cmds))
+		res = make([]model.Result, len(cmds))
 		for i := range errs {
 			errs[i] = err
 		}

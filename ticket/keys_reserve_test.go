@@ -4,10 +4,12 @@ import (
 	"context"
 	"sync"
 	"testing"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // keyProposals counts the key commands a localRepl committed, by op.
-func keyProposals(l *localRepl) map[KeyOp]int {
+func keyProposals(l *localRepl) map[model.KeyOp]int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.keyOps
@@ -22,11 +24,11 @@ func keyService(t *testing.T, cache int64) (*Service, *localRepl, *fakeLead) {
 	return svc, repl, lead
 }
 
-func keyExec(t *testing.T, svc *Service, k KeyCommand) (KeyReply, error) {
+func keyExec(t *testing.T, svc *Service, k model.KeyCommand) (model.KeyReply, error) {
 	t.Helper()
-	r, err := svc.Exec(context.Background(), &Command{Op: OpKeys, Key: &k})
+	r, err := svc.Exec(context.Background(), &model.Command{Op: model.OpKeys, Key: &k})
 	if err != nil {
-		return KeyReply{}, err
+		return model.KeyReply{}, err
 	}
 	if r.Key == nil {
 		t.Fatalf("%+v: no reply (%+v)", k, r)
@@ -36,8 +38,8 @@ func keyExec(t *testing.T, svc *Service, k KeyCommand) (KeyReply, error) {
 
 func incrKey(t *testing.T, svc *Service, name string, d int64) int64 {
 	t.Helper()
-	r, err := keyExec(t, svc, KeyCommand{Op: KeyIncr, Keys: []string{name}, Delta: d})
-	if err != nil || r.Kind != ReplyInt {
+	r, err := keyExec(t, svc, model.KeyCommand{Op: model.KeyIncr, Keys: []string{name}, Delta: d})
+	if err != nil || r.Kind != model.ReplyInt {
 		t.Fatalf("INCRBY %s %d: %+v %v", name, d, r, err)
 	}
 	return r.Int
@@ -57,10 +59,10 @@ func TestKeyBlocksServeFromMemory(t *testing.T) {
 		}
 		last = v
 	}
-	if n := keyProposals(repl)[KeyReserve]; n != 3 {
+	if n := keyProposals(repl)[model.KeyReserve]; n != 3 {
 		t.Fatalf("%d reservations for 250 INCRs in blocks of 100", n)
 	}
-	if n := keyProposals(repl)[KeyIncr]; n != 0 {
+	if n := keyProposals(repl)[model.KeyIncr]; n != 0 {
 		t.Fatalf("%d INCRs through Raft", n)
 	}
 	if v := incrKey(t, svc, "k", 7); v != last+7 {
@@ -68,7 +70,7 @@ func TestKeyBlocksServeFromMemory(t *testing.T) {
 	}
 	last += 7
 	// GET shows the block's end.
-	r, _ := keyExec(t, svc, KeyCommand{Op: KeySet, Keys: []string{"k"}, Value: "1000", Flags: KeyGet})
+	r, _ := keyExec(t, svc, model.KeyCommand{Op: model.KeySet, Keys: []string{"k"}, Value: "1000", Flags: model.KeyGet})
 	if r.Str != "300" {
 		t.Fatalf("the stored value under a block: %+v", r)
 	}
@@ -87,24 +89,24 @@ func TestKeyBlocksServeFromMemory(t *testing.T) {
 		t.Fatalf("INCR after INCRBY -1: %d, want 1200 (a new block from 1199)", v)
 	}
 	// A key with an expiry: through Raft every time.
-	keyExec(t, svc, KeyCommand{Op: KeySet, Keys: []string{"day"}, Value: "5", Flags: KeyExpires, TTL: 1 << 40})
-	before := keyProposals(repl)[KeyIncr]
+	keyExec(t, svc, model.KeyCommand{Op: model.KeySet, Keys: []string{"day"}, Value: "5", Flags: model.KeyExpires, TTL: 1 << 40})
+	before := keyProposals(repl)[model.KeyIncr]
 	if v := incrKey(t, svc, "day", 1); v != 6 {
 		t.Fatalf("INCR of a key with an expiry: %d", v)
 	}
-	if n := keyProposals(repl)[KeyIncr]; n != before+1 {
+	if n := keyProposals(repl)[model.KeyIncr]; n != before+1 {
 		t.Fatal("INCR of a key with an expiry was not through Raft")
 	}
 	// Not an integer: the error, as without blocks.
-	keyExec(t, svc, KeyCommand{Op: KeySet, Keys: []string{"s"}, Value: "x"})
-	if r, err := keyExec(t, svc, KeyCommand{Op: KeyIncr, Keys: []string{"s"}, Delta: 1}); err != nil || r.Kind != ReplyErr || r.Str != ErrNotInteger {
+	keyExec(t, svc, model.KeyCommand{Op: model.KeySet, Keys: []string{"s"}, Value: "x"})
+	if r, err := keyExec(t, svc, model.KeyCommand{Op: model.KeyIncr, Keys: []string{"s"}, Delta: 1}); err != nil || r.Kind != model.ReplyErr || r.Str != ErrNotInteger {
 		t.Fatalf("INCR of a string: %+v %v", r, err)
 	}
 	// A follower does not serve from a block.
 	lead.set(3, false, nil)
-	before = keyProposals(repl)[KeyIncr]
+	before = keyProposals(repl)[model.KeyIncr]
 	incrKey(t, svc, "k", 1)
-	if n := keyProposals(repl)[KeyIncr]; n != before+1 {
+	if n := keyProposals(repl)[model.KeyIncr]; n != before+1 {
 		t.Fatal("a follower answered from a block")
 	}
 }
@@ -126,10 +128,10 @@ func TestKeyBlocksConcurrent(t *testing.T) {
 				if g%2 == 0 {
 					vals = append(vals, incrKey(t, svc, "k", 1))
 				} else {
-					rs, err := svc.ExecBatch(context.Background(), []Command{
-						{Op: OpKeys, Key: &KeyCommand{Op: KeyIncr, Keys: []string{"k"}, Delta: 1}},
-						{Op: OpKeys, Key: &KeyCommand{Op: KeyIncr, Keys: []string{"k"}, Delta: 2}},
-						{Op: OpKeys, Key: &KeyCommand{Op: KeyIncr, Keys: []string{"other"}, Delta: -1}},
+					rs, err := svc.ExecBatch(context.Background(), []model.Command{
+						{Op: model.OpKeys, Key: &model.KeyCommand{Op: model.KeyIncr, Keys: []string{"k"}, Delta: 1}},
+						{Op: model.OpKeys, Key: &model.KeyCommand{Op: model.KeyIncr, Keys: []string{"k"}, Delta: 2}},
+						{Op: model.OpKeys, Key: &model.KeyCommand{Op: model.KeyIncr, Keys: []string{"other"}, Delta: -1}},
 					})
 					if err != nil {
 						t.Error(err)
@@ -157,23 +159,23 @@ func TestKeyBlocksConcurrent(t *testing.T) {
 // then INCRs above it, then another key's INCR beside them.
 func TestKeyBlocksKeepPipelineOrder(t *testing.T) {
 	svc, _, _ := keyService(t, 10)
-	incrK := func(name string) Command {
-		return Command{Op: OpKeys, Key: &KeyCommand{Op: KeyIncr, Keys: []string{name}, Delta: 1}}
+	incrK := func(name string) model.Command {
+		return model.Command{Op: model.OpKeys, Key: &model.KeyCommand{Op: model.KeyIncr, Keys: []string{name}, Delta: 1}}
 	}
 	for round := range 2 {
 		base := int64(100 * (round + 1))
-		cmds := []Command{{Op: OpKeys, Key: &KeyCommand{Op: KeySet, Keys: []string{"k"}, Value: formatInt(base)}}}
+		cmds := []model.Command{{Op: model.OpKeys, Key: &model.KeyCommand{Op: model.KeySet, Keys: []string{"k"}, Value: formatInt(base)}}}
 		for range 25 {
 			cmds = append(cmds, incrK("k"), incrK("other"))
 		}
-		var rs []Result
+		var rs []model.Result
 		if round == 0 {
 			var err error
 			if rs, err = svc.ExecBatch(context.Background(), cmds); err != nil {
 				t.Fatal(err)
 			}
 		} else {
-			ptrs := make([]*Command, len(cmds))
+			ptrs := make([]*model.Command, len(cmds))
 			for i := range cmds {
 				ptrs[i] = &cmds[i]
 			}
@@ -185,7 +187,7 @@ func TestKeyBlocksKeepPipelineOrder(t *testing.T) {
 				}
 			}
 		}
-		if rs[0].Key.Kind != ReplyOK {
+		if rs[0].Key.Kind != model.ReplyOK {
 			t.Fatalf("round %d: SET %+v", round, rs[0].Key)
 		}
 		for j := range 25 {
@@ -206,7 +208,7 @@ type electedMeanwhile struct {
 	elected func()
 }
 
-func (e *electedMeanwhile) Propose(ctx context.Context, cmds []Command) ([]Result, error) {
+func (e *electedMeanwhile) Propose(ctx context.Context, cmds []model.Command) ([]model.Result, error) {
 	if len(cmds) > 1 {
 		e.once.Do(e.elected)
 	}
@@ -229,8 +231,8 @@ func TestKeyBlocksPipelineWhileElected(t *testing.T) {
 		lead.set(2, true, nil)
 		fromBlock = incrKey(t, svc, "k", 1)
 	}
-	incr := &Command{Op: OpKeys, Key: &KeyCommand{Op: KeyIncr, Keys: []string{"k"}, Delta: 1}}
-	rs, errs := svc.ExecKeysOrdered(context.Background(), []*Command{incr, incr, incr})
+	incr := &model.Command{Op: model.OpKeys, Key: &model.KeyCommand{Op: model.KeyIncr, Keys: []string{"k"}, Delta: 1}}
+	rs, errs := svc.ExecKeysOrdered(context.Background(), []*model.Command{incr, incr, incr})
 	var top int64
 	for i := range rs {
 		if errs[i] != nil || rs[i].Key == nil {

@@ -1,8 +1,10 @@
 package ticket
 
 import (
+	"cmp"
 	"context"
-	"sync"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // SchemaClock is what node-scoped reservation needs from the local
@@ -21,9 +23,9 @@ type SchemaClock interface {
 // node's blocks the node sees itself (the counter only grows), and
 // DELETE, which only row tables take (a busy row table must not burn
 // every node's blocks).
-func ChangesSchema(op Op) bool {
+func ChangesSchema(op model.Op) bool {
 	switch op {
-	case OpInsert, OpUpdate, OpReserve, OpSeqNext, OpDelete, OpKeys:
+	case model.OpInsert, model.OpUpdate, model.OpReserve, model.OpSeqNext, model.OpDelete, model.OpKeys:
 		return false
 	}
 	return true
@@ -55,66 +57,31 @@ func ChangesSchema(op Op) bool {
 // refuses, as its refill cannot commit.
 type nodeBlocks struct {
 	read     Reader
-	clock    SchemaClock // nil: epoch 0
-	propose  func(ctx context.Context, c *Command) (Result, error)
+	clock    schemaClock
+	propose  proposeFunc
 	defCache uint64
 	obs      Observer
-	tables   sync.Map // tableKey → *block
+	tables   entries[tableKey, block]
 }
 
-// block is one table's block on this node.
+// block is one table's block on this node. Loaded (epochSlot), node,
+// def and stubs hold the table as of the epoch.
 type block struct {
-	mu sync.Mutex
-	// loaded says node, def and stubs hold the table as of epoch.
-	loaded bool
-	epoch  uint64
-	node   bool // the table is node-scoped with a cache above 1
-	cache  uint64
-	def    TableDef
-	stubs  map[string]bool // folded stubs with a row: REPLACE of them affects 2
+	epochSlot
+	node  bool // the table is node-scoped with a cache above 1
+	cache uint64
+	def   model.TableDef
+	stubs map[string]bool // folded stubs with a row: REPLACE of them affects 2
 	// next..last are the ids not handed out yet; next > last means empty.
 	next, last uint64
 	// spare is the block taken ahead (hasSpare), above next..last: it
 	// becomes the block when that runs out.
 	spareFirst, spareLast uint64
 	hasSpare              bool
-	// gen counts drops: a refill or load begun before a drop must not
-	// install its result.
-	gen       uint64
-	refilling *refill // the refill in flight, if any
 }
 
-// refill is a block reservation in flight. Requests that find the block
-// empty wait for it and share its replication failure: each taking its
-// own turn after a failed one would add up the waits past the statement
-// timeout (a cut-off node's clients must hear 1290 within it).
-type refill struct {
-	done chan struct{} // closed when it ends
-	err  error         // set before done is closed
-}
-
-func newNodeBlocks(read Reader, defCache uint64, obs Observer,
-	propose func(context.Context, *Command) (Result, error)) *nodeBlocks {
-	nb := &nodeBlocks{read: read, propose: propose, defCache: defCache, obs: obs}
-	if c, ok := read.(SchemaClock); ok {
-		nb.clock = c
-	}
-	return nb
-}
-
-func (nb *nodeBlocks) epoch() uint64 {
-	if nb.clock == nil {
-		return 0
-	}
-	return nb.clock.SchemaEpoch()
-}
-
-func (nb *nodeBlocks) entry(key tableKey) *block {
-	if e, ok := nb.tables.Load(key); ok {
-		return e.(*block)
-	}
-	e, _ := nb.tables.LoadOrStore(key, &block{})
-	return e.(*block)
+func newNodeBlocks(read Reader, defCache uint64, obs Observer, propose proposeFunc) *nodeBlocks {
+	return &nodeBlocks{read: read, clock: clockOf(read), propose: propose, defCache: defCache, obs: obs}
 }
 
 // assign takes ids for c, an eligible REPLACE, from this node's block of
@@ -124,22 +91,15 @@ func (nb *nodeBlocks) entry(key tableKey) *block {
 // refused a block (its statement error comes from Raft then). With ok,
 // a non-nil error is the refill's replication failure; the ids are the
 // client's as they are.
-func (nb *nodeBlocks) assign(ctx context.Context, c *Command) (ids []uint64, ok bool, err error) {
-	e := nb.entry(tableKey{c.DB, c.Table})
+func (nb *nodeBlocks) assign(ctx context.Context, c *model.Command) (ids []uint64, ok bool, err error) {
+	e := nb.tables.get(tableKey{c.DB, c.Table})
 	n := uint64(len(c.Values))
 	for {
-		ep := nb.epoch()
+		ep := nb.clock.epoch()
 		e.mu.Lock()
-		if !e.loaded || e.epoch < ep {
+		if e.expired(ep) {
 			// Dropped, never loaded, or the schema changed since: the
 			// block (if any) is burnt, the definition read again.
-			// Concurrent requests load under the same gen, and the
-			// first to finish installs (a gen per loader would let them
-			// burn each other's loads for ever).
-			if e.loaded {
-				e.loaded = false
-				e.gen++
-			}
 			e.node, e.next, e.last, e.hasSpare = false, 1, 0, false
 			gen := e.gen
 			e.mu.Unlock()
@@ -164,38 +124,21 @@ func (nb *nodeBlocks) assign(ctx context.Context, c *Command) (ids []uint64, ok 
 			e.mu.Unlock()
 			continue
 		}
-		if wait := e.refilling; wait != nil {
+		if rf := e.refilling; rf != nil {
 			e.mu.Unlock()
-			select {
-			case <-wait.done:
-				if wait.err != nil {
-					return nil, true, wait.err
-				}
-				continue
-			case <-ctx.Done():
-				return nil, true, ctx.Err()
+			failed, err := rf.wait(ctx)
+			if err = cmp.Or(failed, err); err != nil {
+				return nil, true, err
 			}
+			continue
 		}
 		if err := ctx.Err(); err != nil {
 			e.mu.Unlock()
 			return nil, true, err
 		}
-		rf := &refill{done: make(chan struct{})}
-		e.refilling = rf
-		gen := e.gen
 		size := refillSize(e.cache, n, c.Increment)
-		e.mu.Unlock()
-		// Not under the lock: concurrent requests wait on done.
-		r, err := nb.propose(ctx, &Command{Op: OpReserve, DB: c.DB, Table: c.Table, Count: size})
-		if err == nil && r.Err != nil {
-			nb.obs.ReservationRefilled(size, r.Err)
-		} else {
-			nb.obs.ReservationRefilled(size, err)
-		}
-		e.mu.Lock()
-		e.refilling = nil
-		rf.err = err
-		close(rf.done)
+		r, err, fresh := e.through(ctx, nb.propose, &model.Command{Op: model.OpReserve, DB: c.DB, Table: c.Table, Count: size})
+		observeRefill(nb.obs, size, r, err)
 		switch {
 		case err != nil:
 			e.mu.Unlock()
@@ -203,7 +146,7 @@ func (nb *nodeBlocks) assign(ctx context.Context, c *Command) (ids []uint64, ok 
 		case r.Err != nil:
 			e.mu.Unlock()
 			return nil, false, nil
-		case e.gen == gen:
+		case fresh:
 			e.next, e.last = r.First, r.Last
 		}
 		// Otherwise an allocation through Raft from this node, or a
@@ -216,13 +159,12 @@ func (nb *nodeBlocks) assign(ctx context.Context, c *Command) (ids []uint64, ok 
 // tryTake is assign without waiting: the ids of c from the block as it
 // is, or nil when that would need a load or a refill (or c belongs
 // elsewhere); assign then decides.
-func (nb *nodeBlocks) tryTake(c *Command) []uint64 {
-	v, ok := nb.tables.Load(tableKey{c.DB, c.Table})
-	if !ok {
+func (nb *nodeBlocks) tryTake(c *model.Command) []uint64 {
+	e := nb.tables.lookup(tableKey{c.DB, c.Table})
+	if e == nil {
 		return nil
 	}
-	e := v.(*block)
-	ep := nb.epoch()
+	ep := nb.clock.epoch()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.loaded || e.epoch < ep || !e.node || !fitsStubs(&e.def, e.stubs, c) {
@@ -245,25 +187,18 @@ func (nb *nodeBlocks) tryTake(c *Command) []uint64 {
 // for any refill, and no second reservation of the table runs beside it
 // (whose result could come back below the spare). A node therefore holds
 // at most two blocks (2N ids) beyond what it has handed out.
-func (nb *nodeBlocks) prefetch(e *block, c *Command) {
-	rf := &refill{done: make(chan struct{})}
-	e.refilling = rf
-	gen, size := e.gen, e.cache
+func (nb *nodeBlocks) prefetch(e *block, c *model.Command) {
+	rf, gen := e.begin()
+	size := e.cache
 	db, table := c.DB, c.Table
 	go func() {
 		// The batcher proposes with its own deadline (ApplyTimeout): no
 		// statement waits on this one's context.
-		r, err := nb.propose(context.Background(), &Command{Op: OpReserve, DB: db, Table: table, Count: size})
-		if err == nil && r.Err != nil {
-			nb.obs.ReservationRefilled(size, r.Err)
-		} else {
-			nb.obs.ReservationRefilled(size, err)
-		}
+		r, err := nb.propose(context.Background(), &model.Command{Op: model.OpReserve, DB: db, Table: table, Count: size})
+		observeRefill(nb.obs, size, r, err)
 		e.mu.Lock()
 		defer e.mu.Unlock()
-		e.refilling = nil
-		rf.err = err
-		close(rf.done)
+		e.end(rf, err)
 		if err != nil || r.Err != nil || e.gen != gen || !e.loaded {
 			// Failed, or burnt by a drop meanwhile; requests that find
 			// the block empty take their own.
@@ -279,14 +214,14 @@ func (nb *nodeBlocks) prefetch(e *block, c *Command) {
 
 // load reads the table's definition and stubs into e, as of epoch ep or
 // later.
-func (nb *nodeBlocks) load(e *block, c *Command, ep, gen uint64) {
+func (nb *nodeBlocks) load(e *block, c *model.Command, ep, gen uint64) {
 	t, err := readTable(nb.read, c.DB, c.Table)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.gen != gen || e.loaded {
+	if !e.install(gen, ep) {
 		return
 	}
-	e.loaded, e.epoch, e.node, e.stubs = true, ep, false, nil
+	e.node, e.stubs = false, nil
 	if err != nil || t == nil || !t.Def.AutoInc || t.Def.Rows != nil || t.Def.Seq != nil || !NodeScope(t.Def.Comment) {
 		return
 	}
@@ -305,15 +240,13 @@ func (nb *nodeBlocks) load(e *block, c *Command, ep, gen uint64) {
 // table through Raft from this node. Other tables keep what they loaded:
 // an allocation cannot make them node-scoped.
 func (nb *nodeBlocks) drop(db, table string) {
-	v, ok := nb.tables.Load(tableKey{db, table})
-	if !ok {
+	e := nb.tables.lookup(tableKey{db, table})
+	if e == nil {
 		return
 	}
-	e := v.(*block)
 	e.mu.Lock()
 	if e.node {
-		e.loaded = false
-		e.gen++
+		e.epochSlot.drop()
 	}
 	e.mu.Unlock()
 }
@@ -322,13 +255,10 @@ func (nb *nodeBlocks) drop(db, table string) {
 // this node (the SchemaClock covers DDL from the others, and this
 // node's own once applied; reset covers Readers without a clock).
 func (nb *nodeBlocks) reset() {
-	nb.tables.Range(func(_, v any) bool {
-		e := v.(*block)
+	nb.tables.each(func(e *block) {
 		e.mu.Lock()
-		e.loaded = false
-		e.gen++
+		e.epochSlot.drop()
 		e.mu.Unlock()
-		return true
 	})
 }
 
@@ -344,54 +274,31 @@ func (nb *nodeBlocks) reset() {
 // unserved values, as it does the leader's cache's.
 type nodeSeqs struct {
 	read    Reader
-	clock   SchemaClock
-	propose func(ctx context.Context, c *Command) (Result, error)
-	m       sync.Map // tableKey → *nodeSeq
+	clock   schemaClock
+	propose proposeFunc
+	m       entries[tableKey, nodeSeq]
 }
 
 type nodeSeq struct {
-	mu     sync.Mutex
-	loaded bool
-	epoch  uint64
-	node   bool // node-scoped with CACHE above 1
+	epochSlot
+	node bool // node-scoped with CACHE above 1
 	// next..end (exclusive) by inc are this node's values, when valid.
 	valid          bool
 	next, end, inc int64
-	gen            uint64
-	refilling      *refill
 }
 
-func newNodeSeqs(read Reader, propose func(context.Context, *Command) (Result, error)) *nodeSeqs {
-	ns := &nodeSeqs{read: read, propose: propose}
-	if c, ok := read.(SchemaClock); ok {
-		ns.clock = c
-	}
-	return ns
-}
-
-func (ns *nodeSeqs) entry(k tableKey) *nodeSeq {
-	if e, ok := ns.m.Load(k); ok {
-		return e.(*nodeSeq)
-	}
-	e, _ := ns.m.LoadOrStore(k, &nodeSeq{})
-	return e.(*nodeSeq)
+func newNodeSeqs(read Reader, propose proposeFunc) *nodeSeqs {
+	return &nodeSeqs{read: read, clock: clockOf(read), propose: propose}
 }
 
 // next answers NEXTVAL from this node's range; ok is false when the
 // sequence is not node-scoped.
-func (ns *nodeSeqs) next(ctx context.Context, c *Command) (Result, bool, error) {
-	e := ns.entry(tableKey{c.DB, c.Table})
+func (ns *nodeSeqs) next(ctx context.Context, c *model.Command) (model.Result, bool, error) {
+	e := ns.m.get(tableKey{c.DB, c.Table})
 	for {
-		var ep uint64
-		if ns.clock != nil {
-			ep = ns.clock.SchemaEpoch()
-		}
+		ep := ns.clock.epoch()
 		e.mu.Lock()
-		if !e.loaded || e.epoch < ep {
-			if e.loaded {
-				e.loaded = false
-				e.gen++
-			}
+		if e.expired(ep) {
 			e.valid = false
 			gen := e.gen
 			e.mu.Unlock()
@@ -400,39 +307,27 @@ func (ns *nodeSeqs) next(ctx context.Context, c *Command) (Result, bool, error) 
 		}
 		if !e.node {
 			e.mu.Unlock()
-			return Result{}, false, nil
+			return model.Result{}, false, nil
 		}
 		if e.valid && before(e.next, e.end, e.inc) {
 			v := e.next
 			e.next = stepFrom(v, e.inc, e.end)
 			e.mu.Unlock()
-			return Result{First: uint64(v)}, true, nil
+			return model.Result{First: uint64(v)}, true, nil
 		}
-		if wait := e.refilling; wait != nil {
+		if rf := e.refilling; rf != nil {
 			e.mu.Unlock()
-			select {
-			case <-wait.done:
-				if wait.err != nil {
-					return Result{}, true, wait.err
-				}
-				continue
-			case <-ctx.Done():
-				return Result{}, true, ctx.Err()
+			failed, err := rf.wait(ctx)
+			if err = cmp.Or(failed, err); err != nil {
+				return model.Result{}, true, err
 			}
+			continue
 		}
-		rf := &refill{done: make(chan struct{})}
-		e.refilling = rf
-		gen := e.gen
-		e.mu.Unlock()
-		r, err := ns.propose(ctx, &Command{Op: OpSeqNext, DB: c.DB, Table: c.Table, Seq: &SeqCommand{}})
-		e.mu.Lock()
-		e.refilling = nil
-		rf.err = err
-		close(rf.done)
+		r, err, fresh := e.through(ctx, ns.propose, &model.Command{Op: model.OpSeqNext, DB: c.DB, Table: c.Table, Seq: &model.SeqCommand{}})
 		switch {
 		case err != nil:
 			e.mu.Unlock()
-			return Result{}, true, err
+			return model.Result{}, true, err
 		case r.Err != nil:
 			// The sequence ran out, or is gone: the statement's answer.
 			e.mu.Unlock()
@@ -442,46 +337,41 @@ func (ns *nodeSeqs) next(ctx context.Context, c *Command) (Result, bool, error) 
 			// an older build answered the request as a NEXTVAL. The value
 			// is this statement's; taking it for a range would repeat it.
 			e.mu.Unlock()
-			return Result{First: r.First}, true, nil
-		case e.gen == gen:
+			return model.Result{First: r.First}, true, nil
+		case fresh:
 			e.next, e.end, e.inc, e.valid = int64(r.First), int64(r.Last), int64(r.Matched), true
 		}
 		e.mu.Unlock()
 	}
 }
 
-func (ns *nodeSeqs) load(e *nodeSeq, c *Command, ep, gen uint64) {
+func (ns *nodeSeqs) load(e *nodeSeq, c *model.Command, ep, gen uint64) {
 	t, err := readTable(ns.read, c.DB, c.Table)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.gen != gen || e.loaded {
+	if !e.install(gen, ep) {
 		return
 	}
-	e.loaded, e.epoch, e.valid = true, ep, false
+	e.valid = false
 	e.node = err == nil && t != nil && t.Def.Seq != nil && t.Def.Seq.Cache > 1 && NodeScope(t.Def.Comment)
 }
 
 // drop burns db.name's range on this node.
 func (ns *nodeSeqs) drop(db, name string) {
-	v, ok := ns.m.Load(tableKey{db, name})
-	if !ok {
-		return
+	if e := ns.m.lookup(tableKey{db, name}); e != nil {
+		e.burn()
 	}
-	e := v.(*nodeSeq)
-	e.mu.Lock()
-	e.loaded, e.valid = false, false
-	e.gen++
-	e.mu.Unlock()
 }
 
 // reset burns every range on this node.
 func (ns *nodeSeqs) reset() {
-	ns.m.Range(func(_, v any) bool {
-		e := v.(*nodeSeq)
-		e.mu.Lock()
-		e.loaded, e.valid = false, false
-		e.gen++
-		e.mu.Unlock()
-		return true
-	})
+	ns.m.each((*nodeSeq).burn)
+}
+
+// burn drops e's range and what it loaded.
+func (e *nodeSeq) burn() {
+	e.mu.Lock()
+	e.epochSlot.drop()
+	e.valid = false
+	e.mu.Unlock()
 }

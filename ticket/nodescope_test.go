@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // clusterRepl is one replicated state shared by several Services, each
@@ -22,12 +24,12 @@ type clusterRepl struct {
 	reserves int
 }
 
-func (c *clusterRepl) propose(cmds []Command) ([]Result, error) {
+func (c *clusterRepl) propose(cmds []model.Command) ([]model.Result, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]Result, len(cmds))
+	out := make([]model.Result, len(cmds))
 	for i := range cmds {
-		if cmds[i].Op == OpReserve {
+		if cmds[i].Op == model.OpReserve {
 			c.reserves++
 		}
 		r, err := Apply(c.st, &cmds[i])
@@ -59,7 +61,7 @@ type nodeView struct {
 	stale atomic.Pointer[uint64]
 }
 
-func (n *nodeView) Propose(_ context.Context, cmds []Command) ([]Result, error) {
+func (n *nodeView) Propose(_ context.Context, cmds []model.Command) ([]model.Result, error) {
 	if n.cut.Load() {
 		return nil, fmt.Errorf("cut off: %w", ErrNoQuorum)
 	}
@@ -100,7 +102,7 @@ func nodeCluster(t *testing.T, nodes int) (*clusterRepl, []*Service, []*nodeView
 	def.Comment = nodeComment
 	def.Cache = 100
 	ctx := context.Background()
-	for _, cmd := range []Command{{Op: OpCreateDB, DB: "flickr"}, {Op: OpCreateTable, Def: def}, replace("a")} {
+	for _, cmd := range []model.Command{{Op: model.OpCreateDB, DB: "flickr"}, {Op: model.OpCreateTable, Def: def}, replace("a")} {
 		if r, err := svcs[0].Exec(ctx, &cmd); err != nil || r.Err != nil {
 			t.Fatalf("%v: %v %v", &cmd, err, r.Err)
 		}
@@ -259,7 +261,7 @@ func TestNodeScopeAlterToGlobal(t *testing.T) {
 	if _, err := next(t, svcs[1], "a"); err != nil {
 		t.Fatal(err)
 	}
-	alter := Command{Op: OpAlterTable, DB: "flickr", Table: "T", HasComment: true, Comment: "ticketd:cache=100",
+	alter := model.Command{Op: model.OpAlterTable, DB: "flickr", Table: "T", HasComment: true, Comment: "ticketd:cache=100",
 		HasCache: true, Cache: 100}
 	if r, err := svcs[0].Exec(context.Background(), &alter); err != nil || r.Err != nil {
 		t.Fatal(err, r.Err)
@@ -351,7 +353,7 @@ func TestNodeScopeDropRecreateWhileCutOff(t *testing.T) {
 
 	def := tickets64("flickr", "T")
 	def.Comment, def.Cache = nodeComment, 100
-	for _, cmd := range []Command{{Op: OpDropTable, DB: "flickr", Table: "T"}, {Op: OpCreateTable, Def: def}, replace("a")} {
+	for _, cmd := range []model.Command{{Op: model.OpDropTable, DB: "flickr", Table: "T"}, {Op: model.OpCreateTable, Def: def}, replace("a")} {
 		if r, err := svcs[0].Exec(ctx, &cmd); err != nil || r.Err != nil {
 			t.Fatalf("%v: %v %v", &cmd, err, r.Err)
 		}
@@ -458,20 +460,20 @@ func TestNodeScopePrefetchDroppedWithBlock(t *testing.T) {
 func TestNodeScopeSequence(t *testing.T) {
 	c, svcs, _, _ := nodeCluster(t, 3)
 	ctx := context.Background()
-	def, _, err := NewSequenceDef("flickr", "s", "", []SeqOption{{Kind: SeqCache, Value: 100}})
+	def, _, err := NewSequenceDef("flickr", "s", "", []model.SeqOption{{Kind: model.SeqCache, Value: 100}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	def.Comment = "ticketd:scope=node"
-	if r, err := svcs[0].Exec(ctx, &Command{Op: OpCreateSeq, DB: "flickr", Table: "s", Def: def}); err != nil || r.Err != nil {
+	if r, err := svcs[0].Exec(ctx, &model.Command{Op: model.OpCreateSeq, DB: "flickr", Table: "s", Def: def}); err != nil || r.Err != nil {
 		t.Fatal(err, r.Err)
 	}
-	if !strings.Contains(def.CreateSequenceStatement(), " COMMENT='ticketd:scope=node'") {
-		t.Fatalf("SHOW CREATE SEQUENCE: %s", def.CreateSequenceStatement())
+	if !strings.Contains(CreateSequenceStatement(def), " COMMENT='ticketd:scope=node'") {
+		t.Fatalf("SHOW CREATE SEQUENCE: %s", CreateSequenceStatement(def))
 	}
 	nextval := func(svc *Service) int64 {
 		t.Helper()
-		r, err := svc.Exec(ctx, &Command{Op: OpSeqNext, DB: "flickr", Table: "s", Seq: &SeqCommand{Count: 1}})
+		r, err := svc.Exec(ctx, &model.Command{Op: model.OpSeqNext, DB: "flickr", Table: "s", Seq: &model.SeqCommand{Count: 1}})
 		if err != nil || r.Err != nil {
 			t.Fatal(err, r.Err)
 		}
@@ -497,7 +499,7 @@ func TestNodeScopeSequence(t *testing.T) {
 	if st.Def.Seq.Next != 601 {
 		t.Fatalf("sequence's next value %d after 450 NEXTVALs on 3 nodes in ranges of 100, want 601", st.Def.Seq.Next)
 	}
-	if r, err := svcs[1].Exec(ctx, &Command{Op: OpSetVal, DB: "flickr", Table: "s", Seq: &SeqCommand{Value: 5000}}); err != nil || r.Err != nil {
+	if r, err := svcs[1].Exec(ctx, &model.Command{Op: model.OpSetVal, DB: "flickr", Table: "s", Seq: &model.SeqCommand{Value: 5000}}); err != nil || r.Err != nil {
 		t.Fatal(err, r.Err)
 	}
 	for _, n := range []int{1, 2} {
@@ -544,11 +546,11 @@ func TestNodeScopeTryExec(t *testing.T) {
 // an earlier build did: one value from its cache, no range (Matched 0).
 type oldLeader struct{ *nodeView }
 
-func (o oldLeader) Propose(ctx context.Context, cmds []Command) ([]Result, error) {
+func (o oldLeader) Propose(ctx context.Context, cmds []model.Command) ([]model.Result, error) {
 	out, err := o.nodeView.Propose(ctx, cmds)
 	for i := range cmds {
-		if err == nil && cmds[i].Op == OpSeqNext && out[i].Err == nil {
-			out[i] = Result{First: out[i].First}
+		if err == nil && cmds[i].Op == model.OpSeqNext && out[i].Err == nil {
+			out[i] = model.Result{First: out[i].First}
 		}
 	}
 	return out, err
@@ -559,12 +561,12 @@ func (o oldLeader) Propose(ctx context.Context, cmds []Command) ([]Result, error
 func TestNodeScopeSequenceOldLeader(t *testing.T) {
 	_, svcs, views, _ := nodeCluster(t, 2)
 	ctx := context.Background()
-	def, _, err := NewSequenceDef("flickr", "s", "", []SeqOption{{Kind: SeqCache, Value: 100}})
+	def, _, err := NewSequenceDef("flickr", "s", "", []model.SeqOption{{Kind: model.SeqCache, Value: 100}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	def.Comment = "ticketd:scope=node"
-	if r, err := svcs[0].Exec(ctx, &Command{Op: OpCreateSeq, DB: "flickr", Table: "s", Def: def}); err != nil || r.Err != nil {
+	if r, err := svcs[0].Exec(ctx, &model.Command{Op: model.OpCreateSeq, DB: "flickr", Table: "s", Def: def}); err != nil || r.Err != nil {
 		t.Fatal(err, r.Err)
 	}
 	old := oldLeader{views[1]}
@@ -572,7 +574,7 @@ func TestNodeScopeSequenceOldLeader(t *testing.T) {
 	t.Cleanup(svc.Close)
 	seen := map[uint64]bool{}
 	for range 5 {
-		r, err := svc.Exec(ctx, &Command{Op: OpSeqNext, DB: "flickr", Table: "s", Seq: &SeqCommand{Count: 1}})
+		r, err := svc.Exec(ctx, &model.Command{Op: model.OpSeqNext, DB: "flickr", Table: "s", Seq: &model.SeqCommand{Count: 1}})
 		if err != nil || r.Err != nil {
 			t.Fatal(err, r.Err)
 		}
@@ -598,7 +600,7 @@ func TestNodeScopeServerCache(t *testing.T) {
 		def := tickets64("flickr", "T")
 		def.Comment = "ticketd:scope=node"
 		ctx := context.Background()
-		for _, cmd := range []Command{{Op: OpCreateDB, DB: "flickr"}, {Op: OpCreateTable, Def: def}} {
+		for _, cmd := range []model.Command{{Op: model.OpCreateDB, DB: "flickr"}, {Op: model.OpCreateTable, Def: def}} {
 			if r, err := svc.Exec(ctx, &cmd); err != nil || r.Err != nil {
 				t.Fatalf("%v: %v %v", &cmd, err, r.Err)
 			}

@@ -1,6 +1,10 @@
 package ticket
 
-import "time"
+import (
+	"time"
+
+	"github.com/ticketd/ticketd/ticket/model"
+)
 
 // Observer is told what the Service does, for metrics. Its methods are
 // called on the hot path, once per statement or batch: they must be
@@ -36,9 +40,9 @@ func (nopObserver) CompareAndSet(bool)                                    {}
 // INSERT or REPLACE that generated one (INSERT IGNORE: the rows it
 // inserted), every row an UPDATE changed. A statement that wrote explicit
 // ids only (no LAST_INSERT_ID change) took none.
-func allocatedIDs(c *Command, r *Result) uint64 {
+func allocatedIDs(c *model.Command, r *model.Result) uint64 {
 	switch c.Op {
-	case OpInsert:
+	case model.OpInsert:
 		if !r.SetLastID {
 			return 0
 		}
@@ -46,10 +50,10 @@ func allocatedIDs(c *Command, r *Result) uint64 {
 			return min(r.Affected, uint64(len(c.Values)))
 		}
 		return uint64(len(c.Values))
-	case OpUpdate:
+	case model.OpUpdate:
 		return r.Affected
 	}
 	return 0
 }
 
-func allocating(c *Command) bool { return c.Op == OpInsert || c.Op == OpUpdate }
+func allocating(c *model.Command) bool { return c.Op == model.OpInsert || c.Op == model.OpUpdate }

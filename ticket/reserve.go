@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // verifyTimeout bounds one VerifyLeader round.
@@ -37,87 +39,59 @@ type Leadership interface {
 // The table's row (stub → id) is not rewritten for ids served from a
 // range; it holds the last id written through Raft.
 type reservations struct {
-	lead      Leadership
-	read      Reader
-	propose   func(ctx context.Context, c *Command) (Result, error)
-	defCache  uint64
-	verifier  verifier
-	mu        sync.Mutex
-	tables    map[tableKey]*reservation
-	maxPerRun uint64
-	obs       Observer
+	lead     Leadership
+	read     Reader
+	propose  proposeFunc
+	defCache uint64
+	verifier verifier
+	tables   entries[tableKey, reservation]
+	obs      Observer
 }
 
-// reservation is one table's range.
+// reservation is one table's range, valid in its term.
 type reservation struct {
-	mu    sync.Mutex
-	term  uint64
-	next  uint64 // lowest id position not handed out
-	last  uint64 // last reserved id; next > last means empty
-	valid bool
+	termSlot
+	next uint64 // lowest id position not handed out
+	last uint64 // last reserved id; next > last means empty
 	// noCache marks a table without a cache in term; no range is kept.
 	noCache bool
-	// gen counts drops: a refill or load begun before a drop must not
-	// install its result.
-	gen       uint64
-	def       TableDef
-	stubs     map[string]bool // folded stubs with a row: REPLACE of them affects 2
-	refilling chan struct{}   // closed when the refill in flight ends
+	def     model.TableDef
+	stubs   map[string]bool // folded stubs with a row: REPLACE of them affects 2
 }
 
-func newReservations(lead Leadership, read Reader, defCache uint64,
-	propose func(context.Context, *Command) (Result, error)) *reservations {
+func newReservations(lead Leadership, read Reader, defCache uint64, propose proposeFunc) *reservations {
 	return &reservations{
 		lead: lead, read: read, propose: propose, defCache: defCache,
-		verifier: verifier{lead: lead}, tables: map[tableKey]*reservation{},
-		obs: nopObserver{},
+		verifier: verifier{lead: lead}, obs: nopObserver{},
 	}
 }
 
 // tableKey names a table without building a string on the hot path.
 type tableKey struct{ db, table string }
 
-func (rs *reservations) entry(key tableKey) *reservation {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	e := rs.tables[key]
-	if e == nil {
-		e = &reservation{}
-		rs.tables[key] = e
-	}
-	return e
-}
-
 // drop invalidates a table's range before an allocation through Raft.
 func (rs *reservations) drop(db, table string) {
-	rs.mu.Lock()
-	e := rs.tables[tableKey{db, table}]
-	rs.mu.Unlock()
-	if e == nil {
-		return
-	}
-	e.mu.Lock()
-	e.valid = false
-	e.gen++
-	e.mu.Unlock()
-}
-
-// reset forgets every table's range and settings, after DDL.
-func (rs *reservations) reset() {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	for _, e := range rs.tables {
+	if e := rs.tables.lookup(tableKey{db, table}); e != nil {
 		e.mu.Lock()
-		e.valid, e.noCache = false, false
-		e.gen++
+		e.drop()
 		e.mu.Unlock()
 	}
 }
 
+// reset forgets every table's range and settings, after DDL.
+func (rs *reservations) reset() {
+	rs.tables.each(func(e *reservation) {
+		e.mu.Lock()
+		e.drop()
+		e.noCache = false
+		e.mu.Unlock()
+	})
+}
+
 // eligible reports whether c is a plain REPLACE of existing stubs, the
 // only statement served from a range.
-func eligible(c *Command) bool {
-	if c.Op != OpInsert || !c.Replace || c.OnDup != nil || c.Ignore || len(c.Values) == 0 {
+func eligible(c *model.Command) bool {
+	if c.Op != model.OpInsert || !c.Replace || c.OnDup != nil || c.Ignore || len(c.Values) == 0 {
 		return false
 	}
 	return len(c.Columns) == 1
@@ -126,20 +100,20 @@ func eligible(c *Command) bool {
 // assign takes ids for c from the table's range. ok is false when c must
 // go through Raft instead (the caller drops the range first). The ids are
 // not the client's until confirm succeeds.
-func (rs *reservations) assign(ctx context.Context, c *Command) (ids []uint64, term uint64, ok bool, err error) {
+func (rs *reservations) assign(ctx context.Context, c *model.Command) (ids []uint64, term uint64, ok bool, err error) {
 	term, leader := rs.lead.LeaderTerm()
 	if !leader {
 		return nil, 0, false, nil
 	}
-	e := rs.entry(tableKey{c.DB, c.Table})
+	e := rs.tables.get(tableKey{c.DB, c.Table})
 	n := uint64(len(c.Values))
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, 0, true, err
 		}
 		e.mu.Lock()
-		if e.term != term {
-			e.valid, e.noCache = false, false
+		if e.stale(term) {
+			e.noCache = false
 		}
 		if e.noCache {
 			e.mu.Unlock()
@@ -163,14 +137,12 @@ func (rs *reservations) assign(ctx context.Context, c *Command) (ids []uint64, t
 				return ids, term, true, nil
 			}
 		}
-		if wait := e.refilling; wait != nil {
+		if rf := e.refilling; rf != nil {
 			e.mu.Unlock()
-			select {
-			case <-wait:
-				continue
-			case <-ctx.Done():
-				return nil, 0, true, ctx.Err()
+			if _, err := rf.wait(ctx); err != nil {
+				return nil, 0, true, err
 			}
+			continue
 		}
 		if err := rs.refill(ctx, e, c, term, refillSize(rs.cacheSize(&e.def), n, c.Increment)); err != nil {
 			return nil, 0, true, err
@@ -181,32 +153,20 @@ func (rs *reservations) assign(ctx context.Context, c *Command) (ids []uint64, t
 // refill reserves a new range through Raft. It is called with e.mu held
 // and returns with it released; the lock is not held across the round
 // trip, and concurrent requests wait on e.refilling instead.
-func (rs *reservations) refill(ctx context.Context, e *reservation, c *Command, term, size uint64) error {
-	done := make(chan struct{})
-	e.refilling = done
-	gen := e.gen
-	e.mu.Unlock()
-	r, err := rs.propose(ctx, &Command{Op: OpReserve, DB: c.DB, Table: c.Table, Count: size})
-	if rerr := err; rerr == nil && r.Err != nil {
-		rs.obs.ReservationRefilled(size, r.Err)
-	} else {
-		rs.obs.ReservationRefilled(size, rerr)
-	}
-	t2, still := rs.lead.LeaderTerm()
-	e.mu.Lock()
+func (rs *reservations) refill(ctx context.Context, e *reservation, c *model.Command, term, size uint64) error {
+	r, err, fresh := e.through(ctx, rs.propose, &model.Command{Op: model.OpReserve, DB: c.DB, Table: c.Table, Count: size})
 	defer e.mu.Unlock()
-	e.refilling = nil
-	close(done)
+	observeRefill(rs.obs, size, r, err)
 	switch {
 	case err != nil:
 		return err
 	case r.Err != nil:
 		e.valid = false
 		return r.Err
-	case !still || t2 != term:
+	case !leads(rs.lead, term):
 		e.valid = false
 		return fmt.Errorf("ticket: range reserved in a lost term: %w", ErrUncertain)
-	case e.gen != gen:
+	case !fresh:
 		// An allocation through Raft ran meanwhile and may have taken ids
 		// above this range: the range is burnt, and the caller retries.
 		e.valid = false
@@ -218,7 +178,7 @@ func (rs *reservations) refill(ctx context.Context, e *reservation, c *Command, 
 
 // confirm waits for a quorum round that started after the ids were
 // assigned, and checks it was in the term that reserved them.
-func (rs *reservations) confirm(ctx context.Context, c *Command, term uint64) error {
+func (rs *reservations) confirm(ctx context.Context, c *model.Command, term uint64) error {
 	vterm, err := rs.verifier.verify(ctx)
 	if err == nil && vterm == term {
 		return nil
@@ -232,8 +192,8 @@ func (rs *reservations) confirm(ctx context.Context, c *Command, term uint64) er
 
 // served is the answer to a REPLACE served from a range: every stub had a
 // row, so each row counts twice (delete and insert), as in MySQL.
-func served(ids []uint64) Result {
-	return Result{InsertID: ids[0], SetLastID: true, LastID: ids[0], Affected: 2 * uint64(len(ids))}
+func served(ids []uint64) model.Result {
+	return model.Result{InsertID: ids[0], SetLastID: true, LastID: ids[0], Affected: 2 * uint64(len(ids))}
 }
 
 // take assigns n ids from the range next..last under the session's
@@ -243,7 +203,7 @@ func take(next, last *uint64, n, inc, off uint64) []uint64 {
 	ids := make([]uint64, 0, n)
 	pos := *next
 	for range n {
-		v, ok := NextID(pos, inc, off)
+		v, ok := model.NextID(pos, inc, off)
 		if !ok || v > *last || len(ids) > 0 && v <= ids[len(ids)-1] {
 			return nil
 		}
@@ -276,18 +236,18 @@ func refillSize(cache, n, inc uint64) uint64 {
 // fits checks c against the table as loaded: a REPLACE naming only the
 // stub column, of stubs that already have rows (the answer, affected 2
 // per row, depends on it) and fit the column.
-func (rs *reservations) fits(e *reservation, c *Command) bool {
+func (rs *reservations) fits(e *reservation, c *model.Command) bool {
 	return rs.cacheSize(&e.def) > 1 && fitsStubs(&e.def, e.stubs, c)
 }
 
 // fitsStubs is fits without the cache: c names only def's stub column,
 // and every stub has a row in stubs and fits the column.
-func fitsStubs(def *TableDef, stubs map[string]bool, c *Command) bool {
+func fitsStubs(def *model.TableDef, stubs map[string]bool, c *model.Command) bool {
 	if def.StubCol == "" || !strings.EqualFold(c.Columns[0], def.StubCol) {
 		return false
 	}
 	for _, row := range c.Values {
-		if len(row) != 1 || row[0].Kind != ValString {
+		if len(row) != 1 || row[0].Kind != model.ValString {
 			return false
 		}
 		if def.StubLen > 0 && len([]rune(row[0].Str)) > def.StubLen {
@@ -300,7 +260,7 @@ func fitsStubs(def *TableDef, stubs map[string]bool, c *Command) bool {
 	return true
 }
 
-func (rs *reservations) cacheSize(d *TableDef) uint64 {
+func (rs *reservations) cacheSize(d *model.TableDef) uint64 {
 	if d.Cache > 0 {
 		return d.Cache
 	}
@@ -309,7 +269,7 @@ func (rs *reservations) cacheSize(d *TableDef) uint64 {
 
 // load reads the table's definition and stubs into e, or marks the
 // table as not using a cache in this term.
-func (rs *reservations) load(e *reservation, c *Command, term, gen uint64) {
+func (rs *reservations) load(e *reservation, c *model.Command, term, gen uint64) {
 	t, err := readTable(rs.read, c.DB, c.Table)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -334,7 +294,7 @@ func foldStub(s string) string { return strings.ToLower(strings.TrimRight(s, " "
 // the leader's reservations and the node-scoped blocks load alike:
 // fitsStubs serves a REPLACE from either only when each of its stubs
 // already has a row.
-func stubSet(rows []Row) map[string]bool {
+func stubSet(rows []model.Row) map[string]bool {
 	stubs := make(map[string]bool, len(rows))
 	for _, r := range rows {
 		stubs[foldStub(r.Stub)] = true
@@ -346,8 +306,8 @@ func stubSet(rows []Row) map[string]bool {
 // loads (reservations, node-scoped blocks and ranges, the leader's
 // sequence caches), which read it before they take their entry's lock
 // and then check that no drop came in between.
-func readTable(read Reader, db, table string) (*Table, error) {
-	var t *Table
+func readTable(read Reader, db, table string) (*model.Table, error) {
+	var t *model.Table
 	err := read.View(func(s Store) (err error) {
 		t, err = s.Table(db, table)
 		return err

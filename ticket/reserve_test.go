@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // localRepl applies batches straight to a MemStore: replication without
@@ -17,20 +18,20 @@ type localRepl struct {
 	mu       sync.Mutex
 	st       *MemStore
 	reserves int
-	keyOps   map[KeyOp]int // key commands committed, by op
+	keyOps   map[model.KeyOp]int // key commands committed, by op
 }
 
-func (l *localRepl) Propose(_ context.Context, cmds []Command) ([]Result, error) {
+func (l *localRepl) Propose(_ context.Context, cmds []model.Command) ([]model.Result, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]Result, len(cmds))
+	out := make([]model.Result, len(cmds))
 	for i := range cmds {
-		if cmds[i].Op == OpReserve {
+		if cmds[i].Op == model.OpReserve {
 			l.reserves++
 		}
 		if k := cmds[i].Key; k != nil {
 			if l.keyOps == nil {
-				l.keyOps = map[KeyOp]int{}
+				l.keyOps = map[model.KeyOp]int{}
 			}
 			l.keyOps[k.Op]++
 		}
@@ -87,7 +88,7 @@ func cachedService(t *testing.T, cache uint64) (*Service, *localRepl, *fakeLead)
 	svc := NewService(repl, repl, Config{Cache: cache, Leadership: lead}, nil)
 	t.Cleanup(svc.Close)
 	ctx := context.Background()
-	for _, c := range []Command{{Op: OpCreateDB, DB: "flickr"}, {Op: OpCreateTable, Def: tickets64("flickr", "T")}} {
+	for _, c := range []model.Command{{Op: model.OpCreateDB, DB: "flickr"}, {Op: model.OpCreateTable, Def: tickets64("flickr", "T")}} {
 		if r, err := svc.Exec(ctx, &c); err != nil || r.Err != nil {
 			t.Fatalf("%v: %v %v", &c, err, r.Err)
 		}
@@ -145,7 +146,7 @@ func TestReservationDroppedOnTermChange(t *testing.T) {
 	// this node leads again in term 3: its old range must not be reused.
 	lead.set(2, false, nil)
 	other := replace("a")
-	repl.Propose(context.Background(), []Command{{Op: OpReserve, DB: "flickr", Table: "T", Count: 1000}, other})
+	repl.Propose(context.Background(), []model.Command{{Op: model.OpReserve, DB: "flickr", Table: "T", Count: 1000}, other})
 	tb, _ := repl.st.Table("flickr", "T")
 	otherMax := tb.AutoInc - 1
 	if _, err := next(t, svc, "a"); err != nil {
@@ -273,7 +274,7 @@ func TestExecBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmds := []Command{replace("a"), replace("b"), replace("a", "a")}
+	cmds := []model.Command{replace("a"), replace("b"), replace("a", "a")}
 	res, err := svc.ExecBatch(context.Background(), cmds)
 	if err != nil {
 		t.Fatal(err)
@@ -301,7 +302,7 @@ func TestReservationAtTypeMax(t *testing.T) {
 	svc, _, _ := cachedService(t, 100)
 	ctx := context.Background()
 	next(t, svc, "a")
-	alter := Command{Op: OpAlterTable, DB: "flickr", Table: "T", HasAutoInc: true, AutoInc: ^uint64(0) - 2}
+	alter := model.Command{Op: model.OpAlterTable, DB: "flickr", Table: "T", HasAutoInc: true, AutoInc: ^uint64(0) - 2}
 	if r, err := svc.Exec(ctx, &alter); err != nil || r.Err != nil {
 		t.Fatal(err, r.Err)
 	}
@@ -309,7 +310,7 @@ func TestReservationAtTypeMax(t *testing.T) {
 	for range 5 {
 		id, err := next(t, svc, "a")
 		if err != nil {
-			var e *Error
+			var e *model.Error
 			if !errors.As(err, &e) || e.Code != mysqlerr.CodeAutoincRange {
 				t.Fatalf("after %v: %v, want error 167", got, err)
 			}

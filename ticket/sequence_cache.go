@@ -3,6 +3,8 @@ package ticket
 import (
 	"context"
 	"sync"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // seqCaches are the leader's sequence caches (CACHE n > 1): the leader
@@ -26,50 +28,31 @@ import (
 type seqCaches struct {
 	lead     Leadership
 	read     Reader
-	propose  func(ctx context.Context, c *Command) (Result, error)
+	propose  proposeFunc
 	verifier *verifier
-	mu       sync.Mutex
-	m        map[tableKey]*seqCache
+	m        entries[tableKey, seqCache]
 }
 
+// seqCache is one sequence's cache, valid (termSlot) in its term.
 type seqCache struct {
-	mu     sync.Mutex
-	term   uint64
+	termSlot
 	loaded bool // cached says whether the sequence has a cache, in term
 	cached bool
-	valid  bool
 	next   int64 // next value to hand out
 	end    int64 // end of the range, exclusive
 	inc    int64
 	until  int64 // the state's Next when the range was reserved
-	// gen counts drops: a refill begun before a drop must not install
-	// its range.
-	gen       uint64
-	refilling chan struct{}
 }
 
-func newSeqCaches(lead Leadership, read Reader, v *verifier, propose func(context.Context, *Command) (Result, error)) *seqCaches {
-	return &seqCaches{lead: lead, read: read, propose: propose, verifier: v, m: map[tableKey]*seqCache{}}
-}
-
-func (sc *seqCaches) entry(k tableKey) *seqCache {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	e := sc.m[k]
-	if e == nil {
-		e = &seqCache{}
-		sc.m[k] = e
-	}
-	return e
+func newSeqCaches(lead Leadership, read Reader, v *verifier, propose proposeFunc) *seqCaches {
+	return &seqCaches{lead: lead, read: read, propose: propose, verifier: v}
 }
 
 // drop forgets db.name's cache and reports where it stood, if it was a
 // valid cache of the current term: values before free were handed out,
 // the rest of the range up to the state's until was not.
 func (sc *seqCaches) drop(db, name string) (free, until int64, ok bool) {
-	sc.mu.Lock()
-	e := sc.m[tableKey{db, name}]
-	sc.mu.Unlock()
+	e := sc.m.lookup(tableKey{db, name})
 	if e == nil {
 		return 0, 0, false
 	}
@@ -78,26 +61,24 @@ func (sc *seqCaches) drop(db, name string) (free, until int64, ok bool) {
 	defer e.mu.Unlock()
 	ok = e.valid && leader && e.term == term
 	free, until = e.next, e.until
-	e.valid, e.loaded = false, false
-	e.gen++
+	e.drop()
+	e.loaded = false
 	return free, until, ok
 }
 
 // reset forgets every cache, after DDL that may remove or replace
 // sequences (DROP TABLE, DROP DATABASE, restore).
 func (sc *seqCaches) reset() {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	for _, e := range sc.m {
+	sc.m.each(func(e *seqCache) {
 		e.mu.Lock()
-		e.valid, e.loaded = false, false
-		e.gen++
+		e.drop()
+		e.loaded = false
 		e.mu.Unlock()
-	}
+	})
 }
 
 // load learns whether the sequence caches, from the local state.
-func (sc *seqCaches) load(e *seqCache, c *Command, term, gen uint64) {
+func (sc *seqCaches) load(e *seqCache, c *model.Command, term, gen uint64) {
 	t, err := readTable(sc.read, c.DB, c.Table)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -113,19 +94,19 @@ func (sc *seqCaches) load(e *seqCache, c *Command, term, gen uint64) {
 // next answers NEXTVAL(c.DB.c.Table) on the leader: from the cache, or
 // through Raft. ok is false when this node does not lead (the caller
 // forwards).
-func (sc *seqCaches) next(ctx context.Context, c *Command) (Result, bool, error) {
+func (sc *seqCaches) next(ctx context.Context, c *model.Command) (model.Result, bool, error) {
 	term, leader := sc.lead.LeaderTerm()
 	if !leader {
-		return Result{}, false, nil
+		return model.Result{}, false, nil
 	}
-	e := sc.entry(tableKey{c.DB, c.Table})
+	e := sc.m.get(tableKey{c.DB, c.Table})
 	for {
 		if err := ctx.Err(); err != nil {
-			return Result{}, true, err
+			return model.Result{}, true, err
 		}
 		e.mu.Lock()
-		if e.term != term {
-			e.valid, e.loaded = false, false
+		if e.stale(term) {
+			e.loaded = false
 		}
 		if !e.loaded {
 			gen := e.gen
@@ -135,7 +116,7 @@ func (sc *seqCaches) next(ctx context.Context, c *Command) (Result, bool, error)
 		}
 		if !e.cached {
 			e.mu.Unlock()
-			r, err := sc.propose(ctx, &Command{Op: OpSeqNext, DB: c.DB, Table: c.Table, Seq: &SeqCommand{Count: 1}})
+			r, err := sc.propose(ctx, &model.Command{Op: model.OpSeqNext, DB: c.DB, Table: c.Table, Seq: &model.SeqCommand{Count: 1}})
 			return r, true, err
 		}
 		if e.valid && before(e.next, e.end, e.inc) {
@@ -148,29 +129,19 @@ func (sc *seqCaches) next(ctx context.Context, c *Command) (Result, bool, error)
 			}
 			if err != nil {
 				sc.drop(c.DB, c.Table)
-				return Result{}, true, err
+				return model.Result{}, true, err
 			}
-			return Result{First: uint64(v)}, true, nil
+			return model.Result{First: uint64(v)}, true, nil
 		}
-		if wait := e.refilling; wait != nil {
+		if rf := e.refilling; rf != nil {
 			e.mu.Unlock()
-			select {
-			case <-wait:
-				continue
-			case <-ctx.Done():
-				return Result{}, true, ctx.Err()
+			if _, err := rf.wait(ctx); err != nil {
+				return model.Result{}, true, err
 			}
+			continue
 		}
-		done := make(chan struct{})
-		e.refilling = done
-		gen := e.gen
-		e.mu.Unlock()
-		r, err := sc.propose(ctx, &Command{Op: OpSeqNext, DB: c.DB, Table: c.Table, Seq: &SeqCommand{}})
-		t2, still := sc.lead.LeaderTerm()
-		e.mu.Lock()
-		e.refilling = nil
-		close(done)
-		if err == nil && r.Err == nil && still && t2 == term && e.gen == gen && e.term == term {
+		r, err, fresh := e.through(ctx, sc.propose, &model.Command{Op: model.OpSeqNext, DB: c.DB, Table: c.Table, Seq: &model.SeqCommand{}})
+		if err == nil && r.Err == nil && fresh && e.term == term && leads(sc.lead, term) {
 			inc := int64(r.Matched)
 			first, end := int64(r.First), int64(r.Last)
 			e.next, e.end, e.inc, e.valid = stepFrom(first, inc, end), end, inc, true
@@ -193,62 +164,43 @@ func stepFrom(v, inc, end int64) int64 {
 	return n
 }
 
-// execSeq runs a sequence command: NEXTVAL from the leader's cache or
-// through Raft; the others through Raft, dropping the cache around them
-// and telling SETVAL where the dropped cache stood.
-func (s *Service) execSeq(ctx context.Context, c *Command) (Result, error) {
-	return s.execSeqFrom(ctx, c, true)
-}
-
-// execSeqFrom is execSeq; own is false for another node's command (a
-// forwarded batch), which this node's node-scoped ranges never serve: its
-// session's values must follow its own node's.
-func (s *Service) execSeqFrom(ctx context.Context, c *Command, own bool) (Result, error) {
-	if c.Op == OpSeqNext {
+// execSeq runs a sequence command: NEXTVAL from this node's node-scoped
+// range or the leader's cache, or through Raft; the others through Raft,
+// telling SETVAL where the dropped cache stood. Through Raft, the
+// batcher drops the caches a command can overtake, before and after
+// (overtake.go): a SETVAL's, and a NEXTVAL's that a node sent before it
+// won the election (found by TestSequencesCluster) or a deposed
+// leader's forwarded refill, whose first value it answers
+// (TestSchemeFaults/01-pause-leader: the paused leader answered 7001,
+// then this one 6174.. from its cache). from is fromPeer for another
+// node's command (a forwarded batch), which this node's node-scoped
+// ranges never serve: its session's values must follow its own node's.
+func (s *Service) execSeq(ctx context.Context, c *model.Command, from origin) (model.Result, error) {
+	if c.Op == model.OpSeqNext {
 		if c.Seq != nil && c.Seq.Count == 0 {
-			// A node's block of a node-scoped sequence, forwarded:
+			// A node's block of a node-scoped sequence, forwarded, or the
+			// refill of a leader deposed while it waited in the batcher:
 			// through Raft as it is (sessions' NEXTVAL asks Count 1).
-			// Or the refill of a leader deposed while it waited in the
-			// batcher, which answers its range's first value: that
-			// range lies above this leader's cache, which is dropped
-			// before and after like any allocation through Raft
-			// (TestSchemeFaults/01-pause-leader: the paused leader
-			// answered 7001, then this one 6174.. from its cache).
-			if s.seq != nil {
-				s.seq.drop(c.DB, c.Table)
-				defer s.seq.drop(c.DB, c.Table)
-			}
-			return s.b.exec(ctx, c)
+			return s.b.exec(ctx, c, from)
 		}
-		if own {
+		if from == fromSession {
 			if r, ok, err := s.nseq.next(ctx, c); ok {
 				return r, err
 			}
 		}
-	}
-	if s.seq == nil {
-		s.dropSeq(c)
-		r, err := s.b.exec(ctx, c)
-		s.dropSeq(c)
-		return r, err
-	}
-	if c.Op == OpSeqNext {
-		if r, ok, err := s.seq.next(ctx, c); ok {
-			return r, err
+		if s.seq != nil {
+			if r, ok, err := s.seq.next(ctx, c); ok {
+				return r, err
+			}
 		}
 		// Not the leader when asked: the batcher forwards, or proposes
-		// itself if this node has become leader meanwhile. In that case
-		// the value comes from above a cache this node may have reserved
-		// in the new term, and that cache must not serve anything lower
-		// once the value is returned (found by TestSequencesCluster).
-		r, err := s.b.exec(ctx, c)
-		s.seq.drop(c.DB, c.Table)
-		return r, err
+		// itself if this node has become leader meanwhile.
+		return s.b.exec(ctx, c, from)
 	}
-	if c.Op == OpSetVal {
+	if c.Op == model.OpSetVal && s.seq != nil {
 		if free, until, ok := s.seq.drop(c.DB, c.Table); ok {
 			cp := *c
-			sq := SeqCommand{}
+			sq := model.SeqCommand{}
 			if c.Seq != nil {
 				sq = *c.Seq
 			}
@@ -256,54 +208,21 @@ func (s *Service) execSeqFrom(ctx context.Context, c *Command, own bool) (Result
 			cp.Seq = &sq
 			c = &cp
 		}
-	} else {
-		s.dropSeq(c)
 	}
-	r, err := s.b.exec(ctx, c)
-	s.dropSeq(c)
-	return r, err
-}
-
-// dropSeq drops the caches a command through Raft could overtake.
-func (s *Service) dropSeq(c *Command) {
-	switch c.Op {
-	case OpSetVal, OpAlterSeq, OpDropSeq, OpDropTable, OpAlterTable:
-		// Synchronously on this node, so that its sessions' next NEXTVAL
-		// follows their SETVAL (or ALTER TABLE s COMMENT) even before the
-		// node applies it.
-		s.nseq.drop(c.DB, c.Table)
-	case OpSeqNext, OpCreateSeq, OpCreateTable, OpCreateDB, OpInsert, OpUpdate, OpReserve, OpDelete:
-	default:
-		s.nseq.reset()
-	}
-	if s.seq == nil {
-		return
-	}
-	// Creating a name cannot overtake a cache (a sequence's cache is
-	// dropped with it), and MariaDB keeps its cache through other tables'
-	// statements: only what changes or removes a sequence drops.
-	switch c.Op {
-	case OpSeqNext, OpCreateSeq, OpCreateTable, OpCreateDB, OpInsert, OpUpdate, OpReserve, OpAlterTable:
-	case OpSetVal, OpAlterSeq, OpDropSeq, OpDropTable:
-		s.seq.drop(c.DB, c.Table)
-	default:
-		// DROP DATABASE, restore, and SET GLOBAL auto_increment_increment
-		// (the step of INCREMENT 0 sequences).
-		s.seq.reset()
-	}
+	return s.b.exec(ctx, c, from)
 }
 
 // execSeqBatch runs the sequence commands of a forwarded batch, each on
 // its own, concurrently: their cache hits share VerifyLeader rounds, and
 // the others share proposals in the batcher.
-func (s *Service) execSeqBatch(ctx context.Context, cmds []Command, idx []int, out []Result) error {
+func (s *Service) execSeqBatch(ctx context.Context, cmds []model.Command, idx []int, out []model.Result) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(idx))
 	for j, i := range idx {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i], errs[j] = s.execSeqFrom(ctx, &cmds[i], false)
+			out[i], errs[j] = s.execSeq(ctx, &cmds[i], fromPeer)
 		}()
 	}
 	wg.Wait()

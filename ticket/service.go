@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // ErrClosed is returned by a Service that has been closed.
@@ -121,15 +123,18 @@ func NewService(repl Replicator, read Reader, cfg Config, log *slog.Logger) *Ser
 		leading = func() bool { _, l := cfg.Leadership.LeaderTerm(); return l }
 	}
 	s := &Service{read: read, b: newBatcher(repl, cfg.Workers, cfg.Proposals, cfg.MaxBatch, leading, obs), log: log, obs: obs}
-	s.node = newNodeBlocks(read, cfg.Cache, obs, s.b.exec)
-	s.nseq = newNodeSeqs(read, s.b.exec)
+	// Every command through the batcher drops what it can overtake, but
+	// the caches' own refills (cacheExec): overtake.go.
+	s.b.overtake = s.overtake
+	s.node = newNodeBlocks(read, cfg.Cache, obs, s.b.cacheExec)
+	s.nseq = newNodeSeqs(read, s.b.cacheExec)
 	s.kind = newRowKinds(read)
 	if cfg.Leadership != nil {
-		s.res = newReservations(cfg.Leadership, read, cfg.Cache, s.b.exec)
+		s.res = newReservations(cfg.Leadership, read, cfg.Cache, s.b.cacheExec)
 		s.res.obs = obs
-		s.seq = newSeqCaches(cfg.Leadership, read, &s.res.verifier, s.b.exec)
+		s.seq = newSeqCaches(cfg.Leadership, read, &s.res.verifier, s.b.cacheExec)
 		if cfg.KeyCache > 1 {
-			s.kb = newKeyBlocks(cfg.Leadership, cfg.KeyCache, &s.res.verifier, s.b.exec)
+			s.kb = newKeyBlocks(cfg.Leadership, cfg.KeyCache, &s.res.verifier, s.b.cacheExec)
 		}
 		if cfg.Reads != nil {
 			s.flight, s.lead, s.readWait = newInFlight(), cfg.Leadership, cfg.Reads
@@ -141,21 +146,21 @@ func NewService(repl Replicator, read Reader, cfg Config, log *slog.Logger) *Ser
 // Exec commits one command and returns its result. A non-nil error is a
 // replication failure (wrapping ErrNoQuorum or ErrUncertain, or the
 // context's error); statement errors are in Result.Err.
-func (s *Service) Exec(ctx context.Context, c *Command) (Result, error) {
+func (s *Service) Exec(ctx context.Context, c *model.Command) (model.Result, error) {
 	return s.ExecFor(ctx, nil, c)
 }
 
 // ExecFor is Exec for a session's statement: a compare-and-set that
 // lost keeps its row for the session's retry (casgate.go).
-func (s *Service) ExecFor(ctx context.Context, who *Session, c *Command) (Result, error) {
+func (s *Service) ExecFor(ctx context.Context, who *Session, c *model.Command) (model.Result, error) {
 	var owner uint64
 	if who != nil {
 		owner = who.casOwner
 	}
 	if isSeqOp(c.Op) {
-		return s.execSeq(ctx, c)
+		return s.execSeq(ctx, c, fromSession)
 	}
-	if c.Op == OpKeys {
+	if c.Op == model.OpKeys {
 		return s.execKeys(ctx, c)
 	}
 	var start time.Time
@@ -165,7 +170,7 @@ func (s *Service) ExecFor(ctx context.Context, who *Session, c *Command) (Result
 	if eligible(c) {
 		if ids, ok, err := s.node.assign(ctx, c); ok {
 			if err != nil {
-				return Result{}, err
+				return model.Result{}, err
 			}
 			s.obs.Allocated(c.DB, c.Table, uint64(len(ids)), time.Since(start), true)
 			return served(ids), nil
@@ -178,53 +183,28 @@ func (s *Service) ExecFor(ctx context.Context, who *Session, c *Command) (Result
 				err = s.res.confirm(ctx, c, term)
 			}
 			if err != nil {
-				return Result{}, err
+				return model.Result{}, err
 			}
 			s.obs.Allocated(c.DB, c.Table, uint64(len(ids)), time.Since(start), true)
 			return served(ids), nil
 		}
 	}
-	s.dropRanges(c)
-	s.dropBlocks(c)
-	var r Result
+	// Through Raft: the batcher drops the caches c can overtake, before
+	// and after (overtake.go).
+	var r model.Result
 	var err error
 	switch {
 	case s.tracks(c):
-		r, err = s.tracked(ctx, c, owner, false)
+		r, err = s.tracked(ctx, c, owner, false, fromSession)
 	case s.forwardsAlone(c):
 		r, err = s.alone(ctx, c, owner)
 	default:
-		r, err = s.b.exec(ctx, c)
+		r, err = s.b.exec(ctx, c, fromSession)
 	}
-	s.dropRanges(c)
-	s.dropBlocks(c)
 	if err == nil && r.Err == nil && allocating(c) {
 		s.obs.Allocated(c.DB, c.Table, allocatedIDs(c, &r), time.Since(start), false)
 	}
 	return r, err
-}
-
-// dropRanges drops the ranges a command through Raft could overtake. It
-// runs before the proposal, and again after it: a refill that began
-// while the proposal was in flight may have reserved a range below the
-// ids the proposal takes, and must not be used once they are returned.
-func (s *Service) dropRanges(c *Command) {
-	s.dropSeq(c)
-	if s.kb != nil && c.Op == OpRestore {
-		s.kb.drop(c)
-	}
-	if s.res == nil {
-		return
-	}
-	switch c.Op {
-	case OpInsert, OpUpdate:
-		s.res.drop(c.DB, c.Table)
-	case OpReserve, OpSetGlobal, OpKeys:
-	default:
-		// DDL, and OpRestore, which replaces every counter: a range
-		// reserved before must never be served after.
-		s.res.reset()
-	}
 }
 
 // TryExec answers c at once if that needs no wait at all: a REPLACE of a
@@ -232,41 +212,28 @@ func (s *Service) dropRanges(c *Command) {
 // otherwise, and the caller runs Exec. It saves the caller arming a
 // statement deadline for the commonest statement of node-scoped tables
 // (the wire layer's timer was 3.6% of a node's CPU under sysbench).
-func (s *Service) TryExec(c *Command) (r Result, ok bool) {
+func (s *Service) TryExec(c *model.Command) (r model.Result, ok bool) {
 	if !eligible(c) {
-		return Result{}, false
+		return model.Result{}, false
 	}
 	start := time.Now()
 	ids := s.node.tryTake(c)
 	if ids == nil {
-		return Result{}, false
+		return model.Result{}, false
 	}
 	s.obs.Allocated(c.DB, c.Table, uint64(len(ids)), time.Since(start), true)
 	return served(ids), true
 }
 
-// dropBlocks drops this node's blocks that a command through Raft from
-// this node could overtake, before the proposal and after it (as
-// dropRanges). Only the node's own statements drop its blocks: the
-// commands of a forwarded batch are another node's, whose order this
-// node's answers need not follow, and a schema change reaches every node
-// through its SchemaClock.
-func (s *Service) dropBlocks(c *Command) {
-	switch c.Op {
-	case OpInsert, OpUpdate:
-		s.node.drop(c.DB, c.Table)
-	case OpReserve, OpSetGlobal, OpSeqNext, OpDelete, OpKeys:
-	default:
-		s.node.reset()
-	}
-}
-
 // ExecBatch runs a batch of independent commands, such as a follower's
 // forwarded batch, and returns one result per command. Commands served
 // from ranges share one leadership confirmation; the others go through
-// Raft together. An error fails the whole batch.
-func (s *Service) ExecBatch(ctx context.Context, cmds []Command) ([]Result, error) {
-	out := make([]Result, len(cmds))
+// Raft together, dropping the leader's caches they can overtake as any
+// command does (overtake.go), but never this node's node-scoped blocks:
+// the commands are another node's, whose order this node's answers need
+// not follow. An error fails the whole batch.
+func (s *Service) ExecBatch(ctx context.Context, cmds []model.Command) ([]model.Result, error) {
+	out := make([]model.Result, len(cmds))
 	viaRaft := make([]int, 0, len(cmds))
 	type assigned struct {
 		i    int
@@ -281,7 +248,7 @@ func (s *Service) ExecBatch(ctx context.Context, cmds []Command) ([]Result, erro
 			seqs = append(seqs, i)
 			continue
 		}
-		if c.Op == OpKeys && s.kb != nil {
+		if c.Op == model.OpKeys && s.kb != nil {
 			keys = append(keys, i)
 			continue
 		}
@@ -295,7 +262,6 @@ func (s *Service) ExecBatch(ctx context.Context, cmds []Command) ([]Result, erro
 				continue
 			}
 		}
-		s.dropRanges(c)
 		viaRaft = append(viaRaft, i)
 	}
 	if len(viaRaft) > 0 {
@@ -332,17 +298,16 @@ func (s *Service) ExecBatch(ctx context.Context, cmds []Command) ([]Result, erro
 // does not queue them: the batch answers as one, and one compare-and-set
 // waiting for its turn would hold back every other session's answer in
 // it.
-func (s *Service) execForwarded(ctx context.Context, cmds []Command, idx []int, out []Result) error {
+func (s *Service) execForwarded(ctx context.Context, cmds []model.Command, idx []int, out []model.Result) error {
 	if len(idx) == 1 && s.tracks(&cmds[idx[0]]) {
 		// Alone in its batch, as a follower forwards a compare-and-set
 		// (forwardsAlone), it may take its turn.
 		c := &cmds[idx[0]]
 		var err error
-		out[idx[0]], err = s.tracked(ctx, c, CASOwner(ctx), true)
-		s.dropRanges(c)
+		out[idx[0]], err = s.tracked(ctx, c, CASOwner(ctx), true, fromPeer)
 		return err
 	}
-	batch := make([]*Command, len(idx))
+	batch := make([]*model.Command, len(idx))
 	var scopes []writeScope
 	for j, i := range idx {
 		batch[j] = &cmds[i]
@@ -354,12 +319,9 @@ func (s *Service) execForwarded(ctx context.Context, cmds []Command, idx []int, 
 	for _, sc := range scopes {
 		s.flight.add(sc)
 	}
-	res, err := s.b.execMany(ctx, batch)
+	res, err := s.b.execMany(ctx, batch, fromPeer)
 	for _, sc := range scopes {
 		s.flight.done(sc, false, 0, false)
-	}
-	for _, c := range batch {
-		s.dropRanges(c)
 	}
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"github.com/ticketd/ticketd/sql"
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // set runs SET. Assignments are checked first and applied after, so a bad
@@ -186,7 +187,7 @@ func (s *session) setAutoInc(e *evalCtx, v *sql.SetVar, name string, isDefault b
 			s.warnings = append(s.warnings, *w)
 		}
 		if v.Scope == sql.ScopeGlobal {
-			_, err := s.exec(&ticket.Command{Op: ticket.OpSetGlobal, Name: name, Value: clamped})
+			_, err := s.exec(&model.Command{Op: model.OpSetGlobal, Name: name, Value: clamped})
 			return err
 		}
 		if name == ticket.VarIncrement {

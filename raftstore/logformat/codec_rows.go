@@ -3,7 +3,7 @@ package logformat
 import (
 	"encoding/binary"
 
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // Row tables in the log and state formats. Their parts sit behind their
@@ -52,7 +52,7 @@ func uvarintLen(v uint64) int {
 // appendRows writes a row table's rows: a count, then per row a count of
 // values and each value as a byte (1 NULL, 0 text) and its text. Not
 // JSON: a table of 100,000 rows is written at every change.
-func appendRows(b []byte, rows [][]ticket.Datum) []byte {
+func appendRows(b []byte, rows [][]model.Datum) []byte {
 	b = binary.AppendUvarint(b, uint64(len(rows)))
 	for _, r := range rows {
 		b = binary.AppendUvarint(b, uint64(len(r)))
@@ -68,15 +68,15 @@ func appendRows(b []byte, rows [][]ticket.Datum) []byte {
 	return b
 }
 
-func (d *decoder) tableRows() [][]ticket.Datum {
+func (d *decoder) tableRows() [][]model.Datum {
 	n := d.count(1)
-	rows := make([][]ticket.Datum, 0, n)
+	rows := make([][]model.Datum, 0, n)
 	for range n {
 		k := d.count(1)
 		if d.err != nil {
 			return nil
 		}
-		r := make([]ticket.Datum, k)
+		r := make([]model.Datum, k)
 		for i := range r {
 			switch d.byte() {
 			case 0:
@@ -96,8 +96,8 @@ func (d *decoder) tableRows() [][]ticket.Datum {
 
 // rowsCommand reads a row command; v2 says it is in its version-2 form
 // (cmdRows, not cmdRowsExpr: legacy_rows.go).
-func (d *decoder) rowsCommand(v2 bool) *ticket.RowsCommand {
-	rc := new(ticket.RowsCommand)
+func (d *decoder) rowsCommand(v2 bool) *model.RowsCommand {
+	rc := new(model.RowsCommand)
 	raw := d.bytes()
 	if v2 {
 		d.legacy(genRowsV2, "row command")
@@ -113,8 +113,8 @@ func (d *decoder) rowsCommand(v2 bool) *ticket.RowsCommand {
 	return rc
 }
 
-func (d *decoder) rowsDef() *ticket.RowsDef {
-	rd := new(ticket.RowsDef)
+func (d *decoder) rowsDef() *model.RowsDef {
+	rd := new(model.RowsDef)
 	raw := d.bytes()
 	switch {
 	case d.err != nil:
@@ -141,7 +141,7 @@ func (d *decoder) rowsDef() *ticket.RowsDef {
 }
 
 // images reads a result's row images.
-func (d *decoder) images(rows *[][]ticket.Datum) {
+func (d *decoder) images(rows *[][]model.Datum) {
 	raw := d.bytes()
 	switch {
 	case d.err != nil:
@@ -162,7 +162,7 @@ const (
 // appendKeyChanges writes the keys an ALTER drops (names) and adds
 // (name, flags, columns), numbered fields in a fixed order: no JSON of
 // Go structs, so that renaming a field cannot change old entries.
-func appendKeyChanges(b []byte, c *ticket.Command) []byte {
+func appendKeyChanges(b []byte, c *model.Command) []byte {
 	b = binary.AppendUvarint(b, uint64(len(c.DropKeys)))
 	for _, name := range c.DropKeys {
 		b = appendString(b, name)
@@ -186,7 +186,7 @@ func appendKeyChanges(b []byte, c *ticket.Command) []byte {
 	return b
 }
 
-func (d *decoder) keyChanges(c *ticket.Command) {
+func (d *decoder) keyChanges(c *model.Command) {
 	if n := d.count(1); n > 0 {
 		c.DropKeys = make([]string, n)
 		for i := range c.DropKeys {
@@ -194,7 +194,7 @@ func (d *decoder) keyChanges(c *ticket.Command) {
 		}
 	}
 	if n := d.count(3); n > 0 {
-		c.AddKeys = make([]ticket.KeySpec, n)
+		c.AddKeys = make([]model.KeySpec, n)
 		for i := range c.AddKeys {
 			k := &c.AddKeys[i]
 			k.Name = d.string()

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 func appendString(b []byte, s string) []byte {
@@ -30,8 +30,8 @@ type decoder struct {
 	names map[string]string
 	// Slabs: one backing array each for the values and rows of all
 	// commands of a batch.
-	values []ticket.Value
-	rows   [][]ticket.Value
+	values []model.Value
+	rows   [][]model.Value
 }
 
 func (d *decoder) fail(format string, args ...any) {

@@ -24,7 +24,7 @@
 // does) and writes JSON while the cluster runs below version 7, so that
 // no member meets a part it cannot read (FormatAt). Such old generations
 // live in legacy*.go files of their own, read down to this build's Floor
-// and refused below it; legacy.go lists them, and DESIGN §4f says when one
+// and refused below it; legacy.go lists them, and DESIGN §4g says when one
 // may leave.
 //
 // It knows the domain (package ticket) and nothing of replication: no

@@ -10,7 +10,7 @@ import (
 // reads because a cluster it joins or replaces may hold them. Each lives
 // in a legacy*.go file of its own, named by its generation below, so that
 // the day the floor rises past it the file is deleted and nothing else
-// (the retirement rule, DESIGN §4f):
+// (the retirement rule, DESIGN §4g):
 //
 //   - legacy_json.go: row parts (a row command's WHERE and SET, a row
 //     table's columns and keys, a result's row images) as JSON of the Go
@@ -22,11 +22,11 @@ import (
 //     Where: UPDATE and DELETE on a row table before the row engine),
 //     which clusters below command version 3 write (genRowsV2): the build
 //     at 544f168 writes nothing else for them. Only log entries carry
-//     them. The package ticket applies them (its legacy row rules).
+//     them. ticket/rowengine applies them (its legacy*.go).
 //
 // Not a generation of the format, and not retired by any floor: a row
 // table created below command version 8 has no collation field
-// (ticket.CollLegacy) and keeps its older folding as long as it exists,
+// (model.CollLegacy) and keeps its older folding as long as it exists,
 // in every encoding; only dropping and re-creating the table changes it.
 
 // ErrBelowFloor is wrapped by a decoding failure on an encoding that only

@@ -3,7 +3,7 @@ package logformat
 import (
 	"encoding/json"
 
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // Row parts as JSON of the Go structs (genJSON): all that clusters below
@@ -12,7 +12,7 @@ import (
 // The builds at 544f168 and, until its cluster reaches 7, fd4302c write
 // them. Read wherever a row part is (codec_rows.go tells the two forms
 // apart by the first byte). This file leaves the tree when the floor
-// reaches 7 (legacy.go, DESIGN §4f); FormatAt then always answers
+// reaches 7 (legacy.go, DESIGN §4g); FormatAt then always answers
 // FormatWire.
 
 // FormatAt is the format an encoder may write while the cluster runs
@@ -51,7 +51,7 @@ func (d *decoder) json(raw []byte, v any, what string) {
 }
 
 // jsonRowsCommand decodes a row command written as JSON.
-func (d *decoder) jsonRowsCommand(raw []byte, rc *ticket.RowsCommand) {
+func (d *decoder) jsonRowsCommand(raw []byte, rc *model.RowsCommand) {
 	d.json(raw, rc, "row command")
 	// An empty list and none encode alike (omitempty): decode them alike.
 	if len(rc.Sets) == 0 {

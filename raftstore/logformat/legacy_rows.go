@@ -1,22 +1,22 @@
 package logformat
 
-import "github.com/ticketd/ticketd/ticket"
+import "github.com/ticketd/ticketd/ticket/model"
 
-// A row command's version-2 fields (genRowsV2): ticket.RowsCommand's Sets
+// A row command's version-2 fields (genRowsV2): model.RowsCommand's Sets
 // (col = value, col = col +/- n) and Where (a conjunction of col =
 // value), the only form of a row-table UPDATE and DELETE that clusters
 // below command version 3 write (the build at 544f168 writes nothing
 // else for them), marked by presence bit cmdRows where the row engine's
 // commands set cmdRowsExpr. Only log entries carry them: no state file,
-// snapshot or backup holds a command. The package ticket applies them by
-// their own rules (its legacy row rules), so that a replica replaying
+// snapshot or backup holds a command. ticket/rowengine applies them by
+// their own rules (its legacy*.go), so that a replica replaying
 // them holds the rows their writer held. In JSON (legacy_json.go) or in
 // numbered fields 1 and 2 of RowsCommand (codec_wire.go): this file
-// leaves the tree when the floor reaches 3 (legacy.go, DESIGN §4f), and
+// leaves the tree when the floor reaches 3 (legacy.go, DESIGN §4g), and
 // those field numbers stay reserved.
 
 // appendWireV2 writes rc's version-2 fields.
-func appendWireV2(b []byte, rc *ticket.RowsCommand) []byte {
+func appendWireV2(b []byte, rc *model.RowsCommand) []byte {
 	for i := range rc.Sets {
 		s := &rc.Sets[i]
 		var at int
@@ -24,7 +24,7 @@ func appendWireV2(b []byte, rc *ticket.RowsCommand) []byte {
 		b = wireString(b, 1, s.Col)
 		b = appendWireOperand(b, 2, &s.A)
 		b = wireUint(b, 3, uint64(s.Op))
-		if s.B != (ticket.RowOperand{}) {
+		if s.B != (model.RowOperand{}) {
 			b = appendWireOperand(b, 4, &s.B)
 		}
 		b = wireBool(b, 5, s.SetLastID)
@@ -41,7 +41,7 @@ func appendWireV2(b []byte, rc *ticket.RowsCommand) []byte {
 	return b
 }
 
-func (d *decoder) wireSet(b []byte, s *ticket.RowSet) {
+func (d *decoder) wireSet(b []byte, s *model.RowSet) {
 	m := d.msg(b, "row assignment")
 	for m.next() {
 		switch m.num {
@@ -62,8 +62,8 @@ func (d *decoder) wireSet(b []byte, s *ticket.RowSet) {
 }
 
 // wireCond decodes a version-2 WHERE condition.
-func (d *decoder) wireCond(b []byte) ticket.RowCond {
-	var w ticket.RowCond
+func (d *decoder) wireCond(b []byte) model.RowCond {
+	var w model.RowCond
 	c := d.msg(b, "row condition")
 	for c.next() {
 		switch c.num {

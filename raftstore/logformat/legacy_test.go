@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // decodeAt decodes data, a batch, a state-file table or a result list,
@@ -18,20 +18,20 @@ func decodeAt(kind string, data []byte, floor uint32) (any, error) {
 	switch kind {
 	case "batch":
 		d.version(BatchVersion, "batch")
-		cmds := make([]ticket.Command, d.count(2))
+		cmds := make([]model.Command, d.count(2))
 		for i := range cmds {
 			d.command(&cmds[i], len(cmds)-i)
 		}
 		return cmds, d.done()
 	case "table":
 		d.version(tableVersion, "table")
-		t := new(ticket.Table)
+		t := new(model.Table)
 		d.def(&t.Def)
 		t.AutoInc = d.uvarint()
 		f := d.mask(tblKnown)
 		t.Exhausted = f&tblExhausted != 0
 		if n := d.count(2); n > 0 {
-			t.Rows = make([]ticket.Row, n)
+			t.Rows = make([]model.Row, n)
 			for i := range t.Rows {
 				t.Rows[i].ID = d.uvarint()
 				t.Rows[i].Stub = d.string()
@@ -40,7 +40,7 @@ func decodeAt(kind string, data []byte, floor uint32) (any, error) {
 		return t, d.done()
 	case "results":
 		d.version(resultsVersion, "results")
-		rs := make([]ticket.Result, d.count(1))
+		rs := make([]model.Result, d.count(1))
 		for i := range rs {
 			d.result(&rs[i])
 		}
@@ -123,7 +123,7 @@ func TestBelowFloorRefused(t *testing.T) {
 // from before command versions, and fd4302c, version 9), checked against
 // the real builds by integration's TestRollingUpgrade. Raising the floor
 // past one of them ends the direct upgrade from that build; the rule of
-// DESIGN §4f says when that may be.
+// DESIGN §4g says when that may be.
 func TestFloorKeepsDirectUpgrades(t *testing.T) {
 	if Floor != BaseVersion {
 		t.Errorf("Floor is %d, want %d (BaseVersion)", Floor, BaseVersion)

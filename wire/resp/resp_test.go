@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 	"github.com/ticketd/ticketd/wire/mysqlconn"
 )
 
@@ -26,14 +27,14 @@ type memRepl struct {
 	n    int // proposals
 }
 
-func (m *memRepl) Propose(_ context.Context, cmds []ticket.Command) ([]ticket.Result, error) {
+func (m *memRepl) Propose(_ context.Context, cmds []model.Command) ([]model.Result, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.fail != nil {
 		return nil, m.fail
 	}
 	m.n++
-	out := make([]ticket.Result, len(cmds))
+	out := make([]model.Result, len(cmds))
 	for i := range cmds {
 		c := cmds[i]
 		c.Now = time.Now()
