@@ -17,6 +17,7 @@ import (
 
 	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/alloc"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
@@ -30,7 +31,7 @@ import (
 //
 // length counts the bytes after itself. Propose's payload is an
 // EncodeBatch batch, answered by the entry's u64 log index and then
-// EncodeResults; ProposeAs's is a u64 session (ticket.CASOwner) and then
+// EncodeResults; ProposeAs's is a u64 session (alloc.CASOwner) and then
 // Propose's; Join's is two strings (id, address), Remove's one; a
 // non-OK status carries an error message.
 const (
@@ -62,7 +63,7 @@ const (
 	// versions answers stNotLeader or stRejected (version.go).
 	fwdVersion byte = 7
 	// fwdProposeAs is fwdPropose naming the session of a compare-and-set
-	// (ticket/casgate.go). A build from before it answers stRejected.
+	// (ticket/alloc/casgate.go). A build from before it answers stRejected.
 	fwdProposeAs byte = 12
 
 	stOK        byte = 0
@@ -319,7 +320,7 @@ func (n *Node) handleBatch(h ForwardHandler, deadline time.Time, payload []byte,
 	if err != nil {
 		return nil, 0, fmt.Errorf("raftstore: forwarded batch: %w: %w", ticket.ErrNoQuorum, err)
 	}
-	ctx, cancel := context.WithDeadline(ticket.WithCASOwner(context.Background(), owner), deadline)
+	ctx, cancel := context.WithDeadline(alloc.WithCASOwner(context.Background(), owner), deadline)
 	defer cancel()
 	res, err := h(ctx, cmds)
 	if err != nil {

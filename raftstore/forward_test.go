@@ -15,6 +15,7 @@ import (
 
 	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/alloc"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
@@ -365,7 +366,7 @@ func TestForwardNamesCASOwner(t *testing.T) {
 		cfg.Forward = func(n *Node) ForwardHandler {
 			return func(ctx context.Context, cmds []model.Command) ([]model.Result, error) {
 				mu.Lock()
-				owners = append(owners, ticket.CASOwner(ctx))
+				owners = append(owners, alloc.CASOwner(ctx))
 				mu.Unlock()
 				return n.Propose(ctx, cmds)
 			}
@@ -396,7 +397,7 @@ func TestForwardNamesCASOwner(t *testing.T) {
 		t.Fatal("no batch reached the leader's handler alone")
 		return 0
 	}
-	if got := seen(ticket.WithCASOwner(ctxT(t, 5*time.Second), 42)); got != 42 {
+	if got := seen(alloc.WithCASOwner(ctxT(t, 5*time.Second), 42)); got != 42 {
 		t.Errorf("owner seen by the leader's handler: %d, want 42", got)
 	}
 	if got := seen(ctxT(t, 5*time.Second)); got != 0 {

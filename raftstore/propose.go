@@ -10,6 +10,7 @@ import (
 
 	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/alloc"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
@@ -170,7 +171,7 @@ func (n *Node) propose(ctx context.Context, deadline time.Time, data []byte) ([]
 				laddr, lid := n.raft.LeaderWithID()
 				return lid != "" && lid != id && laddr != addr
 			}}
-			res, index, err := n.fwd.propose(ctx, string(addr), deadline, data, w, ticket.CASOwner(ctx))
+			res, index, err := n.fwd.propose(ctx, string(addr), deadline, data, w, alloc.CASOwner(ctx))
 			n.cfg.Observer.Forwarded(time.Since(start), err)
 			if !errors.Is(err, errNotLeader) && !errors.Is(err, errNotSent) {
 				return res, index, err

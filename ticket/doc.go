@@ -12,18 +12,16 @@
 //     space (keys*.go);
 //   - Apply, which hands a row table's commands to the row engine
 //     (package ticket/rowengine) and keeps the rest;
-//   - the allocation service the wire layer calls: Service, its batcher,
-//     range reservations, node-scoped blocks, sequence caches, the
-//     compare-and-set queue and per-connection Session state
-//     (service.go, batcher.go, reserve.go, nodescope.go, sequence_cache.go,
-//     keys_reserve.go, casgate.go, session.go).
+//   - per-connection Session state (session.go); the allocation service
+//     the wire layers call (Service, its batcher, the allocation caches,
+//     the compare-and-set queue) is package ticket/alloc's.
 //
 // The shared types (Command, Result, TableDef, Value, Datum, RowExpr, ...)
 // are package ticket/model's. Apply is deterministic and free of I/O:
 // state changes are Commands applied to a Store. Replication is someone
-// else's job; the Service hands batches of Commands to a Replicator
-// (declared here, implemented by raftstore), which commits them and
-// applies them with Apply on every node. ticket must not know how
+// else's job; the allocation service (ticket/alloc) hands batches of
+// Commands to a Replicator (declared here, implemented by raftstore),
+// which commits them and applies them with Apply on every node. ticket must not know how
 // commands are encoded (raftstore/logformat), how they are replicated
 // (raftstore) or the wire protocols (wire), nor how a row table's rows are
 // evaluated, stored or compared (ticket/rowengine).

@@ -193,3 +193,29 @@ func keySweep(s Store, k *model.KeyCommand, now int64) (model.KeyReply, error) {
 }
 
 func formatInt(n int64) string { return strconv.FormatInt(n, 10) }
+
+// keyReserve is KeyReserve's Apply: KeyIncr by Delta, unless the key has
+// an expiry (ReplyNil, nothing changed).
+func keyReserve(s Store, k *model.KeyCommand, now int64) (model.KeyReply, error) {
+	v, ok, err := live(s, k.DB, k.Keys[0], now)
+	if err != nil {
+		return model.KeyReply{}, err
+	}
+	if ok && v.ExpireAt != 0 {
+		return model.KeyReply{Kind: model.ReplyNil}, nil
+	}
+	var cur int64
+	if ok {
+		if cur, ok = ParseInt(v.Val); !ok {
+			return errReply(ErrNotInteger), nil
+		}
+	}
+	if k.Delta <= 0 || cur > math.MaxInt64-k.Delta {
+		// No room for a block: INCR goes through Raft, and says
+		// overflow itself when even one does not fit.
+		return model.KeyReply{Kind: model.ReplyNil}, nil
+	}
+	cur += k.Delta
+	v.Val = formatInt(cur)
+	return intReply(cur), s.PutKey(k.DB, k.Keys[0], v)
+}

@@ -17,7 +17,7 @@ import (
 // SEQUENCE::next_value, set_value and ALTER SEQUENCE on it.
 //
 // What differs is where the cache lives: MariaDB caches per server; here
-// only the Raft leader caches (sequence_cache.go), and a range it took is
+// only the Raft leader caches (alloc/sequence_cache.go), and a range it took is
 // committed through Raft first, so values are unique and increasing across
 // the cluster.
 
@@ -25,7 +25,8 @@ import (
 // (MariaDB takes them; SETVAL and ALTER SEQUENCE are ticketd's way).
 var errSequenceRows = mysqlerr.NotSupported("INSERT, REPLACE or UPDATE of a sequence (use SETVAL or ALTER SEQUENCE)")
 
-func isSeqOp(op model.Op) bool { return op >= model.OpCreateSeq && op <= 29 }
+// isSeqOp is model.Op.IsSeq, for Apply.
+func isSeqOp(op model.Op) bool { return op.IsSeq() }
 
 // maxAutoIncrement is MariaDB's bound on an increment of 0 (which follows
 // auto_increment_increment) in the cache size check.
@@ -181,8 +182,8 @@ func stepSequence(d *model.SequenceDef, v, inc int64) int64 {
 	return v + inc
 }
 
-// before reports whether a comes before b in the direction of inc.
-func before(a, b, inc int64) bool {
+// SeqBefore reports whether a comes before b in the direction of inc.
+func SeqBefore(a, b, inc int64) bool {
 	if inc > 0 {
 		return a < b
 	}
@@ -246,10 +247,10 @@ func seqNext(seq *model.SequenceDef, inc int64, count uint64, c *model.Command) 
 	}
 	for round := 0; ; round++ {
 		res := seq.Free
-		if before(res, seq.Next, inc) {
+		if SeqBefore(res, seq.Next, inc) {
 			// A range reserved before SETVAL moved Free back into it.
 			end := seq.Next
-			if n, ok := stepN(seq, res, inc, count); ok && before(n, end, inc) {
+			if n, ok := stepN(seq, res, inc, count); ok && SeqBefore(n, end, inc) {
 				end = n
 			}
 			seq.Free = end
@@ -320,16 +321,16 @@ func seqSetVal(seq *model.SequenceDef, inc int64, sc *model.SeqCommand) model.Re
 	v := sc.Value
 	nextVal := stepSequence(seq, v, inc)
 	free := seq.Free
-	if sc.HasFree && seq.Free == seq.Next && seq.Next == sc.Until && !before(seq.Next, sc.Free, inc) {
+	if sc.HasFree && seq.Free == seq.Next && seq.Next == sc.Until && !SeqBefore(seq.Next, sc.Free, inc) {
 		// The leader's dropped cache had handed out values before Free
 		// only: the rest of its range is free again.
 		free = sc.Free
 	}
-	if seq.Round > 0 || before(nextVal, free, inc) {
+	if seq.Round > 0 || SeqBefore(nextVal, free, inc) {
 		return model.Result{First: uint64(v)}
 	}
 	seq.Free = nextVal
-	if !before(nextVal, seq.Next, inc) {
+	if !SeqBefore(nextVal, seq.Next, inc) {
 		seq.Next = nextVal
 	}
 	return model.Result{First: uint64(v), Affected: 1}

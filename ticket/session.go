@@ -10,12 +10,6 @@ import (
 	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
-// Names of the replicated global variables.
-const (
-	VarIncrement = "auto_increment_increment"
-	VarOffset    = "auto_increment_offset"
-)
-
 // Session is one connection's view of ticket state: LAST_INSERT_ID(),
 // LASTVAL() of each sequence, the session values of
 // auto_increment_increment/offset, and the rows its writes left in the
@@ -33,7 +27,7 @@ type Session struct {
 	// last NEXTVAL of each.
 	lastVal map[string]int64
 	// casOwner names the session to the leader's compare-and-set queue
-	// (casgate.go), on any node: random, never 0.
+	// (alloc/casgate.go), on any node: random, never 0.
 	casOwner uint64
 }
 
@@ -119,6 +113,10 @@ func (s *Session) Select(st Store, db, name string, q *rowengine.Query) (*model.
 func NewSession(globalInc, globalOff uint64) *Session {
 	return &Session{Increment: orOne(globalInc), Offset: orOne(globalOff), casOwner: rand.Uint64() | 1}
 }
+
+// CASOwner names the session to the leader's compare-and-set queue
+// (alloc/casgate.go), on any node: random, never 0.
+func (s *Session) CASOwner() uint64 { return s.casOwner }
 
 func orOne(v uint64) uint64 {
 	if v == 0 {

@@ -194,7 +194,7 @@ func bind(v sql.Value, args []any) (model.Value, error) {
 }
 
 // tableFlusher is the Service that FLUSH TABLES drops sequence caches of
-// (ticket.Service); the tests' services hold none.
+// (alloc.Service); the tests' services hold none.
 type tableFlusher interface{ FlushTables() error }
 
 // MaxRowsPerStatement bounds the VALUES tuples of one INSERT or REPLACE.

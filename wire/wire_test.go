@@ -14,6 +14,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/alloc"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
@@ -81,7 +82,7 @@ type replica interface {
 func serveRepl(t testing.TB, cfg Config, ln net.Listener, repl replica) (string, *Server) {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := ticket.NewService(repl, repl, ticket.Config{}, log)
+	svc := alloc.NewService(repl, repl, alloc.Config{}, log)
 	if cfg.Logger == nil {
 		cfg.Logger = log
 	}

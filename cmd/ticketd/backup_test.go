@@ -17,6 +17,7 @@ import (
 
 	"github.com/ticketd/ticketd/raftstore"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/alloc"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
@@ -24,7 +25,7 @@ import (
 // backup routes.
 type testNode struct {
 	node *raftstore.Node
-	svc  *ticket.Service
+	svc  *alloc.Service
 	srv  *httptest.Server
 	dir  string
 }
@@ -44,7 +45,7 @@ func startTestNode(t *testing.T) *testNode {
 	if err := node.WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
-	svc := ticket.NewService(node, node, ticket.Config{Leadership: node}, log)
+	svc := alloc.NewService(node, node, alloc.Config{Leadership: node}, log)
 	srv := httptest.NewServer(backupRoutes(http.NotFoundHandler(), node, svc, dir, log))
 	t.Cleanup(func() {
 		srv.Close()

@@ -39,7 +39,7 @@ const (
 	// KeySweep deletes those of Keys whose expiry has passed at the
 	// command's time: the leader's expiry through the log.
 	KeySweep KeyOp = 6
-	// KeyReserve (7, ticket/keys_reserve.go) takes a block for the leader.
+	// KeyReserve (7, ticket/alloc/keys_reserve.go) takes a block for the leader.
 	keyOpMax = KeyReserve
 )
 

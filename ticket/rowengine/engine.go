@@ -623,7 +623,7 @@ type updatePick struct {
 // UpdateMatchesNothing reports whether the UPDATE c (in expression form)
 // of t would match no row of st and warn of nothing: then applying it
 // changes nothing and answers Result{}. The leader's compare-and-set
-// queue (ticket/casgate.go) asks it through the same pickUpdateRows that
+// queue (ticket/alloc/casgate.go) asks it through the same pickUpdateRows that
 // applyRowsUpdateExpr runs, so the two cannot disagree.
 func UpdateMatchesNothing(st Store, t *model.Table, c *model.Command) bool {
 	var warns []model.Warning

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/alloc"
 	"github.com/ticketd/ticketd/ticket/model"
 	"github.com/ticketd/ticketd/wire/mysqlconn"
 )
@@ -57,7 +58,7 @@ func startTest(t *testing.T, users Accounts) (string, *memRepl) {
 	t.Helper()
 	repl := &memRepl{st: ticket.NewMemStore()}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := ticket.NewService(repl, repl, ticket.Config{}, log)
+	svc := alloc.NewService(repl, repl, alloc.Config{}, log)
 	srv := New(Config{Service: svc, Users: users, Logger: log, Leading: func() bool { return true }, SweepInterval: 10 * time.Millisecond})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -266,7 +267,7 @@ func (o *countObs) ConnClosed() {}
 func TestObserverOutcomes(t *testing.T) {
 	repl := &memRepl{st: ticket.NewMemStore()}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := ticket.NewService(repl, repl, ticket.Config{}, log)
+	svc := alloc.NewService(repl, repl, alloc.Config{}, log)
 	obs := &countObs{seen: map[string]int{}}
 	srv := New(Config{Service: svc, Logger: log, Observer: obs})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -1,7 +1,7 @@
 // Package resp is ticketd's Redis front door (DESIGN §4e): it speaks the
 // Redis protocol (RESP2, and RESP3 after HELLO 3) through
 // github.com/tidwall/redcon and maps the string-key commands onto the
-// same ticket.Service the MySQL wire layer calls. It owns the protocol
+// same alloc.Service the MySQL wire layer calls. It owns the protocol
 // and the connection's state (database, name, protocol, login); the keys
 // and what a command does to them are the ticket package's (keys.go):
 // every write is one model.OpKeys command through Raft, answered only

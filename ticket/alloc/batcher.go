@@ -1,4 +1,4 @@
-package ticket
+package alloc
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
@@ -36,7 +37,7 @@ const (
 // costs one Raft round trip however many connections wait on it. A fixed
 // worker set keeps the hot path free of per-request goroutines.
 type batcher struct {
-	repl     Replicator
+	repl     ticket.Replicator
 	queue    chan *request
 	maxBatch int
 	pool     sync.Pool
@@ -61,7 +62,7 @@ type batcher struct {
 	overtake func(c *model.Command, from origin)
 }
 
-func newBatcher(repl Replicator, workers, leaderSlots, maxBatch int, leading func() bool, obs Observer) *batcher {
+func newBatcher(repl ticket.Replicator, workers, leaderSlots, maxBatch int, leading func() bool, obs Observer) *batcher {
 	b := &batcher{
 		repl:        repl,
 		queue:       make(chan *request, 4*maxBatch),
@@ -131,12 +132,12 @@ func (b *batcher) queued(ctx context.Context, c *model.Command) (model.Result, e
 	case <-ctx.Done():
 		if r.state.CompareAndSwap(queued, abandoned) {
 			// No worker took it: nothing was proposed.
-			return model.Result{}, fmt.Errorf("ticket: waited for a batch slot: %w: %w", ErrNoQuorum, ctx.Err())
+			return model.Result{}, fmt.Errorf("ticket: waited for a batch slot: %w: %w", ticket.ErrNoQuorum, ctx.Err())
 		}
 		// The worker owns r; it is garbage once the worker is done with
 		// it. Whatever the batch did, this caller reports failure, so an
 		// id it may have taken is never handed out.
-		return model.Result{}, fmt.Errorf("ticket: %w: %w", ErrUncertain, ctx.Err())
+		return model.Result{}, fmt.Errorf("ticket: %w: %w", ticket.ErrUncertain, ctx.Err())
 	}
 }
 
@@ -164,7 +165,7 @@ func (b *batcher) execMany(ctx context.Context, cmds []*model.Command, from orig
 		select {
 		case b.queue <- reqs[i]:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("ticket: queued %d of %d commands: %w", i, len(cmds), ErrUncertain)
+			return nil, fmt.Errorf("ticket: queued %d of %d commands: %w", i, len(cmds), ticket.ErrUncertain)
 		case <-b.stop:
 			return nil, ErrClosed
 		}
@@ -175,7 +176,7 @@ func (b *batcher) execMany(ctx context.Context, cmds []*model.Command, from orig
 		select {
 		case <-r.done:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("ticket: %w: %w", ErrUncertain, ctx.Err())
+			return nil, fmt.Errorf("ticket: %w: %w", ticket.ErrUncertain, ctx.Err())
 		}
 		out[i] = r.res
 		if r.err != nil && first == nil {
@@ -269,7 +270,7 @@ func (b *batcher) work() {
 			} else if i < len(results) {
 				r.res = results[i]
 			} else {
-				r.err = ErrUncertain
+				r.err = ticket.ErrUncertain
 			}
 			r.done <- struct{}{}
 		}

@@ -1,4 +1,4 @@
-package ticket
+package alloc
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
@@ -40,7 +41,7 @@ type Leadership interface {
 // range; it holds the last id written through Raft.
 type reservations struct {
 	lead     Leadership
-	read     Reader
+	read     ticket.Reader
 	propose  proposeFunc
 	defCache uint64
 	verifier verifier
@@ -59,7 +60,7 @@ type reservation struct {
 	stubs   map[string]bool // folded stubs with a row: REPLACE of them affects 2
 }
 
-func newReservations(lead Leadership, read Reader, defCache uint64, propose proposeFunc) *reservations {
+func newReservations(lead Leadership, read ticket.Reader, defCache uint64, propose proposeFunc) *reservations {
 	return &reservations{
 		lead: lead, read: read, propose: propose, defCache: defCache,
 		verifier: verifier{lead: lead}, obs: nopObserver{},
@@ -165,7 +166,7 @@ func (rs *reservations) refill(ctx context.Context, e *reservation, c *model.Com
 		return r.Err
 	case !leads(rs.lead, term):
 		e.valid = false
-		return fmt.Errorf("ticket: range reserved in a lost term: %w", ErrUncertain)
+		return fmt.Errorf("ticket: range reserved in a lost term: %w", ticket.ErrUncertain)
 	case !fresh:
 		// An allocation through Raft ran meanwhile and may have taken ids
 		// above this range: the range is burnt, and the caller retries.
@@ -185,7 +186,7 @@ func (rs *reservations) confirm(ctx context.Context, c *model.Command, term uint
 	}
 	rs.drop(c.DB, c.Table)
 	if err == nil {
-		err = fmt.Errorf("ticket: leadership moved to term %d: %w", vterm, ErrUncertain)
+		err = fmt.Errorf("ticket: leadership moved to term %d: %w", vterm, ticket.ErrUncertain)
 	}
 	return err
 }
@@ -277,7 +278,7 @@ func (rs *reservations) load(e *reservation, c *model.Command, term, gen uint64)
 		return
 	}
 	e.term = term
-	if err != nil || t == nil || rs.cacheSize(&t.Def) <= 1 || !t.Def.AutoInc || t.Def.Rows != nil || NodeScope(t.Def.Comment) {
+	if err != nil || t == nil || rs.cacheSize(&t.Def) <= 1 || !t.Def.AutoInc || t.Def.Rows != nil || ticket.NodeScope(t.Def.Comment) {
 		// Node-scoped tables are served by every node's own blocks
 		// (nodescope.go), never from the leader's global range.
 		e.noCache = true
@@ -306,9 +307,9 @@ func stubSet(rows []model.Row) map[string]bool {
 // loads (reservations, node-scoped blocks and ranges, the leader's
 // sequence caches), which read it before they take their entry's lock
 // and then check that no drop came in between.
-func readTable(read Reader, db, table string) (*model.Table, error) {
+func readTable(read ticket.Reader, db, table string) (*model.Table, error) {
 	var t *model.Table
-	err := read.View(func(s Store) (err error) {
+	err := read.View(func(s ticket.Store) (err error) {
 		t, err = s.Table(db, table)
 		return err
 	})

@@ -1,4 +1,4 @@
-package ticket
+package alloc
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
@@ -18,7 +19,7 @@ type stuckForwards struct {
 	release chan struct{}
 	mu      sync.Mutex
 	started int
-	st      *MemStore
+	st      *ticket.MemStore
 }
 
 func (r *stuckForwards) Propose(ctx context.Context, cmds []model.Command) ([]model.Result, error) {
@@ -36,7 +37,7 @@ func (r *stuckForwards) Propose(ctx context.Context, cmds []model.Command) ([]mo
 	defer r.mu.Unlock()
 	out := make([]model.Result, len(cmds))
 	for i := range cmds {
-		res, err := Apply(r.st, &cmds[i])
+		res, err := ticket.Apply(r.st, &cmds[i])
 		if err != nil {
 			return nil, err
 		}
@@ -45,7 +46,7 @@ func (r *stuckForwards) Propose(ctx context.Context, cmds []model.Command) ([]mo
 	return out, nil
 }
 
-func (r *stuckForwards) View(fn func(Store) error) error {
+func (r *stuckForwards) View(fn func(ticket.Store) error) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return fn(r.st)
@@ -59,9 +60,9 @@ func (r *stuckForwards) View(fn func(Store) error) error {
 // ran out, each then answered "outcome unknown").
 func TestRelayNotQueuedBehindStuckWorkers(t *testing.T) {
 	lead := &fakeLead{term: 1}
-	repl := &stuckForwards{lead: lead, release: make(chan struct{}), st: NewMemStore()}
+	repl := &stuckForwards{lead: lead, release: make(chan struct{}), st: ticket.NewMemStore()}
 	for _, c := range []model.Command{{Op: model.OpCreateDB, DB: "flickr"}, {Op: model.OpCreateTable, Def: tickets64("flickr", "T")}} {
-		if _, err := Apply(repl.st, &c); err != nil {
+		if _, err := ticket.Apply(repl.st, &c); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,12 +1,12 @@
-package ticket
+package alloc
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 
+	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
@@ -26,6 +26,12 @@ type keyBlocks struct {
 	size     int64
 	verifier *verifier
 	keys     entries[keyID, keyBlock]
+}
+
+// keyID names one key of one Redis database.
+type keyID struct {
+	db   uint8
+	name string
 }
 
 // keyBlock is one key's block: values next..last are the leader's, in
@@ -82,7 +88,7 @@ func (kb *keyBlocks) assign(ctx context.Context, c *model.Command) (r model.KeyR
 	e := kb.keys.get(keyID{k.DB, k.Keys[0]})
 	for {
 		if err := ctx.Err(); err != nil {
-			return model.KeyReply{}, 0, true, fmt.Errorf("ticket: waited for a key block: %w: %w", ErrNoQuorum, err)
+			return model.KeyReply{}, 0, true, fmt.Errorf("ticket: waited for a key block: %w: %w", ticket.ErrNoQuorum, err)
 		}
 		e.mu.Lock()
 		e.stale(term)
@@ -90,12 +96,12 @@ func (kb *keyBlocks) assign(ctx context.Context, c *model.Command) (r model.KeyR
 			v := e.next + k.Delta - 1
 			e.next = v + 1
 			e.mu.Unlock()
-			return intReply(v), term, true, nil
+			return model.KeyReply{Kind: model.ReplyInt, Int: v}, term, true, nil
 		}
 		if rf := e.refilling; rf != nil {
 			e.mu.Unlock()
 			if _, err := rf.wait(ctx); err != nil {
-				return model.KeyReply{}, 0, true, fmt.Errorf("ticket: waited for a key block: %w: %w", ErrNoQuorum, err)
+				return model.KeyReply{}, 0, true, fmt.Errorf("ticket: waited for a key block: %w: %w", ticket.ErrNoQuorum, err)
 			}
 			continue
 		}
@@ -123,13 +129,13 @@ func (kb *keyBlocks) refill(ctx context.Context, e *keyBlock, c *model.Command, 
 		return model.KeyReply{}, false, r.Err
 	case r.Key == nil:
 		e.valid = false
-		return model.KeyReply{}, false, fmt.Errorf("ticket: no reply to a key reservation: %w", ErrUncertain)
+		return model.KeyReply{}, false, fmt.Errorf("ticket: no reply to a key reservation: %w", ticket.ErrUncertain)
 	case r.Key.Kind != model.ReplyInt:
 		e.valid = false
 		return *r.Key, false, nil
 	case !leads(kb.lead, term):
 		e.valid = false
-		return model.KeyReply{}, false, fmt.Errorf("ticket: key block reserved in a lost term: %w", ErrUncertain)
+		return model.KeyReply{}, false, fmt.Errorf("ticket: key block reserved in a lost term: %w", ticket.ErrUncertain)
 	case !fresh:
 		// Another write of the key went through Raft meanwhile: the
 		// block is burnt, and the caller takes a new one.
@@ -149,15 +155,15 @@ func (kb *keyBlocks) confirm(ctx context.Context, c *model.Command, term uint64)
 	}
 	kb.drop(c)
 	if err == nil {
-		return fmt.Errorf("ticket: leadership moved to term %d: %w", vterm, ErrUncertain)
+		return fmt.Errorf("ticket: leadership moved to term %d: %w", vterm, ticket.ErrUncertain)
 	}
 	// No quorum answered in time (or the context ended first): the
 	// value was taken, and is burnt whether this node still leads or
 	// not.
-	if errors.Is(err, ErrUncertain) {
+	if errors.Is(err, ticket.ErrUncertain) {
 		return err
 	}
-	return fmt.Errorf("ticket: leadership not confirmed: %w: %w", ErrUncertain, err)
+	return fmt.Errorf("ticket: leadership not confirmed: %w: %w", ticket.ErrUncertain, err)
 }
 
 // execKeys runs a key command: from its key's block when it can, else
@@ -183,32 +189,6 @@ func (s *Service) execKeys(ctx context.Context, c *model.Command) (model.Result,
 		}
 	}
 	return s.b.exec(ctx, c, fromSession)
-}
-
-// keyReserve is KeyReserve's Apply: KeyIncr by Delta, unless the key has
-// an expiry (ReplyNil, nothing changed).
-func keyReserve(s Store, k *model.KeyCommand, now int64) (model.KeyReply, error) {
-	v, ok, err := live(s, k.DB, k.Keys[0], now)
-	if err != nil {
-		return model.KeyReply{}, err
-	}
-	if ok && v.ExpireAt != 0 {
-		return model.KeyReply{Kind: model.ReplyNil}, nil
-	}
-	var cur int64
-	if ok {
-		if cur, ok = ParseInt(v.Val); !ok {
-			return errReply(ErrNotInteger), nil
-		}
-	}
-	if k.Delta <= 0 || cur > math.MaxInt64-k.Delta {
-		// No room for a block: INCR goes through Raft, and says
-		// overflow itself when even one does not fit.
-		return model.KeyReply{Kind: model.ReplyNil}, nil
-	}
-	cur += k.Delta
-	v.Val = formatInt(cur)
-	return intReply(cur), s.PutKey(k.DB, k.Keys[0], v)
 }
 
 // execKeysBatch runs a forwarded batch's key commands (at idx) on the
@@ -282,7 +262,7 @@ func (s *Service) execKeysSeq(ctx context.Context, cmds []*model.Command, from o
 		if i > 0 && errs[i-1] != nil {
 			// Replication failed just before: the rest are refused
 			// unsent rather than each waiting out its own failure.
-			errs[i] = fmt.Errorf("ticket: an earlier command of the pipeline did not commit: %w", ErrNoQuorum)
+			errs[i] = fmt.Errorf("ticket: an earlier command of the pipeline did not commit: %w", ticket.ErrNoQuorum)
 			continue
 		}
 		if s.kb.eligible(c) {
@@ -344,7 +324,7 @@ func (s *Service) ExecKeysOrdered(ctx context.Context, cmds []*model.Command) ([
 	// answers its refusal within the time its other clients get theirs.
 	res, err := s.b.direct(context.WithoutCancel(ctx), cmds, fromSession)
 	if err == nil && len(res) != len(cmds) {
-		err = fmt.Errorf("ticket: %d results for %d commands: %w", len(res), len(cmds), ErrUncertain)
+		err = fmt.Errorf("ticket: %d results for %d commands: %w", len(res), len(cmds), ticket.ErrUncertain)
 	}
 	errs := make([]error, len(cmds))
 	if err != nil {

@@ -1,4 +1,4 @@
-package ticket
+package alloc
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
@@ -42,7 +43,7 @@ type Config struct {
 // Service is what the wire layer calls: it runs commands through group
 // commit and replication, and reads the local replica's state.
 type Service struct {
-	read Reader
+	read ticket.Reader
 	b    *batcher
 	res  *reservations // nil without Leadership
 	node *nodeBlocks   // node-scoped tables' blocks
@@ -78,7 +79,7 @@ func (s *Service) FlushTables() error {
 }
 
 // NewService starts a Service over a Replicator and the local state.
-func NewService(repl Replicator, read Reader, cfg Config, log *slog.Logger) *Service {
+func NewService(repl ticket.Replicator, read ticket.Reader, cfg Config, log *slog.Logger) *Service {
 	if cfg.Proposals <= 0 {
 		// One proposal in flight: the next batch fills while it commits,
 		// and hashicorp/raft pipelines replication by itself. Measured
@@ -152,12 +153,12 @@ func (s *Service) Exec(ctx context.Context, c *model.Command) (model.Result, err
 
 // ExecFor is Exec for a session's statement: a compare-and-set that
 // lost keeps its row for the session's retry (casgate.go).
-func (s *Service) ExecFor(ctx context.Context, who *Session, c *model.Command) (model.Result, error) {
+func (s *Service) ExecFor(ctx context.Context, who *ticket.Session, c *model.Command) (model.Result, error) {
 	var owner uint64
 	if who != nil {
-		owner = who.casOwner
+		owner = who.CASOwner()
 	}
-	if isSeqOp(c.Op) {
+	if c.Op.IsSeq() {
 		return s.execSeq(ctx, c, fromSession)
 	}
 	if c.Op == model.OpKeys {
@@ -244,7 +245,7 @@ func (s *Service) ExecBatch(ctx context.Context, cmds []model.Command) ([]model.
 	var seqs, keys []int
 	for i := range cmds {
 		c := &cmds[i]
-		if isSeqOp(c.Op) {
+		if c.Op.IsSeq() {
 			seqs = append(seqs, i)
 			continue
 		}
@@ -327,7 +328,7 @@ func (s *Service) execForwarded(ctx context.Context, cmds []model.Command, idx [
 		return err
 	}
 	if len(res) != len(batch) {
-		return fmt.Errorf("ticket: %d results for %d commands: %w", len(res), len(batch), ErrUncertain)
+		return fmt.Errorf("ticket: %d results for %d commands: %w", len(res), len(batch), ticket.ErrUncertain)
 	}
 	for j, i := range idx {
 		out[i] = res[j]
@@ -336,12 +337,12 @@ func (s *Service) execForwarded(ctx context.Context, cmds []model.Command, idx [
 }
 
 // View reads the local replica's applied state.
-func (s *Service) View(fn func(Store) error) error { return s.read.View(fn) }
+func (s *Service) View(fn func(ticket.Store) error) error { return s.read.View(fn) }
 
 // Global returns a replicated global variable, or def if it was never set.
 func (s *Service) Global(name string, def uint64) uint64 {
 	v := def
-	err := s.read.View(func(st Store) error {
+	err := s.read.View(func(st ticket.Store) error {
 		g, ok, err := st.Global(name)
 		if ok {
 			v = g

@@ -1,4 +1,4 @@
-package ticket
+package alloc
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
@@ -16,7 +17,7 @@ import (
 // Raft, for testing the Service.
 type localRepl struct {
 	mu       sync.Mutex
-	st       *MemStore
+	st       *ticket.MemStore
 	reserves int
 	keyOps   map[model.KeyOp]int // key commands committed, by op
 }
@@ -35,7 +36,7 @@ func (l *localRepl) Propose(_ context.Context, cmds []model.Command) ([]model.Re
 			}
 			l.keyOps[k.Op]++
 		}
-		r, err := Apply(l.st, &cmds[i])
+		r, err := ticket.Apply(l.st, &cmds[i])
 		if err != nil {
 			return nil, err
 		}
@@ -44,7 +45,7 @@ func (l *localRepl) Propose(_ context.Context, cmds []model.Command) ([]model.Re
 	return out, nil
 }
 
-func (l *localRepl) View(fn func(Store) error) error {
+func (l *localRepl) View(fn func(ticket.Store) error) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return fn(l.st)
@@ -70,7 +71,7 @@ func (f *fakeLead) VerifyLeader(context.Context) (uint64, error) {
 	defer f.mu.Unlock()
 	f.verifies++
 	if !f.leader {
-		return f.term, ErrNoQuorum
+		return f.term, ticket.ErrNoQuorum
 	}
 	return f.term, f.verifyErr
 }
@@ -83,7 +84,7 @@ func (f *fakeLead) set(term uint64, leader bool, verifyErr error) {
 
 func cachedService(t *testing.T, cache uint64) (*Service, *localRepl, *fakeLead) {
 	t.Helper()
-	repl := &localRepl{st: NewMemStore()}
+	repl := &localRepl{st: ticket.NewMemStore()}
 	lead := &fakeLead{term: 1, leader: true}
 	svc := NewService(repl, repl, Config{Cache: cache, Leadership: lead}, nil)
 	t.Cleanup(svc.Close)
@@ -169,8 +170,8 @@ func TestReservationRefusesWhenVerifyFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lead.set(1, true, ErrNoQuorum)
-	if id, err := next(t, svc, "a"); !errors.Is(err, ErrNoQuorum) || id != 0 {
+	lead.set(1, true, ticket.ErrNoQuorum)
+	if id, err := next(t, svc, "a"); !errors.Is(err, ticket.ErrNoQuorum) || id != 0 {
 		t.Fatalf("deposed leader answered %d, %v", id, err)
 	}
 	lead.set(1, true, nil)

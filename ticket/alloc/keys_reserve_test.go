@@ -1,10 +1,12 @@
-package ticket
+package alloc
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"testing"
 
+	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
@@ -17,7 +19,7 @@ func keyProposals(l *localRepl) map[model.KeyOp]int {
 
 func keyService(t *testing.T, cache int64) (*Service, *localRepl, *fakeLead) {
 	t.Helper()
-	repl := &localRepl{st: NewMemStore()}
+	repl := &localRepl{st: ticket.NewMemStore()}
 	lead := &fakeLead{term: 1, leader: true}
 	svc := NewService(repl, repl, Config{Leadership: lead, KeyCache: cache}, nil)
 	t.Cleanup(svc.Close)
@@ -99,7 +101,7 @@ func TestKeyBlocksServeFromMemory(t *testing.T) {
 	}
 	// Not an integer: the error, as without blocks.
 	keyExec(t, svc, model.KeyCommand{Op: model.KeySet, Keys: []string{"s"}, Value: "x"})
-	if r, err := keyExec(t, svc, model.KeyCommand{Op: model.KeyIncr, Keys: []string{"s"}, Delta: 1}); err != nil || r.Kind != model.ReplyErr || r.Str != ErrNotInteger {
+	if r, err := keyExec(t, svc, model.KeyCommand{Op: model.KeyIncr, Keys: []string{"s"}, Delta: 1}); err != nil || r.Kind != model.ReplyErr || r.Str != ticket.ErrNotInteger {
 		t.Fatalf("INCR of a string: %+v %v", r, err)
 	}
 	// A follower does not serve from a block.
@@ -164,7 +166,7 @@ func TestKeyBlocksKeepPipelineOrder(t *testing.T) {
 	}
 	for round := range 2 {
 		base := int64(100 * (round + 1))
-		cmds := []model.Command{{Op: model.OpKeys, Key: &model.KeyCommand{Op: model.KeySet, Keys: []string{"k"}, Value: formatInt(base)}}}
+		cmds := []model.Command{{Op: model.OpKeys, Key: &model.KeyCommand{Op: model.KeySet, Keys: []string{"k"}, Value: strconv.FormatInt(base, 10)}}}
 		for range 25 {
 			cmds = append(cmds, incrK("k"), incrK("other"))
 		}
@@ -222,7 +224,7 @@ func (e *electedMeanwhile) Propose(ctx context.Context, cmds []model.Command) ([
 // (TestRedisFaults/cache answered 801..808, then 704..711 from the
 // block).
 func TestKeyBlocksPipelineWhileElected(t *testing.T) {
-	repl := &electedMeanwhile{localRepl: &localRepl{st: NewMemStore()}}
+	repl := &electedMeanwhile{localRepl: &localRepl{st: ticket.NewMemStore()}}
 	lead := &fakeLead{term: 1, leader: false}
 	svc := NewService(repl, repl, Config{Leadership: lead, KeyCache: 100}, nil)
 	t.Cleanup(svc.Close)

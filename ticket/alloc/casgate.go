@@ -1,4 +1,4 @@
-package ticket
+package alloc
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 	"github.com/ticketd/ticketd/ticket/rowengine"
 )
@@ -271,9 +272,9 @@ func scopeOf(c *model.Command, t *model.Table) (s writeScope, cas bool) {
 
 // matchesNothing reports whether the row UPDATE c would match no row of
 // st and warn of nothing: then applying it changes nothing and answers
-// Result{} (rowengine.UpdateMatchesNothing). Only
-// the engine's own form is answered so; an older build's is proposed.
-func matchesNothing(st Store, c *model.Command) bool {
+// Result{} (rowengine.UpdateMatchesNothing). Only the engine's own form
+// is answered so; an older build's is proposed.
+func matchesNothing(st ticket.Store, c *model.Command) bool {
 	t, err := st.Table(c.DB, c.Table)
 	if err != nil || t == nil || t.Def.Rows == nil || c.Rows.Assigns == nil || c.Rows.Filter == nil {
 		return false
@@ -302,7 +303,7 @@ func (s *Service) tracks(c *model.Command) bool {
 func (s *Service) scope(c *model.Command) (writeScope, bool) {
 	var t *model.Table
 	if c.Op == model.OpUpdate && c.Rows != nil && c.Rows.Engine {
-		_ = s.read.View(func(st Store) error {
+		_ = s.read.View(func(st ticket.Store) error {
 			t, _ = st.Table(c.DB, c.Table)
 			return nil
 		})
@@ -326,7 +327,7 @@ func (s *Service) tracked(ctx context.Context, c *model.Command, owner uint64, f
 		s.obs.CompareAndSet(lost)
 	}()
 	if s.flight.acquire(ctx, scope.row, owner) && s.readWait.WaitRead(ctx) == nil {
-		_ = s.read.View(func(st Store) error {
+		_ = s.read.View(func(st ticket.Store) error {
 			lost = matchesNothing(st, c)
 			return nil
 		})
@@ -355,7 +356,7 @@ func (s *Service) alone(ctx context.Context, c *model.Command, owner uint64) (mo
 		return model.Result{}, err
 	}
 	if len(res) != 1 {
-		return model.Result{}, fmt.Errorf("ticket: %d results for 1 command: %w", len(res), ErrUncertain)
+		return model.Result{}, fmt.Errorf("ticket: %d results for 1 command: %w", len(res), ticket.ErrUncertain)
 	}
 	return res[0], nil
 }

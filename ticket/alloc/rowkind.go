@@ -1,6 +1,10 @@
-package ticket
+package alloc
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/ticketd/ticketd/ticket"
+)
 
 // rowKinds answers "is this a row table?" for the wire layer, which must
 // build a row table's INSERT in the row engine's form and a ticket
@@ -9,16 +13,16 @@ import "sync"
 // epoch moves (SchemaClock: any CREATE, DROP, ALTER, restore or
 // snapshot); without a SchemaClock nothing is cached.
 type rowKinds struct {
-	read  Reader
-	clock SchemaClock
+	read  ticket.Reader
+	clock ticket.SchemaClock
 	mu    sync.Mutex
 	epoch uint64
 	m     map[tableKey]bool
 }
 
-func newRowKinds(read Reader) *rowKinds {
+func newRowKinds(read ticket.Reader) *rowKinds {
 	k := &rowKinds{read: read, m: map[tableKey]bool{}}
-	if c, ok := read.(SchemaClock); ok {
+	if c, ok := read.(ticket.SchemaClock); ok {
 		k.clock = c
 	}
 	return k
@@ -45,7 +49,7 @@ func (s *Service) IsRowTable(db, name string) bool {
 		}
 	}
 	row := false
-	_ = k.read.View(func(st Store) error {
+	_ = k.read.View(func(st ticket.Store) error {
 		t, err := st.Table(db, name)
 		row = err == nil && t != nil && t.Def.Rows != nil
 		return nil

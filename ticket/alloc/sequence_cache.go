@@ -1,9 +1,10 @@
-package ticket
+package alloc
 
 import (
 	"context"
 	"sync"
 
+	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
@@ -27,7 +28,7 @@ import (
 // through the batcher: group-committed with the others.
 type seqCaches struct {
 	lead     Leadership
-	read     Reader
+	read     ticket.Reader
 	propose  proposeFunc
 	verifier *verifier
 	m        entries[tableKey, seqCache]
@@ -44,7 +45,7 @@ type seqCache struct {
 	until  int64 // the state's Next when the range was reserved
 }
 
-func newSeqCaches(lead Leadership, read Reader, v *verifier, propose proposeFunc) *seqCaches {
+func newSeqCaches(lead Leadership, read ticket.Reader, v *verifier, propose proposeFunc) *seqCaches {
 	return &seqCaches{lead: lead, read: read, propose: propose, verifier: v}
 }
 
@@ -88,7 +89,7 @@ func (sc *seqCaches) load(e *seqCache, c *model.Command, term, gen uint64) {
 	e.term, e.loaded, e.valid = term, true, false
 	// A node-scoped sequence is served by every node's own blocks
 	// (nodeSeqs), never from the leader's cache.
-	e.cached = err == nil && t != nil && t.Def.Seq != nil && t.Def.Seq.Cache > 1 && !NodeScope(t.Def.Comment)
+	e.cached = err == nil && t != nil && t.Def.Seq != nil && t.Def.Seq.Cache > 1 && !ticket.NodeScope(t.Def.Comment)
 }
 
 // next answers NEXTVAL(c.DB.c.Table) on the leader: from the cache, or
@@ -119,13 +120,13 @@ func (sc *seqCaches) next(ctx context.Context, c *model.Command) (model.Result, 
 			r, err := sc.propose(ctx, &model.Command{Op: model.OpSeqNext, DB: c.DB, Table: c.Table, Seq: &model.SeqCommand{Count: 1}})
 			return r, true, err
 		}
-		if e.valid && before(e.next, e.end, e.inc) {
+		if e.valid && ticket.SeqBefore(e.next, e.end, e.inc) {
 			v := e.next
 			e.next = stepFrom(v, e.inc, e.end)
 			e.mu.Unlock()
 			vterm, err := sc.verifier.verify(ctx)
 			if err == nil && vterm != term {
-				err = ErrUncertain
+				err = ticket.ErrUncertain
 			}
 			if err != nil {
 				sc.drop(c.DB, c.Table)
@@ -158,7 +159,7 @@ func (sc *seqCaches) next(ctx context.Context, c *model.Command) (model.Result, 
 // overflow).
 func stepFrom(v, inc, end int64) int64 {
 	n := v + inc
-	if inc > 0 && n < v || inc < 0 && n > v || !before(n, end, inc) {
+	if inc > 0 && n < v || inc < 0 && n > v || !ticket.SeqBefore(n, end, inc) {
 		return end
 	}
 	return n

@@ -1,4 +1,4 @@
-package ticket
+package alloc
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
@@ -19,7 +20,7 @@ import (
 // makes one node's proposals fail as a node cut off from the quorum.
 type clusterRepl struct {
 	mu       sync.Mutex
-	st       *MemStore
+	st       *ticket.MemStore
 	epoch    atomic.Uint64
 	reserves int
 }
@@ -32,11 +33,11 @@ func (c *clusterRepl) propose(cmds []model.Command) ([]model.Result, error) {
 		if cmds[i].Op == model.OpReserve {
 			c.reserves++
 		}
-		r, err := Apply(c.st, &cmds[i])
+		r, err := ticket.Apply(c.st, &cmds[i])
 		if err != nil {
 			return nil, err
 		}
-		if ChangesSchema(cmds[i].Op) {
+		if ticket.ChangesSchema(cmds[i].Op) {
 			c.epoch.Add(1)
 		}
 		out[i] = r
@@ -63,12 +64,12 @@ type nodeView struct {
 
 func (n *nodeView) Propose(_ context.Context, cmds []model.Command) ([]model.Result, error) {
 	if n.cut.Load() {
-		return nil, fmt.Errorf("cut off: %w", ErrNoQuorum)
+		return nil, fmt.Errorf("cut off: %w", ticket.ErrNoQuorum)
 	}
 	return n.c.propose(cmds)
 }
 
-func (n *nodeView) View(fn func(Store) error) error {
+func (n *nodeView) View(fn func(ticket.Store) error) error {
 	n.c.mu.Lock()
 	defer n.c.mu.Unlock()
 	return fn(n.c.st)
@@ -87,7 +88,7 @@ const nodeComment = "ticketd:cache=100,scope=node"
 // table flickr.T holding the stub "a". Node 0 leads.
 func nodeCluster(t *testing.T, nodes int) (*clusterRepl, []*Service, []*nodeView, []*fakeLead) {
 	t.Helper()
-	c := &clusterRepl{st: NewMemStore()}
+	c := &clusterRepl{st: ticket.NewMemStore()}
 	var svcs []*Service
 	var views []*nodeView
 	var leads []*fakeLead
@@ -121,7 +122,7 @@ func TestNodeScopeOption(t *testing.T) {
 		"scope=node":                      false, // not ticketd's part of the comment
 		"":                                false,
 	} {
-		if got := NodeScope(comment); got != want {
+		if got := ticket.NodeScope(comment); got != want {
 			t.Errorf("NodeScope(%q) = %v, want %v", comment, got, want)
 		}
 	}
@@ -299,7 +300,7 @@ func TestNodeScopeCutOffFinishesBlock(t *testing.T) {
 	var last uint64
 	for {
 		id, err := next(t, svcs[1], "a")
-		if errors.Is(err, ErrNoQuorum) {
+		if errors.Is(err, ticket.ErrNoQuorum) {
 			break
 		}
 		if err != nil {
@@ -369,7 +370,7 @@ func TestNodeScopeDropRecreateWhileCutOff(t *testing.T) {
 	cutServed := 0
 	for {
 		_, err := take(1, "node 1 cut off")
-		if errors.Is(err, ErrNoQuorum) {
+		if errors.Is(err, ticket.ErrNoQuorum) {
 			break
 		}
 		if err != nil {
@@ -460,7 +461,7 @@ func TestNodeScopePrefetchDroppedWithBlock(t *testing.T) {
 func TestNodeScopeSequence(t *testing.T) {
 	c, svcs, _, _ := nodeCluster(t, 3)
 	ctx := context.Background()
-	def, _, err := NewSequenceDef("flickr", "s", "", []model.SeqOption{{Kind: model.SeqCache, Value: 100}})
+	def, _, err := ticket.NewSequenceDef("flickr", "s", "", []model.SeqOption{{Kind: model.SeqCache, Value: 100}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,8 +469,8 @@ func TestNodeScopeSequence(t *testing.T) {
 	if r, err := svcs[0].Exec(ctx, &model.Command{Op: model.OpCreateSeq, DB: "flickr", Table: "s", Def: def}); err != nil || r.Err != nil {
 		t.Fatal(err, r.Err)
 	}
-	if !strings.Contains(CreateSequenceStatement(def), " COMMENT='ticketd:scope=node'") {
-		t.Fatalf("SHOW CREATE SEQUENCE: %s", CreateSequenceStatement(def))
+	if !strings.Contains(ticket.CreateSequenceStatement(def), " COMMENT='ticketd:scope=node'") {
+		t.Fatalf("SHOW CREATE SEQUENCE: %s", ticket.CreateSequenceStatement(def))
 	}
 	nextval := func(svc *Service) int64 {
 		t.Helper()
@@ -561,7 +562,7 @@ func (o oldLeader) Propose(ctx context.Context, cmds []model.Command) ([]model.R
 func TestNodeScopeSequenceOldLeader(t *testing.T) {
 	_, svcs, views, _ := nodeCluster(t, 2)
 	ctx := context.Background()
-	def, _, err := NewSequenceDef("flickr", "s", "", []model.SeqOption{{Kind: model.SeqCache, Value: 100}})
+	def, _, err := ticket.NewSequenceDef("flickr", "s", "", []model.SeqOption{{Kind: model.SeqCache, Value: 100}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -593,7 +594,7 @@ func TestNodeScopeServerCache(t *testing.T) {
 		cache    uint64
 		reserves int
 	}{{50, 3}, {0, 0}} {
-		c := &clusterRepl{st: NewMemStore()}
+		c := &clusterRepl{st: ticket.NewMemStore()}
 		v := &nodeView{c: c}
 		svc := NewService(v, v, Config{Cache: tc.cache, Leadership: &fakeLead{term: 1}}, nil)
 		t.Cleanup(svc.Close)

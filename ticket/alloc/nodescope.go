@@ -1,35 +1,12 @@
-package ticket
+package alloc
 
 import (
 	"cmp"
 	"context"
 
+	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 )
-
-// SchemaClock is what node-scoped reservation needs from the local
-// replica besides its state: a number that grows whenever this replica
-// applies a command that may change a table other than by allocating
-// from it (ChangesSchema), restores a backup or installs a snapshot.
-// raftstore's Node implements it; a Reader without it gives every block
-// an epoch of 0, which is only right when nothing else changes the
-// schema (tests).
-type SchemaClock interface {
-	SchemaEpoch() uint64
-}
-
-// ChangesSchema reports whether applying a command of kind op moves a
-// SchemaClock: every kind but the allocating ones, whose effect on a
-// node's blocks the node sees itself (the counter only grows), and
-// DELETE, which only row tables take (a busy row table must not burn
-// every node's blocks).
-func ChangesSchema(op model.Op) bool {
-	switch op {
-	case model.OpInsert, model.OpUpdate, model.OpReserve, model.OpSeqNext, model.OpDelete, model.OpKeys:
-		return false
-	}
-	return true
-}
 
 // nodeBlocks serve REPLACE on node-scoped tables ('ticketd:cache=N,
 // scope=node', DESIGN §4c). Every node, leader or follower, takes blocks
@@ -56,7 +33,7 @@ func ChangesSchema(op model.Op) bool {
 // current one and the one it took ahead, at most 2N ids) and then
 // refuses, as its refill cannot commit.
 type nodeBlocks struct {
-	read     Reader
+	read     ticket.Reader
 	clock    schemaClock
 	propose  proposeFunc
 	defCache uint64
@@ -80,7 +57,7 @@ type block struct {
 	hasSpare              bool
 }
 
-func newNodeBlocks(read Reader, defCache uint64, obs Observer, propose proposeFunc) *nodeBlocks {
+func newNodeBlocks(read ticket.Reader, defCache uint64, obs Observer, propose proposeFunc) *nodeBlocks {
 	return &nodeBlocks{read: read, clock: clockOf(read), propose: propose, defCache: defCache, obs: obs}
 }
 
@@ -222,7 +199,7 @@ func (nb *nodeBlocks) load(e *block, c *model.Command, ep, gen uint64) {
 		return
 	}
 	e.node, e.stubs = false, nil
-	if err != nil || t == nil || !t.Def.AutoInc || t.Def.Rows != nil || t.Def.Seq != nil || !NodeScope(t.Def.Comment) {
+	if err != nil || t == nil || !t.Def.AutoInc || t.Def.Rows != nil || t.Def.Seq != nil || !ticket.NodeScope(t.Def.Comment) {
 		return
 	}
 	cache := t.Def.Cache
@@ -273,7 +250,7 @@ func (nb *nodeBlocks) reset() {
 // (SchemaClock). A range is never handed back: SETVAL does not reuse its
 // unserved values, as it does the leader's cache's.
 type nodeSeqs struct {
-	read    Reader
+	read    ticket.Reader
 	clock   schemaClock
 	propose proposeFunc
 	m       entries[tableKey, nodeSeq]
@@ -287,7 +264,7 @@ type nodeSeq struct {
 	next, end, inc int64
 }
 
-func newNodeSeqs(read Reader, propose proposeFunc) *nodeSeqs {
+func newNodeSeqs(read ticket.Reader, propose proposeFunc) *nodeSeqs {
 	return &nodeSeqs{read: read, clock: clockOf(read), propose: propose}
 }
 
@@ -309,7 +286,7 @@ func (ns *nodeSeqs) next(ctx context.Context, c *model.Command) (model.Result, b
 			e.mu.Unlock()
 			return model.Result{}, false, nil
 		}
-		if e.valid && before(e.next, e.end, e.inc) {
+		if e.valid && ticket.SeqBefore(e.next, e.end, e.inc) {
 			v := e.next
 			e.next = stepFrom(v, e.inc, e.end)
 			e.mu.Unlock()
@@ -353,7 +330,7 @@ func (ns *nodeSeqs) load(e *nodeSeq, c *model.Command, ep, gen uint64) {
 		return
 	}
 	e.valid = false
-	e.node = err == nil && t != nil && t.Def.Seq != nil && t.Def.Seq.Cache > 1 && NodeScope(t.Def.Comment)
+	e.node = err == nil && t != nil && t.Def.Seq != nil && t.Def.Seq.Cache > 1 && ticket.NodeScope(t.Def.Comment)
 }
 
 // drop burns db.name's range on this node.

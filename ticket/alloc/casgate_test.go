@@ -1,4 +1,4 @@
-package ticket
+package alloc
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
@@ -93,10 +94,10 @@ func (r *countingReads) WaitRead(context.Context) error {
 // nothing proposed; one that matches, a plain UPDATE by key, and any on a
 // follower go through the log, and each answers as the log does.
 func TestCASLostAnsweredWithoutEntry(t *testing.T) {
-	e := rowsEnv(t, tinySpec())
-	e.ok(model.Command{Op: model.OpInsert, DB: "ids", Table: "tiny_id_info", Columns: []string{"id", "max_id", "version"},
+	st := rowStore(t, tinySpec())
+	mustApply(t, st, &model.Command{Op: model.OpInsert, DB: "ids", Table: "tiny_id_info", Columns: []string{"id", "max_id", "version"},
 		Values: [][]model.Value{{num(1), num(100), num(7)}}})
-	repl := &countingRepl{localRepl: localRepl{st: e.s}}
+	repl := &countingRepl{localRepl: localRepl{st: st}}
 	lead := &fakeLead{term: 1, leader: true}
 	reads := &countingReads{}
 	obs := &casObs{}
@@ -119,14 +120,14 @@ func TestCASLostAnsweredWithoutEntry(t *testing.T) {
 	} {
 		lead.set(1, tc.leader, nil)
 		before, beforeReads := repl.count(), reads.n
-		who := NewSession(1, 1)
+		who := ticket.NewSession(1, 1)
 		r, err := svc.ExecFor(ctx, who, &tc.cmd)
 		if err != nil || r.Err != nil {
 			t.Fatalf("%s: %v %v", tc.name, err, r.Err)
 		}
-		if !tc.leader && repl.owner != who.casOwner {
+		if !tc.leader && repl.owner != who.CASOwner() {
 			// Forwarded alone, naming the session for the leader's queue.
-			t.Errorf("%s: proposed as owner %d, want the session's %d", tc.name, repl.owner, who.casOwner)
+			t.Errorf("%s: proposed as owner %d, want the session's %d", tc.name, repl.owner, who.CASOwner())
 		}
 		if r.Matched != uint64(tc.matched) || repl.count()-before != tc.proposed || reads.n-beforeReads != tc.reads {
 			t.Errorf("%s: matched %d, proposed %d, read barriers %d; want %d, %d, %d", tc.name,
@@ -145,7 +146,7 @@ func TestCASLostAnsweredWithoutEntry(t *testing.T) {
 	if r, err := svc.ExecFor(ctx, nil, &plain); err != nil || r.Err != nil || r.Matched != 0 || repl.count() != before+1 {
 		t.Errorf("plain UPDATE of a missing row: %+v %v, proposed %d", r, err, repl.count()-before)
 	}
-	if got, want := text(e.rows("ids", "tiny_id_info")), "1|300|9\n"; got != want {
+	if got, want := rowText(t, st, "ids", "tiny_id_info"), "1|300|9\n"; got != want {
 		t.Errorf("row %q, want %q", got, want)
 	}
 }

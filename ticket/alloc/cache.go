@@ -1,9 +1,10 @@
-package ticket
+package alloc
 
 import (
 	"context"
 	"sync"
 
+	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
@@ -184,10 +185,10 @@ func (e *epochSlot) drop() {
 
 // schemaClock is read's SchemaClock; without one (tests) every epoch is
 // 0, which is only right when nothing else changes the schema.
-type schemaClock struct{ c SchemaClock }
+type schemaClock struct{ c ticket.SchemaClock }
 
-func clockOf(read Reader) schemaClock {
-	c, _ := read.(SchemaClock)
+func clockOf(read ticket.Reader) schemaClock {
+	c, _ := read.(ticket.SchemaClock)
 	return schemaClock{c}
 }
 
