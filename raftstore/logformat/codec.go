@@ -467,7 +467,7 @@ func (d *decoder) command(c *model.Command, left int) {
 		c.Seq = d.seqCommand()
 	}
 	if m&(cmdRows|cmdRowsExpr) != 0 {
-		c.Rows = d.rowsCommand()
+		c.Rows = d.rowsCommand(m&cmdRows != 0)
 	}
 	if m&cmdKeys != 0 {
 		d.keyChanges(c)

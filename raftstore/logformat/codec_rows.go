@@ -2,7 +2,6 @@ package logformat
 
 import (
 	"encoding/binary"
-	"encoding/json"
 
 	"github.com/ticketd/ticketd/ticket/model"
 )
@@ -15,7 +14,7 @@ import (
 // (codec_wire.go) since command version 7; builds before it wrote them as
 // JSON of the Go structs, which this build still reads (old entries
 // replay as they were written) and still writes while the cluster runs a
-// version below 6 (FormatAt). A table's rows, written whole at every
+// version below 7 (legacy_json.go). A table's rows, written whole at every
 // change in state files before per-row storage and in restores, are a
 // packed list (appendRows).
 
@@ -48,23 +47,6 @@ func uvarintLen(v uint64) int {
 		n++
 	}
 	return n
-}
-
-// appendJSON writes v as JSON: the row parts' format before version 7.
-func appendJSON(b []byte, v any) []byte {
-	data, err := json.Marshal(v)
-	if err != nil {
-		// Only plain structs of strings, numbers and bools go in.
-		panic("raftstore: encode row-table part: " + err.Error())
-	}
-	return appendString(b, string(data))
-}
-
-// json decodes a JSON part into v, failing the decoder on bad input.
-func (d *decoder) json(raw []byte, v any, what string) {
-	if err := json.Unmarshal(raw, v); err != nil {
-		d.fail("%s: %v", what, err)
-	}
 }
 
 // appendRows writes a row table's rows: a count, then per row a count of
@@ -112,9 +94,14 @@ func (d *decoder) tableRows() [][]model.Datum {
 	return rows
 }
 
-func (d *decoder) rowsCommand() *model.RowsCommand {
+// rowsCommand reads a row command; v2 says it is in its version-2 form
+// (cmdRows, not cmdRowsExpr: legacy_rows.go).
+func (d *decoder) rowsCommand(v2 bool) *model.RowsCommand {
 	rc := new(model.RowsCommand)
 	raw := d.bytes()
+	if v2 {
+		d.legacy(genRowsV2, "row command")
+	}
 	if d.err != nil {
 		return rc
 	}
@@ -122,14 +109,7 @@ func (d *decoder) rowsCommand() *model.RowsCommand {
 		d.wireRowsCommand(raw, rc)
 		return rc
 	}
-	d.json(raw, rc, "row command")
-	// An empty list and none encode alike (omitempty): decode them alike.
-	if len(rc.Sets) == 0 {
-		rc.Sets = nil
-	}
-	if len(rc.Where) == 0 {
-		rc.Where = nil
-	}
+	d.jsonRowsCommand(raw, rc)
 	return rc
 }
 

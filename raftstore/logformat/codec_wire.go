@@ -96,19 +96,6 @@ const (
 // FormatWire.
 const FormatWireVersion = 7
 
-// FormatAt is the format an encoder may write while the cluster runs
-// command version cluster: the numbered fields once every member reads
-// them.
-func FormatAt(cluster uint32) Format {
-	if cluster >= FormatWireVersion {
-		return FormatWire
-	}
-	return FormatJSON
-}
-
-// isJSONPart reports a row part written as JSON (before version 7).
-func isJSONPart(b []byte) bool { return len(b) > 0 && (b[0] == '{' || b[0] == '[') }
-
 // maxExprDepth bounds the nesting of a decoded RowExpr: garbage cannot
 // make the decoder recurse without end. The SQL parser's bound on a
 // statement's nesting is far below it.
@@ -235,27 +222,7 @@ func appendWireValue(b []byte, num protowire.Number, v *model.Value) []byte {
 
 // appendWireRowsCommand appends rc's encoding, unframed.
 func appendWireRowsCommand(b []byte, rc *model.RowsCommand) []byte {
-	for i := range rc.Sets {
-		s := &rc.Sets[i]
-		var at int
-		b, at = beginMsg(b, rcSets)
-		b = wireString(b, 1, s.Col)
-		b = appendWireOperand(b, 2, &s.A)
-		b = wireUint(b, 3, uint64(s.Op))
-		if s.B != (model.RowOperand{}) {
-			b = appendWireOperand(b, 4, &s.B)
-		}
-		b = wireBool(b, 5, s.SetLastID)
-		b = endMsg(b, at)
-	}
-	for i := range rc.Where {
-		w := &rc.Where[i]
-		var at int
-		b, at = beginMsg(b, rcWhere)
-		b = wireString(b, 1, w.Col)
-		b = appendWireValue(b, 2, &w.Val)
-		b = endMsg(b, at)
-	}
+	b = appendWireV2(b, rc)
 	b = wireBool(b, rcEngine, rc.Engine)
 	if rc.Filter != nil {
 		b = appendWireExpr(b, rcFilter, rc.Filter)

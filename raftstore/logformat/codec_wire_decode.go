@@ -166,19 +166,7 @@ func (d *decoder) wireRowsCommand(b []byte, rc *model.RowsCommand) {
 			d.wireSet(m.bytes(), &s)
 			rc.Sets = append(rc.Sets, s)
 		case rcWhere:
-			var w model.RowCond
-			c := d.msg(m.bytes(), "row condition")
-			for c.next() {
-				switch c.num {
-				case 1:
-					w.Col = c.name()
-				case 2:
-					d.wireValue(c.bytes(), &w.Val)
-				default:
-					c.unknown()
-				}
-			}
-			rc.Where = append(rc.Where, w)
+			rc.Where = append(rc.Where, d.wireCond(m.bytes()))
 		case rcEngine:
 			rc.Engine = m.bool()
 		case rcFilter:
@@ -252,26 +240,6 @@ func (d *decoder) wireAssign(b []byte) model.RowAssign {
 		}
 	}
 	return a
-}
-
-func (d *decoder) wireSet(b []byte, s *model.RowSet) {
-	m := d.msg(b, "row assignment")
-	for m.next() {
-		switch m.num {
-		case 1:
-			s.Col = m.name()
-		case 2:
-			d.wireOperand(m.bytes(), &s.A)
-		case 3:
-			s.Op = m.small()
-		case 4:
-			d.wireOperand(m.bytes(), &s.B)
-		case 5:
-			s.SetLastID = m.bool()
-		default:
-			m.unknown()
-		}
-	}
 }
 
 func (d *decoder) wireOperand(b []byte, o *model.RowOperand) {

@@ -17,6 +17,10 @@ func appendString(b []byte, s string) []byte {
 type decoder struct {
 	b   []byte
 	err error
+	// floor is the lowest command version whose encodings it reads
+	// (legacy.go); zero is Floor. Tests raise it to see what a higher
+	// floor refuses.
+	floor uint32
 	// Batches repeat the same database and table names and column lists;
 	// reusing the previous command's saves allocations per command.
 	lastDB, lastTable string

@@ -88,6 +88,17 @@ const ColumnCollationVersion = 9
 // a rolling upgrade starts from, decodes and applies.
 const BaseVersion = 1
 
+// Floor is the lowest command version whose log entries, snapshots,
+// state files and backups this build reads: everything written by a
+// cluster that ran Floor or later. An encoding that only clusters below
+// it wrote is refused (ErrBelowFloor, naming the way forward). It rises
+// only under the retirement rule of DESIGN §4g. It is BaseVersion: a
+// rolling upgrade from the build at 544f168, which predates command
+// versions (it counts as version 1) yet writes row parts as JSON and
+// row-table UPDATE and DELETE in their version-2 form, must work
+// directly (issue 33), so every generation stays (legacy.go lists them).
+const Floor = BaseVersion
+
 // opVersions is the version of each op's Apply.
 var opVersions = map[model.Op]uint32{
 	model.OpInsert:      1,
