@@ -316,14 +316,9 @@ func registerQueued(t *testing.T, r *raft.Raft) {
 // kept busy by a writer, by Raft's VerifyLeader alone ("raft": counts any
 // reply) and by Node.VerifyLeader ("fresh": counts replies to requests
 // sent after it began), one caller and 16 at once (each caller its own
-// round; ReadIndex shares them). The lease and timeouts are longer than
-// the tests' so that a loaded machine does not cost the leader its lease
-// mid-run (it did at 250 ms, for both, at load 15 on 2 cores); a check
-// sends its heartbeats at once either way.
+// round; ReadIndex shares them), on a cluster with benchLease.
 func BenchmarkVerifyLeader(b *testing.B) {
-	c := startCluster(b, func(cfg *Config) {
-		cfg.HeartbeatTimeout, cfg.ElectionTimeout, cfg.LeaderLeaseTimeout = 2*time.Second, 2*time.Second, time.Second
-	})
+	c := startCluster(b, benchLease)
 	l := c.leader()
 	proposeRetry(b, l, setupCmds()...)
 	busyWriter(b, l)
