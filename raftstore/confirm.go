@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/raft"
 )
@@ -184,6 +185,13 @@ func confirmFresh(ctx context.Context, r *raft.Raft, l *replyLog, self raft.Serv
 	// check below reads every note made before.
 	w := l.wait(mark)
 	defer l.unwait(w)
+	var poll *time.Timer // once Raft's round is over: see below
+	defer func() {
+		if poll != nil {
+			poll.Stop()
+		}
+	}()
+	var polled <-chan time.Time
 	for {
 		ok, err := l.fresh(c, self, mark, term, need)
 		if err != nil || ok {
@@ -202,7 +210,17 @@ func confirmFresh(ctx context.Context, r *raft.Raft, l *replyLog, self raft.Serv
 			// Another round of Raft's would only queue one more
 			// heartbeat behind each, which the next check would then
 			// wait for. A newer term, a step-down or ctx end the wait.
+			// lost may miss a step-down (the watcher drops observations
+			// when it lags), so Raft's state is looked at now and then,
+			// as Raft's own round did until here.
 			raftDone = nil
+			poll = time.NewTimer(statePoll)
+			polled = poll.C
+		case <-polled:
+			if r.State() != raft.Leader || r.CurrentTerm() != term {
+				return errNotLeader
+			}
+			poll.Reset(statePoll)
 		case <-lost:
 			return errNotLeader
 		case <-ctx.Done():
@@ -210,6 +228,10 @@ func confirmFresh(ctx context.Context, r *raft.Raft, l *replyLog, self raft.Serv
 		}
 	}
 }
+
+// statePoll is how often confirmFresh looks at Raft's state while it
+// waits for fresh replies after Raft's own round has ended.
+const statePoll = 50 * time.Millisecond
 
 // verifyAsync starts a round of Raft's VerifyLeader, which sends a
 // heartbeat to every follower, and delivers its verdict.

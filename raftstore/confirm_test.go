@@ -189,8 +189,9 @@ func staleReplyScenario(t *testing.T, match func(*raft.AppendEntriesRequest) boo
 	// A healthy cluster confirms.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	lost := stopsLeading(t, a.r)
-	if err := confirmFresh(ctx, a.r, a.trans.replies, a.id, term, lost); err != nil {
+	// No step-down signal (nil): confirmFresh's look at Raft's state has
+	// to end the check once a steps down.
+	if err := confirmFresh(ctx, a.r, a.trans.replies, a.id, term, nil); err != nil {
 		t.Fatalf("healthy cluster: %v", err)
 	}
 
@@ -230,7 +231,7 @@ func staleReplyScenario(t *testing.T, match func(*raft.AppendEntriesRequest) boo
 	ours := make(chan error, 1)
 	octx, ocancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer ocancel()
-	go func() { ours <- confirmFresh(octx, a.r, a.trans.replies, a.id, term, lost) }()
+	go func() { ours <- confirmFresh(octx, a.r, a.trans.replies, a.id, term, nil) }()
 	raw := a.r.VerifyLeader()
 	// confirmFresh has queued its VerifyLeader once it waits on the log.
 	waitFor(t, "confirmFresh to wait", 10*time.Second, func() bool {
@@ -272,31 +273,6 @@ func staleReplyScenario(t *testing.T, match func(*raft.AppendEntriesRequest) boo
 	}
 }
 
-// stopsLeading returns a channel closed once r is no longer leader.
-func stopsLeading(t *testing.T, r *raft.Raft) <-chan struct{} {
-	lost := make(chan struct{})
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-tick.C:
-				if r.State() != raft.Leader {
-					close(lost)
-					return
-				}
-			case <-stop:
-				return
-			}
-		}
-	}()
-	t.Cleanup(func() { close(stop); <-done })
-	return lost
-}
-
 // registerQueued lets r's leader loop take every VerifyLeader queued
 // before the call. The loop picks at random among its ready channels;
 // BootstrapCluster's is unbuffered and answered by the leader loop
@@ -316,14 +292,9 @@ func registerQueued(t *testing.T, r *raft.Raft) {
 // kept busy by a writer, by Raft's VerifyLeader alone ("raft": counts any
 // reply) and by Node.VerifyLeader ("fresh": counts replies to requests
 // sent after it began), one caller and 16 at once (each caller its own
-// round; ReadIndex shares them). The lease and timeouts are longer than
-// the tests' so that a loaded machine does not cost the leader its lease
-// mid-run (it did at 250 ms, for both, at load 15 on 2 cores); a check
-// sends its heartbeats at once either way.
+// round; ReadIndex shares them), on a cluster with benchLease.
 func BenchmarkVerifyLeader(b *testing.B) {
-	c := startCluster(b, func(cfg *Config) {
-		cfg.HeartbeatTimeout, cfg.ElectionTimeout, cfg.LeaderLeaseTimeout = 2*time.Second, 2*time.Second, time.Second
-	})
+	c := startCluster(b, benchLease)
 	l := c.leader()
 	proposeRetry(b, l, setupCmds()...)
 	busyWriter(b, l)
@@ -356,5 +327,47 @@ func BenchmarkVerifyLeader(b *testing.B) {
 				})
 			})
 		}
+	}
+}
+
+// TestReplyLogCountsLaterSends pins what replyLog counts: a peer answers
+// for a check only with a reply, in the check's term, to a send numbered
+// above the check's mark; a reply with a newer term fails the check.
+func TestReplyLogCountsLaterSends(t *testing.T) {
+	c := raft.Configuration{Servers: []raft.Server{
+		{ID: "a", Suffrage: raft.Voter}, {ID: "b", Suffrage: raft.Voter},
+		{ID: "c", Suffrage: raft.Voter}, {ID: "d", Suffrage: raft.Nonvoter},
+	}}
+	l := newReplyLog()
+	send := func(id raft.ServerID, reqTerm, respTerm uint64) {
+		resp := &raft.AppendEntriesResponse{}
+		if err := l.appendEntries(id, &raft.AppendEntriesRequest{Term: reqTerm}, resp,
+			func() error { resp.Term = respTerm; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("b", 5, 5) // before the mark: does not count
+	mark := l.mark()
+	if ok, err := l.fresh(c, "a", mark, 5, 1); ok || err != nil {
+		t.Fatalf("a reply to a send before the mark counted: %v %v", ok, err)
+	}
+	send("d", 5, 5) // a non-voter: does not count
+	if ok, _ := l.fresh(c, "a", mark, 5, 1); ok {
+		t.Fatal("a non-voter's reply counted")
+	}
+	send("b", 4, 4) // another term: does not count for term 5
+	if ok, _ := l.fresh(c, "a", mark, 5, 1); ok {
+		t.Fatal("a reply in term 4 counted for term 5")
+	}
+	send("c", 5, 5)
+	if ok, err := l.fresh(c, "a", mark, 5, 1); !ok || err != nil {
+		t.Fatalf("c's reply to a later send did not count: %v %v", ok, err)
+	}
+	if ok, _ := l.fresh(c, "a", mark, 5, 2); ok {
+		t.Fatal("one reply counted as two")
+	}
+	send("b", 5, 6)
+	if _, err := l.fresh(c, "a", mark, 5, 1); !errors.Is(err, errDeposed) {
+		t.Fatalf("a newer term did not fail the check: %v", err)
 	}
 }
