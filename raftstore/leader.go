@@ -58,6 +58,7 @@ func (n *Node) watchLeader() {
 			select {
 			case o := <-ch:
 				n.leaderSeen.Store(time.Now().UnixNano())
+				n.noteCampaign()
 				if lo := o.Data.(raft.LeaderObservation); lo.LeaderID == n.id {
 					go n.confirmLeadership(n.raft.CurrentTerm())
 				}
@@ -66,9 +67,7 @@ func (n *Node) watchLeader() {
 				n.leaderGen = make(chan struct{})
 				n.lmu.Unlock()
 			case <-tick.C:
-				if _, id := n.raft.LeaderWithID(); id != "" {
-					n.leaderSeen.Store(time.Now().UnixNano())
-				}
+				n.noteCampaign()
 			case <-n.closed:
 				return
 			}
@@ -100,23 +99,55 @@ func (e *NoLeaderError) Unwrap() error { return ErrNoLeader }
 // NoLeaderSince is e.Since: the wire layer says it in its refusal.
 func (e *NoLeaderError) NoLeaderSince() time.Time { return e.Since }
 
-// leaderless returns a NoLeaderError when no leader is known and none has
-// been for longer than an election timeout, else nil. A leader dies, a
-// follower stops calling it leader a heartbeat timeout later, and an
-// election with a quorum ends well within an election timeout after
-// that (two, with a split vote): so past it, the node most likely has no
-// quorum, and a statement that waits until its deadline only makes its
-// client wait. The first statement after a leader appears goes to it.
+// noteCampaign keeps leaderSeen and campaignSince current (watchLeader,
+// on every leader observation and every tick): a known leader refreshes
+// leaderSeen and ends a campaign; a node without one that stands as a
+// candidate starts one, once.
+func (n *Node) noteCampaign() {
+	if _, id := n.raft.LeaderWithID(); id != "" {
+		n.leaderSeen.Store(time.Now().UnixNano())
+		n.campaignSince.Store(0)
+		return
+	}
+	if n.raft.State() == raft.Candidate {
+		n.campaignSince.CompareAndSwap(0, time.Now().UnixNano())
+	}
+}
+
+// leaderless returns a NoLeaderError when no leader is known and this
+// node has stood as a candidate for longer than an election timeout
+// without one appearing, else nil. An election with a quorum ends well
+// within an election timeout of its start (two, with a split vote): so
+// past it, the node most likely has no quorum, and a statement that waits
+// until its deadline only makes its client wait. The clock starts at the
+// campaign, not at the loss of the leader: a follower's own timer fires
+// anywhere in [1, 2) heartbeat timeouts after its last contact (Raft
+// randomizes it), and a node that has just started knows no leader until
+// its first election, which on a lone node ends a moment after that
+// timer; counted from the start, a lone node's restart refused a client
+// that came in the few milliseconds between one election timeout and its
+// election (TestRestartSingleNodeAtOnce, make test 00:39 on 2026-11-28). A
+// node that never campaigns (not a voter of its configuration) refuses
+// once no leader has been known for noCampaignTimeouts election timeouts.
+// The first statement after a leader appears goes to it.
 func (n *Node) leaderless() *NoLeaderError {
 	if _, id := n.raft.LeaderWithID(); id != "" {
 		return nil
 	}
 	since := time.Unix(0, n.leaderSeen.Load())
-	if time.Since(since) <= n.cfg.ElectionTimeout {
-		return nil
+	if cs := n.campaignSince.Load(); cs != 0 && time.Since(time.Unix(0, cs)) > n.cfg.ElectionTimeout {
+		return &NoLeaderError{Since: since}
 	}
-	return &NoLeaderError{Since: since}
+	if time.Since(since) > noCampaignTimeouts*n.cfg.ElectionTimeout {
+		return &NoLeaderError{Since: since}
+	}
+	return nil
 }
+
+// noCampaignTimeouts bounds, in election timeouts, how long a node that
+// does not campaign waits for a leader before it refuses: past a follower's
+// longest timer (two) and an election (one).
+const noCampaignTimeouts = 3
 
 // currentLeader returns the leader with the channel that announces its
 // change, taken first so that no change can slip in between.

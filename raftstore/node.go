@@ -70,6 +70,10 @@ type Node struct {
 	// leaderSeen is when a leader was last known here, in Unix
 	// nanoseconds (watchLeader; see leaderless).
 	leaderSeen atomic.Int64
+	// campaignSince is when this node, knowing no leader, first stood
+	// as a candidate, in Unix nanoseconds; 0 while a leader is known or
+	// before it has campaigned (watchLeader; see leaderless).
+	campaignSince atomic.Int64
 
 	// restarted is set when the node started from existing Raft state.
 	restarted bool

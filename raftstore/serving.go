@@ -283,9 +283,19 @@ func (n *Node) stateIncludes(index uint64) bool {
 // kickLoneVoter makes a node that is the only voter of its configuration
 // stand for election at once instead of after a heartbeat timeout: after a
 // restart nobody else can lead, and until it leads it cannot apply its
-// own log. Raft has no call for it; lowering the heartbeat timeout wakes
-// a follower's timer immediately, and with no leader ever heard from, the
-// timer starts an election. The timeout is set back right away.
+// own log. Raft has no call for it, but ReloadConfig with a shorter
+// heartbeat timeout than the one in force wakes a follower's timer at once
+// (hashicorp/raft v1.7.3's ReloadConfig notifies followerNotifyCh, and
+// runFollower sets its timer to fire now), and with no leader ever heard
+// from, the timer starts an election. The timeout cannot go below the
+// leader lease (ValidateConfig), which the defaults make equal to it
+// (--leader-lease 500ms, heartbeat timeout half of --election-timeout 1s):
+// so it is first raised by a millisecond and then set back, the setting
+// back being the shortening that wakes the timer. Lowering it to the lease,
+// as this did before, did nothing at the defaults: a restarted single
+// node waited 0.5-1 s for its election, and a client refused as
+// leaderless in that wait (TestRestartSingleNodeAtOnce, make test
+// 2026-11-28 00:39).
 func (n *Node) kickLoneVoter() {
 	f := n.raft.GetConfiguration()
 	if f.Error() != nil {
@@ -296,12 +306,10 @@ func (n *Node) kickLoneVoter() {
 		return
 	}
 	rc := n.raft.ReloadableConfig()
-	lowered := rc
-	lowered.HeartbeatTimeout = n.cfg.LeaderLeaseTimeout
-	if lowered.HeartbeatTimeout >= rc.HeartbeatTimeout {
-		return
-	}
-	if err := n.raft.ReloadConfig(lowered); err != nil {
+	raised := rc
+	raised.HeartbeatTimeout += time.Millisecond
+	raised.ElectionTimeout = max(raised.ElectionTimeout, raised.HeartbeatTimeout)
+	if err := n.raft.ReloadConfig(raised); err != nil {
 		n.log.Debug("lone voter: could not shorten the first election", "err", err)
 		return
 	}
