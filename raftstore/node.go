@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/ticketd/ticketd/raftstore/hclogslog"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/alloc"
 )
@@ -124,7 +125,7 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 		return nil, err
 	}
 	log := cfg.Logger.With("node", cfg.NodeID)
-	hl := newHCLog(log.With("component", "raft"), cfg.RaftLogLevel)
+	hl := hclogslog.New(log.With("component", "raft"), cfg.RaftLogLevel)
 
 	// Each step that opens something pushes its undo; a failed open runs
 	// them in reverse.
