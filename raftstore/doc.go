@@ -71,11 +71,13 @@
 // Subpackages, each with one job, which raftstore imports and which know
 // nothing of it: logformat (the bytes of batches, results and state
 // tables, and the command-version tables), raftport (the Raft port:
-// listener, mutual TLS, first-byte routing, Raft's transport over it) and
-// hclogslog (hashicorp's hclog interface onto log/slog, for Raft and its
-// log stores). raftstore keeps what needs the node or the state machine:
+// listener, mutual TLS, first-byte routing, Raft's transport over it),
+// backupfile (a backup file's envelope: header, trailer, checksum; the
+// image inside is this package's state file, backup.go) and hclogslog
+// (hashicorp's hclog interface onto log/slog, for Raft and its log
+// stores). raftstore keeps what needs the node or the state machine:
 // proposing, applying, forwarding's protocol, membership, the state file
-// and backups of it.
+// and what a backup's image holds.
 //
 // On-disk layout under the data directory:
 //
