@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
 	"github.com/ticketd/ticketd/raftstore/raftport"
 )
 

@@ -6,7 +6,7 @@
 // handshake when the cluster has certificates (NodeTLS, MutualTLS), and
 // routes each connection by its first byte to Raft's stream layer or to
 // the forwarding server it was started with; it dials peers the same way
-// (DialForward, and Reach and Verify, which check a peer answers).
+// (DialForward; Verify checks that a peer completes the TLS handshake).
 // Transport is Raft's network transport over the port, whose
 // AppendEntries to a peer that cannot be connected to waits for it to be
 // back rather than letting Raft's retry backoff grow (transport.go).

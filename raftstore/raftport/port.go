@@ -18,7 +18,7 @@ import (
 const (
 	muxRaft    byte = 1 // hashicorp/raft NetworkTransport RPCs
 	muxForward byte = 2 // ticketd forwarding (raftstore's forward.go)
-	muxProbe   byte = 3 // reachability and TLS checks (Reach, Verify): closed at once
+	muxProbe   byte = 3 // reachability and TLS checks (reach, Verify): closed at once
 )
 
 // Port accepts connections on the Raft address and hands each to Raft or
@@ -166,9 +166,9 @@ func (p *Port) DialForward(addr string, timeout time.Duration) (net.Conn, error)
 	return p.dial(addr, muxForward, timeout)
 }
 
-// Reach checks that a peer's Raft address accepts a connection (and, with
+// reach checks that a peer's Raft address accepts a connection (and, with
 // TLS, completes the handshake).
-func (p *Port) Reach(addr string, timeout time.Duration) error {
+func (p *Port) reach(addr string, timeout time.Duration) error {
 	c, err := p.dial(addr, muxProbe, timeout)
 	if err != nil {
 		return err

@@ -121,5 +121,5 @@ func (p *Port) Verify(addr string, timeout time.Duration) error {
 	if p.tls == nil {
 		return nil
 	}
-	return p.Reach(addr, timeout)
+	return p.reach(addr, timeout)
 }

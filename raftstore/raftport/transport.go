@@ -73,7 +73,7 @@ func NewTransport(p *Port, timeout time.Duration, hl hclog.Logger, leading func(
 		Timeout:         timeout,
 		Logger:          hl,
 	})
-	probe := func(addr string) error { return p.Reach(addr, timeout) }
+	probe := func(addr string) error { return p.reach(addr, timeout) }
 	return &Transport{NetworkTransport: t, probe: probe, leading: leading, log: log, down: map[raft.ServerID]time.Time{}}
 }
 
