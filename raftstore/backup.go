@@ -1,13 +1,10 @@
 package raftstore
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"sort"
@@ -15,122 +12,30 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ticketd/ticketd/raftstore/backupfile"
 	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
-// Backup file format, version 1. Integers are big-endian.
-//
-//	header   magic "TKTDBKUP" | u16 version | u16 len(node id) | u64 applied index
-//	         | u64 applied term | i64 created (Unix ns) | u64 image length | node id
-//	image    the bbolt state file as one read transaction saw it (tx.WriteTo)
-//	trailer  magic "TKTDEND\n" | u64 image length | SHA-256 of header, image
-//	         and the trailer's first 16 bytes
-//
-// The image length is in the header so that a reader knows where the image
-// ends without trusting the end of the stream, and again in the trailer so
-// that a truncated file is told apart from a damaged one. Nothing is
-// restored from a file until its whole length has been read and its
-// checksum matched.
-const (
-	backupMagic   = "TKTDBKUP"
-	backupEnd     = "TKTDEND\n"
-	backupVersion = 1
-
-	backupHeaderLen  = 8 + 2 + 2 + 8 + 8 + 8 + 8
-	backupTrailerLen = 8 + 8 + sha256.Size
-
-	// maxBackupImage bounds the image a reader accepts (it is written to
-	// disk before its checksum can be checked).
-	maxBackupImage = 4 << 30
-)
-
-// Backup file errors. Each failure to read a backup wraps one of them.
-var (
-	// ErrNotBackup: the file does not start with the backup magic.
-	ErrNotBackup = errors.New("raftstore: not a ticketd backup file")
-	// ErrBackupVersion: a backup format this binary does not know.
-	ErrBackupVersion = errors.New("raftstore: unsupported backup format version")
-	// ErrBackupTruncated: the file ends before its trailer does.
-	ErrBackupTruncated = errors.New("raftstore: backup file truncated")
-	// ErrBackupCorrupt: the checksum does not match, the trailer is
-	// damaged, or the image is not a state file whose tables decode.
-	ErrBackupCorrupt = errors.New("raftstore: backup file corrupt")
-)
-
-// BackupHeader describes a backup: which node took it, when, and the last
-// Raft entry its state includes.
-type BackupHeader struct {
-	NodeID       string
-	AppliedIndex uint64
-	AppliedTerm  uint64
-	Created      time.Time
-	ImageSize    uint64
-}
-
-// Size is the length of the whole backup file.
-func (h BackupHeader) Size() int64 {
-	return int64(backupHeaderLen+len(h.NodeID)) + int64(h.ImageSize) + backupTrailerLen
-}
-
-func (h BackupHeader) marshal() []byte {
-	b := make([]byte, 0, backupHeaderLen+len(h.NodeID))
-	b = append(b, backupMagic...)
-	b = binary.BigEndian.AppendUint16(b, backupVersion)
-	b = binary.BigEndian.AppendUint16(b, uint16(len(h.NodeID)))
-	b = binary.BigEndian.AppendUint64(b, h.AppliedIndex)
-	b = binary.BigEndian.AppendUint64(b, h.AppliedTerm)
-	b = binary.BigEndian.AppendUint64(b, uint64(h.Created.UnixNano()))
-	b = binary.BigEndian.AppendUint64(b, h.ImageSize)
-	return append(b, h.NodeID...)
-}
+// A backup file is a backupfile envelope around an image of the state
+// file, as one read transaction saw it (tx.WriteTo): backupfile owns the
+// envelope, this file what is inside.
 
 // BackupTx is a backup in progress: a read transaction on the state that
 // WriteTo streams out. Close it to let bbolt reuse the pages it pins.
 type BackupTx struct {
 	tx  *bolt.Tx
-	hdr BackupHeader
+	hdr backupfile.Header
 }
 
 // Header describes the backup WriteTo writes.
-func (b *BackupTx) Header() BackupHeader { return b.hdr }
+func (b *BackupTx) Header() backupfile.Header { return b.hdr }
 
 // WriteTo writes the whole backup file to w.
 func (b *BackupTx) WriteTo(w io.Writer) (int64, error) {
-	h := sha256.New()
-	mw := io.MultiWriter(w, h)
-	head := b.hdr.marshal()
-	n, err := mw.Write(head)
-	total := int64(n)
-	if err != nil {
-		return total, fmt.Errorf("raftstore: backup: %w", err)
-	}
-	img, err := b.tx.WriteTo(mw)
-	total += img
-	if err != nil {
-		return total, fmt.Errorf("raftstore: backup: %w", err)
-	}
-	if uint64(img) != b.hdr.ImageSize {
-		// The header promised another length: better no trailer (the
-		// file reads as truncated) than a file that lies.
-		return total, fmt.Errorf("raftstore: backup: image is %d bytes, header says %d", img, b.hdr.ImageSize)
-	}
-	n, err = w.Write(trailer(h, b.hdr.ImageSize))
-	total += int64(n)
-	if err != nil {
-		return total, fmt.Errorf("raftstore: backup: %w", err)
-	}
-	return total, nil
-}
-
-// trailer completes h with the trailer's first fields and returns the
-// trailer.
-func trailer(h hash.Hash, imageSize uint64) []byte {
-	t := append([]byte(backupEnd), binary.BigEndian.AppendUint64(nil, imageSize)...)
-	h.Write(t)
-	return h.Sum(t)
+	return backupfile.Write(w, b.hdr, b.tx)
 }
 
 // Close ends the read transaction.
@@ -151,7 +56,7 @@ func (f *FSM) beginBackup(nodeID string, now time.Time) (*BackupTx, error) {
 		return nil, fmt.Errorf("raftstore: backup: %w", err)
 	}
 	index, term := readApplied(tx)
-	return &BackupTx{tx: tx, hdr: BackupHeader{
+	return &BackupTx{tx: tx, hdr: backupfile.Header{
 		NodeID: nodeID, AppliedIndex: index, AppliedTerm: term,
 		Created: now, ImageSize: uint64(tx.Size()),
 	}}, nil
@@ -178,7 +83,7 @@ func (n *Node) BeginBackup(ctx context.Context, allowStale bool) (*BackupTx, err
 
 // Backup is a verified backup file's content.
 type Backup struct {
-	Header BackupHeader
+	Header backupfile.Header
 	// Dump is the state the image holds.
 	Dump model.Dump
 	// FileSize is the length of the file read.
@@ -271,7 +176,7 @@ func (f *BackupFile) ScanRows(db, table string, maxBytes int, fn func([][]model.
 	if v := tx.Bucket(bucketDBs).Bucket([]byte(db)).Get([]byte(table)); v != nil {
 		_, legacy, err := logformat.DecodeTableRows(v)
 		if err != nil {
-			return fmt.Errorf("%w: table %s.%s: %w", ErrBackupCorrupt, db, table, err)
+			return fmt.Errorf("%w: table %s.%s: %w", backupfile.ErrCorrupt, db, table, err)
 		}
 		for _, r := range legacy {
 			if err := add(r, len(rowengine.AppendRow(nil, r))); err != nil {
@@ -285,7 +190,7 @@ func (f *BackupFile) ScanRows(db, table string, maxBytes int, fn func([][]model.
 			for k, v := c.First(); k != nil; k, v = c.Next() {
 				r, err := rowengine.DecodeRow(string(v), len(def.Cols))
 				if err != nil {
-					return fmt.Errorf("%w: table %s.%s: %w", ErrBackupCorrupt, db, table, err)
+					return fmt.Errorf("%w: table %s.%s: %w", backupfile.ErrCorrupt, db, table, err)
 				}
 				if err := add(r, len(k)+len(v)); err != nil {
 					return err
@@ -302,43 +207,13 @@ func (f *BackupFile) Close() error {
 	return errors.Join(err, os.Remove(f.path))
 }
 
-// OpenBackup reads and verifies a whole backup file from r: magic,
-// version, length, checksum, then the image itself (bbolt opens it, its
-// format is one this binary reads, and every table and row decodes). The
-// image is staged in a temporary file in dir (bbolt needs a file to
-// open), removed by Close. Errors wrap ErrNotBackup, ErrBackupVersion,
-// ErrBackupTruncated or ErrBackupCorrupt.
+// OpenBackup reads and verifies a whole backup file from r: the envelope
+// (backupfile.Read: magic, version, length, checksum), then the image
+// itself (bbolt opens it, its format is one this binary reads, and every
+// table and row decodes). The image is staged in a temporary file in dir
+// (bbolt needs a file to open), removed by Close. Errors wrap
+// backupfile's ErrNotBackup, ErrVersion, ErrTruncated or ErrCorrupt.
 func OpenBackup(r io.Reader, dir string) (_ *BackupFile, err error) {
-	h := sha256.New()
-	tr := io.TeeReader(r, h)
-	fixed := make([]byte, backupHeaderLen)
-	if n, err := io.ReadFull(tr, fixed); err != nil {
-		if n >= len(backupMagic) && string(fixed[:len(backupMagic)]) == backupMagic {
-			return nil, fmt.Errorf("%w: %d header bytes of %d", ErrBackupTruncated, n, backupHeaderLen)
-		}
-		return nil, fmt.Errorf("%w: %d bytes, shorter than a header", ErrNotBackup, n)
-	}
-	if string(fixed[:8]) != backupMagic {
-		return nil, fmt.Errorf("%w: starts with %q", ErrNotBackup, fixed[:8])
-	}
-	if v := binary.BigEndian.Uint16(fixed[8:]); v != backupVersion {
-		return nil, fmt.Errorf("%w: version %d, this binary reads %d", ErrBackupVersion, v, backupVersion)
-	}
-	hdr := BackupHeader{
-		AppliedIndex: binary.BigEndian.Uint64(fixed[12:]),
-		AppliedTerm:  binary.BigEndian.Uint64(fixed[20:]),
-		Created:      time.Unix(0, int64(binary.BigEndian.Uint64(fixed[28:]))),
-		ImageSize:    binary.BigEndian.Uint64(fixed[36:]),
-	}
-	if hdr.ImageSize > maxBackupImage {
-		return nil, fmt.Errorf("%w: image length %d", ErrBackupCorrupt, hdr.ImageSize)
-	}
-	id := make([]byte, binary.BigEndian.Uint16(fixed[10:]))
-	if _, err := io.ReadFull(tr, id); err != nil {
-		return nil, fmt.Errorf("%w: in the header", ErrBackupTruncated)
-	}
-	hdr.NodeID = string(id)
-
 	tmp, err := os.CreateTemp(dir, "ticketd-backup-*.db")
 	if err != nil {
 		return nil, fmt.Errorf("raftstore: read backup: %w", err)
@@ -349,38 +224,16 @@ func OpenBackup(r io.Reader, dir string) (_ *BackupFile, err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if n, err := io.CopyN(tmp, tr, int64(hdr.ImageSize)); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%w: image has %d of %d bytes", ErrBackupTruncated, n, hdr.ImageSize)
-		}
-		return nil, fmt.Errorf("raftstore: read backup: %w", err)
-	}
-	// The trailer is read past the hash, which then takes its first
-	// fields, as the writer's did.
-	tail := make([]byte, backupTrailerLen+1)
-	n, err := io.ReadFull(r, tail)
-	switch {
-	case err == nil:
-		return nil, fmt.Errorf("%w: data after the trailer", ErrBackupCorrupt)
-	case n < backupTrailerLen:
-		return nil, fmt.Errorf("%w: trailer has %d of %d bytes", ErrBackupTruncated, n, backupTrailerLen)
-	case !errors.Is(err, io.ErrUnexpectedEOF):
-		return nil, fmt.Errorf("raftstore: read backup: %w", err)
-	}
-	tail = tail[:backupTrailerLen]
-	if string(tail[:8]) != backupEnd || binary.BigEndian.Uint64(tail[8:]) != hdr.ImageSize {
-		return nil, fmt.Errorf("%w: bad trailer", ErrBackupCorrupt)
-	}
-	h.Write(tail[:16])
-	if !bytes.Equal(h.Sum(nil), tail[16:]) {
-		return nil, fmt.Errorf("%w: SHA-256 mismatch", ErrBackupCorrupt)
+	hdr, err := backupfile.Read(r, tmp)
+	if err != nil {
+		return nil, err
 	}
 	if err := tmp.Sync(); err != nil {
 		return nil, fmt.Errorf("raftstore: read backup: %w", err)
 	}
 	db, err := bolt.Open(tmp.Name(), 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
 	if err != nil {
-		return nil, fmt.Errorf("%w: image does not open as bbolt: %w", ErrBackupCorrupt, err)
+		return nil, fmt.Errorf("%w: image does not open as bbolt: %w", backupfile.ErrCorrupt, err)
 	}
 	dump, counts, err := readImage(db, hdr.AppliedIndex)
 	if err != nil {
@@ -461,7 +314,7 @@ func readImage(db *bolt.DB, wantApplied uint64) (*model.Dump, map[string]int, er
 		return err
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", ErrBackupCorrupt, err)
+		return nil, nil, fmt.Errorf("%w: %w", backupfile.ErrCorrupt, err)
 	}
 	// bbolt iterates in key order already; sorting again keeps the
 	// documented order whatever the iteration does.
@@ -471,7 +324,7 @@ func readImage(db *bolt.DB, wantApplied uint64) (*model.Dump, map[string]int, er
 		return a.DB < b.DB || a.DB == b.DB && a.Name < b.Name
 	})
 	if err := ticket.ValidateDump(dump); err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", ErrBackupCorrupt, err)
+		return nil, nil, fmt.Errorf("%w: %w", backupfile.ErrCorrupt, err)
 	}
 	return dump, counts, nil
 }

@@ -142,7 +142,7 @@ type Config struct {
 
 	// TLS, if set, secures the Raft port: every connection, accepted or
 	// dialled, for Raft or forwarding, is mutual TLS with this
-	// configuration (see NodeTLS, MutualTLS), and Join first checks that
+	// configuration (see raftport.NodeTLS, MutualTLS), and Join first checks that
 	// the new member completes the handshake. Nil: plain TCP.
 	TLS *tls.Config
 

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/ticketd/ticketd/raftstore/raftport"
 )
 
 // Leadership confirmed only by replies to requests sent after the check
@@ -245,12 +247,12 @@ func verifyAsync(r *raft.Raft) <-chan error {
 // countedTransport is Raft's transport with every AppendEntries numbered
 // and its reply noted in replies (confirmFresh).
 type countedTransport struct {
-	*patientTransport
+	*raftport.Transport
 	replies *replyLog
 }
 
 func (t *countedTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
 	return t.replies.appendEntries(id, args, resp, func() error {
-		return t.patientTransport.AppendEntries(id, target, args, resp)
+		return t.Transport.AppendEntries(id, target, args, resp)
 	})
 }

@@ -36,7 +36,7 @@
 // (HandOver, TransferLeadership; handover.go), and the leader's
 // replication to an unreachable member waits for it instead of letting
 // Raft's retry backoff grow, so that a member back from an outage serves
-// at once (rejoin.go).
+// at once (raftport's Transport).
 //
 // Command versions keep a cluster of mixed builds (a rolling upgrade)
 // from writing what one of its members cannot apply: every command has a
@@ -58,13 +58,26 @@
 // Node runs a replica. It implements ticket.Replicator: on the leader a
 // batch becomes one Raft entry; on a follower it is forwarded to the leader
 // over the Raft address itself, which a first byte on each connection
-// splits between Raft's RPCs and ticketd's forwarding protocol. A batch
+// splits between Raft's RPCs and ticketd's forwarding protocol (package
+// raftport, which owns the port and its TLS; the protocol is forward.go's
+// here). A batch
 // that may have been committed is never retried: the caller gets an error
 // wrapping ticket.ErrUncertain, and its ids are never handed out. A
 // follower stops waiting for a batch's answer from an old leader gone
 // silent (paused, cut off) as soon as it follows another (silence.go),
 // and a node that has known no leader for longer than an election
 // timeout refuses at once (NoLeaderError).
+//
+// Subpackages, each with one job, which raftstore imports and which know
+// nothing of it: logformat (the bytes of batches, results and state
+// tables, and the command-version tables), raftport (the Raft port:
+// listener, mutual TLS, first-byte routing, Raft's transport over it),
+// backupfile (a backup file's envelope: header, trailer, checksum; the
+// image inside is this package's state file, backup.go) and hclogslog
+// (hashicorp's hclog interface onto log/slog, for Raft and its log
+// stores). raftstore keeps what needs the node or the state machine:
+// proposing, applying, forwarding's protocol, membership, the state file
+// and what a backup's image holds.
 //
 // On-disk layout under the data directory:
 //

@@ -16,12 +16,13 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/ticketd/ticketd/raftstore/logformat"
+	"github.com/ticketd/ticketd/raftstore/raftport"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/alloc"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
-// Forwarding protocol, on connections whose first byte is muxForward.
+// Forwarding protocol, on the Raft port's forwarding connections (raftport).
 // Frames in both directions are length-prefixed and carry a request id, so
 // one connection carries many requests at once and answers may come back
 // in any order:
@@ -126,10 +127,10 @@ var errNotSent = errors.New("raftstore: request not sent")
 // leader's Service (runtime.newstack and copystack, 3% of a leader's
 // CPU at 64 connections) and was dropped, for every forwarded batch.
 func (n *Node) serveForward(c net.Conn) {
-	out := newFrameWriter(c, n.cfg.TransportTimeout)
+	out := raftport.NewFrameWriter(c, n.cfg.TransportTimeout)
 	handle := func(r forwardedRequest) {
 		status, payload := n.handleForward(r.kind, r.timeout, r.payload)
-		out.write(func(b []byte) []byte {
+		out.Send(func(b []byte) []byte {
 			b = binary.BigEndian.AppendUint32(b, uint32(respHeader+len(payload)))
 			b = append(b, status)
 			b = binary.BigEndian.AppendUint64(b, r.id)
@@ -354,7 +355,7 @@ func errStatus(err error) byte {
 // forwarder is a follower's client for the leader: a few persistent
 // connections per leader address, each pipelining many requests.
 type forwarder struct {
-	m       *mux
+	port    forwardDialer
 	size    int
 	timeout time.Duration
 	log     *slog.Logger
@@ -370,8 +371,14 @@ type fpool struct {
 	dialing chan struct{} // closed when the dial under way ends
 }
 
-func newForwarder(m *mux, size int, timeout time.Duration, log *slog.Logger) *forwarder {
-	return &forwarder{m: m, size: size, timeout: timeout, log: log, pools: make(map[string]*fpool)}
+// forwardDialer connects to the forwarding server on a peer's Raft port
+// (raftport.Port).
+type forwardDialer interface {
+	DialForward(addr string, timeout time.Duration) (net.Conn, error)
+}
+
+func newForwarder(port forwardDialer, size int, timeout time.Duration, log *slog.Logger) *forwarder {
+	return &forwarder{port: port, size: size, timeout: timeout, log: log, pools: make(map[string]*fpool)}
 }
 
 // conn returns a live connection to addr, dialing one (at most one dial at
@@ -412,7 +419,7 @@ func (f *forwarder) conn(addr string) (*fconn, error) {
 		f.mu.Unlock()
 
 		// Dial outside the lock: a dead leader can take the whole timeout.
-		nc, err := f.m.dial(addr, muxForward, f.timeout)
+		nc, err := f.port.DialForward(addr, f.timeout)
 		var c *fconn
 		if err == nil {
 			c = &fconn{c: nc, pending: make(map[uint64]chan fwdResp), done: make(chan struct{})}

@@ -14,25 +14,26 @@ import (
 	"time"
 
 	"github.com/ticketd/ticketd/raftstore/logformat"
+	"github.com/ticketd/ticketd/raftstore/raftport"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/alloc"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // fakeLeader serves the forwarding protocol with a handler of the test's
-// choosing, behind a real mux.
+// choosing, behind a real port.
 func fakeLeader(t *testing.T, handle func(c net.Conn)) (addr string) {
 	t.Helper()
 	ln := listen(t)
-	m := newMux(ln, ln.Addr(), time.Second, nil, testLogger())
-	m.start(handle)
+	m := raftport.New(ln, ln.Addr().String(), time.Second, nil, testLogger())
+	m.Start(handle)
 	t.Cleanup(func() { m.Close() })
 	return ln.Addr().String()
 }
 
 func newTestForwarder(t *testing.T) *forwarder {
 	ln := listen(t)
-	m := newMux(ln, ln.Addr(), time.Second, nil, testLogger())
+	m := raftport.New(ln, ln.Addr().String(), time.Second, nil, testLogger())
 	t.Cleanup(func() { m.Close() })
 	f := newForwarder(m, 2, time.Second, testLogger())
 	t.Cleanup(f.close)

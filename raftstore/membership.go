@@ -32,6 +32,11 @@ func memberIDs(c raft.Configuration) string {
 	return strings.Join(ids, ", ")
 }
 
+// ErrPeerUnverified refuses a Join whose new member's Raft address does not
+// complete a mutual TLS handshake with this node: added, it would be a
+// voter nobody can reach, and a quorum harder to find. Nothing changed.
+var ErrPeerUnverified = errors.New("raftstore: the new member failed the TLS handshake")
+
 // Join adds a voter to the cluster. Called on any member, it is carried
 // out by the leader, retrying (through leader changes) until the
 // context's deadline or ApplyTimeout. Joining a node that is already a
@@ -41,7 +46,8 @@ func (n *Node) Join(ctx context.Context, id, addr string) error {
 	if id == "" || addr == "" {
 		return errors.New("raftstore: join: id and address are required")
 	}
-	if err := n.mux.probe(addr, n.cfg.TransportTimeout); err != nil {
+	if err := n.port.Verify(addr, n.cfg.TransportTimeout); err != nil {
+		err = fmt.Errorf("%w: %w", ErrPeerUnverified, err)
 		n.log.Warn("join refused", "id", id, "addr", addr, "err", err)
 		return err
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/ticketd/ticketd/raftstore/hclogslog"
+	"github.com/ticketd/ticketd/raftstore/raftport"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/alloc"
 )
@@ -44,8 +46,8 @@ type Node struct {
 	raft  *raft.Raft
 	fsm   *FSM
 	store logStore
-	trans *raft.NetworkTransport
-	mux   *mux
+	trans *raftport.Transport
+	port  *raftport.Port
 	fwd   *forwarder
 	// replies numbers Raft's AppendEntries and notes their replies, for
 	// VerifyLeader (confirm.go).
@@ -128,7 +130,7 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 		return nil, err
 	}
 	log := cfg.Logger.With("node", cfg.NodeID)
-	hl := newHCLog(log.With("component", "raft"), cfg.RaftLogLevel)
+	hl := hclogslog.New(log.With("component", "raft"), cfg.RaftLogLevel)
 
 	// Each step that opens something pushes its undo; a failed open runs
 	// them in reverse.
@@ -152,8 +154,19 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 		return nil, err
 	}
 	undo = append(undo, func() { ln.Close() })
-	m := newMux(ln, tcpAddr(addr), cfg.TransportTimeout, cfg.TLS, log)
-	trans := newTransport(m, cfg.TransportTimeout, hl)
+	port := raftport.New(ln, addr, cfg.TransportTimeout, cfg.TLS, log)
+	// The node's closed channel, made here for the transport's waits.
+	closed := make(chan struct{})
+	var raftp atomic.Pointer[raft.Raft]
+	trans := raftport.NewTransport(port, cfg.TransportTimeout, hl, func() bool {
+		select {
+		case <-closed:
+			return false
+		default:
+		}
+		r := raftp.Load()
+		return r != nil && r.State() == raft.Leader
+	}, log)
 	undo = append(undo, func() { trans.Close() })
 
 	began := time.Now()
@@ -197,27 +210,9 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 		return nil, err
 	}
 	memberSeen := new(atomic.Bool)
-	// The node's closed channel, made here for the transport's waits.
-	closed := make(chan struct{})
-	var raftp atomic.Pointer[raft.Raft]
-	patient := newPatientTransport(trans, func(addr string) error {
-		c, err := m.dial(addr, muxProbe, cfg.TransportTimeout)
-		if err != nil {
-			return err
-		}
-		return c.Close()
-	}, func() bool {
-		select {
-		case <-closed:
-			return false
-		default:
-		}
-		r := raftp.Load()
-		return r != nil && r.State() == raft.Leader
-	}, log)
 	fatal := &fatalSignal{ch: make(chan struct{})}
 	replies := newReplyLog()
-	r, err := startRaft(rc, fsm, rs, &countedTransport{patientTransport: patient, replies: replies}, memberSeen, fatal)
+	r, err := startRaft(rc, fsm, rs, &countedTransport{Transport: trans, replies: replies}, memberSeen, fatal)
 	if err != nil {
 		return nil, err
 	}
@@ -236,8 +231,8 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 		lock:       lock,
 		memberSeen: memberSeen,
 		trans:      trans,
-		mux:        m,
-		fwd:        newForwarder(m, cfg.ForwardConns, cfg.TransportTimeout, log),
+		port:       port,
+		fwd:        newForwarder(port, cfg.ForwardConns, cfg.TransportTimeout, log),
 		replies:    replies,
 		closed:     closed,
 		fatal:      fatal,
@@ -251,8 +246,8 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 		refused := n.storeRefused
 		ws.refused.Store(&refused)
 	}
-	m.start(n.serveForward)
-	undo = append(undo, func() { m.Close() })
+	port.Start(n.serveForward)
+	undo = append(undo, func() { port.Close() })
 	n.followLeader()
 
 	switch {
@@ -327,27 +322,6 @@ func listenRaft(cfg *Config, self *Peer) (ln net.Listener, addr string, err erro
 		return nil, "", fmt.Errorf("raftstore: node %q is %s in the peer list but advertises %s", cfg.NodeID, self.Addr, addr)
 	}
 	return ln, addr, nil
-}
-
-// newTransport is Raft's network transport, over the mux's Raft streams.
-func newTransport(m *mux, timeout time.Duration, hl hclog.Logger) *raft.NetworkTransport {
-	return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream:  m.raftLayer(),
-		MaxPool: 3,
-		// 1 turns pipelined replication off. Its goroutines can wedge
-		// (hashicorp/raft#612): a follower that answers with a newer term
-		// or a rejection ends the pipeline's reader, and the next send
-		// parks for good on the pipeline's queue; replication to that
-		// peer stops while heartbeats go on, and Raft's Shutdown then
-		// waits forever. A leadership transfer (every planned stop) is
-		// exactly a follower answering with a newer term: in tests a node
-		// that handed over could not close. Synchronous AppendEntries
-		// cost little here (see the commit's A/B), as hashicorp/raft#541
-		// found for batched workloads.
-		MaxRPCsInFlight: 1,
-		Timeout:         timeout,
-		Logger:          hl,
-	})
 }
 
 // openFSM opens the state file the FSM applies entries to. With
@@ -615,7 +589,7 @@ func (n *Node) Close() error {
 		n.fwd.close()
 		errs := []error{n.raft.Shutdown().Error()}
 		raftTook := time.Since(began)
-		errs = append(errs, n.mux.Close(), n.trans.Close(), n.store.Close(), n.fsm.Close())
+		errs = append(errs, n.port.Close(), n.trans.Close(), n.store.Close(), n.fsm.Close())
 		// Last: the directory is free only once its files are closed.
 		errs = append(errs, n.lock.release())
 		var out []error

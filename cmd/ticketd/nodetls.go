@@ -6,11 +6,11 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/ticketd/ticketd/raftstore"
+	"github.com/ticketd/ticketd/raftstore/raftport"
 )
 
 // nodeTLSFlags secure the Raft port (Raft and forwarding) with mutual TLS:
-// see raftstore.NodeTLS and OPERATIONS.md "Securing a cluster".
+// see raftport.NodeTLS and OPERATIONS.md "Securing a cluster".
 type nodeTLSFlags struct {
 	cert, key, ca string
 	insecure      bool
@@ -45,7 +45,7 @@ func (f *nodeTLSFlags) load(raftAddr string) (*tls.Config, error) {
 		}
 		return nil, nil
 	case 3:
-		return raftstore.NodeTLS(f.cert, f.key, f.ca)
+		return raftport.NodeTLS(f.cert, f.key, f.ca)
 	}
 	return nil, errors.New("--node-cert, --node-key and --node-ca go together")
 }

@@ -1,4 +1,4 @@
-package raftstore
+package raftport
 
 import (
 	"crypto/tls"
@@ -17,13 +17,14 @@ import (
 // hashicorp's NetworkTransport owns it: we put ours in front.
 const (
 	muxRaft    byte = 1 // hashicorp/raft NetworkTransport RPCs
-	muxForward byte = 2 // ticketd forwarding (forward.go)
-	muxProbe   byte = 3 // Join's TLS check (tls.go): closed at once
+	muxForward byte = 2 // ticketd forwarding (raftstore's forward.go)
+	muxProbe   byte = 3 // reachability and TLS checks (reach, Verify): closed at once
 )
 
-// mux accepts connections on the Raft address and hands each to Raft or to
-// the forwarding server according to its first byte.
-type mux struct {
+// Port accepts connections on the Raft address and hands each to Raft or
+// to the forwarding server according to its first byte, and dials peers'
+// ports for either.
+type Port struct {
 	ln        net.Listener
 	advertise net.Addr
 	log       *slog.Logger
@@ -40,11 +41,15 @@ type mux struct {
 	conns map[net.Conn]struct{} // forwarding connections, closed on Close
 }
 
-func newMux(ln net.Listener, advertise net.Addr, timeout time.Duration, tlsCfg *tls.Config, log *slog.Logger) *mux {
-	return &mux{
+// New is the port on ln, which peers dial at advertise (kept as given, a
+// host name is not resolved). timeout bounds each dial and each accepted
+// connection's TLS handshake and first byte; tlsCfg nil is plain TCP.
+// Start begins accepting.
+func New(ln net.Listener, advertise string, timeout time.Duration, tlsCfg *tls.Config, log *slog.Logger) *Port {
+	return &Port{
 		ln:        ln,
 		tls:       tlsCfg,
-		advertise: advertise,
+		advertise: tcpAddr(advertise),
 		log:       log,
 		timeout:   timeout,
 		raftCh:    make(chan net.Conn),
@@ -53,21 +58,22 @@ func newMux(ln net.Listener, advertise net.Addr, timeout time.Duration, tlsCfg *
 	}
 }
 
-// start begins accepting; forward serves a forwarding connection.
-func (m *mux) start(forward func(net.Conn)) {
-	m.forward = forward
-	m.wg.Add(1)
-	go m.serve()
+// Start begins accepting; forward serves a forwarding connection until
+// it is done with it (the port closes it then).
+func (p *Port) Start(forward func(net.Conn)) {
+	p.forward = forward
+	p.wg.Add(1)
+	go p.serve()
 }
 
-func (m *mux) serve() {
-	defer m.wg.Done()
+func (p *Port) serve() {
+	defer p.wg.Done()
 	var backoff time.Duration
 	for {
-		c, err := m.ln.Accept()
+		c, err := p.ln.Accept()
 		if err != nil {
 			select {
-			case <-m.closing:
+			case <-p.closing:
 				return
 			default:
 			}
@@ -76,27 +82,27 @@ func (m *mux) serve() {
 			}
 			// Out of file descriptors and the like: keep serving.
 			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			m.log.Warn("raft listener accept", "err", err, "retry_in", backoff)
+			p.log.Warn("raft listener accept", "err", err, "retry_in", backoff)
 			select {
 			case <-time.After(backoff):
-			case <-m.closing:
+			case <-p.closing:
 				return
 			}
 			continue
 		}
 		backoff = 0
-		m.wg.Add(1)
-		go m.route(c)
+		p.wg.Add(1)
+		go p.route(c)
 	}
 }
 
 // route reads a connection's first byte in its own goroutine, so that a
 // peer that connects and says nothing cannot hold up the accept loop.
-func (m *mux) route(c net.Conn) {
-	defer m.wg.Done()
+func (p *Port) route(c net.Conn) {
+	defer p.wg.Done()
 	// One deadline for the handshake and the first byte.
-	c.SetDeadline(time.Now().Add(m.timeout))
-	c, ok := m.serverHandshake(c)
+	c.SetDeadline(time.Now().Add(p.timeout))
+	c, ok := p.serverHandshake(c)
 	if !ok {
 		return
 	}
@@ -109,62 +115,78 @@ func (m *mux) route(c net.Conn) {
 	switch b[0] {
 	case muxRaft:
 		select {
-		case m.raftCh <- c:
-		case <-m.closing:
+		case p.raftCh <- c:
+		case <-p.closing:
 			c.Close()
 		}
 	case muxForward:
-		m.mu.Lock()
+		p.mu.Lock()
 		select {
-		case <-m.closing:
-			m.mu.Unlock()
+		case <-p.closing:
+			p.mu.Unlock()
 			c.Close()
 			return
 		default:
 		}
-		m.conns[c] = struct{}{}
-		m.mu.Unlock()
-		m.forward(c)
-		m.mu.Lock()
-		delete(m.conns, c)
-		m.mu.Unlock()
+		p.conns[c] = struct{}{}
+		p.mu.Unlock()
+		p.forward(c)
+		p.mu.Lock()
+		delete(p.conns, c)
+		p.mu.Unlock()
 		c.Close()
 	case muxProbe:
 		c.Close()
 	default:
-		m.log.Warn("raft listener: unknown connection type", "type", b[0], "remote", c.RemoteAddr())
+		p.log.Warn("raft listener: unknown connection type", "type", b[0], "remote", c.RemoteAddr())
 		c.Close()
 	}
 }
 
 // Close stops accepting, closes forwarding connections and waits for the
 // goroutines. Raft's connections belong to its transport, closed by it.
-func (m *mux) Close() error {
+func (p *Port) Close() error {
 	var err error
-	m.closeOnce.Do(func() {
-		m.mu.Lock()
-		close(m.closing)
-		for c := range m.conns {
+	p.closeOnce.Do(func() {
+		p.mu.Lock()
+		close(p.closing)
+		for c := range p.conns {
 			c.Close()
 		}
-		m.mu.Unlock()
-		err = m.ln.Close()
-		m.wg.Wait()
+		p.mu.Unlock()
+		err = p.ln.Close()
+		p.wg.Wait()
 	})
 	return err
 }
 
+// DialForward connects to the forwarding server on a peer's Raft address
+// (timeout 0: the port's).
+func (p *Port) DialForward(addr string, timeout time.Duration) (net.Conn, error) {
+	return p.dial(addr, muxForward, timeout)
+}
+
+// reach checks that a peer's Raft address accepts a connection (and, with
+// TLS, completes the handshake).
+func (p *Port) reach(addr string, timeout time.Duration) error {
+	c, err := p.dial(addr, muxProbe, timeout)
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}
+
 // dial connects to a peer's Raft address for the given protocol.
-func (m *mux) dial(addr string, kind byte, timeout time.Duration) (net.Conn, error) {
+func (p *Port) dial(addr string, kind byte, timeout time.Duration) (net.Conn, error) {
 	if timeout <= 0 {
-		timeout = m.timeout
+		timeout = p.timeout
 	}
 	c, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errUnreachable, err)
 	}
 	c.SetDeadline(time.Now().Add(timeout))
-	if c, err = m.clientHandshake(c, addr, timeout); err != nil {
+	if c, err = p.clientHandshake(c, addr, timeout); err != nil {
 		return nil, err
 	}
 	if _, err := c.Write([]byte{kind}); err != nil {
@@ -175,40 +197,40 @@ func (m *mux) dial(addr string, kind byte, timeout time.Duration) (net.Conn, err
 	return c, nil
 }
 
-// raftLayer is the raft.StreamLayer over the mux.
+// raftLayer is the raft.StreamLayer over the port.
 type raftLayer struct {
-	m         *mux
+	p         *Port
 	closed    chan struct{}
 	closeOnce sync.Once
 }
 
 var _ raft.StreamLayer = (*raftLayer)(nil)
 
-func (m *mux) raftLayer() *raftLayer {
-	return &raftLayer{m: m, closed: make(chan struct{})}
+func (p *Port) raftLayer() *raftLayer {
+	return &raftLayer{p: p, closed: make(chan struct{})}
 }
 
 func (l *raftLayer) Accept() (net.Conn, error) {
 	select {
-	case c := <-l.m.raftCh:
+	case c := <-l.p.raftCh:
 		return c, nil
 	case <-l.closed:
 		return nil, net.ErrClosed
-	case <-l.m.closing:
+	case <-l.p.closing:
 		return nil, net.ErrClosed
 	}
 }
 
-// Close stops Raft's accept loop; the listener itself is the mux's.
+// Close stops Raft's accept loop; the listener itself is the port's.
 func (l *raftLayer) Close() error {
 	l.closeOnce.Do(func() { close(l.closed) })
 	return nil
 }
 
-func (l *raftLayer) Addr() net.Addr { return l.m.advertise }
+func (l *raftLayer) Addr() net.Addr { return l.p.advertise }
 
 func (l *raftLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	return l.m.dial(string(addr), muxRaft, timeout)
+	return l.p.dial(string(addr), muxRaft, timeout)
 }
 
 // tcpAddr is an advertised address as given (a host name is kept, not

@@ -1,4 +1,4 @@
-package raftstore
+package raftport
 
 import (
 	"bytes"
@@ -16,7 +16,16 @@ import (
 	"github.com/ticketd/ticketd/raftstore/tlstest"
 )
 
-// lockedBuffer collects log output written from the mux's goroutines.
+func listen(t testing.TB) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+// lockedBuffer collects log output written from the port's goroutines.
 type lockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
@@ -34,10 +43,10 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// tlsMux is a mux with cfg whose forwarding handler counts connections and
+// tlsMux is a port with cfg whose forwarding handler counts connections and
 // echoes one byte.
 type tlsMux struct {
-	m      *mux
+	m      *Port
 	served atomic.Int32
 	logs   *lockedBuffer
 }
@@ -46,8 +55,8 @@ func startTLSMux(t *testing.T, cfg *tls.Config) *tlsMux {
 	t.Helper()
 	ln := listen(t)
 	tm := &tlsMux{logs: &lockedBuffer{}}
-	tm.m = newMux(ln, ln.Addr(), 2*time.Second, cfg, slog.New(slog.NewTextHandler(tm.logs, nil)))
-	tm.m.start(func(c net.Conn) {
+	tm.m = New(ln, ln.Addr().String(), 2*time.Second, cfg, slog.New(slog.NewTextHandler(tm.logs, nil)))
+	tm.m.Start(func(c net.Conn) {
 		tm.served.Add(1)
 		var b [1]byte
 		if _, err := io.ReadFull(c, b[:]); err == nil {
@@ -62,7 +71,7 @@ func (tm *tlsMux) addr() string { return tm.m.ln.Addr().String() }
 
 // echo dials addr from tm for forwarding and checks the byte comes back.
 func (tm *tlsMux) echo(addr string) error {
-	c, err := tm.m.dial(addr, muxForward, 2*time.Second)
+	c, err := tm.m.DialForward(addr, 2*time.Second)
 	if err != nil {
 		return err
 	}
@@ -138,35 +147,5 @@ func TestMutualTLSRefusesStrangers(t *testing.T) {
 	}
 	if !strings.Contains(logs, "remote=127.0.0.1:") {
 		t.Errorf("failed handshake logged without the remote address:\n%s", logs)
-	}
-}
-
-// TestTLSClusterRefusesForeignJoin: a cluster over mutual TLS elects,
-// replicates and forwards; a node with another CA's certificate is refused
-// by Join, and the configuration does not change.
-func TestTLSClusterRefusesForeignJoin(t *testing.T) {
-	ca := tlstest.NewCA(t, "cluster CA")
-	c := startCluster(t, func(cfg *Config) {
-		cfg.TLS = MutualTLS(ca.Issue(t, cfg.NodeID).TLS(t), ca.Pool())
-	})
-	l := c.leader()
-	proposeRetry(t, l, setupCmds()...)
-	f := c.follower()
-	ids := insertIDs(t, proposeRetry(t, f, replaceCmd("flickr", "Tickets64", "a")))
-	if ids[0] == 0 {
-		t.Fatal("no id through the follower")
-	}
-
-	other := tlstest.NewCA(t, "other CA")
-	cfg := testConfig("intruder", t.TempDir(), listen(t))
-	cfg.NoBootstrap = true
-	cfg.TLS = MutualTLS(other.Issue(t, "intruder").TLS(t), other.Pool())
-	intruder := openNode(t, cfg)
-	err := f.Join(ctxT(t, 5*time.Second), "intruder", intruder.Addr())
-	if !errors.Is(err, ErrPeerUnverified) {
-		t.Fatalf("join of a node from another CA: %v, want ErrPeerUnverified", err)
-	}
-	if n := len(l.Status().Members); n != 3 {
-		t.Errorf("%d members after the refused join, want 3", n)
 	}
 }

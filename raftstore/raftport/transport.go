@@ -1,4 +1,4 @@
-package raftstore
+package raftport
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 )
 
@@ -36,9 +37,9 @@ const (
 	peerDownWait   = 2 * time.Minute
 )
 
-// patientTransport is Raft's transport with AppendEntries waiting for an
-// unreachable peer (see above).
-type patientTransport struct {
+// Transport is Raft's network transport over a port's Raft streams, with
+// AppendEntries waiting for an unreachable peer (see above).
+type Transport struct {
 	*raft.NetworkTransport
 	probe func(addr string) error
 	// leading reports whether the wait is still worth it: this node leads
@@ -50,13 +51,35 @@ type patientTransport struct {
 	down map[raft.ServerID]time.Time // peers waited for, since when
 }
 
-func newPatientTransport(t *raft.NetworkTransport, probe func(string) error, leading func() bool, log *slog.Logger) *patientTransport {
-	return &patientTransport{NetworkTransport: t, probe: probe, leading: leading, log: log, down: map[raft.ServerID]time.Time{}}
+// NewTransport is Raft's transport over p: timeout bounds each RPC and
+// dial, hl is what hashicorp's transport logs through, and leading
+// reports whether an AppendEntries to an unreachable peer is still worth
+// waiting for (this node leads and has not closed); log gets the waits.
+func NewTransport(p *Port, timeout time.Duration, hl hclog.Logger, leading func() bool, log *slog.Logger) *Transport {
+	t := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream:  p.raftLayer(),
+		MaxPool: 3,
+		// 1 turns pipelined replication off. Its goroutines can wedge
+		// (hashicorp/raft#612): a follower that answers with a newer term
+		// or a rejection ends the pipeline's reader, and the next send
+		// parks for good on the pipeline's queue; replication to that
+		// peer stops while heartbeats go on, and Raft's Shutdown then
+		// waits forever. A leadership transfer (every planned stop) is
+		// exactly a follower answering with a newer term: in tests a node
+		// that handed over could not close. Synchronous AppendEntries
+		// cost little here (see the commit's A/B), as hashicorp/raft#541
+		// found for batched workloads.
+		MaxRPCsInFlight: 1,
+		Timeout:         timeout,
+		Logger:          hl,
+	})
+	probe := func(addr string) error { return p.reach(addr, timeout) }
+	return &Transport{NetworkTransport: t, probe: probe, leading: leading, log: log, down: map[raft.ServerID]time.Time{}}
 }
 
 // AppendEntries sends the request, first waiting for the peer to be
 // reachable when it is not.
-func (t *patientTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
+func (t *Transport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
 	err := t.NetworkTransport.AppendEntries(id, target, args, resp)
 	if err == nil || !errors.Is(err, errUnreachable) || !t.awaitPeer(id, target) {
 		return err
@@ -66,7 +89,7 @@ func (t *patientTransport) AppendEntries(id raft.ServerID, target raft.ServerAdd
 
 // awaitPeer probes target until it accepts a connection (true), or the
 // wait is over (false).
-func (t *patientTransport) awaitPeer(id raft.ServerID, target raft.ServerAddress) bool {
+func (t *Transport) awaitPeer(id raft.ServerID, target raft.ServerAddress) bool {
 	t.mu.Lock()
 	since, known := t.down[id]
 	if !known {

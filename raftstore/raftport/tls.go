@@ -1,4 +1,4 @@
-package raftstore
+package raftport
 
 import (
 	"context"
@@ -11,16 +11,14 @@ import (
 	"time"
 )
 
-// Mutual TLS on the Raft port (Config.TLS). Both Raft and forwarding run
-// over the mux, which wraps every connection it accepts or dials before
-// the first byte that routes it, so a peer without a certificate from the
-// cluster's CA reaches neither: it cannot vote, replicate, forward a batch
-// or answer the check Join makes.
-
-// ErrPeerUnverified refuses a Join whose new member's Raft address does not
-// complete a mutual TLS handshake with this node: added, it would be a
-// voter nobody can reach, and a quorum harder to find. Nothing changed.
-var ErrPeerUnverified = errors.New("raftstore: the new member failed the TLS handshake")
+// Mutual TLS on the Raft port (New's tlsCfg). Both Raft and forwarding
+// run over the port, which wraps every connection it accepts or dials
+// before the first byte that routes it, so a peer without a certificate
+// from the cluster's CA reaches neither: it cannot vote, replicate,
+// forward a batch or pass Verify.
+//
+// The errors keep the "raftstore:" prefix they had before this package
+// was cut out of raftstore: operators see them as they were.
 
 // NodeTLS is the mutual TLS configuration of a node whose certificate and
 // key are in PEM files, and whose peers' certificates must be signed by a
@@ -85,15 +83,15 @@ func verifyPeer(cs tls.ConnectionState, roots *x509.CertPool) error {
 // serverHandshake runs the accepting side's handshake within timeout; a
 // failure is logged with the remote address and costs only the
 // connection.
-func (m *mux) serverHandshake(c net.Conn) (net.Conn, bool) {
-	if m.tls == nil {
+func (p *Port) serverHandshake(c net.Conn) (net.Conn, bool) {
+	if p.tls == nil {
 		return c, true
 	}
-	tc := tls.Server(c, m.tls)
-	ctx, cancel := context.WithTimeout(context.Background(), m.timeout)
+	tc := tls.Server(c, p.tls)
+	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
 	defer cancel()
 	if err := tc.HandshakeContext(ctx); err != nil {
-		m.log.Warn("raft listener: TLS handshake failed", "remote", c.RemoteAddr().String(), "err", err)
+		p.log.Warn("raft listener: TLS handshake failed", "remote", c.RemoteAddr().String(), "err", err)
 		c.Close()
 		return nil, false
 	}
@@ -101,31 +99,27 @@ func (m *mux) serverHandshake(c net.Conn) (net.Conn, bool) {
 }
 
 // clientHandshake runs the dialing side's handshake within timeout.
-func (m *mux) clientHandshake(c net.Conn, addr string, timeout time.Duration) (net.Conn, error) {
-	if m.tls == nil {
+func (p *Port) clientHandshake(c net.Conn, addr string, timeout time.Duration) (net.Conn, error) {
+	if p.tls == nil {
 		return c, nil
 	}
-	tc := tls.Client(c, m.tls)
+	tc := tls.Client(c, p.tls)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := tc.HandshakeContext(ctx); err != nil {
 		c.Close()
-		m.log.Warn("raft dial: TLS handshake failed", "remote", addr, "err", err)
+		p.log.Warn("raft dial: TLS handshake failed", "remote", addr, "err", err)
 		return nil, fmt.Errorf("raftstore: TLS handshake with %s: %w", addr, err)
 	}
 	return tc, nil
 }
 
-// probe checks that addr completes the mutual TLS handshake (Join's
-// check). Without TLS it checks nothing: the address may well not be
-// listening yet.
-func (m *mux) probe(addr string, timeout time.Duration) error {
-	if m.tls == nil {
+// Verify checks that addr completes the mutual TLS handshake (the check
+// raftstore's Join makes of a new member). Without TLS it checks nothing:
+// the address may well not be listening yet.
+func (p *Port) Verify(addr string, timeout time.Duration) error {
+	if p.tls == nil {
 		return nil
 	}
-	c, err := m.dial(addr, muxProbe, timeout)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrPeerUnverified, err)
-	}
-	return c.Close()
+	return p.reach(addr, timeout)
 }

@@ -1,4 +1,4 @@
-package raftstore
+package hclogslog
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 
 func TestHCLogAdapter(t *testing.T) {
 	var buf bytes.Buffer
-	l := newHCLog(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug - 4})), slog.LevelInfo)
+	l := New(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug - 4})), slog.LevelInfo)
 	l.Debug("hidden")
 	l.Trace("hidden")
 	if l.IsDebug() || !l.IsInfo() {
@@ -46,7 +46,7 @@ func TestHCLogAdapter(t *testing.T) {
 // not as slices ("initial configuration" servers="[%+v [...]]" before).
 func TestHCLogFormats(t *testing.T) {
 	var buf bytes.Buffer
-	l := newHCLog(slog.New(slog.NewJSONHandler(&buf, nil)), slog.LevelInfo)
+	l := New(slog.New(slog.NewJSONHandler(&buf, nil)), slog.LevelInfo)
 	type server struct{ ID, Address string }
 	l.With("cfg", hclog.Fmt("%d servers", 1)).Info("initial configuration", "index", 0,
 		"servers", hclog.Fmt("%+v", []server{{"n1", "127.0.0.1:7306"}}), "mask", hclog.Hex(255))

@@ -1,4 +1,13 @@
-package raftstore
+// Package hclogslog owns one translation: hashicorp's hclog.Logger, the
+// interface hashicorp/raft and its log stores log through, onto a
+// log/slog.Logger, with hclog's levels mapped onto slog's, its formatted
+// values (hclog.Fmt, hclog.Hex and kin) formatted, and a warning or error
+// that repeats within a second passed on once with the number dropped.
+//
+// It must not know Raft, ticketd's nodes or their configuration: what
+// it is given is a slog.Logger and a minimum level, and what it logs is
+// what it is asked to.
+package hclogslog
 
 import (
 	"context"
@@ -29,7 +38,8 @@ type hclogAdapter struct {
 
 const logEvery = time.Second
 
-func newHCLog(l *slog.Logger, min slog.Level) hclog.Logger {
+// New returns an hclog.Logger that logs to l the records at min or above.
+func New(l *slog.Logger, min slog.Level) hclog.Logger {
 	return &hclogAdapter{l: l, min: min, limit: &logLimiter{last: map[string]limitEntry{}}}
 }
 

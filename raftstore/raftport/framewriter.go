@@ -1,4 +1,4 @@
-package raftstore
+package raftport
 
 import (
 	"net"
@@ -6,19 +6,20 @@ import (
 	"time"
 )
 
-// frameWriter writes a connection's outgoing frames from many goroutines,
+// FrameWriter writes a connection's outgoing frames from many goroutines,
 // combining the frames that queue up while one write is under way into
 // the next write. A leader answers a follower's forwarded batches when
 // the Raft entry holding them commits, so the answers become ready
 // together; written one by one they cost a write system call and a wake
-// of the follower's reader each.
+// of the follower's reader each. What a frame says is the caller's: to
+// the writer it is bytes.
 //
 // The first goroutine to find no write under way becomes the writer: it
 // writes what is queued, then whatever queued meanwhile, until nothing is
 // left; the others only append and return. A failed write closes the
 // connection, and later frames are dropped: the follower reports every
 // request it had in flight on it as uncertain.
-type frameWriter struct {
+type FrameWriter struct {
 	c       net.Conn
 	timeout time.Duration
 
@@ -29,13 +30,14 @@ type frameWriter struct {
 	failed  bool
 }
 
-func newFrameWriter(c net.Conn, timeout time.Duration) *frameWriter {
-	return &frameWriter{c: c, timeout: timeout}
+// NewFrameWriter writes on c, each write within timeout.
+func NewFrameWriter(c net.Conn, timeout time.Duration) *FrameWriter {
+	return &FrameWriter{c: c, timeout: timeout}
 }
 
-// write queues the frame built by appendFrame and writes it, with any
+// Send queues the frame built by appendFrame and writes it, with any
 // other queued frames, unless another goroutine is writing already.
-func (w *frameWriter) write(appendFrame func([]byte) []byte) {
+func (w *FrameWriter) Send(appendFrame func([]byte) []byte) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.failed {

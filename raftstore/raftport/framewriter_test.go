@@ -1,4 +1,4 @@
-package raftstore
+package raftport
 
 import (
 	"bytes"
@@ -53,10 +53,10 @@ func frameOf(i int) func([]byte) []byte {
 // out together in the next write, each whole and each once.
 func TestFrameWriterCombines(t *testing.T) {
 	c := &countingConn{release: make(chan struct{})}
-	w := newFrameWriter(c, time.Second)
+	w := NewFrameWriter(c, time.Second)
 	firstDone := make(chan struct{})
 	go func() {
-		w.write(frameOf(0))
+		w.Send(frameOf(0))
 		close(firstDone)
 	}()
 	for { // wait until the first write is under way
@@ -74,7 +74,7 @@ func TestFrameWriterCombines(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.write(frameOf(i))
+			w.Send(frameOf(i))
 		}()
 	}
 	// The others only queue: they return while the first write blocks.
@@ -101,12 +101,12 @@ func TestFrameWriterCombines(t *testing.T) {
 func TestFrameWriterFailure(t *testing.T) {
 	c := &countingConn{release: make(chan struct{}), fail: errors.New("broken pipe")}
 	close(c.release)
-	w := newFrameWriter(c, time.Second)
-	w.write(frameOf(1))
+	w := NewFrameWriter(c, time.Second)
+	w.Send(frameOf(1))
 	if !c.closed {
 		t.Fatal("connection not closed after a failed write")
 	}
-	w.write(frameOf(2))
+	w.Send(frameOf(2))
 	if len(c.writes) != 1 {
 		t.Errorf("%d writes, want 1: frames after the failure must be dropped", len(c.writes))
 	}
