@@ -5,7 +5,7 @@ PKGS_UNIT := ./ticket/... ./sql/... ./raftstore/... ./wire/... ./cmd/...
 SOAK_DURATION  ?= 10m
 BENCH_DURATION ?= 5s
 
-.PHONY: all build run test test-unit test-integration vet fmt-check soak soak-schemes bench bench-readme bench-schemes bench-rows bench-restart clean
+.PHONY: all build run test test-unit test-integration vet fmt-check soak soak-schemes bench bench-readme bench-schemes bench-rows bench-restart bench-compare clean
 
 all: build
 
@@ -103,6 +103,17 @@ BENCH_CLUSTER_ROWS ?= 100000
 BENCH_BEFORE ?=
 bench-restart:
 	TICKETD_BENCH_ROWS=$(BENCH_ROWS) TICKETD_BENCH_CLUSTER_ROWS=$(BENCH_CLUSTER_ROWS) TICKETD_BENCH_BEFORE=$(BENCH_BEFORE) TICKETD_BENCH_OUT=$(CURDIR)/$(BENCH_OUT) $(GO) test -tags bench -count=1 -timeout 30m -run '^TestBench(Restart|RowsCluster)$$' -v ./integration/ | grep -v '^=== \|^--- '
+
+# Before/after pairs (issue 33): make bench's ticket and row (Leaf and
+# Tinyid) figures of the ticketd at BENCH_BEFORE_COMMIT, built from git
+# history, and of this checkout, alternated (old, new, old, new, ...)
+# BENCH_PAIRS times in one run through the harness's TICKETD_BIN; prints
+# each pair's ratio and their median and range (integration/benchcompare,
+# whose flags choose the targets).
+BENCH_BEFORE_COMMIT ?= fd4302c
+BENCH_PAIRS         ?= 3
+bench-compare:
+	$(GO) run ./integration/benchcompare -before $(BENCH_BEFORE_COMMIT) -pairs $(BENCH_PAIRS) -duration $(BENCH_DURATION)
 
 # The ID schemes alone (Leaf, Tinyid, NEXTVAL; also part of make bench).
 bench-schemes:

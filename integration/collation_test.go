@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/ticketd/ticketd/integration/harness"
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
-// TestGeneralCIWeights checks ticket.GeneralCIWeight, the weights of the
+// TestGeneralCIWeights checks rowengine.GeneralCIWeight, the weights of the
 // row tables' collation, against MariaDB's own utf8mb4_general_ci over
 // every BMP character (WEIGHT_STRING of the character, made with
 // CHAR(n USING utf32)), and one supplementary character (MariaDB weighs
@@ -50,7 +50,7 @@ func TestGeneralCIWeights(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s U+%04X: weight %q: %v", what, n, hex, err)
 			}
-			if got := ticket.GeneralCIWeight(rune(n)); uint64(got) != want {
+			if got := rowengine.GeneralCIWeight(rune(n)); uint64(got) != want {
 				if bad++; bad <= 20 {
 					t.Errorf("%s: U+%04X %q weighs %04X in MariaDB, %04X in ticketd", what, n, rune(n), want, got)
 				}

@@ -9,13 +9,17 @@ import (
 	"github.com/ticketd/ticketd/integration/harness"
 )
 
-// TestMain starts building the older ticketd TestRollingUpgrade needs
-// when that test is to run (oldBinary), and removes the ticketd binary
-// the harness built for this run.
+// TestMain starts building the older ticketds TestRollingUpgrade needs,
+// one after the other, when that test is to run (oldBinary), and removes
+// the ticketd binary the harness built for this run.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if selected("TestRollingUpgrade") {
-		go buildOld()
+		go func() {
+			for _, s := range upgradeSources {
+				buildOld(s.commit)
+			}
+		}()
 	}
 	harness.Main(m)
 }

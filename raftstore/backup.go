@@ -17,6 +17,8 @@ import (
 
 	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // Backup file format, version 1. Integers are big-endian.
@@ -178,7 +180,7 @@ func (n *Node) BeginBackup(ctx context.Context, allowStale bool) (*BackupTx, err
 type Backup struct {
 	Header BackupHeader
 	// Dump is the state the image holds.
-	Dump ticket.Dump
+	Dump model.Dump
 	// FileSize is the length of the file read.
 	FileSize int64
 }
@@ -197,8 +199,8 @@ func ReadBackup(r io.Reader, dir string) (*Backup, error) {
 		if t.Def.Rows == nil {
 			continue
 		}
-		var rows [][]ticket.Datum
-		err := f.ScanRows(t.Def.DB, t.Def.Name, 1<<20, func(chunk [][]ticket.Datum) error {
+		var rows [][]model.Datum
+		err := f.ScanRows(t.Def.DB, t.Def.Name, 1<<20, func(chunk [][]model.Datum) error {
 			rows = append(rows, chunk...)
 			return nil
 		})
@@ -207,7 +209,7 @@ func ReadBackup(r io.Reader, dir string) (*Backup, error) {
 		}
 		if len(rows) > 0 {
 			if b.Dump.Rows == nil {
-				b.Dump.Rows = map[string][][]ticket.Datum{}
+				b.Dump.Rows = map[string][][]model.Datum{}
 			}
 			b.Dump.Rows[t.Def.Key()] = rows
 		}
@@ -233,8 +235,8 @@ func (f *BackupFile) RowCount(db, table string) int { return f.rowCount[db+"."+t
 // chunks of about maxBytes of stored rows (at least one row), reading
 // them from the staged image: memory holds one chunk, whatever the
 // table's size. fn may keep the chunk.
-func (f *BackupFile) ScanRows(db, table string, maxBytes int, fn func([][]ticket.Datum) error) error {
-	var def *ticket.RowsDef
+func (f *BackupFile) ScanRows(db, table string, maxBytes int, fn func([][]model.Datum) error) error {
+	var def *model.RowsDef
 	for i := range f.Dump.Tables {
 		if d := &f.Dump.Tables[i].Def; d.DB == db && d.Name == table {
 			def = d.Rows
@@ -248,9 +250,9 @@ func (f *BackupFile) ScanRows(db, table string, maxBytes int, fn func([][]ticket
 		return fmt.Errorf("raftstore: backup rows: %w", err)
 	}
 	defer tx.Rollback()
-	var rows [][]ticket.Datum
+	var rows [][]model.Datum
 	size := 0
-	add := func(r []ticket.Datum, n int) error {
+	add := func(r []model.Datum, n int) error {
 		rows, size = append(rows, r), size+n
 		if size < maxBytes {
 			return nil
@@ -272,7 +274,7 @@ func (f *BackupFile) ScanRows(db, table string, maxBytes int, fn func([][]ticket
 			return fmt.Errorf("%w: table %s.%s: %w", ErrBackupCorrupt, db, table, err)
 		}
 		for _, r := range legacy {
-			if err := add(r, len(ticket.AppendRow(nil, r))); err != nil {
+			if err := add(r, len(rowengine.AppendRow(nil, r))); err != nil {
 				return err
 			}
 		}
@@ -281,7 +283,7 @@ func (f *BackupFile) ScanRows(db, table string, maxBytes int, fn func([][]ticket
 		if b := all.Bucket(rowsBucketName(tableKey{db, table})); b != nil {
 			c := b.Cursor()
 			for k, v := c.First(); k != nil; k, v = c.Next() {
-				r, err := ticket.DecodeRow(string(v), len(def.Cols))
+				r, err := rowengine.DecodeRow(string(v), len(def.Cols))
 				if err != nil {
 					return fmt.Errorf("%w: table %s.%s: %w", ErrBackupCorrupt, db, table, err)
 				}
@@ -390,8 +392,8 @@ func OpenBackup(r io.Reader, dir string) (_ *BackupFile, err error) {
 
 // readImage reads a state image's content, less row tables' rows, which
 // it checks and counts.
-func readImage(db *bolt.DB, wantApplied uint64) (*ticket.Dump, map[string]int, error) {
-	dump := new(ticket.Dump)
+func readImage(db *bolt.DB, wantApplied uint64) (*model.Dump, map[string]int, error) {
+	dump := new(model.Dump)
 	counts := map[string]int{}
 	err := db.View(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
@@ -446,13 +448,13 @@ func readImage(db *bolt.DB, wantApplied uint64) (*ticket.Dump, map[string]int, e
 					// The source cluster's members and clock, not its data.
 					return nil
 				}
-				dump.Globals = append(dump.Globals, ticket.Global{Name: string(k), Value: binary.BigEndian.Uint64(v)})
+				dump.Globals = append(dump.Globals, model.Global{Name: string(k), Value: binary.BigEndian.Uint64(v)})
 				return nil
 			})
 		}
 		if err == nil {
-			err = eachStoredKey(tx, func(k keyRef, v ticket.KeyVal) error {
-				dump.Keys = append(dump.Keys, ticket.KeyEntry{DB: k.db, Name: k.name, KeyVal: v})
+			err = eachStoredKey(tx, func(k keyRef, v model.KeyVal) error {
+				dump.Keys = append(dump.Keys, model.KeyEntry{DB: k.db, Name: k.name, KeyVal: v})
 				return nil
 			})
 		}
@@ -468,7 +470,7 @@ func readImage(db *bolt.DB, wantApplied uint64) (*ticket.Dump, map[string]int, e
 		a, b := &dump.Tables[i].Def, &dump.Tables[j].Def
 		return a.DB < b.DB || a.DB == b.DB && a.Name < b.Name
 	})
-	if err := dump.Validate(); err != nil {
+	if err := ticket.ValidateDump(dump); err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrBackupCorrupt, err)
 	}
 	return dump, counts, nil
@@ -476,7 +478,7 @@ func readImage(db *bolt.DB, wantApplied uint64) (*ticket.Dump, map[string]int, e
 
 // checkRows checks that every row of a row table's bucket decodes and
 // sits under its own key, and counts them, holding one row at a time.
-func checkRows(all *bolt.Bucket, k tableKey, rd *ticket.RowsDef) (int, error) {
+func checkRows(all *bolt.Bucket, k tableKey, rd *model.RowsDef) (int, error) {
 	if all == nil {
 		return 0, nil
 	}
@@ -484,16 +486,16 @@ func checkRows(all *bolt.Bucket, k tableKey, rd *ticket.RowsDef) (int, error) {
 	if b == nil {
 		return 0, nil
 	}
-	cluster := rd.ClusterKey()
+	cluster := rowengine.ClusterKey(rd)
 	n := 0
 	err := b.ForEach(func(pk, v []byte) error {
-		r, err := ticket.DecodeRow(string(v), len(rd.Cols))
+		r, err := rowengine.DecodeRow(string(v), len(rd.Cols))
 		if err != nil {
 			return err
 		}
 		if cluster >= 0 {
-			if key, _ := rd.IndexKey(cluster, r); key != string(pk) {
-				return fmt.Errorf("%w: row stored under another key", ticket.ErrRowsCorrupt)
+			if key, _ := rowengine.IndexKey(rd, cluster, r); key != string(pk) {
+				return fmt.Errorf("%w: row stored under another key", rowengine.ErrRowsCorrupt)
 			}
 		}
 		n++

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // backupBytes takes a backup of f's state.
@@ -35,7 +36,7 @@ func TestBackupRoundTrip(t *testing.T) {
 	f := openTestFSM(t, "")
 	setupTickets(t, f)
 	applyOK(t, f, entry(2, replaceCmd("flickr", "Tickets64", "a"), replaceCmd("flickr", "Tickets64", "b"),
-		createDB("empty"), ticket.Command{Op: ticket.OpSetGlobal, Name: "auto_increment_increment", Value: 3}))
+		createDB("empty"), model.Command{Op: model.OpSetGlobal, Name: "auto_increment_increment", Value: 3}))
 	data, hdr := backupBytes(t, f)
 	if hdr.AppliedIndex != 2 || hdr.AppliedTerm != 1 || hdr.NodeID != "n7" {
 		t.Errorf("header %+v", hdr)
@@ -57,7 +58,7 @@ func TestBackupRoundTrip(t *testing.T) {
 	if len(d.Tables) != 1 || d.Tables[0].Def.Key() != "flickr.Tickets64" || d.Tables[0].AutoInc != 3 || len(d.Tables[0].Rows) != 2 {
 		t.Errorf("tables %+v", d.Tables)
 	}
-	if !reflect.DeepEqual(d.Globals, []ticket.Global{{Name: "auto_increment_increment", Value: 3}}) {
+	if !reflect.DeepEqual(d.Globals, []model.Global{{Name: "auto_increment_increment", Value: 3}}) {
 		t.Errorf("globals %+v", d.Globals)
 	}
 }
@@ -144,23 +145,23 @@ func TestRestoreCommand(t *testing.T) {
 	src := openTestFSM(t, "")
 	setupTickets(t, src)
 	applyOK(t, src, entry(2, replaceCmd("flickr", "Tickets64", "a"),
-		ticket.Command{Op: ticket.OpReserve, DB: "flickr", Table: "Tickets64", Count: 100}))
+		model.Command{Op: model.OpReserve, DB: "flickr", Table: "Tickets64", Count: 100}))
 	data, _ := backupBytes(t, src)
 	b, err := ReadBackup(bytes.NewReader(data), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Dump.Advance(1000, 0); err != nil {
+	if _, err := ticket.AdvanceDump(&b.Dump, 1000, 0); err != nil {
 		t.Fatal(err)
 	}
 
 	dst := openTestFSM(t, "")
 	applyOK(t, dst, entry(1, createDB("other")))
-	rs := applyOK(t, dst, entry(2, ticket.Command{Op: ticket.OpRestore, Dump: &b.Dump}))
+	rs := applyOK(t, dst, entry(2, model.Command{Op: model.OpRestore, Dump: &b.Dump}))
 	if rs[0].Err == nil {
 		t.Fatal("restore over an existing database accepted without Force")
 	}
-	rs = applyOK(t, dst, entry(3, ticket.Command{Op: ticket.OpRestore, Dump: &b.Dump, Force: true}))
+	rs = applyOK(t, dst, entry(3, model.Command{Op: model.OpRestore, Dump: &b.Dump, Force: true}))
 	if rs[0].Err != nil {
 		t.Fatal(rs[0].Err)
 	}

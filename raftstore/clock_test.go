@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // insertedAt applies one WORKER_NODE insert appended at at and returns
@@ -39,14 +39,14 @@ func TestFSMClockNeverGoesBack(t *testing.T) {
 			t.Fatalf("NOW() = %s, want %s", got, w)
 		}
 	}
-	applyOK(t, f, entry(1, createDB("ids"), ticket.Command{Op: ticket.OpCreateTable, DB: "ids", Table: "WORKER_NODE", Def: workerDef("ids")}))
+	applyOK(t, f, entry(1, createDB("ids"), model.Command{Op: model.OpCreateTable, DB: "ids", Table: "WORKER_NODE", Def: workerDef("ids")}))
 	want(insertedAt(t, f, 2, sec(10)), 10)
 	// Version 3: a leader with a slower clock moves NOW() back.
 	want(insertedAt(t, f, 3, sec(5)), 5)
 	if !f.Clock().IsZero() {
 		t.Fatalf("clock %v before version %d", f.Clock(), clockVersion)
 	}
-	raise := entry(4, ticket.Command{Op: ticket.OpSetGlobal, Name: clusterVersionGlobal, Value: clockVersion})
+	raise := entry(4, model.Command{Op: model.OpSetGlobal, Name: clusterVersionGlobal, Value: clockVersion})
 	raise.AppendedAt = sec(6)
 	applyOK(t, f, raise)
 	if !f.Clock().Equal(sec(6)) {
@@ -96,7 +96,7 @@ func TestClockLeadersDisagree(t *testing.T) {
 	if n1.ID() != "n1" {
 		t.Fatalf("leader %s, want n1", n1.ID())
 	}
-	proposeRetry(t, n1, createDB("ids"), ticket.Command{Op: ticket.OpCreateTable, DB: "ids", Table: "WORKER_NODE", Def: workerDef("ids")})
+	proposeRetry(t, n1, createDB("ids"), model.Command{Op: model.OpCreateTable, DB: "ids", Table: "WORKER_NODE", Def: workerDef("ids")})
 	rs := proposeRetry(t, n1, workerInsert("ids", 1, 1))
 	first, err := time.Parse("2006-01-02 15:04:05", rs[0].Images[0][5].S)
 	must(t, err)
@@ -166,7 +166,7 @@ func TestClockMixedVersions(t *testing.T) {
 		return len(v) == 3 && v["n3"] == 3
 	})
 	n1 := lead("n1")
-	proposeRetry(t, n1, createDB("ids"), ticket.Command{Op: ticket.OpCreateTable, DB: "ids", Table: "WORKER_NODE", Def: legacyDef(workerDef("ids"))})
+	proposeRetry(t, n1, createDB("ids"), model.Command{Op: model.OpCreateTable, DB: "ids", Table: "WORKER_NODE", Def: legacyDef(workerDef("ids"))})
 	a := insert(n1, 1)
 	b := insert(lead("n2"), 2)
 	if b >= a {

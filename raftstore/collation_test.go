@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // TestCollationKeptAcrossRestart: a row table of the older folding (as a
@@ -21,22 +23,22 @@ import (
 // 1062 in the new one. A
 // backup of it restores both tables with their own comparison.
 func TestCollationKeptAcrossRestart(t *testing.T) {
-	def := func(name string) *ticket.TableDef {
-		d, err := ticket.NewTableDef(&ticket.TableSpec{DB: "d", Name: name, Columns: []ticket.ColumnSpec{
+	def := func(name string) *model.TableDef {
+		d, err := ticket.NewTableDef(&model.TableSpec{DB: "d", Name: name, Columns: []model.ColumnSpec{
 			{Name: "name", Type: "varchar", Width: 10, NotNull: true}},
-			Keys: []ticket.KeySpec{{Primary: true, Columns: []string{"name"}}}})
+			Keys: []model.KeySpec{{Primary: true, Columns: []string{"name"}}}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return d
 	}
-	insert := func(table, v string) ticket.Command {
-		return ticket.Command{Op: ticket.OpInsert, DB: "d", Table: table, Columns: []string{"name"},
-			Values: [][]ticket.Value{{{Kind: ticket.ValString, Str: v}}}, Rows: &ticket.RowsCommand{Engine: true}}
+	insert := func(table, v string) model.Command {
+		return model.Command{Op: model.OpInsert, DB: "d", Table: table, Columns: []string{"name"},
+			Values: [][]model.Value{{{Kind: model.ValString, Str: v}}}, Rows: &model.RowsCommand{Engine: true}}
 	}
-	entries := []ticket.Command{createDB("d"),
-		{Op: ticket.OpCreateTable, DB: "d", Table: "old", Def: legacyDef(def("old"))},
-		{Op: ticket.OpCreateTable, DB: "d", Table: "new", Def: def("new")}}
+	entries := []model.Command{createDB("d"),
+		{Op: model.OpCreateTable, DB: "d", Table: "old", Def: legacyDef(def("old"))},
+		{Op: model.OpCreateTable, DB: "d", Table: "new", Def: def("new")}}
 	for _, table := range []string{"old", "new"} {
 		for _, v := range []string{"é", "E", "_a", "b"} {
 			entries = append(entries, insert(table, v))
@@ -44,7 +46,7 @@ func TestCollationKeptAcrossRestart(t *testing.T) {
 	}
 	// codes applies cmds one entry each from index idx and lists their
 	// error codes (0: applied).
-	codes := func(f *FSM, idx uint64, cmds []ticket.Command) []int {
+	codes := func(f *FSM, idx uint64, cmds []model.Command) []int {
 		var out []int
 		for i, c := range cmds {
 			for _, r := range applyOK(t, f, entry(idx+uint64(i), c)) {
@@ -64,7 +66,7 @@ func TestCollationKeptAcrossRestart(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			return rows.Scan(ticket.ClusterIndex, "", "", func(_ string, row []ticket.Datum) bool {
+			return rows.Scan(rowengine.ClusterIndex, "", "", func(_ string, row []model.Datum) bool {
 				names = append(names, row[0].S)
 				return true
 			})
@@ -97,11 +99,11 @@ func TestCollationKeptAcrossRestart(t *testing.T) {
 	check("reloaded", g)
 	// A key added to each keeps the table's comparison (ALTER TABLE
 	// copies the definition).
-	addKey := func(table string) ticket.Command {
-		return ticket.Command{Op: ticket.OpAlterTable, DB: "d", Table: table,
-			AddKeys: []ticket.KeySpec{{Name: "u", Unique: true, Columns: []string{"name"}}}}
+	addKey := func(table string) model.Command {
+		return model.Command{Op: model.OpAlterTable, DB: "d", Table: table,
+			AddKeys: []model.KeySpec{{Name: "u", Unique: true, Columns: []string{"name"}}}}
 	}
-	after := []ticket.Command{addKey("old"), addKey("new"), insert("old", "Ë"), insert("new", "Ë")}
+	after := []model.Command{addKey("old"), addKey("new"), insert("old", "Ë"), insert("new", "Ë")}
 	if got := codes(g, uint64(len(entries)+1), after); fmt.Sprint(got) != "[0 0 0 1062]" {
 		t.Errorf("after reload, a unique key added, 'Ë' into each: codes %v, want [0 0 0 1062]", got)
 	}
@@ -120,11 +122,11 @@ func TestCollationKeptAcrossRestart(t *testing.T) {
 	b, err := ReadBackup(bytes.NewReader(data), t.TempDir())
 	must(t, err)
 	k := openTestFSM(t, "")
-	if r := applyOK(t, k, entry(1, ticket.Command{Op: ticket.OpRestore, Dump: &b.Dump})); r[0].Err != nil {
+	if r := applyOK(t, k, entry(1, model.Command{Op: model.OpRestore, Dump: &b.Dump})); r[0].Err != nil {
 		t.Fatal(r[0].Err)
 	}
 	check("restored from a backup", k)
-	if got := codes(k, 2, []ticket.Command{insert("old", "ê"), insert("new", "ê")}); fmt.Sprint(got) != "[0 1062]" {
+	if got := codes(k, 2, []model.Command{insert("old", "ê"), insert("new", "ê")}); fmt.Sprint(got) != "[0 1062]" {
 		t.Errorf("restored: 'ê' into each: codes %v, want [0 1062]", got)
 	}
 }

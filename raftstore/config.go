@@ -128,7 +128,7 @@ type Config struct {
 
 	// Forward, if set, builds the handler that runs batches forwarded by
 	// followers while this node leads: in ticketd the leader's
-	// ticket.Service over this node, so that the round trip is follower ->
+	// alloc.Service over this node, so that the round trip is follower ->
 	// leader's Service (whose range reservations must see every
 	// allocation) -> leader's Raft. Open calls it once, with the node
 	// built but before it accepts any connection. Without it, forwarded

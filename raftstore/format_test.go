@@ -11,6 +11,8 @@ import (
 
 	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // Tests of how raftstore uses the log format (package logformat): which
@@ -28,17 +30,17 @@ import (
 func TestMalformedCommandDoesNotStopStateMachine(t *testing.T) {
 	n := openNode(t, testConfig("n1", t.TempDir(), listen(t)))
 	must(t, n.WaitReady(ctxT(t, 10*time.Second)))
-	for _, c := range []ticket.Command{
-		{Op: ticket.OpSetGlobal, Value: 2},
-		{Op: ticket.OpCreateDB},
-		{Op: ticket.OpDropDB},
+	for _, c := range []model.Command{
+		{Op: model.OpSetGlobal, Value: 2},
+		{Op: model.OpCreateDB},
+		{Op: model.OpDropDB},
 	} {
 		before := n.fsm.AppliedIndex()
-		res, err := n.Propose(ctxT(t, 5*time.Second), []ticket.Command{c, createDB(fmt.Sprintf("ok%d", c.Op))})
+		res, err := n.Propose(ctxT(t, 5*time.Second), []model.Command{c, createDB(fmt.Sprintf("ok%d", c.Op))})
 		if err != nil {
 			t.Fatalf("op %v: %v", c.Op, err)
 		}
-		if res[0].Err == nil || res[0].Err.Code != ticket.CodeUnknown {
+		if res[0].Err == nil || res[0].Err.Code != model.CodeUnknown {
 			t.Errorf("op %v: malformed command answered %+v", c.Op, res[0])
 		}
 		if res[1].Err != nil || res[1].Index <= before {
@@ -48,7 +50,7 @@ func TestMalformedCommandDoesNotStopStateMachine(t *testing.T) {
 			t.Fatalf("op %v: state machine failed: %v", c.Op, err)
 		}
 	}
-	if _, err := n.Propose(ctxT(t, 5*time.Second), []ticket.Command{createDB("alive")}); err != nil {
+	if _, err := n.Propose(ctxT(t, 5*time.Second), []model.Command{createDB("alive")}); err != nil {
 		t.Fatalf("node no longer commits: %v", err)
 	}
 }
@@ -68,7 +70,7 @@ func TestRowsFormatFollowsClusterVersion(t *testing.T) {
 		must(t, n.WaitReady(ctxT(t, 10*time.Second)))
 		waitFor(t, "the cluster's version to rise", 10*time.Second, func() bool { return n.ClusterVersion() == tc.version })
 		cmds := goldenRowsCommands()
-		res := propose(t, n, append([]ticket.Command{createDB("d")}, cmds[:3]...)...)
+		res := propose(t, n, append([]model.Command{createDB("d")}, cmds[:3]...)...)
 		for i, r := range res {
 			if r.Err != nil {
 				t.Fatalf("version %d: command %d: %v", tc.version, i, r.Err)
@@ -79,7 +81,7 @@ func TestRowsFormatFollowsClusterVersion(t *testing.T) {
 		for e.Type != raft.LogCommand {
 			must(t, n.logs.GetLog(e.Index-1, &e))
 		}
-		want := logformat.AppendBatch(nil, append([]ticket.Command{createDB("d")}, cmds[:3]...), logformat.FormatAt(tc.version))
+		want := logformat.AppendBatch(nil, append([]model.Command{createDB("d")}, cmds[:3]...), logformat.FormatAt(tc.version))
 		if !bytes.Equal(e.Data, want) {
 			t.Errorf("version %d: entry %x\nwant %x", tc.version, e.Data, want)
 		}
@@ -108,7 +110,7 @@ func TestRowTableAppliesEntryTime(t *testing.T) {
 	// entry's AppendedAt on every replica.
 	f := openTestFSM(t, "")
 	at := time.Date(2026, 11, 22, 12, 34, 56, 0, time.UTC)
-	for i, batch := range [][]ticket.Command{{{Op: ticket.OpCreateDB, DB: "d"}}, cmds[:3]} {
+	for i, batch := range [][]model.Command{{{Op: model.OpCreateDB, DB: "d"}}, cmds[:3]} {
 		l := entry(uint64(i+1), batch...)
 		l.AppendedAt = at
 		for _, r := range applyOK(t, f, l) {
@@ -117,11 +119,11 @@ func TestRowTableAppliesEntryTime(t *testing.T) {
 			}
 		}
 	}
-	var row []ticket.Datum
+	var row []model.Datum
 	if err := f.View(func(s ticket.Store) error {
 		rows, err := s.Rows("d", "leaf_alloc")
 		if err == nil && rows != nil && rows.Len() == 1 {
-			k, _ := cmds[0].Def.Rows.IndexKey(0, []ticket.Datum{{S: "A"}, {}, {}, {}})
+			k, _ := rowengine.IndexKey(cmds[0].Def.Rows, 0, []model.Datum{{S: "A"}, {}, {}, {}})
 			row, _ = rows.Get(k) // the primary key, case-insensitive
 		}
 		return err

@@ -17,6 +17,8 @@ import (
 
 	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/alloc"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // Forwarding protocol, on connections whose first byte is muxForward.
@@ -29,7 +31,7 @@ import (
 //
 // length counts the bytes after itself. Propose's payload is an
 // EncodeBatch batch, answered by the entry's u64 log index and then
-// EncodeResults; ProposeAs's is a u64 session (ticket.CASOwner) and then
+// EncodeResults; ProposeAs's is a u64 session (alloc.CASOwner) and then
 // Propose's; Join's is two strings (id, address), Remove's one; a
 // non-OK status carries an error message.
 const (
@@ -61,7 +63,7 @@ const (
 	// versions answers stNotLeader or stRejected (version.go).
 	fwdVersion byte = 7
 	// fwdProposeAs is fwdPropose naming the session of a compare-and-set
-	// (ticket/casgate.go). A build from before it answers stRejected.
+	// (ticket/alloc/casgate.go). A build from before it answers stRejected.
 	fwdProposeAs byte = 12
 
 	stOK        byte = 0
@@ -235,7 +237,7 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 			return stRejected, []byte("bad batch")
 		}
 		var (
-			res   []ticket.Result
+			res   []model.Result
 			index uint64
 			err   error
 		)
@@ -308,17 +310,17 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 
 // ForwardHandler runs a batch forwarded by a follower on the leader
 // (Config.Forward). It typically proposes through this node again.
-type ForwardHandler func(ctx context.Context, cmds []ticket.Command) ([]ticket.Result, error)
+type ForwardHandler func(ctx context.Context, cmds []model.Command) ([]model.Result, error)
 
 // handleBatch runs a forwarded batch through the handler. The index
 // returned is the leader's applied index afterwards, which covers every
 // entry the batch produced.
-func (n *Node) handleBatch(h ForwardHandler, deadline time.Time, payload []byte, owner uint64) ([]ticket.Result, uint64, error) {
+func (n *Node) handleBatch(h ForwardHandler, deadline time.Time, payload []byte, owner uint64) ([]model.Result, uint64, error) {
 	cmds, err := logformat.DecodeBatch(payload)
 	if err != nil {
 		return nil, 0, fmt.Errorf("raftstore: forwarded batch: %w: %w", ticket.ErrNoQuorum, err)
 	}
-	ctx, cancel := context.WithDeadline(ticket.WithCASOwner(context.Background(), owner), deadline)
+	ctx, cancel := context.WithDeadline(alloc.WithCASOwner(context.Background(), owner), deadline)
 	defer cancel()
 	res, err := h(ctx, cmds)
 	if err != nil {
@@ -470,7 +472,7 @@ func (f *forwarder) call(ctx context.Context, addr string, deadline time.Time, k
 // gets the batch again without the name.
 // The wait ends early, uncertain, when changed fires: the leader it was
 // sent to is no longer the one this node follows.
-func (f *forwarder) propose(ctx context.Context, addr string, deadline time.Time, data []byte, changed *leaderWatch, owner uint64) ([]ticket.Result, uint64, error) {
+func (f *forwarder) propose(ctx context.Context, addr string, deadline time.Time, data []byte, changed *leaderWatch, owner uint64) ([]model.Result, uint64, error) {
 	kind, payload := fwdPropose, data
 	if owner != 0 {
 		kind, payload = fwdProposeAs, append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(data)), owner), data...)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ticketd/ticketd/raftstore/logformat"
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // forwardFrame is one request as a follower writes it.
@@ -52,7 +52,7 @@ func FuzzForwardFrames(f *testing.F) {
 	must(f, n.WaitReady(ctxT(f, 10*time.Second)))
 	proposeRetry(f, n, setupCmds()...)
 
-	batch := logformat.EncodeBatch(nil, []ticket.Command{replaceCmd("flickr", "Tickets64", "a")})
+	batch := logformat.EncodeBatch(nil, []model.Command{replaceCmd("flickr", "Tickets64", "a")})
 	f.Add(forwardFrame(fwdPropose, 1, 1000, batch))
 	f.Add(append(forwardFrame(fwdCommit, 2, 1000, nil), forwardFrame(fwdPropose, 3, 0, batch)...))
 	f.Add(forwardFrame(fwdPropose, 4, 1000, batch[:len(batch)/2]))             // damaged batch
@@ -61,12 +61,12 @@ func FuzzForwardFrames(f *testing.F) {
 	f.Add(forwardFrame(99, 6, 1000, []byte("unknown kind")))                   // unknown kind
 	f.Add(forwardFrame(fwdStatus, 7, 1000, []byte("ignored payload")))         // a member's status
 	f.Add(forwardFrame(fwdPropose, 7, 1000, logformat.AppendString(nil, "x"))) // not a batch
-	f.Add(forwardFrame(fwdPropose, 8, 1000, logformat.EncodeBatch(nil, []ticket.Command{
-		{Op: ticket.OpSetGlobal, Name: "auto_increment_increment", Value: 2},
-		{Op: ticket.OpDropTable, DB: "flickr", Table: "nope"},
-		{Op: ticket.OpReserve, DB: "flickr", Table: "Tickets64", Count: 10},
+	f.Add(forwardFrame(fwdPropose, 8, 1000, logformat.EncodeBatch(nil, []model.Command{
+		{Op: model.OpSetGlobal, Name: "auto_increment_increment", Value: 2},
+		{Op: model.OpDropTable, DB: "flickr", Table: "nope"},
+		{Op: model.OpReserve, DB: "flickr", Table: "Tickets64", Count: 10},
 	})))
-	f.Add(forwardFrame(fwdPropose, 9, 1000, []byte{logformat.BatchVersion, 1, byte(ticket.OpCreateTable)}))
+	f.Add(forwardFrame(fwdPropose, 9, 1000, []byte{logformat.BatchVersion, 1, byte(model.OpCreateTable)}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		client, server := net.Pipe()
 		done := make(chan struct{})
@@ -84,7 +84,7 @@ func FuzzForwardFrames(f *testing.F) {
 		if err := n.fsm.Err(); err != nil {
 			t.Fatalf("state machine failed: %v", err)
 		}
-		if _, err := n.Propose(ctxT(t, 10*time.Second), []ticket.Command{createDB("fuzz_alive")}); err != nil {
+		if _, err := n.Propose(ctxT(t, 10*time.Second), []model.Command{createDB("fuzz_alive")}); err != nil {
 			t.Fatalf("node no longer commits after the input: %v", err)
 		}
 	})

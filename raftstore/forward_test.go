@@ -15,6 +15,8 @@ import (
 
 	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/alloc"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // fakeLeader serves the forwarding protocol with a handler of the test's
@@ -63,7 +65,7 @@ func writeResp(c net.Conn, status byte, id uint64, payload []byte) error {
 	return err
 }
 
-func batch() []byte { return logformat.EncodeBatch(nil, []ticket.Command{replaceCmd("d", "t", "a")}) }
+func batch() []byte { return logformat.EncodeBatch(nil, []model.Command{replaceCmd("d", "t", "a")}) }
 
 func TestForwardConnectionLostIsUncertain(t *testing.T) {
 	addr := fakeLeader(t, func(c net.Conn) {
@@ -101,7 +103,7 @@ func TestForwardStatuses(t *testing.T) {
 	})
 	f := newTestForwarder(t)
 	check := func(n int, want error) {
-		cmds := make([]ticket.Command, n)
+		cmds := make([]model.Command, n)
 		for i := range cmds {
 			cmds[i] = replaceCmd("d", "t", "a")
 		}
@@ -137,7 +139,7 @@ func TestForwardPipelining(t *testing.T) {
 		}
 		for i := len(reqs) - 1; i >= 0; i-- {
 			cmds, _ := logformat.DecodeBatch(reqs[i].payload)
-			res := []ticket.Result{{InsertID: uint64(cmds[0].Values[0][0].Int)}}
+			res := []model.Result{{InsertID: uint64(cmds[0].Values[0][0].Int)}}
 			index := binary.BigEndian.AppendUint64(nil, uint64(1000+cmds[0].Values[0][0].Int))
 			writeResp(c, stOK, reqs[i].id, logformat.EncodeResults(index, res))
 		}
@@ -151,8 +153,8 @@ func TestForwardPipelining(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			cmd := replaceCmd("d", "t", "a")
-			cmd.Values[0][0] = ticket.Value{Kind: ticket.ValInt, Int: int64(1000 + i)}
-			res, index, err := f.propose(context.Background(), addr, time.Now().Add(2*time.Second), logformat.EncodeBatch(nil, []ticket.Command{cmd}), nil, 0)
+			cmd.Values[0][0] = model.Value{Kind: model.ValInt, Int: int64(1000 + i)}
+			res, index, err := f.propose(context.Background(), addr, time.Now().Add(2*time.Second), logformat.EncodeBatch(nil, []model.Command{cmd}), nil, 0)
 			if err != nil {
 				errs <- err
 				return
@@ -318,7 +320,7 @@ func TestForwardRunsThroughLeadersHandler(t *testing.T) {
 			mu.Lock()
 			built[n.ID()]++
 			mu.Unlock()
-			return func(ctx context.Context, cmds []ticket.Command) ([]ticket.Result, error) {
+			return func(ctx context.Context, cmds []model.Command) ([]model.Result, error) {
 				mu.Lock()
 				handled[n.ID()]++
 				mu.Unlock()
@@ -362,9 +364,9 @@ func TestForwardNamesCASOwner(t *testing.T) {
 	)
 	c := startCluster(t, func(cfg *Config) {
 		cfg.Forward = func(n *Node) ForwardHandler {
-			return func(ctx context.Context, cmds []ticket.Command) ([]ticket.Result, error) {
+			return func(ctx context.Context, cmds []model.Command) ([]model.Result, error) {
 				mu.Lock()
-				owners = append(owners, ticket.CASOwner(ctx))
+				owners = append(owners, alloc.CASOwner(ctx))
 				mu.Unlock()
 				return n.Propose(ctx, cmds)
 			}
@@ -381,7 +383,7 @@ func TestForwardNamesCASOwner(t *testing.T) {
 			mu.Lock()
 			owners = nil
 			mu.Unlock()
-			if _, err := c.follower().Propose(ctx, []ticket.Command{replaceCmd("flickr", "Tickets64", "a")}); err != nil {
+			if _, err := c.follower().Propose(ctx, []model.Command{replaceCmd("flickr", "Tickets64", "a")}); err != nil {
 				t.Fatal(err)
 			}
 			mu.Lock()
@@ -395,7 +397,7 @@ func TestForwardNamesCASOwner(t *testing.T) {
 		t.Fatal("no batch reached the leader's handler alone")
 		return 0
 	}
-	if got := seen(ticket.WithCASOwner(ctxT(t, 5*time.Second), 42)); got != 42 {
+	if got := seen(alloc.WithCASOwner(ctxT(t, 5*time.Second), 42)); got != 42 {
 		t.Errorf("owner seen by the leader's handler: %d, want 42", got)
 	}
 	if got := seen(ctxT(t, 5*time.Second)); got != 0 {
@@ -423,7 +425,7 @@ func TestForwardProposeAsFallsBack(t *testing.T) {
 				continue
 			}
 			ok := binary.BigEndian.AppendUint64(nil, 7)
-			writeResp(c, stOK, r.id, logformat.AppendResults(ok, []ticket.Result{{InsertID: 9}}, logformat.FormatAt(CommandVersion)))
+			writeResp(c, stOK, r.id, logformat.AppendResults(ok, []model.Result{{InsertID: 9}}, logformat.FormatAt(CommandVersion)))
 		}
 	})
 	f := newTestForwarder(t)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // FSM errors.
@@ -45,11 +46,11 @@ var (
 
 // applyFunc is ticket.Apply; tests substitute it to isolate replication
 // from the domain.
-type applyFunc func(ticket.Store, *ticket.Command) (ticket.Result, error)
+type applyFunc func(ticket.Store, *model.Command) (model.Result, error)
 
 // FSM is the Raft state machine: every Raft log entry of type LogCommand is
 // one batch of ticket.Commands (EncodeBatch), applied with ticket.Apply.
-// The response of an entry is its []ticket.Result, or an error.
+// The response of an entry is its []model.Result, or an error.
 //
 // The state lives decoded in memory (memState); the bbolt state file is
 // its checkpoint, written with the index of the last entry it holds
@@ -91,7 +92,7 @@ type FSM struct {
 	// cmds is the decoding buffer, reused from entry to entry: Raft
 	// calls Apply and ApplyBatch from one goroutine, and ticket.Apply
 	// keeps no reference to a command.
-	cmds []ticket.Command
+	cmds []model.Command
 
 	applied atomic.Uint64
 	// schema counts the applied commands that change tables other than
@@ -449,10 +450,10 @@ func (f *FSM) applyBatch(logs []*raft.Log, resps []any) error {
 			}
 			f.cmds = cmds
 			now := f.entryTime(st, l.AppendedAt)
-			results := make([]ticket.Result, len(cmds))
+			results := make([]model.Result, len(cmds))
 			for j := range cmds {
 				c := &cmds[j]
-				if c.Op == ticket.OpSetGlobal && c.Name == clusterVersionGlobal && c.Value > uint64(f.version) {
+				if c.Op == model.OpSetGlobal && c.Name == clusterVersionGlobal && c.Value > uint64(f.version) {
 					f.log.Error("CLUSTER COMMAND VERSION ABOVE THIS BUILD'S: this node stops applying the log; run a newer ticketd",
 						"index", l.Index, "cluster_version", c.Value, "build_version", f.version)
 					return f.failLocked(fmt.Errorf("%w: log entry %d raises it to %d, this build applies up to %d",
@@ -468,7 +469,7 @@ func (f *FSM) applyBatch(logs []*raft.Log, resps []any) error {
 				if ticket.ChangesSchema(cmds[j].Op) {
 					f.schema.Add(1)
 				}
-				if (c.Op == ticket.OpSetGlobal && isVersionGlobal(c.Name)) || c.Op == ticket.OpRestore {
+				if (c.Op == model.OpSetGlobal && isVersionGlobal(c.Name)) || c.Op == model.OpRestore {
 					was := f.ClusterVersion()
 					f.refreshVersions(f.mem)
 					if was <= logformat.BaseVersion && f.ClusterVersion() > logformat.BaseVersion {
@@ -495,11 +496,11 @@ func (f *FSM) applyBatch(logs []*raft.Log, resps []any) error {
 // holding the results kept every row image of the last 512 entries alive
 // (about 140 MB after a fill by 1,000-row INSERTs).
 type appliedEntry struct {
-	results []ticket.Result
+	results []model.Result
 }
 
 // take returns the results once and lets them go.
-func (a *appliedEntry) take() []ticket.Result {
+func (a *appliedEntry) take() []model.Result {
 	r := a.results
 	a.results = nil
 	return r

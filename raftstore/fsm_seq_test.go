@@ -6,11 +6,12 @@ import (
 	"testing"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
-func seqRowOf(t *testing.T, r ticket.Reader) ticket.SequenceDef {
+func seqRowOf(t *testing.T, r ticket.Reader) model.SequenceDef {
 	t.Helper()
-	var row ticket.SequenceDef
+	var row model.SequenceDef
 	err := r.View(func(s ticket.Store) error {
 		tb, err := s.Table("d", "s")
 		if err == nil && (tb == nil || tb.Def.Seq == nil) {
@@ -33,7 +34,7 @@ func TestFSMSequenceReopenAndSnapshot(t *testing.T) {
 	must(t, err)
 	cmds := seqSeedCommands()
 	applyOK(t, f, entry(1, createDB("d"), cmds[0]))
-	next := ticket.Command{Op: ticket.OpSeqNext, DB: "d", Table: "s", Seq: &ticket.SeqCommand{}}
+	next := model.Command{Op: model.OpSeqNext, DB: "d", Table: "s", Seq: &model.SeqCommand{}}
 	rs := applyOK(t, f, entry(2, next, next))
 	// INCREMENT -3 CACHE 10 CYCLE from -1: ranges [-1, -31) and [-31, -61).
 	if int64(rs[0].First) != -1 || int64(rs[1].First) != -31 || int64(rs[1].Last) != -61 {

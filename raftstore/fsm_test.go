@@ -15,6 +15,7 @@ import (
 	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 func openTestFSM(t testing.TB, path string) *FSM {
@@ -30,12 +31,12 @@ func openTestFSM(t testing.TB, path string) *FSM {
 	return f
 }
 
-func entry(index uint64, cmds ...ticket.Command) *raft.Log {
+func entry(index uint64, cmds ...model.Command) *raft.Log {
 	return &raft.Log{Index: index, Term: 1, Type: raft.LogCommand, Data: logformat.EncodeBatch(nil, cmds)}
 }
 
 // applyOK applies one entry and returns its results, failing on any error.
-func applyOK(t testing.TB, f *FSM, l *raft.Log) []ticket.Result {
+func applyOK(t testing.TB, f *FSM, l *raft.Log) []model.Result {
 	t.Helper()
 	switch r := f.Apply(l).(type) {
 	case *appliedEntry:
@@ -84,7 +85,7 @@ func TestFSMApplyBatch(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if tb.AutoInc != 4 || !reflect.DeepEqual(tb.Rows, []ticket.Row{{ID: 2, Stub: "a"}, {ID: 3, Stub: "b"}}) {
+		if tb.AutoInc != 4 || !reflect.DeepEqual(tb.Rows, []model.Row{{ID: 2, Stub: "a"}, {ID: 3, Stub: "b"}}) {
 			t.Errorf("table %+v", tb)
 		}
 		if err := s.PutDatabase("x"); !errors.Is(err, ErrReadOnly) {
@@ -163,7 +164,7 @@ func TestFSMReopenKeepsState(t *testing.T) {
 // entry was logged as "undecodable log entry" and consumed without
 // effect, and the replica's state silently differed from the others'.
 func TestFSMUndecodableEntryStops(t *testing.T) {
-	future := logformat.EncodeBatch(nil, []ticket.Command{replaceCmd("flickr", "Tickets64", "a")})
+	future := logformat.EncodeBatch(nil, []model.Command{replaceCmd("flickr", "Tickets64", "a")})
 	// The command's presence mask (after the version, the count and the
 	// op) with a bit no field of this build has.
 	future = append(append(future[:3:3], binary.AppendUvarint(nil, logformat.CmdUnknown|logformat.CmdDB|logformat.CmdTable)...), future[4:]...)
@@ -208,10 +209,10 @@ func TestFSMStorageFailureStops(t *testing.T) {
 	f.onFatal = func(err error) { fatal = err }
 	boom := errors.New("disk on fire")
 	calls := 0
-	f.apply = func(s ticket.Store, c *ticket.Command) (ticket.Result, error) {
+	f.apply = func(s ticket.Store, c *model.Command) (model.Result, error) {
 		calls++
 		if calls == 2 {
-			return ticket.Result{}, boom
+			return model.Result{}, boom
 		}
 		return ticket.Apply(s, c)
 	}
@@ -341,7 +342,7 @@ func TestFSMReplaysAfterLaggingCheckpoint(t *testing.T) {
 	for i := uint64(2); i <= 10; i++ {
 		log = append(log, entry(i, replaceCmd("flickr", "Tickets64", "a"), replaceCmd("flickr", "Tickets64", string(rune('a'+i)))))
 	}
-	var first [][]ticket.Result
+	var first [][]model.Result
 	for i, l := range log {
 		first = append(first, applyOK(t, f, l))
 		if i == 4 {
@@ -385,12 +386,12 @@ func TestFSMSchemaEpoch(t *testing.T) {
 	setupTickets(t, f)
 	e0 := f.SchemaEpoch()
 	applyOK(t, f, entry(2, replaceCmd("flickr", "Tickets64", "a"),
-		ticket.Command{Op: ticket.OpReserve, DB: "flickr", Table: "Tickets64", Count: 10},
-		ticket.Command{Op: ticket.OpDelete, DB: "flickr", Table: "Tickets64"}))
+		model.Command{Op: model.OpReserve, DB: "flickr", Table: "Tickets64", Count: 10},
+		model.Command{Op: model.OpDelete, DB: "flickr", Table: "Tickets64"}))
 	if e := f.SchemaEpoch(); e != e0 {
 		t.Fatalf("allocations moved the schema epoch %d -> %d", e0, e)
 	}
-	applyOK(t, f, entry(3, ticket.Command{Op: ticket.OpAlterTable, DB: "flickr", Table: "Tickets64",
+	applyOK(t, f, entry(3, model.Command{Op: model.OpAlterTable, DB: "flickr", Table: "Tickets64",
 		HasComment: true, Comment: "ticketd:cache=10"}))
 	e1 := f.SchemaEpoch()
 	if e1 <= e0 {
@@ -440,7 +441,7 @@ func TestFSMAppliesDuringCheckpoint(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	applied := make(chan []ticket.Result, 1)
+	applied := make(chan []model.Result, 1)
 	go func() { applied <- applyOK(t, f, entry(3, replaceCmd("flickr", "Tickets64", "a"))) }()
 	select {
 	case rs := <-applied:

@@ -107,8 +107,9 @@ func (n *Node) transferLocal(ctx context.Context, to string, deadline time.Time)
 	if deadline.Before(drainBy) {
 		drainBy = deadline
 	}
-	for n.applying.Load() > 0 && time.Now().Before(drainBy) {
-		time.Sleep(200 * time.Microsecond)
+	if !drainStarted(n.applying.Load, drainBy, time.Now, time.Sleep) {
+		n.log.Warn("leadership transfer: entries started before it are still in flight after the drain wait; transferring anyway (they may end with ErrLeadershipLost)",
+			"in_flight", n.applying.Load(), "waited", time.Since(start).Round(time.Millisecond))
 	}
 	if n.raft.State() != raft.Leader {
 		return "", fmt.Errorf("raftstore: leadership transfer: %w", errNotLeader)
@@ -173,6 +174,24 @@ func (n *Node) transferLocal(ctx context.Context, to string, deadline time.Time)
 		}
 	}
 }
+
+// drainStarted waits until no entry this node started is on its way any
+// more (applying returns 0) or until by, whichever comes first, and
+// reports whether they all finished. clock and nap are time.Now and
+// time.Sleep but for tests, which check the bound on a clock of their own.
+func drainStarted(applying func() int64, by time.Time, clock func() time.Time, nap func(time.Duration)) bool {
+	for applying() > 0 {
+		if !clock().Before(by) {
+			return false
+		}
+		nap(drainStep)
+	}
+	return true
+}
+
+// drainStep is how often drainStarted looks: the wait is measured in
+// round trips.
+const drainStep = 200 * time.Microsecond
 
 // transferTargets lists the voters leadership may go to: the one named,
 // or every voter but this node.

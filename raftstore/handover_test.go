@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // TestTransferLeadership hands leadership around a loaded cluster: asked
@@ -50,7 +51,7 @@ func TestTransferLeadership(t *testing.T) {
 			wg.Go(func() {
 				for !stop.Load() {
 					from := n.raft.CurrentTerm()
-					rs, err := n.Propose(ctxT(t, 5*time.Second), []ticket.Command{replaceCmd("flickr", "Tickets64", "a")})
+					rs, err := n.Propose(ctxT(t, 5*time.Second), []model.Command{replaceCmd("flickr", "Tickets64", "a")})
 					mu.Lock()
 					if err != nil {
 						errs = append(errs, termFailure{from: from, to: n.raft.CurrentTerm(), beforeTransfers: !begun.Load(), err: err})
@@ -331,4 +332,44 @@ func (c *cluster) maxTerm() uint64 {
 		m = max(m, n.raft.CurrentTerm())
 	}
 	return m
+}
+
+// TestHandoverDrainBound checks the bound of the wait for entries started
+// before a handover (drainStarted), on a clock that moves only when the
+// wait sleeps: entries that never finish hold it until handoverDrain (or
+// an earlier deadline) and no step longer; entries that finish end it at
+// the next look.
+func TestHandoverDrainBound(t *testing.T) {
+	start := time.Unix(1_000_000, 0)
+	run := func(by time.Time, inFlight func(now time.Duration) int64) (bool, time.Duration) {
+		now := start
+		ok := drainStarted(func() int64 { return inFlight(now.Sub(start)) }, by,
+			func() time.Time { return now }, func(d time.Duration) { now = now.Add(d) })
+		return ok, now.Sub(start)
+	}
+	stuck := func(time.Duration) int64 { return 3 }
+	for _, tc := range []struct {
+		name     string
+		by       time.Duration
+		inFlight func(time.Duration) int64
+		want     bool
+		waited   time.Duration // at least this, and less than one step more
+	}{
+		{"stuck entries: the drain's bound", handoverDrain, stuck, false, handoverDrain},
+		{"stuck entries: an earlier deadline", 300 * time.Millisecond, stuck, false, 300 * time.Millisecond},
+		{"nothing in flight", handoverDrain, func(time.Duration) int64 { return 0 }, true, 0},
+		{"entries finish after 5 ms", handoverDrain, func(d time.Duration) int64 {
+			if d < 5*time.Millisecond {
+				return 1
+			}
+			return 0
+		}, true, 5 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ok, waited := run(start.Add(tc.by), tc.inFlight)
+			if ok != tc.want || waited < tc.waited || waited >= tc.waited+drainStep {
+				t.Errorf("drainStarted = %v after %v; want %v after %v (within one step of %v)", ok, waited, tc.want, tc.waited, drainStep)
+			}
+		})
+	}
 }

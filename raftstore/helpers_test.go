@@ -8,10 +8,11 @@ import (
 	"testing"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
-func createTickets(db, name string) ticket.Command {
-	return ticket.Command{Op: ticket.OpCreateTable, DB: db, Table: name, Def: tickets64(db, name)}
+func createTickets(db, name string) model.Command {
+	return model.Command{Op: model.OpCreateTable, DB: db, Table: name, Def: tickets64(db, name)}
 }
 
 // testLogger discards unless the tests run with -v, when Warn and above go
@@ -25,7 +26,7 @@ func testLogger() *slog.Logger {
 
 // nextIDs returns the InsertID of every result, failing on statement
 // errors.
-func insertIDs(t testing.TB, rs []ticket.Result) []uint64 {
+func insertIDs(t testing.TB, rs []model.Result) []uint64 {
 	t.Helper()
 	ids := make([]uint64, len(rs))
 	for i, r := range rs {

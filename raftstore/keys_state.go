@@ -6,7 +6,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ticketd/ticketd/raftstore/logformat"
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // The Redis key space in the state file: one bucket, "keys", with a key
@@ -25,13 +25,13 @@ type keyRef struct {
 func (k keyRef) stored() []byte { return append([]byte{k.db}, k.name...) }
 
 // eachStoredKey reads the keys bucket of a state file.
-func eachStoredKey(tx *bolt.Tx, fn func(keyRef, ticket.KeyVal) error) error {
+func eachStoredKey(tx *bolt.Tx, fn func(keyRef, model.KeyVal) error) error {
 	b := tx.Bucket(bucketKeys)
 	if b == nil {
 		return nil
 	}
 	return b.ForEach(func(k, v []byte) error {
-		if len(k) == 0 || k[0] >= ticket.KeyDBs {
+		if len(k) == 0 || k[0] >= model.KeyDBs {
 			return fmt.Errorf("%w: stored key %q names no key database", ErrCorrupt, k)
 		}
 		kv, err := logformat.DecodeKeyVal(v)
@@ -46,18 +46,18 @@ func eachStoredKey(tx *bolt.Tx, fn func(keyRef, ticket.KeyVal) error) error {
 // names of those with an expiry, so that the leader's sweep (every 100
 // ms) reads those and not every key.
 type keySpace struct {
-	dbs      [ticket.KeyDBs]map[string]ticket.KeyVal
-	expiring [ticket.KeyDBs]map[string]int64
+	dbs      [model.KeyDBs]map[string]model.KeyVal
+	expiring [model.KeyDBs]map[string]int64
 }
 
-func (ks *keySpace) get(k keyRef) (ticket.KeyVal, bool) {
+func (ks *keySpace) get(k keyRef) (model.KeyVal, bool) {
 	v, ok := ks.dbs[k.db][k.name]
 	return v, ok
 }
 
-func (ks *keySpace) put(k keyRef, v ticket.KeyVal) {
+func (ks *keySpace) put(k keyRef, v model.KeyVal) {
 	if ks.dbs[k.db] == nil {
-		ks.dbs[k.db] = map[string]ticket.KeyVal{}
+		ks.dbs[k.db] = map[string]model.KeyVal{}
 	}
 	ks.dbs[k.db][k.name] = v
 	if v.ExpireAt != 0 {
@@ -81,8 +81,8 @@ func (ks *keySpace) delete(k keyRef) bool {
 
 // takeKeys moves the keys changed since the last checkpoint into an
 // image's form (nil for a deleted key).
-func (m *memState) takeKeys() map[keyRef]*ticket.KeyVal {
-	out := make(map[keyRef]*ticket.KeyVal, len(m.dirtyKeys))
+func (m *memState) takeKeys() map[keyRef]*model.KeyVal {
+	out := make(map[keyRef]*model.KeyVal, len(m.dirtyKeys))
 	for k := range m.dirtyKeys {
 		if v, ok := m.keys.get(k); ok {
 			out[k] = &v
@@ -116,19 +116,19 @@ func (img *ckptImage) writeKeys(tx *bolt.Tx) error {
 	return nil
 }
 
-func (s memStore) Key(db uint8, name string) (ticket.KeyVal, bool, error) {
-	if db >= ticket.KeyDBs {
-		return ticket.KeyVal{}, false, nil
+func (s memStore) Key(db uint8, name string) (model.KeyVal, bool, error) {
+	if db >= model.KeyDBs {
+		return model.KeyVal{}, false, nil
 	}
 	v, ok := s.m.keys.get(keyRef{db, name})
 	return v, ok, nil
 }
 
-func (s memStore) PutKey(db uint8, name string, v ticket.KeyVal) error {
+func (s memStore) PutKey(db uint8, name string, v model.KeyVal) error {
 	if s.readOnly {
 		return ErrReadOnly
 	}
-	if db >= ticket.KeyDBs {
+	if db >= model.KeyDBs {
 		return fmt.Errorf("raftstore: put key: database %d out of range", db)
 	}
 	k := keyRef{db, name}
@@ -141,7 +141,7 @@ func (s memStore) DeleteKey(db uint8, name string) error {
 	if s.readOnly {
 		return ErrReadOnly
 	}
-	if db >= ticket.KeyDBs {
+	if db >= model.KeyDBs {
 		return nil
 	}
 	k := keyRef{db, name}
@@ -151,8 +151,8 @@ func (s memStore) DeleteKey(db uint8, name string) error {
 	return nil
 }
 
-func (s memStore) EachKey(db uint8, fn func(string, ticket.KeyVal) bool) error {
-	if db >= ticket.KeyDBs {
+func (s memStore) EachKey(db uint8, fn func(string, model.KeyVal) bool) error {
+	if db >= model.KeyDBs {
 		return nil
 	}
 	for name, v := range s.m.keys.dbs[db] {
@@ -164,7 +164,7 @@ func (s memStore) EachKey(db uint8, fn func(string, ticket.KeyVal) bool) error {
 }
 
 func (s memStore) EachExpiring(db uint8, fn func(string, int64) bool) error {
-	if db >= ticket.KeyDBs {
+	if db >= model.KeyDBs {
 		return nil
 	}
 	for name, at := range s.m.keys.expiring[db] {

@@ -12,31 +12,32 @@ import (
 
 	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
-func keyCommand(k ticket.KeyCommand) ticket.Command {
-	return ticket.Command{Op: ticket.OpKeys, Key: &k}
+func keyCommand(k model.KeyCommand) model.Command {
+	return model.Command{Op: model.OpKeys, Key: &k}
 }
 
-func incrCmd(db uint8, name string, d int64) ticket.Command {
-	return keyCommand(ticket.KeyCommand{Op: ticket.KeyIncr, DB: db, Keys: []string{name}, Delta: d})
+func incrCmd(db uint8, name string, d int64) model.Command {
+	return keyCommand(model.KeyCommand{Op: model.KeyIncr, DB: db, Keys: []string{name}, Delta: d})
 }
 
 // keyEntry is entry() stamped with a time, which key commands read.
-func keyEntry(index uint64, at time.Time, cmds ...ticket.Command) *raft.Log {
+func keyEntry(index uint64, at time.Time, cmds ...model.Command) *raft.Log {
 	l := entry(index, cmds...)
 	l.AppendedAt = at
 	return l
 }
 
 func TestKeyCodecRoundTrip(t *testing.T) {
-	cmds := []ticket.Command{
+	cmds := []model.Command{
 		incrCmd(0, "a", 1),
 		incrCmd(15, "", -9),
-		keyCommand(ticket.KeyCommand{Op: ticket.KeySet, DB: 3, Keys: []string{"k\x00bin"}, Value: "v", Flags: ticket.KeyNX | ticket.KeyGet | ticket.KeyExpires, TTL: 1500}),
-		keyCommand(ticket.KeyCommand{Op: ticket.KeyDel, Keys: []string{"a", "b", "c"}}),
-		keyCommand(ticket.KeyCommand{Op: ticket.KeyExpire, Keys: []string{"a"}, Flags: ticket.KeyAbsolute | ticket.KeyGT, TTL: -5}),
-		{Op: ticket.OpRestore, Dump: &ticket.Dump{Keys: []ticket.KeyEntry{{DB: 1, Name: "x", KeyVal: ticket.KeyVal{Val: "12", ExpireAt: 99}}}}},
+		keyCommand(model.KeyCommand{Op: model.KeySet, DB: 3, Keys: []string{"k\x00bin"}, Value: "v", Flags: model.KeyNX | model.KeyGet | model.KeyExpires, TTL: 1500}),
+		keyCommand(model.KeyCommand{Op: model.KeyDel, Keys: []string{"a", "b", "c"}}),
+		keyCommand(model.KeyCommand{Op: model.KeyExpire, Keys: []string{"a"}, Flags: model.KeyAbsolute | model.KeyGT, TTL: -5}),
+		{Op: model.OpRestore, Dump: &model.Dump{Keys: []model.KeyEntry{{DB: 1, Name: "x", KeyVal: model.KeyVal{Val: "12", ExpireAt: 99}}}}},
 	}
 	got, err := logformat.DecodeBatch(logformat.EncodeBatch(nil, cmds))
 	if err != nil {
@@ -45,12 +46,12 @@ func TestKeyCodecRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(got, cmds) {
 		t.Fatalf("decoded %+v\nwant %+v", got, cmds)
 	}
-	rs := []ticket.Result{
-		{Key: &ticket.KeyReply{Kind: ticket.ReplyInt, Int: -7}},
-		{Key: &ticket.KeyReply{Kind: ticket.ReplyBulk, Str: ""}},
-		{Key: &ticket.KeyReply{Kind: ticket.ReplyNil}},
-		{Key: &ticket.KeyReply{Kind: ticket.ReplyErr, Str: ticket.ErrOverflow}},
-		{Key: &ticket.KeyReply{Kind: ticket.ReplyOK}},
+	rs := []model.Result{
+		{Key: &model.KeyReply{Kind: model.ReplyInt, Int: -7}},
+		{Key: &model.KeyReply{Kind: model.ReplyBulk, Str: ""}},
+		{Key: &model.KeyReply{Kind: model.ReplyNil}},
+		{Key: &model.KeyReply{Kind: model.ReplyErr, Str: ticket.ErrOverflow}},
+		{Key: &model.KeyReply{Kind: model.ReplyOK}},
 	}
 	gotRs, err := logformat.DecodeResults(logformat.EncodeResults(nil, rs))
 	if err != nil {
@@ -60,7 +61,7 @@ func TestKeyCodecRoundTrip(t *testing.T) {
 		t.Fatalf("decoded results %+v", gotRs)
 	}
 	// A key command that Apply could not run is refused by the decoder.
-	bad := logformat.EncodeBatch(nil, []ticket.Command{keyCommand(ticket.KeyCommand{Op: ticket.KeyIncr, DB: 16, Keys: []string{"a"}})})
+	bad := logformat.EncodeBatch(nil, []model.Command{keyCommand(model.KeyCommand{Op: model.KeyIncr, DB: 16, Keys: []string{"a"}})})
 	if _, err := logformat.DecodeBatch(bad); err == nil {
 		t.Fatal("decoded a key command for database 16")
 	}
@@ -72,9 +73,9 @@ func TestKeyCodecRoundTrip(t *testing.T) {
 	}
 }
 
-func keysOf(t *testing.T, r ticket.Reader) []ticket.KeyEntry {
+func keysOf(t *testing.T, r ticket.Reader) []model.KeyEntry {
 	t.Helper()
-	var out []ticket.KeyEntry
+	var out []model.KeyEntry
 	must(t, r.View(func(s ticket.Store) (err error) { out, err = ticket.AllKeys(s); return err }))
 	return out
 }
@@ -86,16 +87,16 @@ func TestKeysCheckpointSnapshotBackup(t *testing.T) {
 	f := openTestFSM(t, path)
 	at := time.UnixMilli(1_800_000_000_000)
 	rs := applyOK(t, f, keyEntry(1, at, incrCmd(0, "day", 1), incrCmd(0, "day", 1), incrCmd(2, "other", 40),
-		keyCommand(ticket.KeyCommand{Op: ticket.KeySet, Keys: []string{"gone"}, Value: "x"}),
-		keyCommand(ticket.KeyCommand{Op: ticket.KeyExpire, Keys: []string{"day"}, TTL: 60_000})))
+		keyCommand(model.KeyCommand{Op: model.KeySet, Keys: []string{"gone"}, Value: "x"}),
+		keyCommand(model.KeyCommand{Op: model.KeyExpire, Keys: []string{"day"}, TTL: 60_000})))
 	if rs[1].Key.Int != 2 || rs[2].Key.Int != 40 {
 		t.Fatalf("results %+v %+v", rs[1].Key, rs[2].Key)
 	}
 	must(t, f.checkpoint())
-	applyOK(t, f, keyEntry(2, at, keyCommand(ticket.KeyCommand{Op: ticket.KeyDel, Keys: []string{"gone"}})))
-	want := []ticket.KeyEntry{
-		{DB: 0, Name: "day", KeyVal: ticket.KeyVal{Val: "2", ExpireAt: at.UnixMilli() + 60_000}},
-		{DB: 2, Name: "other", KeyVal: ticket.KeyVal{Val: "40"}},
+	applyOK(t, f, keyEntry(2, at, keyCommand(model.KeyCommand{Op: model.KeyDel, Keys: []string{"gone"}})))
+	want := []model.KeyEntry{
+		{DB: 0, Name: "day", KeyVal: model.KeyVal{Val: "2", ExpireAt: at.UnixMilli() + 60_000}},
+		{DB: 2, Name: "other", KeyVal: model.KeyVal{Val: "40"}},
 	}
 	must(t, f.Close())
 	f = openTestFSM(t, path)
@@ -136,7 +137,7 @@ func TestMixedClusterRefusesKeys(t *testing.T) {
 		return len(v) == 3 && v["n3"] == 9 && v["n2"] == CommandVersion
 	})
 	res := proposeRetry(t, c.follower(), incrCmd(0, "a", 1))
-	if e := res[0].Err; e == nil || e.Code != ticket.CodeNotSupported || !strings.Contains(e.Message, "n3 (version 9") || !strings.Contains(e.Message, "Redis") {
+	if e := res[0].Err; e == nil || e.Code != model.CodeNotSupported || !strings.Contains(e.Message, "n3 (version 9") || !strings.Contains(e.Message, "Redis") {
 		t.Fatalf("INCR in a mixed cluster: %+v", res[0])
 	}
 	if got := keysOf(t, c.leader()); len(got) != 0 {
@@ -150,15 +151,15 @@ func TestKeySpaceExpiringIndex(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	f := openTestFSM(t, path)
 	at := time.UnixMilli(1_800_000_000_000)
-	set := func(name string) ticket.Command {
-		return keyCommand(ticket.KeyCommand{Op: ticket.KeySet, DB: 1, Keys: []string{name}, Value: "1"})
+	set := func(name string) model.Command {
+		return keyCommand(model.KeyCommand{Op: model.KeySet, DB: 1, Keys: []string{name}, Value: "1"})
 	}
-	expire := func(name string) ticket.Command {
-		return keyCommand(ticket.KeyCommand{Op: ticket.KeyExpire, DB: 1, Keys: []string{name}, TTL: 60_000})
+	expire := func(name string) model.Command {
+		return keyCommand(model.KeyCommand{Op: model.KeyExpire, DB: 1, Keys: []string{name}, TTL: 60_000})
 	}
 	applyOK(t, f, keyEntry(1, at, set("a"), set("b"), set("c"), set("d"), expire("a"), expire("b"), expire("c"),
-		keyCommand(ticket.KeyCommand{Op: ticket.KeyPersist, DB: 1, Keys: []string{"b"}}),
-		keyCommand(ticket.KeyCommand{Op: ticket.KeyDel, DB: 1, Keys: []string{"c"}})))
+		keyCommand(model.KeyCommand{Op: model.KeyPersist, DB: 1, Keys: []string{"b"}}),
+		keyCommand(model.KeyCommand{Op: model.KeyDel, DB: 1, Keys: []string{"c"}})))
 	expiring := func() map[string]int64 {
 		out := map[string]int64{}
 		must(t, f.View(func(s ticket.Store) error {

@@ -128,8 +128,12 @@ func (n *Node) currentLeader() (<-chan struct{}, raft.ServerAddress, raft.Server
 
 // VerifyLeader confirms with a quorum that this node still leads, and
 // returns the term it leads in: state kept in memory on behalf of a term
-// (range reservations) must be dropped when the term changes. Concurrent
-// callers may share one round of heartbeats.
+// (range reservations) must be dropped when the term changes. Every vote
+// counted comes from a follower that answered, in that term, a request
+// sent after the call began (confirmFresh; Raft's own VerifyLeader
+// also counts replies to requests sent before, see confirm.go), so no
+// other leader can have acknowledged a write before the call. Concurrent
+// callers may share heartbeats.
 func (n *Node) VerifyLeader(ctx context.Context) (term uint64, err error) {
 	term = n.raft.CurrentTerm()
 	if n.raft.State() != raft.Leader {
@@ -142,18 +146,7 @@ func (n *Node) VerifyLeader(ctx context.Context) (term uint64, err error) {
 		// every concurrent reader back and releases them together.
 		return term, nil
 	}
-	f := n.raft.VerifyLeader()
-	if ctx.Done() == nil {
-		err = f.Error()
-	} else {
-		done := make(chan error, 1)
-		go func() { done <- f.Error() }()
-		select {
-		case err = <-done:
-		case <-ctx.Done():
-			err = ctx.Err()
-		}
-	}
+	err = confirmFresh(ctx, n.raft, n.replies, n.id, term, n.leaderChanged())
 	if err == nil && n.raft.CurrentTerm() != term {
 		err = errors.New("term changed")
 	}

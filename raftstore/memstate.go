@@ -11,6 +11,8 @@ import (
 
 	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // memState is the applied state, decoded: entries are applied to it and
@@ -23,11 +25,11 @@ import (
 // memState is not safe for concurrent use; the FSM's lock guards it.
 type memState struct {
 	dbs     map[string]struct{}
-	tables  map[tableKey]*ticket.Table
+	tables  map[tableKey]*model.Table
 	globals map[string]uint64
 	// rows are the row tables' rows, tracking the keys written since the
 	// last checkpoint (which writes only those rows).
-	rows map[tableKey]*ticket.RowTree
+	rows map[tableKey]*rowengine.RowTree
 	// keys is the Redis key space (keys_state.go).
 	keys keySpace
 
@@ -49,9 +51,9 @@ type memState struct {
 func newMemState() *memState {
 	return &memState{
 		dbs:          map[string]struct{}{},
-		tables:       map[tableKey]*ticket.Table{},
+		tables:       map[tableKey]*model.Table{},
 		globals:      map[string]uint64{},
-		rows:         map[tableKey]*ticket.RowTree{},
+		rows:         map[tableKey]*rowengine.RowTree{},
 		rewrite:      map[tableKey]struct{}{},
 		dirtyDBs:     map[string]struct{}{},
 		dirtyTables:  map[tableKey]struct{}{},
@@ -111,7 +113,7 @@ func loadMemState(tx *bolt.Tx) (*memState, error) {
 		})
 	}
 	if err == nil {
-		err = eachStoredKey(tx, func(k keyRef, v ticket.KeyVal) error {
+		err = eachStoredKey(tx, func(k keyRef, v model.KeyVal) error {
 			m.keys.put(k, v)
 			return nil
 		})
@@ -124,8 +126,8 @@ func rowsBucketName(k tableKey) []byte { return []byte(k.db + "\x00" + k.name) }
 
 // loadRows reads a row table's rows: from its bucket, or from the rows
 // a state file of format 1 kept in the table's value (legacy).
-func loadRows(all *bolt.Bucket, k tableKey, t *ticket.Table, legacy [][]ticket.Datum) (*ticket.RowTree, error) {
-	rt := ticket.NewRowTree(t.Def.Rows)
+func loadRows(all *bolt.Bucket, k tableKey, t *model.Table, legacy [][]model.Datum) (*rowengine.RowTree, error) {
+	rt := rowengine.NewRowTree(t.Def.Rows)
 	for _, r := range legacy {
 		if _, err := rt.Put("", r); err != nil {
 			return nil, err
@@ -162,7 +164,7 @@ func (m *memState) dirty() bool {
 // ckptImage is what one checkpoint writes, taken out of a memState (take)
 // so that the memState can go on taking entries while it is written:
 // the dirty marks, the tables and globals encoded, and the row tables'
-// changed keys with what each holds (ticket.RowTree.TakeChanged).
+// changed keys with what each holds (rowengine.RowTree.TakeChanged).
 // Whole-table rewrites (rewrite) are the exception: they are read from
 // the live row trees, so an image with any is written under the FSM's
 // lock (FSM.checkpointLocked).
@@ -173,7 +175,7 @@ type ckptImage struct {
 	rows    map[tableKey]map[string]string
 	rewrite map[tableKey]struct{}
 	upgrade bool
-	keys    map[keyRef]*ticket.KeyVal // nil: deleted
+	keys    map[keyRef]*model.KeyVal // nil: deleted
 }
 
 // take moves what changed since the last checkpoint into an image and
@@ -348,7 +350,7 @@ func (img *ckptImage) writeRows(tx *bolt.Tx, m *memState) error {
 		// filled to 50% at a split, bbolt's default, made a million
 		// WORKER_NODE rows a 266 MiB file.
 		b.FillPercent = 0.9
-		err = ticket.EachChanged(changed, func(pk, stored string, ok bool) error {
+		err = rowengine.EachChanged(changed, func(pk, stored string, ok bool) error {
 			if !ok {
 				return b.Delete([]byte(pk))
 			}
@@ -419,7 +421,7 @@ func (s memStore) DeleteDatabase(name string) error {
 // Table returns a copy: Apply may change it and then give up (a statement
 // error), and a reader may keep it after View returns. A ticket table's
 // rows are copied. A row table's rows are not in the Table (Rows).
-func (s memStore) Table(db, name string) (*ticket.Table, error) {
+func (s memStore) Table(db, name string) (*model.Table, error) {
 	t := s.m.tables[tableKey{db, name}]
 	if t == nil {
 		return nil, nil
@@ -447,8 +449,8 @@ func (s memStore) Tables(db string) ([]string, error) {
 // it replaces: nothing outside memState holds it (Table hands out
 // copies), and a batch of REPLACEs on one table then allocates nothing
 // here. A row table's rows are created empty with it, and re-indexed
-// when its keys change (ticket.PutRowTree).
-func (s memStore) PutTable(t *ticket.Table) error {
+// when its keys change (rowengine.PutRowTree).
+func (s memStore) PutTable(t *model.Table) error {
 	if s.readOnly {
 		return ErrReadOnly
 	}
@@ -458,7 +460,7 @@ func (s memStore) PutTable(t *ticket.Table) error {
 	}
 	cur := s.m.tables[k]
 	if cur == nil {
-		cur = new(ticket.Table)
+		cur = new(model.Table)
 		s.m.tables[k] = cur
 	}
 	rows := cur.Rows[:0]
@@ -466,7 +468,7 @@ func (s memStore) PutTable(t *ticket.Table) error {
 	cur.Rows = append(rows, t.Rows...)
 	s.m.dirtyTables[k] = struct{}{}
 	old := s.m.rows[k]
-	rt, err := ticket.PutRowTree(old, t.Def.Rows)
+	rt, err := rowengine.PutRowTree(old, t.Def.Rows)
 	if err != nil {
 		return fmt.Errorf("raftstore: put table %s.%s: %w", k.db, k.name, err)
 	}
@@ -493,7 +495,7 @@ func (s memStore) dropRows(k tableKey) {
 }
 
 // Rows returns a row table's rows; read-only in a View.
-func (s memStore) Rows(db, name string) (ticket.TableRows, error) {
+func (s memStore) Rows(db, name string) (rowengine.TableRows, error) {
 	rt := s.m.rows[tableKey{db, name}]
 	if rt == nil {
 		return nil, nil
@@ -505,10 +507,10 @@ func (s memStore) Rows(db, name string) (ticket.TableRows, error) {
 }
 
 // readOnlyRows refuses writes, for View.
-type readOnlyRows struct{ *ticket.RowTree }
+type readOnlyRows struct{ *rowengine.RowTree }
 
-func (readOnlyRows) Put(string, []ticket.Datum) (string, error) { return "", ErrReadOnly }
-func (readOnlyRows) Delete(string) error                        { return ErrReadOnly }
+func (readOnlyRows) Put(string, []model.Datum) (string, error) { return "", ErrReadOnly }
+func (readOnlyRows) Delete(string) error                       { return ErrReadOnly }
 
 func (s memStore) DeleteTable(db, name string) error {
 	if s.readOnly {

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/alloc"
 )
 
 // Node errors. Replication failures of Propose wrap ticket.ErrNoQuorum or
@@ -33,7 +34,7 @@ var (
 // Node is one ticketd replica: Raft (its log store, file snapshots, a TCP
 // transport shared with forwarding), the FSM, and the forwarding of
 // batches from followers to the leader. It implements ticket.Replicator,
-// ticket.Reader and ticket.Leadership.
+// ticket.Reader and alloc.Leadership.
 type Node struct {
 	cfg  Config
 	id   raft.ServerID
@@ -46,6 +47,9 @@ type Node struct {
 	trans *raft.NetworkTransport
 	mux   *mux
 	fwd   *forwarder
+	// replies numbers Raft's AppendEntries and notes their replies, for
+	// VerifyLeader (confirm.go).
+	replies *replyLog
 
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -104,7 +108,7 @@ type Node struct {
 var (
 	_ ticket.Replicator = (*Node)(nil)
 	_ ticket.Reader     = (*Node)(nil)
-	_ ticket.Leadership = (*Node)(nil)
+	_ alloc.Leadership  = (*Node)(nil)
 )
 
 // Open starts a node. A data directory without Raft state is bootstrapped
@@ -208,7 +212,8 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 		return r != nil && r.State() == raft.Leader
 	}, log)
 	fatal := &fatalSignal{ch: make(chan struct{})}
-	r, err := startRaft(rc, fsm, rs, patient, memberSeen, fatal)
+	replies := newReplyLog()
+	r, err := startRaft(rc, fsm, rs, &countedTransport{patientTransport: patient, replies: replies}, memberSeen, fatal)
 	if err != nil {
 		return nil, err
 	}
@@ -229,6 +234,7 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 		trans:      trans,
 		mux:        m,
 		fwd:        newForwarder(m, cfg.ForwardConns, cfg.TransportTimeout, log),
+		replies:    replies,
 		closed:     closed,
 		fatal:      fatal,
 		leaderGen:  make(chan struct{}),

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // testConfig is tuned for loopback on a small shared machine: fast enough
@@ -61,7 +62,7 @@ func ctxT(t testing.TB, d time.Duration) context.Context {
 	return ctx
 }
 
-func propose(t testing.TB, n *Node, cmds ...ticket.Command) []ticket.Result {
+func propose(t testing.TB, n *Node, cmds ...model.Command) []model.Result {
 	t.Helper()
 	rs, err := n.Propose(ctxT(t, 5*time.Second), cmds)
 	if err != nil {
@@ -73,7 +74,7 @@ func propose(t testing.TB, n *Node, cmds ...ticket.Command) []ticket.Result {
 // proposeRetry retries a proposal that failed for replication reasons
 // only: on a loaded machine a leader can lose its lease mid-test, which is
 // the system working. Callers must tolerate burnt ids.
-func proposeRetry(t testing.TB, n *Node, cmds ...ticket.Command) []ticket.Result {
+func proposeRetry(t testing.TB, n *Node, cmds ...model.Command) []model.Result {
 	t.Helper()
 	for i := 0; ; i++ {
 		rs, err := n.Propose(ctxT(t, 5*time.Second), cmds)
@@ -95,10 +96,10 @@ func proposeRetry(t testing.TB, n *Node, cmds ...ticket.Command) []ticket.Result
 
 // setupCmds creates flickr.Tickets64, idempotently so that it can be
 // retried.
-func setupCmds() []ticket.Command {
+func setupCmds() []model.Command {
 	db, tb := createDB("flickr"), createTickets("flickr", "Tickets64")
 	db.IfExists, tb.IfExists = true, true
-	return []ticket.Command{db, tb}
+	return []model.Command{db, tb}
 }
 
 func waitFor(t testing.TB, what string, d time.Duration, cond func() bool) {
@@ -136,7 +137,7 @@ func TestSingleNodeRestart(t *testing.T) {
 		t.Fatalf("empty batch: %v %v", rs, err)
 	}
 	must(t, n.Close())
-	if _, err := n.Propose(context.Background(), []ticket.Command{replaceCmd("flickr", "Tickets64", "a")}); !errors.Is(err, ErrClosed) || !errors.Is(err, ticket.ErrNoQuorum) {
+	if _, err := n.Propose(context.Background(), []model.Command{replaceCmd("flickr", "Tickets64", "a")}); !errors.Is(err, ErrClosed) || !errors.Is(err, ticket.ErrNoQuorum) {
 		t.Fatalf("propose after close: %v", err)
 	}
 
@@ -316,7 +317,7 @@ func TestCluster(t *testing.T) {
 		for range 8 {
 			wg.Go(func() {
 				for range 5 {
-					rs, err := n.Propose(context.Background(), []ticket.Command{
+					rs, err := n.Propose(context.Background(), []model.Command{
 						replaceCmd("flickr", "Tickets64", "a"), replaceCmd("flickr", "Tickets64", "b"),
 					})
 					mu.Lock()
@@ -409,7 +410,7 @@ func TestNoQuorum(t *testing.T) {
 	}
 	// The leader either steps down before the entry is queued (nothing
 	// committed) or during (outcome unknown); either way no ids.
-	_, err := leader.Propose(ctxT(t, 2*time.Second), []ticket.Command{replaceCmd("flickr", "Tickets64", "a")})
+	_, err := leader.Propose(ctxT(t, 2*time.Second), []model.Command{replaceCmd("flickr", "Tickets64", "a")})
 	if !errors.Is(err, ticket.ErrNoQuorum) && !errors.Is(err, ticket.ErrUncertain) {
 		t.Fatalf("propose without quorum: %v", err)
 	}
@@ -418,7 +419,7 @@ func TestNoQuorum(t *testing.T) {
 		t.Fatal("ready without a quorum")
 	}
 	start := time.Now()
-	_, err = leader.Propose(ctxT(t, 500*time.Millisecond), []ticket.Command{replaceCmd("flickr", "Tickets64", "a")})
+	_, err = leader.Propose(ctxT(t, 500*time.Millisecond), []model.Command{replaceCmd("flickr", "Tickets64", "a")})
 	if !errors.Is(err, ticket.ErrNoQuorum) {
 		t.Fatalf("propose on a lone follower: %v", err)
 	}
@@ -447,7 +448,7 @@ func TestNoQuorumRefusesAtOnce(t *testing.T) {
 	waitFor(t, "no leader", 10*time.Second, func() bool { id, _ := survivor.Leader(); return id == "" })
 	lost := time.Now()
 	for i := range 3 {
-		_, err := survivor.Propose(context.Background(), []ticket.Command{replaceCmd("flickr", "Tickets64", "a")})
+		_, err := survivor.Propose(context.Background(), []model.Command{replaceCmd("flickr", "Tickets64", "a")})
 		var nl *NoLeaderError
 		if !errors.Is(err, ticket.ErrNoQuorum) || !errors.As(err, &nl) {
 			t.Fatalf("proposal %d without a leader: %v; want ErrNoQuorum with a NoLeaderError", i, err)
@@ -474,7 +475,7 @@ func TestNoQuorumRefusesAtOnce(t *testing.T) {
 		break
 	}
 	waitFor(t, "a new leader", 20*time.Second, func() bool { id, _ := survivor.Leader(); return id != "" })
-	if _, err := survivor.Propose(ctxT(t, 10*time.Second), []ticket.Command{replaceCmd("flickr", "Tickets64", "a")}); err != nil {
+	if _, err := survivor.Propose(ctxT(t, 10*time.Second), []model.Command{replaceCmd("flickr", "Tickets64", "a")}); err != nil {
 		t.Fatalf("first proposal once a leader is known: %v", err)
 	}
 }
@@ -638,7 +639,7 @@ func BenchmarkProposeViaFollower(b *testing.B) {
 // connection sees (p50 in the report; ns/op is the mean).
 func benchLatency(b *testing.B, n *Node) {
 	proposeRetry(b, n, setupCmds()...)
-	cmds := []ticket.Command{replaceCmd("flickr", "Tickets64", "a")}
+	cmds := []model.Command{replaceCmd("flickr", "Tickets64", "a")}
 	lat := make([]time.Duration, 0, 1024)
 	b.ResetTimer()
 	for b.Loop() {

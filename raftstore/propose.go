@@ -10,6 +10,8 @@ import (
 
 	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/alloc"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // The propose path: a batch becomes one Raft entry on the leader, reached
@@ -51,7 +53,7 @@ var errNotLeader = errors.New("raftstore: not the leader")
 // ticket.ErrUncertain when it may have been (leadership lost, connection
 // to the leader lost, context ended while waiting): a batch that may have
 // committed is never retried.
-func (n *Node) Propose(ctx context.Context, cmds []ticket.Command) ([]ticket.Result, error) {
+func (n *Node) Propose(ctx context.Context, cmds []model.Command) ([]model.Result, error) {
 	if len(cmds) == 0 {
 		return nil, nil
 	}
@@ -83,15 +85,15 @@ func (n *Node) Propose(ctx context.Context, cmds []ticket.Command) ([]ticket.Res
 // write into the log, each command's refusal (nil for the others); nil
 // when every command may go. A refused command is answered with a
 // statement error and nothing of it is committed.
-func (n *Node) refusals(ctx context.Context, cmds []ticket.Command) []*ticket.Error {
-	var refused []*ticket.Error
+func (n *Node) refusals(ctx context.Context, cmds []model.Command) []*model.Error {
+	var refused []*model.Error
 	for i := range cmds {
 		e := n.refusal(ctx, &cmds[i])
 		if e == nil {
 			continue
 		}
 		if refused == nil {
-			refused = make([]*ticket.Error, len(cmds))
+			refused = make([]*model.Error, len(cmds))
 		}
 		refused[i] = e
 	}
@@ -99,11 +101,11 @@ func (n *Node) refusals(ctx context.Context, cmds []ticket.Command) []*ticket.Er
 }
 
 // refusal says why c must not be proposed, or nil.
-func (n *Node) refusal(ctx context.Context, c *ticket.Command) *ticket.Error {
+func (n *Node) refusal(ctx context.Context, c *model.Command) *model.Error {
 	if err := logformat.CheckCommand(c); err != nil {
 		// No statement's encoder writes one; the entry would fail on
 		// every replica.
-		return ticket.NewError(ticket.CodeUnknown, "%v", err)
+		return model.NewError(model.CodeUnknown, "%v", err)
 	}
 	// Below this build's version the cluster may hold members that
 	// cannot apply c. At it, nothing this build writes is too new.
@@ -117,14 +119,14 @@ func (n *Node) refusal(ctx context.Context, c *ticket.Command) *ticket.Error {
 
 // proposeSome proposes the commands of cmds that refused does not refuse
 // and answers the others with their refusal.
-func (n *Node) proposeSome(ctx context.Context, cmds []ticket.Command, refused []*ticket.Error) ([]ticket.Result, error) {
-	var rest []ticket.Command
+func (n *Node) proposeSome(ctx context.Context, cmds []model.Command, refused []*model.Error) ([]model.Result, error) {
+	var rest []model.Command
 	for i := range cmds {
 		if refused[i] == nil {
 			rest = append(rest, cmds[i])
 		}
 	}
-	res := make([]ticket.Result, len(cmds))
+	res := make([]model.Result, len(cmds))
 	if len(rest) > 0 {
 		got, err := n.Propose(ctx, rest)
 		if err != nil {
@@ -140,7 +142,7 @@ func (n *Node) proposeSome(ctx context.Context, cmds []ticket.Command, refused [
 	}
 	for i, e := range refused {
 		if e != nil {
-			res[i] = ticket.Result{Err: e}
+			res[i] = model.Result{Err: e}
 		}
 	}
 	return res, nil
@@ -148,7 +150,7 @@ func (n *Node) proposeSome(ctx context.Context, cmds []ticket.Command, refused [
 
 // propose commits an encoded batch here or through the leader, and
 // returns the results and the entry's log index.
-func (n *Node) propose(ctx context.Context, deadline time.Time, data []byte) ([]ticket.Result, uint64, error) {
+func (n *Node) propose(ctx context.Context, deadline time.Time, data []byte) ([]model.Result, uint64, error) {
 	var last error
 	for {
 		if n.isClosed() {
@@ -169,7 +171,7 @@ func (n *Node) propose(ctx context.Context, deadline time.Time, data []byte) ([]
 				laddr, lid := n.raft.LeaderWithID()
 				return lid != "" && lid != id && laddr != addr
 			}}
-			res, index, err := n.fwd.propose(ctx, string(addr), deadline, data, w, ticket.CASOwner(ctx))
+			res, index, err := n.fwd.propose(ctx, string(addr), deadline, data, w, alloc.CASOwner(ctx))
 			n.cfg.Observer.Forwarded(time.Since(start), err)
 			if !errors.Is(err, errNotLeader) && !errors.Is(err, errNotSent) {
 				return res, index, err
@@ -190,10 +192,10 @@ func (n *Node) propose(ctx context.Context, deadline time.Time, data []byte) ([]
 
 // changesSchema reports commands whose effect later statements read from
 // the local state (databases, tables, global variables).
-func changesSchema(cmds []ticket.Command) bool {
+func changesSchema(cmds []model.Command) bool {
 	for i := range cmds {
 		switch cmds[i].Op {
-		case ticket.OpInsert, ticket.OpUpdate, ticket.OpReserve, ticket.OpDelete, ticket.OpSeqNext, ticket.OpKeys:
+		case model.OpInsert, model.OpUpdate, model.OpReserve, model.OpDelete, model.OpSeqNext, model.OpKeys:
 			// Row changes, NEXTVAL and Redis key writes: the results are
 			// what the client sees, and a session's later read waits for
 			// its own last write anyway (wire's session.view; a Redis
@@ -220,7 +222,7 @@ func (n *Node) waitApplied(ctx context.Context, deadline time.Time, index uint64
 
 // proposeLocal applies an encoded batch on this node, which believes it
 // leads.
-func (n *Node) proposeLocal(ctx context.Context, deadline time.Time, data []byte) ([]ticket.Result, uint64, error) {
+func (n *Node) proposeLocal(ctx context.Context, deadline time.Time, data []byte) ([]model.Result, uint64, error) {
 	timeout := time.Until(deadline)
 	if timeout <= 0 {
 		return nil, 0, fmt.Errorf("raftstore: propose: %w: deadline passed", ticket.ErrNoQuorum)

@@ -14,8 +14,10 @@ import (
 // acknowledged before the read: the read index. The leader takes its
 // commit index and then confirms with a quorum that it still leads (a
 // deposed leader that has not noticed would otherwise answer from a past
-// it alone still holds); a follower asks the leader for that index. Then
-// the node waits until its own state holds it.
+// it alone still holds): VerifyLeader, which counts only followers that
+// answered requests sent after the index was taken (confirm.go); a
+// follower asks the leader for that index. Then the node waits until its
+// own state holds it.
 //
 // Concurrent readers share rounds: a round that starts while others are
 // under way serves everyone who arrived before it started, so that a

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // TestReadRoundsBatch: readers that arrive while a round is under way
@@ -74,10 +74,10 @@ func TestFollowerReadIndex(t *testing.T) {
 	c := startCluster(t, func(cfg *Config) { cfg.CommitTimeout = time.Hour })
 	l := c.leader()
 	ctx := ctxT(t, 20*time.Second)
-	if _, err := l.Propose(ctx, []ticket.Command{createDB("flickr"), createTickets("flickr", "Tickets64")}); err != nil {
+	if _, err := l.Propose(ctx, []model.Command{createDB("flickr"), createTickets("flickr", "Tickets64")}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := l.Propose(ctx, []ticket.Command{replaceCmd("flickr", "Tickets64", "a")})
+	res, err := l.Propose(ctx, []model.Command{replaceCmd("flickr", "Tickets64", "a")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func busyWriter(b *testing.B, n *Node) {
 				return
 			default:
 			}
-			n.Propose(context.Background(), []ticket.Command{replaceCmd("flickr", "Tickets64", "a")})
+			n.Propose(context.Background(), []model.Command{replaceCmd("flickr", "Tickets64", "a")})
 		}
 	})
 	b.Cleanup(func() { close(stop); wg.Wait() })

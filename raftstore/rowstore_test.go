@@ -15,11 +15,13 @@ import (
 
 	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // workerDef is UidGenerator's WORKER_NODE.
-func workerDef(db string) *ticket.TableDef {
-	def, err := ticket.NewTableDef(&ticket.TableSpec{DB: db, Name: "WORKER_NODE", Columns: []ticket.ColumnSpec{
+func workerDef(db string) *model.TableDef {
+	def, err := ticket.NewTableDef(&model.TableSpec{DB: db, Name: "WORKER_NODE", Columns: []model.ColumnSpec{
 		{Name: "ID", Type: "bigint", NotNull: true, AutoInc: true},
 		{Name: "HOST_NAME", Type: "varchar", Width: 64, NotNull: true},
 		{Name: "PORT", Type: "varchar", Width: 64, NotNull: true},
@@ -27,7 +29,7 @@ func workerDef(db string) *ticket.TableDef {
 		{Name: "LAUNCH_DATE", Type: "date", NotNull: true},
 		{Name: "MODIFIED", Type: "timestamp", NotNull: true},
 		{Name: "CREATED", Type: "timestamp", NotNull: true},
-	}, Keys: []ticket.KeySpec{{Primary: true, Columns: []string{"ID"}}}})
+	}, Keys: []model.KeySpec{{Primary: true, Columns: []string{"ID"}}}})
 	if err != nil {
 		panic(err)
 	}
@@ -35,14 +37,14 @@ func workerDef(db string) *ticket.TableDef {
 }
 
 // workerInsert is UidGenerator's INSERT of n rows.
-func workerInsert(db string, n, from int) ticket.Command {
-	c := ticket.Command{Op: ticket.OpInsert, DB: db, Table: "WORKER_NODE",
+func workerInsert(db string, n, from int) model.Command {
+	c := model.Command{Op: model.OpInsert, DB: db, Table: "WORKER_NODE",
 		Columns: []string{"HOST_NAME", "PORT", "TYPE", "LAUNCH_DATE", "MODIFIED", "CREATED"}}
 	for i := range n {
-		c.Values = append(c.Values, []ticket.Value{
-			{Kind: ticket.ValString, Str: fmt.Sprintf("10.0.%d.%d", (from+i)/250, (from+i)%250)},
-			{Kind: ticket.ValString, Str: strconv.Itoa(from+i) + "-173500000000"},
-			{Kind: ticket.ValInt, Int: 1}, {Kind: ticket.ValString, Str: "2026-11-24"}, {Kind: ticket.ValNow}, {Kind: ticket.ValNow}})
+		c.Values = append(c.Values, []model.Value{
+			{Kind: model.ValString, Str: fmt.Sprintf("10.0.%d.%d", (from+i)/250, (from+i)%250)},
+			{Kind: model.ValString, Str: strconv.Itoa(from+i) + "-173500000000"},
+			{Kind: model.ValInt, Int: 1}, {Kind: model.ValString, Str: "2026-11-24"}, {Kind: model.ValNow}, {Kind: model.ValNow}})
 	}
 	return c
 }
@@ -52,7 +54,7 @@ func workerInsert(db string, n, from int) ticket.Command {
 func fillWorkers(t testing.TB, f *FSM, n int) uint64 {
 	t.Helper()
 	idx := uint64(1)
-	l := entry(idx, createDB("ids"), ticket.Command{Op: ticket.OpCreateTable, DB: "ids", Table: "WORKER_NODE", Def: workerDef("ids")})
+	l := entry(idx, createDB("ids"), model.Command{Op: model.OpCreateTable, DB: "ids", Table: "WORKER_NODE", Def: workerDef("ids")})
 	for _, r := range applyOK(t, f, l) {
 		if r.Err != nil {
 			t.Fatal(r.Err)
@@ -93,9 +95,9 @@ func TestCheckpointWritesChangedRows(t *testing.T) {
 	idx := fillWorkers(t, f, 20000)
 	must(t, f.checkpoint())
 	before := f.db.Stats().TxStats
-	upd := ticket.Command{Op: ticket.OpUpdate, DB: "ids", Table: "WORKER_NODE", Rows: &ticket.RowsCommand{
-		Sets:  []ticket.RowSet{{Col: "PORT", A: ticket.RowOperand{Val: ticket.Value{Kind: ticket.ValString, Str: "changed"}}}},
-		Where: []ticket.RowCond{{Col: "ID", Val: ticket.Value{Kind: ticket.ValInt, Int: 12345}}}}}
+	upd := model.Command{Op: model.OpUpdate, DB: "ids", Table: "WORKER_NODE", Rows: &model.RowsCommand{
+		Sets:  []model.RowSet{{Col: "PORT", A: model.RowOperand{Val: model.Value{Kind: model.ValString, Str: "changed"}}}},
+		Where: []model.RowCond{{Col: "ID", Val: model.Value{Kind: model.ValInt, Int: 12345}}}}}
 	if r := applyOK(t, f, entry(idx, upd)); r[0].Affected != 1 {
 		t.Fatalf("update: %+v", r[0])
 	}
@@ -118,7 +120,7 @@ func TestCheckpointWritesChangedRows(t *testing.T) {
 	}
 	must(t, g.View(func(s ticket.Store) error {
 		rows, _ := s.Rows("ids", "WORKER_NODE")
-		k, _ := workerDef("ids").Rows.IndexKey(0, []ticket.Datum{{S: "12345"}, {}, {}, {}, {}, {}, {}})
+		k, _ := rowengine.IndexKey(workerDef("ids").Rows, 0, []model.Datum{{S: "12345"}, {}, {}, {}, {}, {}, {}})
 		r, ok := rows.Get(k)
 		if !ok || r[2].S != "changed" {
 			t.Errorf("row 12345 after reload: %v %v", r, ok)
@@ -135,8 +137,8 @@ func TestStateFormat1Upgrade(t *testing.T) {
 	db, err := openState(path, true)
 	must(t, err)
 	def := workerDef("ids")
-	tb := &ticket.Table{Def: *def, AutoInc: 3}
-	legacy := [][]ticket.Datum{
+	tb := &model.Table{Def: *def, AutoInc: 3}
+	legacy := [][]model.Datum{
 		{{S: "1"}, {S: "h1"}, {S: "p1"}, {S: "1"}, {S: "2026-01-01"}, {S: "2026-01-01 00:00:00"}, {S: "2026-01-01 00:00:00"}},
 		{{S: "2"}, {S: "h2"}, {S: "p2"}, {S: "1"}, {S: "2026-01-02"}, {S: "2026-01-02 00:00:00"}, {S: "2026-01-02 00:00:00"}},
 	}
@@ -160,7 +162,7 @@ func TestStateFormat1Upgrade(t *testing.T) {
 		t.Fatalf("format 1 file: %d rows", n)
 	}
 	// A new row, then the checkpoint that rewrites the file.
-	applyOK(t, f, &raft.Log{Index: 8, Term: 1, Type: raft.LogCommand, Data: logformat.EncodeBatch(nil, []ticket.Command{workerInsert("ids", 1, 3)})})
+	applyOK(t, f, &raft.Log{Index: 8, Term: 1, Type: raft.LogCommand, Data: logformat.EncodeBatch(nil, []model.Command{workerInsert("ids", 1, 3)})})
 	must(t, f.Close())
 	db, err = bolt.Open(path, 0o600, nil)
 	must(t, err)
@@ -206,7 +208,7 @@ func TestReloadAtScale(t *testing.T) {
 	prev := int64(0)
 	must(t, g.View(func(s ticket.Store) error {
 		rows, _ := s.Rows("ids", "WORKER_NODE")
-		return rows.Scan(ticket.ClusterIndex, "", "", func(_ string, r []ticket.Datum) bool {
+		return rows.Scan(rowengine.ClusterIndex, "", "", func(_ string, r []model.Datum) bool {
 			id, _ := strconv.ParseInt(r[0].S, 10, 64)
 			if id != prev+1 {
 				t.Fatalf("row %d after %d", id, prev)
@@ -230,7 +232,7 @@ func TestBackupRestoreRowTable(t *testing.T) {
 		t.Fatalf("backup holds %d rows", len(rows))
 	}
 	g := openTestFSM(t, "")
-	r := applyOK(t, g, entry(1, ticket.Command{Op: ticket.OpRestore, Dump: &b.Dump}))
+	r := applyOK(t, g, entry(1, model.Command{Op: model.OpRestore, Dump: &b.Dump}))
 	if r[0].Err != nil {
 		t.Fatal(r[0].Err)
 	}
@@ -254,11 +256,11 @@ func TestResultsNotKeptByLogCache(t *testing.T) {
 	cfg.RaftAddr = "127.0.0.1:0"
 	cfg.AdvertiseAddr = "127.0.0.1:1" // a lone voter never dials itself
 	var freed atomic.Int64
-	n, err := open(cfg, func(st ticket.Store, c *ticket.Command) (ticket.Result, error) {
+	n, err := open(cfg, func(st ticket.Store, c *model.Command) (model.Result, error) {
 		r, err := ticket.Apply(st, c)
-		img := make([]ticket.Datum, 1024)
-		runtime.SetFinalizer(&img[0], func(*ticket.Datum) { freed.Add(1) })
-		r.Images = [][]ticket.Datum{img}
+		img := make([]model.Datum, 1024)
+		runtime.SetFinalizer(&img[0], func(*model.Datum) { freed.Add(1) })
+		r.Images = [][]model.Datum{img}
 		return r, err
 	})
 	if err != nil {
@@ -268,7 +270,7 @@ func TestResultsNotKeptByLogCache(t *testing.T) {
 	must(t, n.WaitServing(ctxT(t, 5*time.Second)))
 	const entries = 20
 	for range entries {
-		propose(t, n, ticket.Command{Op: ticket.OpSetGlobal, Name: "g", Value: 1})
+		propose(t, n, model.Command{Op: model.OpSetGlobal, Name: "g", Value: 1})
 	}
 	for deadline := time.Now().Add(10 * time.Second); freed.Load() < entries && time.Now().Before(deadline); {
 		runtime.GC()

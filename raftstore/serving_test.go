@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // A node reopened on its data directory (state file rebuilt from the log,
@@ -150,7 +151,7 @@ func TestLongReplayBecomesReady(t *testing.T) {
 	}
 	var slow atomic.Bool
 	slow.Store(true)
-	n, err := open(cfg, func(st ticket.Store, c *ticket.Command) (ticket.Result, error) {
+	n, err := open(cfg, func(st ticket.Store, c *model.Command) (model.Result, error) {
 		if slow.Load() {
 			time.Sleep(100 * time.Millisecond)
 		}

@@ -18,8 +18,8 @@ import (
 //	dbs/<db>/     one nested bucket per database
 //	dbs/<db>/<t>  logformat.AppendTable of the table (a row table's rows are not in it)
 //	globals/<n>   uint64 BE
-//	rows/<db>\x00<t>/<pk>  a row table's row: ticket.AppendRow, under its
-//	              clustering key (ticket.RowsDef.IndexKey); secondary keys
+//	rows/<db>\x00<t>/<pk>  a row table's row: rowengine.AppendRow, under its
+//	              clustering key (model.RowsDef.IndexKey); secondary keys
 //	              are rebuilt from the rows when the state is loaded
 //
 // Format 1 (before per-row storage) kept a row table's rows in its table

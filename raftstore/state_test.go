@@ -12,6 +12,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 func openTestState(t *testing.T) *bolt.DB {
@@ -93,7 +95,7 @@ func storeMatchesMemStore(t *testing.T, seed uint64) {
 			if lr == nil {
 				t.Fatalf("step %d: row table %v not loaded", step, k)
 			}
-			for idx := ticket.ClusterIndex; idx < len(rt.Def().Keys); idx++ {
+			for idx := rowengine.ClusterIndex; idx < len(rt.Def().Keys); idx++ {
 				if got, want := scanAll(t, lr, idx), scanAll(t, rt, idx); !reflect.DeepEqual(got, want) {
 					t.Fatalf("step %d: row table %v index %d loads as\n%v\nlive\n%v", step, k, idx, got, want)
 				}
@@ -130,14 +132,14 @@ func storeMatchesMemStore(t *testing.T, seed uint64) {
 				must(t, mem.DeleteDatabase(d))
 			}
 		case 3, 4:
-			tb := &ticket.Table{Def: *tickets64(d, n), AutoInc: r.Uint64N(1000)}
+			tb := &model.Table{Def: *tickets64(d, n), AutoInc: r.Uint64N(1000)}
 			if n != "t1" {
 				// t2 is clustered by hidden row id, t3 by its primary
 				// key; t3 gains and loses a secondary key (re-indexing).
-				tb = &ticket.Table{Def: *rowsTestDef(d, n, n == "t3", r.IntN(2) == 0), AutoInc: 1}
+				tb = &model.Table{Def: *rowsTestDef(d, n, n == "t3", r.IntN(2) == 0), AutoInc: 1}
 			}
 			for range r.IntN(4) {
-				tb.Rows = append(tb.Rows, ticket.Row{ID: r.Uint64N(1000), Stub: string(rune('a' + r.IntN(3)))})
+				tb.Rows = append(tb.Rows, model.Row{ID: r.Uint64N(1000), Stub: string(rune('a' + r.IntN(3)))})
 			}
 			ok, _ := mem.Database(d)
 			err := st.PutTable(tb)
@@ -163,7 +165,7 @@ func storeMatchesMemStore(t *testing.T, seed uint64) {
 			must(t, err)
 			if got != nil {
 				got.AutoInc += 7
-				got.Rows = append(got.Rows, ticket.Row{ID: 1})
+				got.Rows = append(got.Rows, model.Row{ID: 1})
 				if len(got.Rows) > 1 {
 					got.Rows[0].ID = 999999
 				}
@@ -183,9 +185,9 @@ func storeMatchesMemStore(t *testing.T, seed uint64) {
 			if gr == nil {
 				continue
 			}
-			row := []ticket.Datum{{S: strconv.Itoa(r.IntN(50))}, {S: string(rune('a' + r.IntN(40)))}, {S: strconv.Itoa(r.IntN(5))}}
+			row := []model.Datum{{S: strconv.Itoa(r.IntN(50))}, {S: string(rune('a' + r.IntN(40)))}, {S: strconv.Itoa(r.IntN(5))}}
 			if r.IntN(5) == 0 {
-				row[1] = ticket.Datum{Null: true}
+				row[1] = model.Datum{Null: true}
 			}
 			pk := ""
 			if n == "t2" && gr.Len() > 0 && r.IntN(2) == 0 {
@@ -193,7 +195,7 @@ func storeMatchesMemStore(t *testing.T, seed uint64) {
 			}
 			gk, gerr := gr.Put(pk, row)
 			wk, werr := wr.Put(pk, row)
-			if gk != wk || errors.Is(gerr, ticket.ErrRowsDuplicate) != errors.Is(werr, ticket.ErrRowsDuplicate) {
+			if gk != wk || errors.Is(gerr, rowengine.ErrRowsDuplicate) != errors.Is(werr, rowengine.ErrRowsDuplicate) {
 				t.Fatalf("step %d: Put: %q %v vs %q %v", step, gk, gerr, wk, werr)
 			}
 		case 13:
@@ -221,7 +223,7 @@ func storeMatchesMemStore(t *testing.T, seed uint64) {
 			t.Fatalf("step %d: Rows %v vs %v", step, gr, wr)
 		}
 		if gr != nil {
-			for idx := ticket.ClusterIndex; idx < len(gr.(*ticket.RowTree).Def().Keys); idx++ {
+			for idx := rowengine.ClusterIndex; idx < len(gr.(*rowengine.RowTree).Def().Keys); idx++ {
 				same(step, "Scan", scanAll(t, gr, idx), scanAll(t, wr, idx))
 			}
 		}
@@ -253,15 +255,15 @@ func storeMatchesMemStore(t *testing.T, seed uint64) {
 // rowsTestDef is a row table (id INT NOT NULL, name VARCHAR(2), v INT):
 // keyed has PRIMARY KEY(id) and UNIQUE(name), else rows are clustered
 // by hidden row id; withV adds KEY(v).
-func rowsTestDef(db, name string, keyed, withV bool) *ticket.TableDef {
-	spec := &ticket.TableSpec{DB: db, Name: name, Columns: []ticket.ColumnSpec{
+func rowsTestDef(db, name string, keyed, withV bool) *model.TableDef {
+	spec := &model.TableSpec{DB: db, Name: name, Columns: []model.ColumnSpec{
 		{Name: "id", Type: "int", NotNull: true}, {Name: "name", Type: "varchar", Width: 2}, {Name: "v", Type: "int"}}}
 	if keyed {
-		spec.Keys = append(spec.Keys, ticket.KeySpec{Primary: true, Columns: []string{"id"}},
-			ticket.KeySpec{Unique: true, Name: "name", Columns: []string{"name"}})
+		spec.Keys = append(spec.Keys, model.KeySpec{Primary: true, Columns: []string{"id"}},
+			model.KeySpec{Unique: true, Name: "name", Columns: []string{"name"}})
 	}
 	if withV {
-		spec.Keys = append(spec.Keys, ticket.KeySpec{Name: "v", Columns: []string{"v"}})
+		spec.Keys = append(spec.Keys, model.KeySpec{Name: "v", Columns: []string{"v"}})
 	}
 	def, err := ticket.NewTableDef(spec)
 	if err != nil || def.Rows == nil {
@@ -271,10 +273,10 @@ func rowsTestDef(db, name string, keyed, withV bool) *ticket.TableDef {
 }
 
 // scanAll lists an index's rows as "key=row" lines.
-func scanAll(t testing.TB, rows ticket.TableRows, index int) []string {
+func scanAll(t testing.TB, rows rowengine.TableRows, index int) []string {
 	t.Helper()
 	var out []string
-	must(t, rows.Scan(index, "", "", func(pk string, r []ticket.Datum) bool {
+	must(t, rows.Scan(index, "", "", func(pk string, r []model.Datum) bool {
 		out = append(out, fmt.Sprintf("%x=%v", pk, r))
 		return true
 	}))
@@ -282,9 +284,9 @@ func scanAll(t testing.TB, rows ticket.TableRows, index int) []string {
 }
 
 // nthKey is the clustering key of the i-th row.
-func nthKey(t testing.TB, rows ticket.TableRows, i int) (pk string) {
+func nthKey(t testing.TB, rows rowengine.TableRows, i int) (pk string) {
 	t.Helper()
-	must(t, rows.Scan(ticket.ClusterIndex, "", "", func(k string, _ []ticket.Datum) bool {
+	must(t, rows.Scan(rowengine.ClusterIndex, "", "", func(k string, _ []model.Datum) bool {
 		pk = k
 		i--
 		return i >= 0
@@ -297,7 +299,7 @@ func TestReadOnlyStore(t *testing.T) {
 	for name, err := range map[string]error{
 		"PutDatabase":    st.PutDatabase("x"),
 		"DeleteDatabase": st.DeleteDatabase("x"),
-		"PutTable":       st.PutTable(&ticket.Table{Def: *tickets64("x", "y")}),
+		"PutTable":       st.PutTable(&model.Table{Def: *tickets64("x", "y")}),
 		"DeleteTable":    st.DeleteTable("x", "y"),
 		"PutGlobal":      st.PutGlobal("g", 1),
 	} {

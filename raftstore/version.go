@@ -12,6 +12,7 @@ import (
 
 	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // Command versions: what keeps a cluster of mixed builds (a rolling
@@ -118,7 +119,7 @@ func (n *Node) CommandVersion() uint32 { return n.cfg.commandVersion }
 // leader to raise the cluster's version, which it does within a
 // versionInterval or two. A new cluster starts at version 1 and is
 // raised so within its first second.
-func (n *Node) versionGate(ctx context.Context, c *ticket.Command, need uint32) *ticket.Error {
+func (n *Node) versionGate(ctx context.Context, c *model.Command, need uint32) *model.Error {
 	wait := time.NewTimer(versionWait)
 	defer wait.Stop()
 	tick := time.NewTicker(10 * time.Millisecond)
@@ -181,36 +182,36 @@ func (n *Node) behind(need uint32) (behind, unknown []string) {
 
 // versionRefusal is the statement error of a command that needs version
 // need while the cluster runs a lower one.
-func versionRefusal(c *ticket.Command, need, cluster uint32, why string) *ticket.Error {
-	return ticket.NewError(ticket.CodeNotSupported,
+func versionRefusal(c *model.Command, need, cluster uint32, why string) *model.Error {
+	return model.NewError(model.CodeNotSupported,
 		"This version of ticketd doesn't yet support '%s while the cluster runs command version %d: it needs %d (%s)'",
 		opName(c), cluster, need, why)
 }
 
 // opName names what a statement asked for, for refusals.
-func opName(c *ticket.Command) string {
+func opName(c *model.Command) string {
 	switch c.Op {
-	case ticket.OpDropDB:
+	case model.OpDropDB:
 		return "DROP DATABASE"
-	case ticket.OpDropTable:
+	case model.OpDropTable:
 		return "DROP TABLE"
-	case ticket.OpRestore:
+	case model.OpRestore:
 		return "a restore"
-	case ticket.OpDelete:
+	case model.OpDelete:
 		return "DELETE"
-	case ticket.OpCreateSeq:
+	case model.OpCreateSeq:
 		return "CREATE SEQUENCE"
-	case ticket.OpSeqNext:
+	case model.OpSeqNext:
 		return "NEXTVAL"
-	case ticket.OpSetVal:
+	case model.OpSetVal:
 		return "SETVAL"
-	case ticket.OpAlterSeq:
+	case model.OpAlterSeq:
 		return "ALTER SEQUENCE"
-	case ticket.OpDropSeq:
+	case model.OpDropSeq:
 		return "DROP SEQUENCE"
-	case ticket.OpKeys:
+	case model.OpKeys:
 		return "a Redis key command"
-	case ticket.OpCreateTable:
+	case model.OpCreateTable:
 		if c.Def != nil && logformat.DefVersion(c.Def) == logformat.CollationVersion {
 			return "CREATE TABLE of a row table (its strings compare as utf8mb4_general_ci)"
 		}
@@ -218,12 +219,12 @@ func opName(c *ticket.Command) string {
 			return "CREATE TABLE of a row table with a CHARACTER SET or COLLATE other than utf8mb4_general_ci"
 		}
 		return "CREATE TABLE of this kind"
-	case ticket.OpInsert:
+	case model.OpInsert:
 		if c.Rows.NeedsV6() {
 			return "INSERT ... ON DUPLICATE KEY UPDATE or an expression in VALUES on a row table"
 		}
 		return "INSERT of these values"
-	case ticket.OpUpdate:
+	case model.OpUpdate:
 		return "UPDATE of this kind"
 	default:
 		return fmt.Sprintf("command %d", c.Op)
@@ -318,7 +319,7 @@ func (n *Node) announceVersion(ctx context.Context) error {
 	if ok && cur == own {
 		return nil
 	}
-	res, err := n.Propose(ctx, []ticket.Command{{Op: ticket.OpSetGlobal, Name: memberVersionGlobal(string(n.id)), Value: uint64(own)}})
+	res, err := n.Propose(ctx, []model.Command{{Op: model.OpSetGlobal, Name: memberVersionGlobal(string(n.id)), Value: uint64(own)}})
 	if err != nil {
 		return err
 	}
@@ -344,7 +345,7 @@ func (n *Node) raiseClusterVersion(ctx context.Context, probed map[string]uint32
 	if target <= cur {
 		return nil
 	}
-	res, err := n.Propose(ctx, []ticket.Command{{Op: ticket.OpSetGlobal, Name: clusterVersionGlobal, Value: uint64(target)}})
+	res, err := n.Propose(ctx, []model.Command{{Op: model.OpSetGlobal, Name: clusterVersionGlobal, Value: uint64(target)}})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // TestCommandVersions: the commands of a build from before versions are
@@ -19,40 +20,40 @@ func TestCommandVersions(t *testing.T) {
 	seq := seqSeedCommands()
 	for _, tc := range []struct {
 		name string
-		c    ticket.Command
+		c    model.Command
 		want uint32
 	}{
 		{"REPLACE", replaceCmd("flickr", "Tickets64", "a"), 1},
 		{"CREATE DATABASE", createDB("flickr"), 1},
 		{"CREATE TABLE (ticket)", createTickets("flickr", "Tickets64"), 1},
-		{"SET GLOBAL", ticket.Command{Op: ticket.OpSetGlobal, Name: "auto_increment_increment", Value: 2}, 1},
-		{"reservation", ticket.Command{Op: ticket.OpReserve, DB: "flickr", Table: "Tickets64", Count: 100}, 1},
-		{"version announce", ticket.Command{Op: ticket.OpSetGlobal, Name: memberVersionGlobal("n1"), Value: 2}, 1},
-		{"DROP TABLE (drop marks)", ticket.Command{Op: ticket.OpDropTable, DB: "flickr", Table: "Tickets64"}, 2},
-		{"DROP DATABASE (drop marks)", ticket.Command{Op: ticket.OpDropDB, DB: "flickr"}, 2},
+		{"SET GLOBAL", model.Command{Op: model.OpSetGlobal, Name: "auto_increment_increment", Value: 2}, 1},
+		{"reservation", model.Command{Op: model.OpReserve, DB: "flickr", Table: "Tickets64", Count: 100}, 1},
+		{"version announce", model.Command{Op: model.OpSetGlobal, Name: memberVersionGlobal("n1"), Value: 2}, 1},
+		{"DROP TABLE (drop marks)", model.Command{Op: model.OpDropTable, DB: "flickr", Table: "Tickets64"}, 2},
+		{"DROP DATABASE (drop marks)", model.Command{Op: model.OpDropDB, DB: "flickr"}, 2},
 		{"CREATE SEQUENCE", seq[0], 2},
 		{"NEXTVAL", seq[1], 2},
-		{"NOW() in VALUES", ticket.Command{Op: ticket.OpInsert, DB: "d", Table: "t", Values: [][]ticket.Value{{{Kind: ticket.ValNow}}}}, 2},
-		{"row-table UPDATE", ticket.Command{Op: ticket.OpUpdate, DB: "d", Table: "t", Rows: &ticket.RowsCommand{}}, 2},
-		{"row engine UPDATE", ticket.Command{Op: ticket.OpUpdate, DB: "d", Table: "t", Rows: &ticket.RowsCommand{Engine: true}}, 3},
-		{"row engine INSERT", ticket.Command{Op: ticket.OpInsert, DB: "d", Table: "t", Values: [][]ticket.Value{{}}, Rows: &ticket.RowsCommand{Engine: true}}, 3},
-		{"DATETIME parameter in VALUES", ticket.Command{Op: ticket.OpInsert, DB: "d", Table: "t", Values: [][]ticket.Value{{{Kind: ticket.ValTemporal, Str: "2024-01-02 03:04:05"}}}, Rows: &ticket.RowsCommand{Engine: true}}, 5},
-		{"DOUBLE parameter in a WHERE", ticket.Command{Op: ticket.OpDelete, DB: "d", Table: "t", Rows: &ticket.RowsCommand{Engine: true,
-			Filter: &ticket.RowExpr{Op: ticket.EEq, Args: []ticket.RowExpr{{Op: ticket.ECol, Col: "v"}, {Op: ticket.EVal, Val: &ticket.Value{Kind: ticket.ValDouble, Str: "2.5"}}}}}}, 5},
-		{"DATE parameter in a SET", ticket.Command{Op: ticket.OpUpdate, DB: "d", Table: "t", Rows: &ticket.RowsCommand{Engine: true,
-			Assigns: []ticket.RowAssign{{Col: "d", Expr: ticket.RowExpr{Op: ticket.EVal, Val: &ticket.Value{Kind: ticket.ValTemporal, Str: "2024-01-02"}}}}}}, 5},
-		{"legacy row-table UPDATE", ticket.Command{Op: ticket.OpUpdate, DB: "d", Table: "t", Rows: &ticket.RowsCommand{
-			Sets: []ticket.RowSet{{Col: "v", A: ticket.RowOperand{Col: "v"}, Op: '+', B: ticket.RowOperand{Val: ticket.Value{Kind: ticket.ValInt, Int: 1}}}}}}, 2},
-		{"row engine INSERT ... ON DUPLICATE KEY UPDATE", ticket.Command{Op: ticket.OpInsert, DB: "d", Table: "t", Values: [][]ticket.Value{{}},
-			Rows: &ticket.RowsCommand{Engine: true, OnDup: []ticket.RowAssign{{Col: "n", Expr: ticket.RowExpr{Op: ticket.EValues, Col: "n"}}}}}, 6},
-		{"row engine INSERT of an expression", ticket.Command{Op: ticket.OpInsert, DB: "d", Table: "t", Values: [][]ticket.Value{{{Kind: ticket.ValNull}}},
-			Rows: &ticket.RowsCommand{Engine: true, Exprs: [][]ticket.RowExpr{{{Op: ticket.EAdd}}}}}, 6},
+		{"NOW() in VALUES", model.Command{Op: model.OpInsert, DB: "d", Table: "t", Values: [][]model.Value{{{Kind: model.ValNow}}}}, 2},
+		{"row-table UPDATE", model.Command{Op: model.OpUpdate, DB: "d", Table: "t", Rows: &model.RowsCommand{}}, 2},
+		{"row engine UPDATE", model.Command{Op: model.OpUpdate, DB: "d", Table: "t", Rows: &model.RowsCommand{Engine: true}}, 3},
+		{"row engine INSERT", model.Command{Op: model.OpInsert, DB: "d", Table: "t", Values: [][]model.Value{{}}, Rows: &model.RowsCommand{Engine: true}}, 3},
+		{"DATETIME parameter in VALUES", model.Command{Op: model.OpInsert, DB: "d", Table: "t", Values: [][]model.Value{{{Kind: model.ValTemporal, Str: "2024-01-02 03:04:05"}}}, Rows: &model.RowsCommand{Engine: true}}, 5},
+		{"DOUBLE parameter in a WHERE", model.Command{Op: model.OpDelete, DB: "d", Table: "t", Rows: &model.RowsCommand{Engine: true,
+			Filter: &model.RowExpr{Op: model.EEq, Args: []model.RowExpr{{Op: model.ECol, Col: "v"}, {Op: model.EVal, Val: &model.Value{Kind: model.ValDouble, Str: "2.5"}}}}}}, 5},
+		{"DATE parameter in a SET", model.Command{Op: model.OpUpdate, DB: "d", Table: "t", Rows: &model.RowsCommand{Engine: true,
+			Assigns: []model.RowAssign{{Col: "d", Expr: model.RowExpr{Op: model.EVal, Val: &model.Value{Kind: model.ValTemporal, Str: "2024-01-02"}}}}}}, 5},
+		{"legacy row-table UPDATE", model.Command{Op: model.OpUpdate, DB: "d", Table: "t", Rows: &model.RowsCommand{
+			Sets: []model.RowSet{{Col: "v", A: model.RowOperand{Col: "v"}, Op: '+', B: model.RowOperand{Val: model.Value{Kind: model.ValInt, Int: 1}}}}}}, 2},
+		{"row engine INSERT ... ON DUPLICATE KEY UPDATE", model.Command{Op: model.OpInsert, DB: "d", Table: "t", Values: [][]model.Value{{}},
+			Rows: &model.RowsCommand{Engine: true, OnDup: []model.RowAssign{{Col: "n", Expr: model.RowExpr{Op: model.EValues, Col: "n"}}}}}, 6},
+		{"row engine INSERT of an expression", model.Command{Op: model.OpInsert, DB: "d", Table: "t", Values: [][]model.Value{{{Kind: model.ValNull}}},
+			Rows: &model.RowsCommand{Engine: true, Exprs: [][]model.RowExpr{{{Op: model.EAdd}}}}}, 6},
 		{"CREATE TABLE (row, older folding)", rowsSeedCommands()[0], 2},
 		{"CREATE TABLE (row, utf8mb4_general_ci)", goldenCollationCommands()[0], 8},
 		{"restore of a utf8mb4_general_ci row table", goldenCollationCommands()[1], 8},
 		{"CREATE TABLE (row, utf8mb4_bin, a utf8mb3 column)", goldenColumnCollationCommands()[0], 9},
 		{"restore of a row table with column collations", goldenColumnCollationCommands()[1], 9},
-		{"unknown op", ticket.Command{Op: 200}, CommandVersion},
+		{"unknown op", model.Command{Op: 200}, CommandVersion},
 	} {
 		if got := logformat.Version(&tc.c); got != tc.want {
 			t.Errorf("%s: version %d, want %d", tc.name, got, tc.want)
@@ -66,7 +67,7 @@ func TestFSMStopsAboveItsVersion(t *testing.T) {
 	f := openTestFSM(t, "")
 	f.version = 1
 	setupTickets(t, f)
-	raise := ticket.Command{Op: ticket.OpSetGlobal, Name: clusterVersionGlobal, Value: 2}
+	raise := model.Command{Op: model.OpSetGlobal, Name: clusterVersionGlobal, Value: 2}
 	err, _ := f.Apply(entry(2, raise)).(error)
 	if !errors.Is(err, ErrFSMFailed) || !errors.Is(err, ErrVersionTooOld) {
 		t.Fatalf("raise above the build's version answered %v", err)
@@ -76,7 +77,7 @@ func TestFSMStopsAboveItsVersion(t *testing.T) {
 	}
 	g := openTestFSM(t, "")
 	setupTickets(t, g)
-	applyOK(t, g, entry(2, raise, ticket.Command{Op: ticket.OpSetGlobal, Name: memberVersionGlobal("n1"), Value: 2}))
+	applyOK(t, g, entry(2, raise, model.Command{Op: model.OpSetGlobal, Name: memberVersionGlobal("n1"), Value: 2}))
 	if g.ClusterVersion() != 2 || g.MemberVersions()["n1"] != 2 {
 		t.Fatalf("cluster version %d, members %v", g.ClusterVersion(), g.MemberVersions())
 	}
@@ -110,13 +111,13 @@ func TestClusterVersionRollingUpgrade(t *testing.T) {
 		v := statusVersions(c.nodes["n1"])
 		return len(v) == 3 && v["n3"] == 1 && v["n2"] == CommandVersion
 	})
-	createSeq := append([]ticket.Command{createDB("d")}, seqSeedCommands()[0])
+	createSeq := append([]model.Command{createDB("d")}, seqSeedCommands()[0])
 	createSeq[0].IfExists = true
 	for _, n := range []*Node{l, c.follower()} {
 		before := n.raft.LastIndex()
 		res := proposeRetry(t, n, append(createSeq, replaceCmd("flickr", "Tickets64", "a"))...)
 		e := res[1].Err
-		if e == nil || e.Code != ticket.CodeNotSupported || !strings.Contains(e.Message, "CREATE SEQUENCE") ||
+		if e == nil || e.Code != model.CodeNotSupported || !strings.Contains(e.Message, "CREATE SEQUENCE") ||
 			!strings.Contains(e.Message, "n3 (version 1") || strings.Contains(e.Message, "n2") {
 			t.Fatalf("CREATE SEQUENCE in a mixed cluster through %s: %+v", n.ID(), res[1])
 		}
@@ -205,7 +206,7 @@ func TestClusterVersionRollingUpgrade(t *testing.T) {
 func TestNewClusterTakesNewCommandsAtOnce(t *testing.T) {
 	n := openNode(t, testConfig("n1", t.TempDir(), listen(t)))
 	must(t, n.WaitReady(ctxT(t, 10*time.Second)))
-	res := propose(t, n, append([]ticket.Command{createDB("d")}, seqSeedCommands()[0])...)
+	res := propose(t, n, append([]model.Command{createDB("d")}, seqSeedCommands()[0])...)
 	if res[1].Err != nil {
 		t.Fatalf("CREATE SEQUENCE on a new node: %v", res[1].Err)
 	}
@@ -233,18 +234,18 @@ func TestMixedClusterRefusesRowUpsert(t *testing.T) {
 		v := statusVersions(c.nodes["n1"])
 		return len(v) == 3 && v["n3"] == 5 && v["n2"] == CommandVersion
 	})
-	insert := func(tag string, rc ticket.RowsCommand) ticket.Command {
+	insert := func(tag string, rc model.RowsCommand) model.Command {
 		rc.Engine = true
-		return ticket.Command{Op: ticket.OpInsert, DB: "d", Table: "leaf_alloc", Columns: []string{"biz_tag", "step"},
-			Values: [][]ticket.Value{{{Kind: ticket.ValString, Str: tag}, {Kind: ticket.ValInt, Int: 1}}}, Rows: &rc}
+		return model.Command{Op: model.OpInsert, DB: "d", Table: "leaf_alloc", Columns: []string{"biz_tag", "step"},
+			Values: [][]model.Value{{{Kind: model.ValString, Str: tag}, {Kind: model.ValInt, Int: 1}}}, Rows: &rc}
 	}
-	one := ticket.Value{Kind: ticket.ValInt, Int: 1}
-	upsert := insert("a", ticket.RowsCommand{OnDup: []ticket.RowAssign{{Col: "step", Expr: ticket.RowExpr{Op: ticket.EValues, Col: "step"}}}})
-	expr := insert("b", ticket.RowsCommand{Exprs: [][]ticket.RowExpr{{{}, {Op: ticket.EAdd, Args: []ticket.RowExpr{{Op: ticket.EVal, Val: &one}, {Op: ticket.EVal, Val: &one}}}}}})
-	res := proposeRetry(t, c.follower(), upsert, expr, insert("c", ticket.RowsCommand{}))
+	one := model.Value{Kind: model.ValInt, Int: 1}
+	upsert := insert("a", model.RowsCommand{OnDup: []model.RowAssign{{Col: "step", Expr: model.RowExpr{Op: model.EValues, Col: "step"}}}})
+	expr := insert("b", model.RowsCommand{Exprs: [][]model.RowExpr{{{}, {Op: model.EAdd, Args: []model.RowExpr{{Op: model.EVal, Val: &one}, {Op: model.EVal, Val: &one}}}}}})
+	res := proposeRetry(t, c.follower(), upsert, expr, insert("c", model.RowsCommand{}))
 	for i, what := range []string{"ON DUPLICATE KEY UPDATE", "expression in VALUES"} {
 		e := res[i].Err
-		if e == nil || e.Code != ticket.CodeNotSupported || !strings.Contains(e.Message, "n3 (version 5") || strings.Contains(e.Message, "n2") {
+		if e == nil || e.Code != model.CodeNotSupported || !strings.Contains(e.Message, "n3 (version 5") || strings.Contains(e.Message, "n2") {
 			t.Fatalf("%s in a mixed cluster: %+v", what, res[i])
 		}
 		t.Logf("refused: %s", e.Message)
@@ -255,12 +256,12 @@ func TestMixedClusterRefusesRowUpsert(t *testing.T) {
 	// A row table of this build (utf8mb4_general_ci, version 8) is
 	// refused too; the table of older builds' folding above was not.
 	res = proposeRetry(t, l, goldenCollationCommands()[0])
-	if e := res[0].Err; e == nil || e.Code != ticket.CodeNotSupported || !strings.Contains(e.Message, "n3 (version 5") || !strings.Contains(e.Message, "utf8mb4_general_ci") {
+	if e := res[0].Err; e == nil || e.Code != model.CodeNotSupported || !strings.Contains(e.Message, "n3 (version 5") || !strings.Contains(e.Message, "utf8mb4_general_ci") {
 		t.Fatalf("CREATE TABLE with a collation in a mixed cluster: %+v", res[0])
 	}
 	// A row table with collations of its own (version 9), too.
 	res = proposeRetry(t, l, goldenColumnCollationCommands()[0])
-	if e := res[0].Err; e == nil || e.Code != ticket.CodeNotSupported || !strings.Contains(e.Message, "n3 (version 5") || !strings.Contains(e.Message, "COLLATE") {
+	if e := res[0].Err; e == nil || e.Code != model.CodeNotSupported || !strings.Contains(e.Message, "n3 (version 5") || !strings.Contains(e.Message, "COLLATE") {
 		t.Fatalf("CREATE TABLE with column collations in a mixed cluster: %+v", res[0])
 	}
 	c.agree()

@@ -73,7 +73,7 @@
 //     in a multi-statement query; it answers its parse error.
 //
 // Literals and '?' placeholders are Values (ParamCount counts a plan's
-// placeholders); Value kinds share ticket.ValueKind's numbers. Errors are
+// placeholders); Value kinds share model.ValueKind's numbers. Errors are
 // *Error, the catalogue's type (package sql/mysqlerr), with MySQL's code,
 // SQLSTATE and message: 1064 for syntax, 1065 for an empty query, 1054 and
 // 1096 for a column or * without a table, and the codes the grammar raises

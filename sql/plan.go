@@ -8,7 +8,7 @@ type Plan interface{ isPlan() }
 // ValueKind says which field of a Value is set.
 type ValueKind uint8
 
-// Value kinds. They carry ticket.ValueKind's numbers (which are part of
+// Value kinds. They carry model.ValueKind's numbers (which are part of
 // ticket's log format), so a kind means the same in both packages;
 // ValParam, which ticket never sees, comes after them.
 const (
@@ -166,7 +166,7 @@ type Select struct {
 
 // Assign is the id assignment of UPDATE and ON DUPLICATE KEY UPDATE:
 // Column = [LAST_INSERT_ID](Value) when Absolute, or
-// Column = [LAST_INSERT_ID](Column + Delta) otherwise (ticket.Update's
+// Column = [LAST_INSERT_ID](Column + Delta) otherwise (model.Update's
 // polarity and names).
 type Assign struct {
 	Column    string // lower case

@@ -10,7 +10,7 @@ import (
 
 // The row engine's expressions: the WHERE of SELECT, UPDATE and DELETE on
 // row tables and the values of UPDATE's SET. ticket evaluates them with
-// MariaDB's rules (ticket/rows_eval.go); here they are only recognised.
+// MariaDB's rules (ticket/rowengine/eval.go); here they are only recognised.
 // Anything outside this set is refused with 1235 naming it.
 
 var compareOps = map[opcode.Op]string{

@@ -13,7 +13,7 @@ import (
 // from the table, whether an UPDATE runs in ticket form (Update.Set) or
 // row form (Update.Sets).
 
-// ValNow is NOW() / CURRENT_TIMESTAMP used as a value (ticket.ValNow).
+// ValNow is NOW() / CURRENT_TIMESTAMP used as a value (model.ValNow).
 const ValNow ValueKind = 8
 
 // Operand is one side of a row-table assignment: a column or a value.

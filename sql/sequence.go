@@ -7,7 +7,7 @@ import (
 )
 
 // SeqOptionKind is an option of CREATE or ALTER SEQUENCE; the numbers are
-// ticket.SeqOptionKind's.
+// model.SeqOptionKind's.
 type SeqOptionKind uint8
 
 // Sequence options, as ticket numbers them.

@@ -1,12 +1,12 @@
 package ticket
 
 import (
-	"fmt"
 	"sort"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // Apply executes one command against the store. It is deterministic: the
@@ -16,100 +16,86 @@ import (
 //
 // The reference for every answer is MariaDB with MyISAM ticket tables
 // (DESIGN §2), including MyISAM's non-transactional multi-row statements:
-// rows before a failing row stay written.
-func Apply(s Store, c *Command) (Result, error) {
+// rows before a failing row stay written; for row tables, MariaDB with
+// InnoDB (DESIGN §4a).
+//
+// Commands without a table (databases, CREATE, globals, restore, keys)
+// are Apply's own; a command addressed to a table goes through
+// applyToTable, which looks it up once and dispatches once, to its kind.
+func Apply(s Store, c *model.Command) (model.Result, error) {
+	switch c.Op {
+	case model.OpCreateDB:
+		return applyCreateDB(s, c)
+	case model.OpDropDB:
+		return applyDropDB(s, c)
+	case model.OpCreateTable:
+		return applyCreateTable(s, c)
+	case model.OpCreateSeq:
+		return applyCreateSeq(s, c)
+	case model.OpSetGlobal:
+		return model.Result{}, s.PutGlobal(c.Name, c.Value)
+	case model.OpRestore:
+		return applyRestore(s, c)
+	case model.OpKeys:
+		return applyKeys(s, c)
+	case model.OpInsert, model.OpUpdate, model.OpDelete, model.OpAlterTable, model.OpDropTable, model.OpReserve, model.OpRestoreRows:
+		return applyToTable(s, c)
+	}
 	if isSeqOp(c.Op) {
-		return applySequence(s, c)
+		return applyToTable(s, c)
+	}
+	return model.Result{Err: unknownCommand(c)}, nil
+}
+
+// applyToTable runs a command addressed to one table: it looks the table
+// up once, answers for a table that is not there, runs what every kind of
+// table does alike (DROP TABLE, a range reservation) and hands the rest
+// to the table's kind (kind.go).
+func applyToTable(s Store, c *model.Command) (model.Result, error) {
+	t, err := s.Table(c.DB, c.Table)
+	if err != nil {
+		return model.Result{}, err
+	}
+	if t == nil {
+		return noSuchTable(c), nil
 	}
 	switch c.Op {
-	case OpInsert:
-		return applyInsert(s, c)
-	case OpUpdate:
-		return applyUpdate(s, c)
-	case OpCreateDB:
-		return applyCreateDB(s, c)
-	case OpDropDB:
-		return applyDropDB(s, c)
-	case OpCreateTable:
-		return applyCreateTable(s, c)
-	case OpDropTable:
-		return applyDropTable(s, c)
-	case OpAlterTable:
-		return applyAlterTable(s, c)
-	case OpSetGlobal:
-		return Result{}, s.PutGlobal(c.Name, c.Value)
-	case OpReserve:
-		return applyReserve(s, c)
-	case OpRestore:
-		return applyRestore(s, c)
-	case OpDelete:
-		return applyRowsDelete(s, c)
-	case OpRestoreRows:
-		return applyRestoreRows(s, c)
-	case OpKeys:
-		return applyKeys(s, c)
+	case model.OpDropTable:
+		return dropTable(s, t, c)
+	case model.OpReserve:
+		return reserve(s, t, c)
+	}
+	return kindOf(&t.Def).apply(s, t, c)
+}
+
+// noSuchTable is the answer to c when its table does not exist: 1146,
+// or what DROP TABLE and the sequence statements say, a note under IF
+// EXISTS.
+func noSuchTable(c *model.Command) model.Result {
+	var e *model.Error
+	switch {
+	case c.Op == model.OpDropTable:
+		e = mysqlerr.New(mysqlerr.CodeBadTable, "Unknown table '%s.%s'", c.DB, c.Table)
+	case c.Op == model.OpDropSeq:
+		e = mysqlerr.UnknownSequence(c.DB + "." + c.Table)
+	case isSeqOp(c.Op):
+		return model.Result{Err: mysqlerr.UnknownSequence(c.Table)}
 	default:
-		return Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "unknown command %d", c.Op)}, nil
+		return model.Result{Err: model.NoTable(c.DB, c.Table)}
 	}
+	if c.IfExists {
+		return model.Noted(e)
+	}
+	return model.Result{Err: e}
 }
 
-// NextID is MySQL's rule for the next generated value: the least value v >=
-// autoInc with v ≡ off (mod inc), computed exactly as MySQL's
-// compute_next_insert_id(autoInc-1) does, unsigned wrap-around included
-// (that is what gives auto_increment_offset > auto_increment_increment its
-// documented-as-ignored behaviour). ok is false when no value is left.
-func NextID(autoInc, inc, off uint64) (v uint64, ok bool) {
-	if autoInc == 0 {
-		autoInc = 1
-	}
-	if inc == 0 {
-		inc = 1
-	}
-	if off == 0 {
-		off = 1
-	}
-	nr := autoInc - 1
-	if inc == 1 {
-		v = nr + 1
-	} else {
-		v = (nr+inc-off)/inc*inc + off
-	}
-	if v <= nr {
-		return 0, false
-	}
-	return v, true
-}
-
-// generate takes the next id of an AUTO_INCREMENT table and advances the
-// counter past it. The counter is unchanged on error.
-func generate(t *Table, inc, off uint64, row int) (uint64, *Error) {
-	v, ok := NextID(t.AutoInc, inc, off)
-	if t.Exhausted || !ok || v > t.Def.IDType.Max() {
-		return 0, mysqlerr.AutoincExhausted(t.Def.IDCol, row)
-	}
-	return v, nil
-}
-
-// advance moves the counter past id, never backwards (MyISAM keeps the
-// counter above the largest id ever stored, whichever way it got there).
-func advance(t *Table, id uint64) {
-	if id == ^uint64(0) {
-		t.Exhausted = true
-		t.AutoInc = id
-		return
-	}
-	if id+1 > t.AutoInc {
-		t.AutoInc = id + 1
-	}
-}
-
-func noTable(db, name string) *Error {
-	return mysqlerr.NoSuchTable(db, name)
+func unknownCommand(c *model.Command) *model.Error {
+	return mysqlerr.New(mysqlerr.CodeUnknown, "unknown command %d", c.Op)
 }
 
 // findRow returns the index of the first row whose unique keys collide with
 // (id, stub), and which key collided, or -1.
-func findRow(t *Table, id uint64, checkID bool, stub string, skip int) (int, string) {
+func findRow(t *model.Table, id uint64, checkID bool, stub string, skip int) (int, string) {
 	for i := range t.Rows {
 		if i == skip {
 			continue
@@ -125,39 +111,24 @@ func findRow(t *Table, id uint64, checkID bool, stub string, skip int) (int, str
 	return -1, ""
 }
 
-func dupEntry(val, key string) *Error {
-	return mysqlerr.New(mysqlerr.CodeDupEntry, "Duplicate entry '%s' for key '%s'", val, key)
-}
-
-func removeRow(t *Table, i int) {
+func removeRow(t *model.Table, i int) {
 	t.Rows = append(t.Rows[:i], t.Rows[i+1:]...)
 }
 
-func putRow(t *Table, r Row) {
+func putRow(t *model.Table, r model.Row) {
 	i := sort.Search(len(t.Rows), func(i int) bool { return t.Rows[i].ID > r.ID })
-	t.Rows = append(t.Rows, Row{})
+	t.Rows = append(t.Rows, model.Row{})
 	copy(t.Rows[i+1:], t.Rows[i:])
 	t.Rows[i] = r
 }
 
-func applyInsert(s Store, c *Command) (Result, error) {
-	t, err := s.Table(c.DB, c.Table)
-	if err != nil {
-		return Result{}, err
-	}
-	if t == nil {
-		return Result{Err: noTable(c.DB, c.Table)}, nil
-	}
-	if t.Def.Seq != nil {
-		return Result{Err: errSequenceRows}, nil
-	}
-	if t.Def.Rows != nil {
-		return applyRowsInsert(s, t, c)
-	}
+// insertTickets is INSERT and REPLACE [... ON DUPLICATE KEY UPDATE] on
+// the ticket table t.
+func insertTickets(s Store, t *model.Table, c *model.Command) (model.Result, error) {
 	for _, vs := range c.Values {
 		for _, v := range vs {
-			if v.Kind == ValNow {
-				return Result{Err: mysqlerr.NotSupported("NOW() in a ticket table's VALUES")}, nil
+			if v.Kind == model.ValNow {
+				return model.Result{Err: mysqlerr.NotSupported("NOW() in a ticket table's VALUES")}, nil
 			}
 		}
 	}
@@ -166,10 +137,10 @@ func applyInsert(s Store, c *Command) (Result, error) {
 		e = CheckAssign(&t.Def, c.OnDup)
 	}
 	if e != nil {
-		return Result{Err: e}, nil
+		return model.Result{Err: e}, nil
 	}
 	var (
-		res Result
+		res model.Result
 		st  insertState
 	)
 	changed := false
@@ -203,7 +174,7 @@ func applyInsert(s Store, c *Command) (Result, error) {
 	}
 	if changed {
 		if err := s.PutTable(t); err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
 	}
 	return res, nil
@@ -221,7 +192,7 @@ type insertState struct {
 }
 
 // insertOne inserts one VALUES row.
-func insertOne(t *Table, c *Command, in insertRow, rowNum int, res *Result, st *insertState) *Error {
+func insertOne(t *model.Table, c *model.Command, in insertRow, rowNum int, res *model.Result, st *insertState) *model.Error {
 	def := &t.Def
 	stub := def.StubDefault
 	if in.HasStub {
@@ -239,7 +210,7 @@ func insertOne(t *Table, c *Command, in insertRow, rowNum int, res *Result, st *
 			return mysqlerr.OutOfRange(def.IDCol, rowNum)
 		}
 	case def.AutoInc:
-		v, e := generate(t, c.Increment, c.Offset, rowNum)
+		v, e := model.Generate(t, c.Increment, c.Offset, rowNum)
 		if e != nil {
 			return e
 		}
@@ -267,19 +238,19 @@ func insertOne(t *Table, c *Command, in insertRow, rowNum int, res *Result, st *
 			if key == def.IDKey {
 				val = strconv.FormatUint(id, 10)
 			}
-			res.Warnings = append(res.Warnings, Warning{Level: "Warning", Code: mysqlerr.CodeDupEntry, Message: dupEntry(val, key).Message})
+			res.Warnings = append(res.Warnings, model.Warning{Level: "Warning", Code: mysqlerr.CodeDupEntry, Message: model.DupEntry(val, key).Message})
 			return nil
 		default:
 			if key == def.IDKey {
-				return dupEntry(strconv.FormatUint(id, 10), key)
+				return model.DupEntry(strconv.FormatUint(id, 10), key)
 			}
-			return dupEntry(stub, key)
+			return model.DupEntry(stub, key)
 		}
 	}
-	putRow(t, Row{ID: id, Stub: stub})
+	putRow(t, model.Row{ID: id, Stub: stub})
 	res.Affected++
 	if def.AutoInc {
-		advance(t, id)
+		model.Advance(t, id)
 	}
 	if generated {
 		if st.firstGen == 0 {
@@ -293,7 +264,7 @@ func insertOne(t *Table, c *Command, in insertRow, rowNum int, res *Result, st *
 
 // onDuplicate runs ON DUPLICATE KEY UPDATE on row i. MySQL counts 2
 // affected rows when the row changed, 0 when it did not.
-func onDuplicate(t *Table, u *Update, i, rowNum int, res *Result, st *insertState) *Error {
+func onDuplicate(t *model.Table, u *model.Update, i, rowNum int, res *model.Result, st *insertState) *model.Error {
 	old := t.Rows[i].ID
 	v, e := assign(t, u, old, i, rowNum)
 	if e != nil {
@@ -310,7 +281,7 @@ func onDuplicate(t *Table, u *Update, i, rowNum int, res *Result, st *insertStat
 }
 
 // assign computes the new id of row i under u, checking range and keys.
-func assign(t *Table, u *Update, old uint64, i, rowNum int) (uint64, *Error) {
+func assign(t *model.Table, u *model.Update, old uint64, i, rowNum int) (uint64, *model.Error) {
 	def := &t.Def
 	var v uint64
 	outOfRange := mysqlerr.OutOfRange(def.IDCol, rowNum)
@@ -334,53 +305,41 @@ func assign(t *Table, u *Update, old uint64, i, rowNum int) (uint64, *Error) {
 	if v != old && def.IDKey != "" {
 		for j := range t.Rows {
 			if j != i && t.Rows[j].ID == v {
-				return 0, dupEntry(strconv.FormatUint(v, 10), def.IDKey)
+				return 0, model.DupEntry(strconv.FormatUint(v, 10), def.IDKey)
 			}
 		}
 	}
 	return v, nil
 }
 
-func setRowID(t *Table, i int, v uint64) {
+func setRowID(t *model.Table, i int, v uint64) {
 	r := t.Rows[i]
 	removeRow(t, i)
 	r.ID = v
 	putRow(t, r)
 	if t.Def.AutoInc {
-		advance(t, v)
+		model.Advance(t, v)
 	}
 }
 
-func applyUpdate(s Store, c *Command) (Result, error) {
-	t, err := s.Table(c.DB, c.Table)
-	if err != nil {
-		return Result{}, err
-	}
-	if t == nil {
-		return Result{Err: noTable(c.DB, c.Table)}, nil
-	}
-	if t.Def.Seq != nil {
-		return Result{Err: errSequenceRows}, nil
-	}
-	if t.Def.Rows != nil {
-		return applyRowsUpdate(s, t, c)
-	}
+// updateTickets is UPDATE of the ticket table t.
+func updateTickets(s Store, t *model.Table, c *model.Command) (model.Result, error) {
 	if c.Rows != nil {
-		return Result{Err: errRowsShape}, nil
+		return model.Result{Err: errRowsShape}, nil
 	}
 	if e := CheckAssign(&t.Def, &c.Set); e != nil {
-		return Result{Err: e}, nil
+		return model.Result{Err: e}, nil
 	}
 	var where cond
 	if c.HasWhere {
-		var e *Error
+		var e *model.Error
 		if where, e = makeCond(&t.Def, c.WhereCol, c.Where); e != nil {
-			return Result{Err: e}, nil
+			return model.Result{Err: e}, nil
 		}
 	}
-	var res Result
+	var res model.Result
 	// Collect the matching rows first: setRowID reorders Rows.
-	var targets []Row
+	var targets []model.Row
 	for _, r := range t.Rows {
 		if c.HasWhere && !where.match(r) {
 			continue
@@ -409,13 +368,13 @@ func applyUpdate(s Store, c *Command) (Result, error) {
 	}
 	if changed {
 		if err := s.PutTable(t); err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
 	}
 	return res, nil
 }
 
-func indexOf(t *Table, r Row) int {
+func indexOf(t *model.Table, r model.Row) int {
 	for i := range t.Rows {
 		if t.Rows[i] == r {
 			return i
@@ -424,61 +383,61 @@ func indexOf(t *Table, r Row) int {
 	return -1
 }
 
-func applyCreateDB(s Store, c *Command) (Result, error) {
+func applyCreateDB(s Store, c *model.Command) (model.Result, error) {
 	ok, err := s.Database(c.DB)
 	if err != nil {
-		return Result{}, err
+		return model.Result{}, err
 	}
 	if ok {
 		e := mysqlerr.New(mysqlerr.CodeDBCreateExists, "Can't create database '%s'; database exists", c.DB)
 		if c.IfExists {
-			return noted(e), nil
+			return model.Noted(e), nil
 		}
-		return Result{Err: e}, nil
+		return model.Result{Err: e}, nil
 	}
-	return Result{Affected: 1}, s.PutDatabase(c.DB)
+	return model.Result{Affected: 1}, s.PutDatabase(c.DB)
 }
 
-func applyDropDB(s Store, c *Command) (Result, error) {
+func applyDropDB(s Store, c *model.Command) (model.Result, error) {
 	ok, err := s.Database(c.DB)
 	if err != nil {
-		return Result{}, err
+		return model.Result{}, err
 	}
 	if !ok {
 		e := mysqlerr.New(mysqlerr.CodeDBDropExists, "Can't drop database '%s'; database doesn't exist", c.DB)
 		if c.IfExists {
-			return noted(e), nil
+			return model.Noted(e), nil
 		}
-		return Result{Err: e}, nil
+		return model.Result{Err: e}, nil
 	}
 	tables, err := s.Tables(c.DB)
 	if err != nil {
-		return Result{}, err
+		return model.Result{}, err
 	}
 	for _, name := range tables {
 		t, err := s.Table(c.DB, name)
 		if err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
 		if t != nil {
 			if err := markDropped(s, t); err != nil {
-				return Result{}, err
+				return model.Result{}, err
 			}
 		}
 	}
-	return Result{Affected: uint64(len(tables))}, s.DeleteDatabase(c.DB)
+	return model.Result{Affected: uint64(len(tables))}, s.DeleteDatabase(c.DB)
 }
 
 // nameFree checks that CREATE TABLE or CREATE SEQUENCE may take def's
 // name: its database exists and nothing in it has the name. done is the
 // statement's answer when it may not (a note under IF NOT EXISTS).
-func nameFree(s Store, def *TableDef, ifNotExists bool) (done *Result, err error) {
+func nameFree(s Store, def *model.TableDef, ifNotExists bool) (done *model.Result, err error) {
 	ok, err := s.Database(def.DB)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return &Result{Err: mysqlerr.UnknownDB(def.DB)}, nil
+		return &model.Result{Err: mysqlerr.UnknownDB(def.DB)}, nil
 	}
 	old, err := s.Table(def.DB, def.Name)
 	if err != nil {
@@ -486,71 +445,56 @@ func nameFree(s Store, def *TableDef, ifNotExists bool) (done *Result, err error
 	}
 	if old != nil {
 		e := mysqlerr.New(mysqlerr.CodeTableExists, "Table '%s' already exists", def.Name)
-		r := Result{Err: e}
+		r := model.Result{Err: e}
 		if ifNotExists {
-			r = noted(e)
+			r = model.Noted(e)
 		}
 		return &r, nil
 	}
 	return nil, nil
 }
 
-func applyCreateTable(s Store, c *Command) (Result, error) {
+func applyCreateTable(s Store, c *model.Command) (model.Result, error) {
 	def := *c.Def
 	if done, err := nameFree(s, &def, c.IfExists); done != nil || err != nil {
 		if err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
 		return *done, nil
 	}
-	t := &Table{Def: def, AutoInc: 1}
+	t := &model.Table{Def: def, AutoInc: 1}
 	if c.CreateAutoInc > 1 {
 		t.AutoInc = c.CreateAutoInc
 	}
 	if err := startAbove(s, t); err != nil {
-		return Result{}, err
+		return model.Result{}, err
 	}
-	return Result{}, s.PutTable(t)
+	return model.Result{}, s.PutTable(t)
 }
 
-func applyDropTable(s Store, c *Command) (Result, error) {
-	t, err := s.Table(c.DB, c.Table)
-	if err != nil {
-		return Result{}, err
-	}
-	if t == nil {
-		e := mysqlerr.New(mysqlerr.CodeBadTable, "Unknown table '%s.%s'", c.DB, c.Table)
-		if c.IfExists {
-			return noted(e), nil
-		}
-		return Result{Err: e}, nil
-	}
+// dropTable is DROP TABLE of t, of any kind: its counter is kept in a
+// drop mark (dropmark.go).
+func dropTable(s Store, t *model.Table, c *model.Command) (model.Result, error) {
 	if err := markDropped(s, t); err != nil {
-		return Result{}, err
+		return model.Result{}, err
 	}
-	return Result{}, s.DeleteTable(c.DB, c.Table)
+	return model.Result{}, s.DeleteTable(c.DB, c.Table)
 }
 
-// applyAlterTable changes table options. AUTO_INCREMENT never moves the
-// counter backwards: MyISAM would let it drop to max(id)+1 after rows were
-// replaced by lower explicit ids, and a ticket server must not reissue.
-func applyAlterTable(s Store, c *Command) (Result, error) {
-	t, err := s.Table(c.DB, c.Table)
-	if err != nil {
-		return Result{}, err
-	}
-	if t == nil {
-		return Result{Err: noTable(c.DB, c.Table)}, nil
-	}
-	var res Result
+// alterTable is ALTER TABLE of a table without keys to change (a ticket
+// table or a sequence): its options, and its rows counted as affected.
+func alterTable(s Store, t *model.Table, c *model.Command) (model.Result, error) {
 	if len(c.DropKeys)+len(c.AddKeys) > 0 {
-		// Keys first: a refused key change leaves the options alone too.
-		var e *Error
-		var err error
-		if res, e, err = alterKeys(s, t, c); err != nil || e != nil {
-			return Result{Err: e}, err
-		}
+		return model.Result{Err: mysqlerr.NotSupported("adding or dropping keys of a ticket table or sequence")}, nil
 	}
+	return alterOptions(s, t, c, model.Result{Affected: uint64(len(t.Rows))})
+}
+
+// alterOptions changes the table options every table has and answers
+// res. AUTO_INCREMENT never moves the counter backwards: MyISAM would let
+// it drop to max(id)+1 after rows were replaced by lower explicit ids,
+// and a ticket server must not reissue.
+func alterOptions(s Store, t *model.Table, c *model.Command, res model.Result) (model.Result, error) {
 	if c.HasAutoInc && c.AutoInc > t.AutoInc && !t.Exhausted {
 		t.AutoInc = c.AutoInc
 	}
@@ -560,43 +504,24 @@ func applyAlterTable(s Store, c *Command) (Result, error) {
 	if c.HasComment {
 		t.Def.Comment = c.Comment
 	}
-	if t.Def.Rows == nil {
-		res.Affected = uint64(len(t.Rows))
-	}
 	return res, s.PutTable(t)
 }
 
-// applyReserve takes up to Count counter positions for a leader's cache:
+// reserve takes up to Count counter positions for a leader's cache:
 // ids First..Last are then the leader's to hand out (with the session's
 // increment and offset applied within the range), and nobody else's.
-func applyReserve(s Store, c *Command) (Result, error) {
-	t, err := s.Table(c.DB, c.Table)
-	if err != nil {
-		return Result{}, err
-	}
-	if t == nil {
-		return Result{Err: noTable(c.DB, c.Table)}, nil
-	}
+func reserve(s Store, t *model.Table, c *model.Command) (model.Result, error) {
 	max := t.Def.IDType.Max()
 	if t.Exhausted || t.AutoInc > max || c.Count == 0 {
-		return Result{Err: mysqlerr.AutoincExhausted(t.Def.IDCol, 1)}, nil
+		return model.Result{Err: mysqlerr.AutoincExhausted(t.Def.IDCol, 1)}, nil
 	}
 	first := t.AutoInc
 	last := first + c.Count - 1
 	if last < first || last > max {
 		last = max
 	}
-	advance(t, last)
-	return Result{First: first, Last: last}, s.PutTable(t)
+	model.Advance(t, last)
+	return model.Result{First: first, Last: last}, s.PutTable(t)
 }
 
-// String renders a command for logs and test failures.
-func (c *Command) String() string {
-	return fmt.Sprintf("%d %s.%s rows=%d", c.Op, c.DB, c.Table, len(c.Values))
-}
-
-// noted is the answer to an IF [NOT] EXISTS statement that did nothing:
-// the error it would have been, as a note.
-func noted(e *Error) Result {
-	return Result{Warnings: []Warning{{Level: "Note", Code: e.Code, Message: e.Message}}}
-}
+var errRowsShape = mysqlerr.NotSupported("UPDATE of several columns, or of another column than the id, on a ticket table")

@@ -4,10 +4,11 @@ import (
 	"testing"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
-func tickets64(db, name string) *TableDef {
-	return &TableDef{DB: db, Name: name, IDCol: "id", IDType: IntType{Kind: BigInt, Unsigned: true, Width: 20},
+func tickets64(db, name string) *model.TableDef {
+	return &model.TableDef{DB: db, Name: name, IDCol: "id", IDType: model.IntType{Kind: model.BigInt, Unsigned: true, Width: 20},
 		AutoInc: true, IDKey: "PRIMARY", IDNotNull: true, StubCol: "stub", StubType: "char(1)", StubLen: 1,
 		StubKey: "stub", StubNotNull: true, Engine: "MyISAM"}
 }
@@ -19,12 +20,12 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	e := &env{t: t, s: NewMemStore()}
-	e.ok(Command{Op: OpCreateDB, DB: "flickr"})
-	e.ok(Command{Op: OpCreateTable, Def: tickets64("flickr", "T")})
+	e.ok(model.Command{Op: model.OpCreateDB, DB: "flickr"})
+	e.ok(model.Command{Op: model.OpCreateTable, Def: tickets64("flickr", "T")})
 	return e
 }
 
-func (e *env) do(c Command) Result {
+func (e *env) do(c model.Command) model.Result {
 	e.t.Helper()
 	r, err := Apply(e.s, &c)
 	if err != nil {
@@ -33,7 +34,7 @@ func (e *env) do(c Command) Result {
 	return r
 }
 
-func (e *env) ok(c Command) Result {
+func (e *env) ok(c model.Command) model.Result {
 	e.t.Helper()
 	r := e.do(c)
 	if r.Err != nil {
@@ -42,11 +43,11 @@ func (e *env) ok(c Command) Result {
 	return r
 }
 
-func replace(stubs ...string) Command {
-	c := Command{Op: OpInsert, DB: "flickr", Table: "T", Replace: true, Increment: 1, Offset: 1}
+func replace(stubs ...string) model.Command {
+	c := model.Command{Op: model.OpInsert, DB: "flickr", Table: "T", Replace: true, Increment: 1, Offset: 1}
 	c.Columns = []string{"stub"}
 	for _, s := range stubs {
-		c.Values = append(c.Values, []Value{{Kind: ValString, Str: s}})
+		c.Values = append(c.Values, []model.Value{{Kind: model.ValString, Str: s}})
 	}
 	return c
 }
@@ -74,7 +75,7 @@ func TestNextIDMatchesMariaDB(t *testing.T) {
 		{1000, 7, 3, 1004},
 	}
 	for _, c := range cases {
-		got, ok := NextID(c.autoInc, c.inc, c.off)
+		got, ok := model.NextID(c.autoInc, c.inc, c.off)
 		if !ok || got != c.want {
 			t.Errorf("NextID(%d,%d,%d) = %d,%v; want %d", c.autoInc, c.inc, c.off, got, ok, c.want)
 		}
@@ -82,7 +83,7 @@ func TestNextIDMatchesMariaDB(t *testing.T) {
 			t.Errorf("NextID(%d,%d,%d) = %d not congruent to offset", c.autoInc, c.inc, c.off, got)
 		}
 	}
-	if _, ok := NextID(^uint64(0), 2, 2); ok {
+	if _, ok := model.NextID(^uint64(0), 2, 2); ok {
 		t.Errorf("NextID at 2^64-1 with increment 2 must fail")
 	}
 }
@@ -106,7 +107,7 @@ func TestReplaceSemantics(t *testing.T) {
 		t.Fatalf("multi-row new: %+v", r)
 	}
 	tb, _ := e.s.Table("flickr", "T")
-	want := []Row{{5, "a"}, {6, "c"}, {7, "d"}}
+	want := []model.Row{{ID: 5, Stub: "a"}, {ID: 6, Stub: "c"}, {ID: 7, Stub: "d"}}
 	if len(tb.Rows) != 3 || tb.Rows[0] != want[0] || tb.Rows[1] != want[1] || tb.Rows[2] != want[2] {
 		t.Fatalf("rows = %v, want %v", tb.Rows, want)
 	}
@@ -141,7 +142,7 @@ func TestIncrementOffset(t *testing.T) {
 func TestInsertDuplicateAndOnDup(t *testing.T) {
 	e := newEnv(t)
 	e.ok(replace("a"))
-	ins := Command{Op: OpInsert, DB: "flickr", Table: "T", Increment: 1, Offset: 1, Columns: []string{"stub"}, Values: [][]Value{{{Kind: ValString, Str: "a"}}}}
+	ins := model.Command{Op: model.OpInsert, DB: "flickr", Table: "T", Increment: 1, Offset: 1, Columns: []string{"stub"}, Values: [][]model.Value{{{Kind: model.ValString, Str: "a"}}}}
 	r := e.do(ins)
 	if r.Err == nil || r.Err.Code != mysqlerr.CodeDupEntry || r.Err.Message != "Duplicate entry 'a' for key 'stub'" {
 		t.Fatalf("duplicate insert: %+v", r.Err)
@@ -150,7 +151,7 @@ func TestInsertDuplicateAndOnDup(t *testing.T) {
 		t.Fatalf("failed insert moved AutoInc to %d", got)
 	}
 	ins.Values[0][0].Str = "e"
-	ins.OnDup = &Update{Column: "id", Delta: 1, SetLastID: true}
+	ins.OnDup = &model.Update{Column: "id", Delta: 1, SetLastID: true}
 	r = e.ok(ins)
 	if r.Affected != 1 || r.InsertID != 2 || r.LastID != 2 {
 		t.Fatalf("on dup, new stub: %+v", r)
@@ -162,7 +163,7 @@ func TestInsertDuplicateAndOnDup(t *testing.T) {
 	if got := e.autoInc("T"); got != 4 {
 		t.Fatalf("AutoInc %d after update to 3, want 4", got)
 	}
-	ins.OnDup = &Update{Delta: 1}
+	ins.OnDup = &model.Update{Delta: 1}
 	r = e.ok(ins)
 	if r.Affected != 2 || r.SetLastID {
 		t.Fatalf("on dup without LAST_INSERT_ID must not set it: %+v", r)
@@ -183,9 +184,9 @@ func TestInsertDuplicateAndOnDup(t *testing.T) {
 func TestTypeMaximum(t *testing.T) {
 	e := newEnv(t)
 	def := tickets64("flickr", "T32")
-	def.IDType = IntType{Kind: Int, Unsigned: true, Width: 10}
-	e.ok(Command{Op: OpCreateTable, Def: def})
-	e.ok(Command{Op: OpAlterTable, DB: "flickr", Table: "T32", HasAutoInc: true, AutoInc: 4294967294})
+	def.IDType = model.IntType{Kind: model.Int, Unsigned: true, Width: 10}
+	e.ok(model.Command{Op: model.OpCreateTable, Def: def})
+	e.ok(model.Command{Op: model.OpAlterTable, DB: "flickr", Table: "T32", HasAutoInc: true, AutoInc: 4294967294})
 	c := replace("a")
 	c.Table = "T32"
 	if r := e.ok(c); r.InsertID != 4294967294 {
@@ -204,7 +205,7 @@ func TestTypeMaximum(t *testing.T) {
 	}
 
 	// BIGINT UNSIGNED: the very last id is handed out once, never twice.
-	e.ok(Command{Op: OpAlterTable, DB: "flickr", Table: "T", HasAutoInc: true, AutoInc: ^uint64(0)})
+	e.ok(model.Command{Op: model.OpAlterTable, DB: "flickr", Table: "T", HasAutoInc: true, AutoInc: ^uint64(0)})
 	if r := e.ok(replace("a")); r.InsertID != ^uint64(0) {
 		t.Fatalf("got %d", r.InsertID)
 	}
@@ -215,11 +216,11 @@ func TestTypeMaximum(t *testing.T) {
 
 func TestAlterNeverBackwards(t *testing.T) {
 	e := newEnv(t)
-	e.ok(Command{Op: OpAlterTable, DB: "flickr", Table: "T", HasAutoInc: true, AutoInc: 1000})
+	e.ok(model.Command{Op: model.OpAlterTable, DB: "flickr", Table: "T", HasAutoInc: true, AutoInc: 1000})
 	if r := e.ok(replace("a")); r.InsertID != 1000 {
 		t.Fatalf("after ALTER 1000: %d", r.InsertID)
 	}
-	e.ok(Command{Op: OpAlterTable, DB: "flickr", Table: "T", HasAutoInc: true, AutoInc: 10})
+	e.ok(model.Command{Op: model.OpAlterTable, DB: "flickr", Table: "T", HasAutoInc: true, AutoInc: 10})
 	if r := e.ok(replace("a")); r.InsertID != 1001 {
 		t.Fatalf("ALTER below max moved the counter back: %d", r.InsertID)
 	}
@@ -227,16 +228,16 @@ func TestAlterNeverBackwards(t *testing.T) {
 
 func TestSequenceUpdate(t *testing.T) {
 	e := newEnv(t)
-	e.ok(Command{Op: OpCreateTable, Def: &TableDef{DB: "flickr", Name: "seq", IDCol: "id", IDType: IntType{Kind: Int}, IDNotNull: true}})
-	e.ok(Command{Op: OpInsert, DB: "flickr", Table: "seq", Values: [][]Value{{{Kind: ValInt, Int: 0}}}})
-	up := Command{Op: OpUpdate, DB: "flickr", Table: "seq", Set: Update{Delta: 1, SetLastID: true}}
+	e.ok(model.Command{Op: model.OpCreateTable, Def: &model.TableDef{DB: "flickr", Name: "seq", IDCol: "id", IDType: model.IntType{Kind: model.Int}, IDNotNull: true}})
+	e.ok(model.Command{Op: model.OpInsert, DB: "flickr", Table: "seq", Values: [][]model.Value{{{Kind: model.ValInt, Int: 0}}}})
+	up := model.Command{Op: model.OpUpdate, DB: "flickr", Table: "seq", Set: model.Update{Delta: 1, SetLastID: true}}
 	for want := uint64(1); want <= 3; want++ {
 		r := e.ok(up)
 		if r.Affected != 1 || r.InsertID != want || r.LastID != want {
 			t.Fatalf("update %d: %+v", want, r)
 		}
 	}
-	e.ok(Command{Op: OpInsert, DB: "flickr", Table: "seq", Values: [][]Value{{{Kind: ValInt, Int: 10}}}})
+	e.ok(model.Command{Op: model.OpInsert, DB: "flickr", Table: "seq", Values: [][]model.Value{{{Kind: model.ValInt, Int: 10}}}})
 	r := e.ok(up)
 	if r.Affected != 2 || r.LastID != 11 {
 		t.Fatalf("two-row sequence: %+v", r)
@@ -245,28 +246,28 @@ func TestSequenceUpdate(t *testing.T) {
 
 func TestDDLErrors(t *testing.T) {
 	e := newEnv(t)
-	if r := e.do(Command{Op: OpCreateTable, Def: tickets64("flickr", "T")}); r.Err == nil || r.Err.Code != mysqlerr.CodeTableExists {
+	if r := e.do(model.Command{Op: model.OpCreateTable, Def: tickets64("flickr", "T")}); r.Err == nil || r.Err.Code != mysqlerr.CodeTableExists {
 		t.Fatalf("create existing: %+v", r)
 	}
-	if r := e.do(Command{Op: OpCreateTable, Def: tickets64("flickr", "T"), IfExists: true}); r.Err != nil || len(r.Warnings) != 1 {
+	if r := e.do(model.Command{Op: model.OpCreateTable, Def: tickets64("flickr", "T"), IfExists: true}); r.Err != nil || len(r.Warnings) != 1 {
 		t.Fatalf("create if not exists: %+v", r)
 	}
-	if r := e.do(Command{Op: OpDropTable, DB: "flickr", Table: "nope"}); r.Err == nil || r.Err.Code != mysqlerr.CodeBadTable || r.Err.Message != "Unknown table 'flickr.nope'" {
+	if r := e.do(model.Command{Op: model.OpDropTable, DB: "flickr", Table: "nope"}); r.Err == nil || r.Err.Code != mysqlerr.CodeBadTable || r.Err.Message != "Unknown table 'flickr.nope'" {
 		t.Fatalf("drop unknown: %+v", r)
 	}
-	if r := e.do(Command{Op: OpDropTable, DB: "flickr", Table: "nope", IfExists: true}); r.Err != nil || len(r.Warnings) != 1 || r.Warnings[0].Level != "Note" {
+	if r := e.do(model.Command{Op: model.OpDropTable, DB: "flickr", Table: "nope", IfExists: true}); r.Err != nil || len(r.Warnings) != 1 || r.Warnings[0].Level != "Note" {
 		t.Fatalf("drop if exists: %+v", r)
 	}
 	if r := e.do(replace("toolong")); r.Err == nil || r.Err.Code != mysqlerr.CodeDataTooLong {
 		t.Fatalf("long stub: %+v", r)
 	}
-	if r := e.do(Command{Op: OpInsert, DB: "flickr", Table: "nope", Values: [][]Value{{{Kind: ValNull}}}}); r.Err == nil || r.Err.Code != mysqlerr.CodeNoSuchTable {
+	if r := e.do(model.Command{Op: model.OpInsert, DB: "flickr", Table: "nope", Values: [][]model.Value{{{Kind: model.ValNull}}}}); r.Err == nil || r.Err.Code != mysqlerr.CodeNoSuchTable {
 		t.Fatalf("unknown table: %+v", r)
 	}
-	if r := e.do(Command{Op: OpCreateDB, DB: "flickr"}); r.Err == nil || r.Err.Code != mysqlerr.CodeDBCreateExists {
+	if r := e.do(model.Command{Op: model.OpCreateDB, DB: "flickr"}); r.Err == nil || r.Err.Code != mysqlerr.CodeDBCreateExists {
 		t.Fatalf("create db twice: %+v", r)
 	}
-	if r := e.ok(Command{Op: OpDropDB, DB: "flickr"}); r.Affected != 1 {
+	if r := e.ok(model.Command{Op: model.OpDropDB, DB: "flickr"}); r.Affected != 1 {
 		t.Fatalf("drop db: %+v", r)
 	}
 	if tb, _ := e.s.Table("flickr", "T"); tb != nil {
@@ -276,7 +277,7 @@ func TestDDLErrors(t *testing.T) {
 
 func TestReserve(t *testing.T) {
 	e := newEnv(t)
-	r := e.ok(Command{Op: OpReserve, DB: "flickr", Table: "T", Count: 100})
+	r := e.ok(model.Command{Op: model.OpReserve, DB: "flickr", Table: "T", Count: 100})
 	if r.First != 1 || r.Last != 100 {
 		t.Fatalf("reserve: %+v", r)
 	}
@@ -289,23 +290,23 @@ func TestColumnMapping(t *testing.T) {
 	e := newEnv(t)
 	cases := []struct {
 		cols []string
-		vals []Value
+		vals []model.Value
 		code uint16
 	}{
-		{[]string{"zz"}, []Value{{Kind: ValInt, Int: 1}}, mysqlerr.CodeBadField},
-		{[]string{"stub"}, []Value{{Kind: ValString, Str: "a"}, {Kind: ValString, Str: "b"}}, mysqlerr.CodeWrongValueCount},
-		{nil, []Value{{Kind: ValString, Str: "x"}, {Kind: ValString, Str: "a"}}, 1366},
-		{[]string{"stub"}, []Value{{Kind: ValNull}}, mysqlerr.CodeBadNull},
-		{[]string{"ID", "Stub"}, []Value{{Kind: ValInt, Int: -1}, {Kind: ValString, Str: "a"}}, mysqlerr.CodeDataOutOfRange},
+		{[]string{"zz"}, []model.Value{{Kind: model.ValInt, Int: 1}}, mysqlerr.CodeBadField},
+		{[]string{"stub"}, []model.Value{{Kind: model.ValString, Str: "a"}, {Kind: model.ValString, Str: "b"}}, mysqlerr.CodeWrongValueCount},
+		{nil, []model.Value{{Kind: model.ValString, Str: "x"}, {Kind: model.ValString, Str: "a"}}, 1366},
+		{[]string{"stub"}, []model.Value{{Kind: model.ValNull}}, mysqlerr.CodeBadNull},
+		{[]string{"ID", "Stub"}, []model.Value{{Kind: model.ValInt, Int: -1}, {Kind: model.ValString, Str: "a"}}, mysqlerr.CodeDataOutOfRange},
 	}
 	for _, c := range cases {
-		cmd := Command{Op: OpInsert, DB: "flickr", Table: "T", Columns: c.cols, Values: [][]Value{c.vals}}
+		cmd := model.Command{Op: model.OpInsert, DB: "flickr", Table: "T", Columns: c.cols, Values: [][]model.Value{c.vals}}
 		if r := e.do(cmd); r.Err == nil || r.Err.Code != c.code {
 			t.Errorf("%v %v: got %+v, want code %d", c.cols, c.vals, r.Err, c.code)
 		}
 	}
 	// Explicit id in the table's column order; the counter jumps past it.
-	r := e.ok(Command{Op: OpInsert, DB: "flickr", Table: "T", Values: [][]Value{{{Kind: ValInt, Int: 100}, {Kind: ValString, Str: "x"}}}})
+	r := e.ok(model.Command{Op: model.OpInsert, DB: "flickr", Table: "T", Values: [][]model.Value{{{Kind: model.ValInt, Int: 100}, {Kind: model.ValString, Str: "x"}}}})
 	if r.InsertID != 100 || r.SetLastID {
 		t.Fatalf("explicit id: %+v", r)
 	}

@@ -1,6 +1,10 @@
 package ticket
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/ticketd/ticketd/ticket/model"
+)
 
 // A dropped table leaves a high-water mark: the next id it would have
 // handed out. A table created later under the same db.name starts at or
@@ -48,7 +52,7 @@ func DropMark(s Store, db, name string) (next uint64, exhausted, ok bool, err er
 
 // markDropped records t's next id before t is dropped, keeping the
 // higher of it and an earlier mark.
-func markDropped(s Store, t *Table) error {
+func markDropped(s Store, t *model.Table) error {
 	next, exhausted := tableNext(t)
 	old, oldExhausted, ok, err := DropMark(s, t.Def.DB, t.Def.Name)
 	if err != nil {
@@ -68,7 +72,7 @@ func markDropped(s Store, t *Table) error {
 // tableNext is the lowest id above every id t handed out (its
 // AUTO_INCREMENT, or one above its largest row), and exhausted when that
 // is past 2^64-1.
-func tableNext(t *Table) (next uint64, exhausted bool) {
+func tableNext(t *model.Table) (next uint64, exhausted bool) {
 	next = max(t.AutoInc, 1)
 	for _, r := range t.Rows {
 		if r.ID >= next {
@@ -90,7 +94,7 @@ func tableNext(t *Table) (next uint64, exhausted bool) {
 
 // startAbove raises a new table's counter to the mark of a dropped table
 // of the same name.
-func startAbove(s Store, t *Table) error {
+func startAbove(s Store, t *model.Table) error {
 	mark, exhausted, ok, err := DropMark(s, t.Def.DB, t.Def.Name)
 	if err != nil || !ok {
 		return err

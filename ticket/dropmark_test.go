@@ -1,6 +1,10 @@
 package ticket
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ticketd/ticketd/ticket/model"
+)
 
 // A dropped and re-created table must not hand out an id again.
 func TestDropTableKeepsHighWaterMark(t *testing.T) {
@@ -9,26 +13,26 @@ func TestDropTableKeepsHighWaterMark(t *testing.T) {
 	for range 5 {
 		top = e.ok(replace("a")).InsertID
 	}
-	e.ok(Command{Op: OpReserve, DB: "flickr", Table: "T", Count: 100}) // a leader's cache range
-	e.ok(Command{Op: OpDropTable, DB: "flickr", Table: "T"})
-	e.ok(Command{Op: OpCreateTable, Def: tickets64("flickr", "T")})
+	e.ok(model.Command{Op: model.OpReserve, DB: "flickr", Table: "T", Count: 100}) // a leader's cache range
+	e.ok(model.Command{Op: model.OpDropTable, DB: "flickr", Table: "T"})
+	e.ok(model.Command{Op: model.OpCreateTable, Def: tickets64("flickr", "T")})
 	got := e.ok(replace("a")).InsertID
 	if got <= top+100 {
 		t.Fatalf("first id after DROP and CREATE = %d, want above %d (ids and the reserved range handed out before)", got, top+100)
 	}
 	// An explicit lower AUTO_INCREMENT does not go below the mark; a higher one is kept.
-	e.ok(Command{Op: OpDropTable, DB: "flickr", Table: "T"})
-	e.ok(Command{Op: OpCreateTable, Def: tickets64("flickr", "T"), CreateAutoInc: 2})
+	e.ok(model.Command{Op: model.OpDropTable, DB: "flickr", Table: "T"})
+	e.ok(model.Command{Op: model.OpCreateTable, Def: tickets64("flickr", "T"), CreateAutoInc: 2})
 	if a := e.autoInc("T"); a <= got {
 		t.Fatalf("AUTO_INCREMENT = 2 re-created at %d, want above %d", a, got)
 	}
-	e.ok(Command{Op: OpDropTable, DB: "flickr", Table: "T"})
-	e.ok(Command{Op: OpCreateTable, Def: tickets64("flickr", "T"), CreateAutoInc: 1 << 40})
+	e.ok(model.Command{Op: model.OpDropTable, DB: "flickr", Table: "T"})
+	e.ok(model.Command{Op: model.OpCreateTable, Def: tickets64("flickr", "T"), CreateAutoInc: 1 << 40})
 	if a := e.autoInc("T"); a != 1<<40 {
 		t.Fatalf("AUTO_INCREMENT = 2^40 re-created at %d", a)
 	}
 	// Other names are not affected.
-	e.ok(Command{Op: OpCreateTable, Def: tickets64("flickr", "U")})
+	e.ok(model.Command{Op: model.OpCreateTable, Def: tickets64("flickr", "U")})
 	if a := e.autoInc("U"); a != 1 {
 		t.Fatalf("new table U starts at %d, want 1", a)
 	}
@@ -40,9 +44,9 @@ func TestDropDatabaseKeepsMarks(t *testing.T) {
 	for range 3 {
 		top = e.ok(replace("a")).InsertID
 	}
-	e.ok(Command{Op: OpDropDB, DB: "flickr"})
-	e.ok(Command{Op: OpCreateDB, DB: "flickr"})
-	e.ok(Command{Op: OpCreateTable, Def: tickets64("flickr", "T")})
+	e.ok(model.Command{Op: model.OpDropDB, DB: "flickr"})
+	e.ok(model.Command{Op: model.OpCreateDB, DB: "flickr"})
+	e.ok(model.Command{Op: model.OpCreateTable, Def: tickets64("flickr", "T")})
 	if got := e.ok(replace("a")).InsertID; got <= top {
 		t.Fatalf("first id after DROP DATABASE = %d, want above %d", got, top)
 	}
@@ -50,10 +54,10 @@ func TestDropDatabaseKeepsMarks(t *testing.T) {
 
 func TestDropMarkOfExhaustedTable(t *testing.T) {
 	e := newEnv(t)
-	e.ok(Command{Op: OpAlterTable, DB: "flickr", Table: "T", HasAutoInc: true, AutoInc: ^uint64(0)})
+	e.ok(model.Command{Op: model.OpAlterTable, DB: "flickr", Table: "T", HasAutoInc: true, AutoInc: ^uint64(0)})
 	e.ok(replace("a"))
-	e.ok(Command{Op: OpDropTable, DB: "flickr", Table: "T"})
-	e.ok(Command{Op: OpCreateTable, Def: tickets64("flickr", "T")})
+	e.ok(model.Command{Op: model.OpDropTable, DB: "flickr", Table: "T"})
+	e.ok(model.Command{Op: model.OpCreateTable, Def: tickets64("flickr", "T")})
 	if r := e.do(replace("a")); r.Err == nil {
 		t.Fatalf("re-created exhausted table handed out %d", r.InsertID)
 	}
@@ -61,8 +65,8 @@ func TestDropMarkOfExhaustedTable(t *testing.T) {
 
 // A restore's advance moves the marks with the tables.
 func TestAdvanceMovesDropMarks(t *testing.T) {
-	d := &Dump{Globals: []Global{{Name: DropMarkName("flickr", "T"), Value: 10}, {Name: VarIncrement, Value: 2}}}
-	if _, err := d.Advance(1000, 0); err != nil {
+	d := &model.Dump{Globals: []model.Global{{Name: DropMarkName("flickr", "T"), Value: 10}, {Name: VarIncrement, Value: 2}}}
+	if _, err := AdvanceDump(d, 1000, 0); err != nil {
 		t.Fatal(err)
 	}
 	if d.Globals[0].Value != 1010 || d.Globals[1].Value != 2 {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // keyID names a key of a numbered database.
@@ -14,15 +16,15 @@ type keyID struct {
 }
 
 // Key returns a key's stored value.
-func (m *MemStore) Key(db uint8, name string) (KeyVal, bool, error) {
+func (m *MemStore) Key(db uint8, name string) (model.KeyVal, bool, error) {
 	v, ok := m.keys[keyID{db, name}]
 	return v, ok, nil
 }
 
 // PutKey stores a key.
-func (m *MemStore) PutKey(db uint8, name string, v KeyVal) error {
+func (m *MemStore) PutKey(db uint8, name string, v model.KeyVal) error {
 	if m.keys == nil {
-		m.keys = map[keyID]KeyVal{}
+		m.keys = map[keyID]model.KeyVal{}
 	}
 	m.keys[keyID{db, name}] = v
 	return nil
@@ -35,7 +37,7 @@ func (m *MemStore) DeleteKey(db uint8, name string) error {
 }
 
 // EachKey calls fn for each key of db.
-func (m *MemStore) EachKey(db uint8, fn func(string, KeyVal) bool) error {
+func (m *MemStore) EachKey(db uint8, fn func(string, model.KeyVal) bool) error {
 	for k, v := range m.keys {
 		if k.db == db && !fn(k.name, v) {
 			break
@@ -56,18 +58,18 @@ func (m *MemStore) EachExpiring(db uint8, fn func(string, int64) bool) error {
 
 // AllKeys lists every key of a store, sorted by database and name: what
 // a backup carries.
-func AllKeys(s KeyStore) ([]KeyEntry, error) {
-	var out []KeyEntry
-	for db := range uint8(KeyDBs) {
-		err := s.EachKey(db, func(name string, v KeyVal) bool {
-			out = append(out, KeyEntry{DB: db, Name: name, KeyVal: v})
+func AllKeys(s KeyStore) ([]model.KeyEntry, error) {
+	var out []model.KeyEntry
+	for db := range uint8(model.KeyDBs) {
+		err := s.EachKey(db, func(name string, v model.KeyVal) bool {
+			out = append(out, model.KeyEntry{DB: db, Name: name, KeyVal: v})
 			return true
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	slices.SortFunc(out, func(a, b KeyEntry) int {
+	slices.SortFunc(out, func(a, b model.KeyEntry) int {
 		if a.DB != b.DB {
 			return int(a.DB) - int(b.DB)
 		}
@@ -80,9 +82,9 @@ func AllKeys(s KeyStore) ([]KeyEntry, error) {
 // refusal to replace them unforced.
 func keyHolders(s Store) ([]string, error) {
 	var out []string
-	for db := range uint8(KeyDBs) {
+	for db := range uint8(model.KeyDBs) {
 		n := 0
-		err := s.EachKey(db, func(string, KeyVal) bool { n++; return false })
+		err := s.EachKey(db, func(string, model.KeyVal) bool { n++; return false })
 		if err != nil {
 			return nil, err
 		}
@@ -94,7 +96,7 @@ func keyHolders(s Store) ([]string, error) {
 }
 
 // restoreKeys replaces every key with keys.
-func restoreKeys(s Store, keys []KeyEntry) error {
+func restoreKeys(s Store, keys []model.KeyEntry) error {
 	old, err := AllKeys(s)
 	if err != nil {
 		return err
@@ -112,10 +114,10 @@ func restoreKeys(s Store, keys []KeyEntry) error {
 	return nil
 }
 
-func (d *Dump) validateKeys() error {
+func validateDumpKeys(d *model.Dump) error {
 	for i, k := range d.Keys {
-		if k.DB >= KeyDBs {
-			return fmt.Errorf("%w: key %q in database %d (0-%d)", ErrBadDump, k.Name, k.DB, KeyDBs-1)
+		if k.DB >= model.KeyDBs {
+			return fmt.Errorf("%w: key %q in database %d (0-%d)", ErrBadDump, k.Name, k.DB, model.KeyDBs-1)
 		}
 		if i > 0 {
 			p := d.Keys[i-1]
@@ -149,7 +151,7 @@ func keyAdvance(v string, advance, floor uint64) (to int64, ok, fits bool) {
 	return int64(target), true, true
 }
 
-func (d *Dump) checkKeysAdvance(advance, floor uint64) error {
+func checkDumpKeysAdvance(d *model.Dump, advance, floor uint64) error {
 	var bad []string
 	for _, k := range d.Keys {
 		if _, ok, fits := keyAdvance(k.Val, advance, floor); ok && !fits {
@@ -162,7 +164,7 @@ func (d *Dump) checkKeysAdvance(advance, floor uint64) error {
 	return nil
 }
 
-func (d *Dump) advanceKeys(advance, floor uint64) {
+func advanceDumpKeys(d *model.Dump, advance, floor uint64) {
 	for i := range d.Keys {
 		if to, ok, fits := keyAdvance(d.Keys[i].Val, advance, floor); ok && fits {
 			d.Keys[i].Val = formatInt(to)

@@ -5,13 +5,15 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
-func keyCmd(now int64, k KeyCommand) *Command {
-	return &Command{Op: OpKeys, Key: &k, Now: time.UnixMilli(now)}
+func keyCmd(now int64, k model.KeyCommand) *model.Command {
+	return &model.Command{Op: model.OpKeys, Key: &k, Now: time.UnixMilli(now)}
 }
 
-func runKey(t *testing.T, s Store, now int64, k KeyCommand) KeyReply {
+func runKey(t *testing.T, s Store, now int64, k model.KeyCommand) model.KeyReply {
 	t.Helper()
 	r, err := Apply(s, keyCmd(now, k))
 	if err != nil {
@@ -41,8 +43,8 @@ func TestParseInt(t *testing.T) {
 // result outside int64 is an error that changes nothing, the expiry stays.
 func TestKeyIncr(t *testing.T) {
 	s := NewMemStore()
-	incr := func(name string, d int64) KeyReply {
-		return runKey(t, s, 1000, KeyCommand{Op: KeyIncr, Keys: []string{name}, Delta: d})
+	incr := func(name string, d int64) model.KeyReply {
+		return runKey(t, s, 1000, model.KeyCommand{Op: model.KeyIncr, Keys: []string{name}, Delta: d})
 	}
 	if r := incr("a", 1); r != intReply(1) {
 		t.Fatalf("first INCR %+v", r)
@@ -53,7 +55,7 @@ func TestKeyIncr(t *testing.T) {
 	if r := incr("a", -50); r != intReply(-8) {
 		t.Fatalf("DECRBY 50 %+v", r)
 	}
-	runKey(t, s, 1000, KeyCommand{Op: KeySet, Keys: []string{"big"}, Value: "9223372036854775806"})
+	runKey(t, s, 1000, model.KeyCommand{Op: model.KeySet, Keys: []string{"big"}, Value: "9223372036854775806"})
 	if r := incr("big", 1); r != intReply(math.MaxInt64) {
 		t.Fatalf("to max %+v", r)
 	}
@@ -63,48 +65,48 @@ func TestKeyIncr(t *testing.T) {
 	if v, _, _ := s.Key(0, "big"); v.Val != "9223372036854775807" {
 		t.Fatalf("overflow changed the value: %q", v.Val)
 	}
-	runKey(t, s, 1000, KeyCommand{Op: KeySet, Keys: []string{"s"}, Value: "x"})
+	runKey(t, s, 1000, model.KeyCommand{Op: model.KeySet, Keys: []string{"s"}, Value: "x"})
 	if r := incr("s", 1); r != errReply(ErrNotInteger) {
 		t.Fatalf("INCR of a string %+v", r)
 	}
 	// Expiry kept; an expired key starts again from 0.
-	runKey(t, s, 1000, KeyCommand{Op: KeyExpire, Keys: []string{"a"}, TTL: 500})
-	if r := runKey(t, s, 1100, KeyCommand{Op: KeyIncr, Keys: []string{"a"}, Delta: 1}); r != intReply(-7) {
+	runKey(t, s, 1000, model.KeyCommand{Op: model.KeyExpire, Keys: []string{"a"}, TTL: 500})
+	if r := runKey(t, s, 1100, model.KeyCommand{Op: model.KeyIncr, Keys: []string{"a"}, Delta: 1}); r != intReply(-7) {
 		t.Fatalf("INCR before expiry %+v", r)
 	}
 	if v, _, _ := s.Key(0, "a"); v.ExpireAt != 1500 {
 		t.Fatalf("INCR dropped the expiry: %+v", v)
 	}
-	if r := runKey(t, s, 1500, KeyCommand{Op: KeyIncr, Keys: []string{"a"}, Delta: 1}); r != intReply(1) {
+	if r := runKey(t, s, 1500, model.KeyCommand{Op: model.KeyIncr, Keys: []string{"a"}, Delta: 1}); r != intReply(1) {
 		t.Fatalf("INCR at expiry %+v", r)
 	}
 	// Databases are apart.
-	if r := runKey(t, s, 1000, KeyCommand{Op: KeyIncr, DB: 3, Keys: []string{"a"}, Delta: 5}); r != intReply(5) {
+	if r := runKey(t, s, 1000, model.KeyCommand{Op: model.KeyIncr, DB: 3, Keys: []string{"a"}, Delta: 5}); r != intReply(5) {
 		t.Fatalf("db 3 %+v", r)
 	}
 }
 
 func TestKeySet(t *testing.T) {
 	s := NewMemStore()
-	set := func(now int64, v string, f KeyFlags, ttl int64) KeyReply {
-		return runKey(t, s, now, KeyCommand{Op: KeySet, Keys: []string{"k"}, Value: v, Flags: f, TTL: ttl})
+	set := func(now int64, v string, f model.KeyFlags, ttl int64) model.KeyReply {
+		return runKey(t, s, now, model.KeyCommand{Op: model.KeySet, Keys: []string{"k"}, Value: v, Flags: f, TTL: ttl})
 	}
-	ok, null := KeyReply{Kind: ReplyOK}, KeyReply{Kind: ReplyNil}
-	bulk := func(s string) KeyReply { return KeyReply{Kind: ReplyBulk, Str: s} }
+	ok, null := model.KeyReply{Kind: model.ReplyOK}, model.KeyReply{Kind: model.ReplyNil}
+	bulk := func(s string) model.KeyReply { return model.KeyReply{Kind: model.ReplyBulk, Str: s} }
 	steps := []struct {
 		v     string
-		f     KeyFlags
+		f     model.KeyFlags
 		ttl   int64
-		want  KeyReply
+		want  model.KeyReply
 		stays string // the value after
 	}{
-		{"a", KeyXX, 0, null, ""},
-		{"a", KeyXX | KeyGet, 0, null, ""},
-		{"a", KeyNX, 0, ok, "a"},
-		{"b", KeyNX, 0, null, "a"},
-		{"b", KeyNX | KeyGet, 0, bulk("a"), "a"},
-		{"b", KeyXX | KeyGet, 0, bulk("a"), "b"},
-		{"c", KeyGet, 0, bulk("b"), "c"},
+		{"a", model.KeyXX, 0, null, ""},
+		{"a", model.KeyXX | model.KeyGet, 0, null, ""},
+		{"a", model.KeyNX, 0, ok, "a"},
+		{"b", model.KeyNX, 0, null, "a"},
+		{"b", model.KeyNX | model.KeyGet, 0, bulk("a"), "a"},
+		{"b", model.KeyXX | model.KeyGet, 0, bulk("a"), "b"},
+		{"c", model.KeyGet, 0, bulk("b"), "c"},
 		{"d", 0, 0, ok, "d"},
 	}
 	for i, st := range steps {
@@ -116,11 +118,11 @@ func TestKeySet(t *testing.T) {
 			t.Fatalf("step %d: value %q, want %q", i, v.Val, st.stays)
 		}
 	}
-	set(1000, "e", KeyExpires, 100)
+	set(1000, "e", model.KeyExpires, 100)
 	if v, _, _ := s.Key(0, "k"); v.ExpireAt != 1100 {
 		t.Fatalf("EX: %+v", v)
 	}
-	set(1050, "f", KeyKeepTTL, 0)
+	set(1050, "f", model.KeyKeepTTL, 0)
 	if v, _, _ := s.Key(0, "k"); v.ExpireAt != 1100 || v.Val != "f" {
 		t.Fatalf("KEEPTTL: %+v", v)
 	}
@@ -128,7 +130,7 @@ func TestKeySet(t *testing.T) {
 	if v, _, _ := s.Key(0, "k"); v.ExpireAt != 0 {
 		t.Fatalf("plain SET kept the expiry: %+v", v)
 	}
-	if r := set(1050, "h", KeyExpires|KeyAbsolute, 10); r != ok {
+	if r := set(1050, "h", model.KeyExpires|model.KeyAbsolute, 10); r != ok {
 		t.Fatalf("PXAT in the past: %+v", r)
 	}
 	if _, exists, _ := s.Key(0, "k"); exists {
@@ -139,25 +141,25 @@ func TestKeySet(t *testing.T) {
 func TestKeyExpireDelPersistSweep(t *testing.T) {
 	s := NewMemStore()
 	for _, k := range []string{"a", "b", "c"} {
-		runKey(t, s, 0, KeyCommand{Op: KeySet, Keys: []string{k}, Value: "1"})
+		runKey(t, s, 0, model.KeyCommand{Op: model.KeySet, Keys: []string{k}, Value: "1"})
 	}
-	exp := func(name string, f KeyFlags, ttl int64) int64 {
-		return runKey(t, s, 1000, KeyCommand{Op: KeyExpire, Keys: []string{name}, Flags: f, TTL: ttl}).Int
+	exp := func(name string, f model.KeyFlags, ttl int64) int64 {
+		return runKey(t, s, 1000, model.KeyCommand{Op: model.KeyExpire, Keys: []string{name}, Flags: f, TTL: ttl}).Int
 	}
 	for i, st := range []struct {
-		f    KeyFlags
+		f    model.KeyFlags
 		ttl  int64
 		want int64
 		at   int64
 	}{
-		{KeyXX, 100, 0, 0},
-		{KeyGT, 100, 0, 0},
-		{KeyLT, 500, 1, 1500},
-		{KeyNX, 100, 0, 1500},
-		{KeyGT, 400, 0, 1500},
-		{KeyGT, 600, 1, 1600},
-		{KeyLT, 700, 0, 1600},
-		{KeyXX, 200, 1, 1200},
+		{model.KeyXX, 100, 0, 0},
+		{model.KeyGT, 100, 0, 0},
+		{model.KeyLT, 500, 1, 1500},
+		{model.KeyNX, 100, 0, 1500},
+		{model.KeyGT, 400, 0, 1500},
+		{model.KeyGT, 600, 1, 1600},
+		{model.KeyLT, 700, 0, 1600},
+		{model.KeyXX, 200, 1, 1200},
 	} {
 		if got := exp("a", st.f, st.ttl); got != st.want {
 			t.Fatalf("step %d: %d, want %d", i, got, st.want)
@@ -175,28 +177,28 @@ func TestKeyExpireDelPersistSweep(t *testing.T) {
 	if _, ok, _ := s.Key(0, "b"); ok {
 		t.Fatal("EXPIRE in the past left the key")
 	}
-	if r := runKey(t, s, 1000, KeyCommand{Op: KeyPersist, Keys: []string{"c"}}); r.Int != 0 {
+	if r := runKey(t, s, 1000, model.KeyCommand{Op: model.KeyPersist, Keys: []string{"c"}}); r.Int != 0 {
 		t.Fatalf("PERSIST without expiry: %+v", r)
 	}
-	if r := runKey(t, s, 1000, KeyCommand{Op: KeyPersist, Keys: []string{"a"}}); r.Int != 1 {
+	if r := runKey(t, s, 1000, model.KeyCommand{Op: model.KeyPersist, Keys: []string{"a"}}); r.Int != 1 {
 		t.Fatalf("PERSIST: %+v", r)
 	}
 	exp("a", 0, 100)
 	// The sweep deletes only what has expired at its time.
-	if r := runKey(t, s, 1050, KeyCommand{Op: KeySweep, Keys: []string{"a", "c"}}); r.Int != 0 {
+	if r := runKey(t, s, 1050, model.KeyCommand{Op: model.KeySweep, Keys: []string{"a", "c"}}); r.Int != 0 {
 		t.Fatalf("early sweep: %+v", r)
 	}
-	if r := runKey(t, s, 1100, KeyCommand{Op: KeySweep, Keys: []string{"a", "c"}}); r.Int != 1 {
+	if r := runKey(t, s, 1100, model.KeyCommand{Op: model.KeySweep, Keys: []string{"a", "c"}}); r.Int != 1 {
 		t.Fatalf("sweep: %+v", r)
 	}
-	if r := runKey(t, s, 1100, KeyCommand{Op: KeyDel, Keys: []string{"a", "c", "c", "zz"}}); r.Int != 1 {
+	if r := runKey(t, s, 1100, model.KeyCommand{Op: model.KeyDel, Keys: []string{"a", "c", "c", "zz"}}); r.Int != 1 {
 		t.Fatalf("DEL: %+v", r)
 	}
 }
 
 func TestKeyMalformed(t *testing.T) {
 	s := NewMemStore()
-	for _, k := range []KeyCommand{{}, {Op: KeyIncr}, {Op: KeyIncr, DB: 16, Keys: []string{"a"}}, {Op: 99, Keys: []string{"a"}}, {Op: KeyIncr, Keys: []string{"a", "b"}}} {
+	for _, k := range []model.KeyCommand{{}, {Op: model.KeyIncr}, {Op: model.KeyIncr, DB: 16, Keys: []string{"a"}}, {Op: 99, Keys: []string{"a"}}, {Op: model.KeyIncr, Keys: []string{"a", "b"}}} {
 		r, err := Apply(s, keyCmd(0, k))
 		if err != nil || r.Err == nil {
 			t.Errorf("%+v: %+v %v", k, r, err)
@@ -207,31 +209,31 @@ func TestKeyMalformed(t *testing.T) {
 // TestKeysRestoreAndAdvance: a restore replaces the key space, and moves
 // integer keys as it moves tables' counters.
 func TestKeysRestoreAndAdvance(t *testing.T) {
-	d := Dump{Keys: []KeyEntry{
-		{DB: 0, Name: "day", KeyVal: KeyVal{Val: "41"}},
-		{DB: 0, Name: "neg", KeyVal: KeyVal{Val: "-5"}},
-		{DB: 2, Name: "s", KeyVal: KeyVal{Val: "text", ExpireAt: 99}},
+	d := model.Dump{Keys: []model.KeyEntry{
+		{DB: 0, Name: "day", KeyVal: model.KeyVal{Val: "41"}},
+		{DB: 0, Name: "neg", KeyVal: model.KeyVal{Val: "-5"}},
+		{DB: 2, Name: "s", KeyVal: model.KeyVal{Val: "text", ExpireAt: 99}},
 	}}
-	if _, err := d.Advance(1000, 0); err != nil {
+	if _, err := AdvanceDump(&d, 1000, 0); err != nil {
 		t.Fatal(err)
 	}
 	if d.Keys[0].Val != "1041" || d.Keys[1].Val != "-5" || d.Keys[2].Val != "text" {
 		t.Fatalf("advanced: %+v", d.Keys)
 	}
-	if _, err := d.Advance(0, 5000); err != nil || d.Keys[0].Val != "4999" {
+	if _, err := AdvanceDump(&d, 0, 5000); err != nil || d.Keys[0].Val != "4999" {
 		t.Fatalf("floor: %+v %v", d.Keys, err)
 	}
-	big := Dump{Keys: []KeyEntry{{Name: "m", KeyVal: KeyVal{Val: "9223372036854775800"}}}}
-	if _, err := big.Advance(100, 0); !errors.Is(err, ErrAdvanceOverflow) || big.Keys[0].Val != "9223372036854775800" {
+	big := model.Dump{Keys: []model.KeyEntry{{Name: "m", KeyVal: model.KeyVal{Val: "9223372036854775800"}}}}
+	if _, err := AdvanceDump(&big, 100, 0); !errors.Is(err, ErrAdvanceOverflow) || big.Keys[0].Val != "9223372036854775800" {
 		t.Fatalf("overflow: %v %+v", err, big.Keys)
 	}
 	s := NewMemStore()
-	runKey(t, s, 0, KeyCommand{Op: KeySet, Keys: []string{"old"}, Value: "1"})
-	r, err := Apply(s, &Command{Op: OpRestore, Dump: &d})
+	runKey(t, s, 0, model.KeyCommand{Op: model.KeySet, Keys: []string{"old"}, Value: "1"})
+	r, err := Apply(s, &model.Command{Op: model.OpRestore, Dump: &d})
 	if err != nil || r.Err == nil {
 		t.Fatalf("restore over keys, unforced: %+v %v", r, err)
 	}
-	r, err = Apply(s, &Command{Op: OpRestore, Dump: &d, Force: true})
+	r, err = Apply(s, &model.Command{Op: model.OpRestore, Dump: &d, Force: true})
 	if err != nil || r.Err != nil {
 		t.Fatalf("forced restore: %+v %v", r, err)
 	}
@@ -239,8 +241,8 @@ func TestKeysRestoreAndAdvance(t *testing.T) {
 	if len(got) != 3 || got[0] != d.Keys[0] || got[2] != d.Keys[2] {
 		t.Fatalf("keys after restore %+v", got)
 	}
-	bad := Dump{Keys: []KeyEntry{{DB: 0, Name: "b"}, {DB: 0, Name: "a"}}}
-	if err := bad.Validate(); !errors.Is(err, ErrBadDump) {
+	bad := model.Dump{Keys: []model.KeyEntry{{DB: 0, Name: "b"}, {DB: 0, Name: "a"}}}
+	if err := ValidateDump(&bad); !errors.Is(err, ErrBadDump) {
 		t.Fatalf("unsorted keys: %v", err)
 	}
 }

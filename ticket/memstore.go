@@ -3,21 +3,24 @@ package ticket
 import (
 	"slices"
 	"sort"
+
+	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // MemStore is an in-memory Store for tests and for checking other Store
 // implementations against. It is not safe for concurrent use.
 type MemStore struct {
 	dbs     map[string]bool
-	tables  map[string]*Table
-	rows    map[string]*RowTree
+	tables  map[string]*model.Table
+	rows    map[string]*rowengine.RowTree
 	globals map[string]uint64
-	keys    map[keyID]KeyVal // keys_store.go
+	keys    map[keyID]model.KeyVal // keys_store.go
 }
 
 // NewMemStore returns an empty store.
 func NewMemStore() *MemStore {
-	return &MemStore{dbs: map[string]bool{}, tables: map[string]*Table{}, rows: map[string]*RowTree{}, globals: map[string]uint64{}}
+	return &MemStore{dbs: map[string]bool{}, tables: map[string]*model.Table{}, rows: map[string]*rowengine.RowTree{}, globals: map[string]uint64{}}
 }
 
 // Database reports whether the database exists.
@@ -49,7 +52,7 @@ func (m *MemStore) DeleteDatabase(name string) error {
 }
 
 // Table returns a copy of the table, so that only PutTable changes state.
-func (m *MemStore) Table(db, name string) (*Table, error) {
+func (m *MemStore) Table(db, name string) (*model.Table, error) {
 	t, ok := m.tables[db+"."+name]
 	if !ok {
 		return nil, nil
@@ -72,12 +75,12 @@ func (m *MemStore) Tables(db string) ([]string, error) {
 }
 
 // PutTable stores a copy of t.
-func (m *MemStore) PutTable(t *Table) error {
+func (m *MemStore) PutTable(t *model.Table) error {
 	cp := *t
 	cp.Rows = slices.Clone(t.Rows)
 	k := t.Def.Key()
 	m.tables[k] = &cp
-	rt, err := PutRowTree(m.rows[k], t.Def.Rows)
+	rt, err := rowengine.PutRowTree(m.rows[k], t.Def.Rows)
 	if err != nil {
 		return err
 	}
@@ -90,7 +93,7 @@ func (m *MemStore) PutTable(t *Table) error {
 }
 
 // Rows returns a row table's rows.
-func (m *MemStore) Rows(db, name string) (TableRows, error) {
+func (m *MemStore) Rows(db, name string) (rowengine.TableRows, error) {
 	if rt := m.rows[db+"."+name]; rt != nil {
 		return rt, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // Tests of what MariaDB's regression tests (integration's
@@ -18,21 +19,21 @@ import (
 func TestTicketShape(t *testing.T) {
 	for _, c := range []struct {
 		name   string
-		spec   *TableSpec
+		spec   *model.TableSpec
 		ticket bool
 		engine string
 	}{
-		{"Flickr, ENGINE=InnoDB", &TableSpec{DB: "f", Name: "t", Engine: "InnoDB", Columns: []ColumnSpec{
+		{"Flickr, ENGINE=InnoDB", &model.TableSpec{DB: "f", Name: "t", Engine: "InnoDB", Columns: []model.ColumnSpec{
 			{Name: "id", Type: "bigint", Unsigned: true, NotNull: true, AutoInc: true, PrimaryKey: true},
 			{Name: "stub", Type: "char", Width: 1, NotNull: true, Unique: true}}}, true, "MyISAM"},
-		{"the manual's sequence table", &TableSpec{DB: "f", Name: "t", Columns: []ColumnSpec{
+		{"the manual's sequence table", &model.TableSpec{DB: "f", Name: "t", Columns: []model.ColumnSpec{
 			{Name: "id", Type: "int", NotNull: true}}}, true, "MyISAM"},
-		{"a name beside an AUTO_INCREMENT id, no unique stub", &TableSpec{DB: "f", Name: "t", Engine: "MyISAM", Columns: []ColumnSpec{
+		{"a name beside an AUTO_INCREMENT id, no unique stub", &model.TableSpec{DB: "f", Name: "t", Engine: "MyISAM", Columns: []model.ColumnSpec{
 			{Name: "id", Type: "tinyint", NotNull: true, AutoInc: true, PrimaryKey: true},
 			{Name: "name", Type: "char", Width: 30, NotNull: true}}}, false, "InnoDB"},
-		{"a string and an int, no keys", &TableSpec{DB: "f", Name: "t", Columns: []ColumnSpec{
+		{"a string and an int, no keys", &model.TableSpec{DB: "f", Name: "t", Columns: []model.ColumnSpec{
 			{Name: "a", Type: "char", Width: 10}, {Name: "b", Type: "int"}}}, false, "InnoDB"},
-		{"a unique stub without AUTO_INCREMENT", &TableSpec{DB: "f", Name: "t", Columns: []ColumnSpec{
+		{"a unique stub without AUTO_INCREMENT", &model.TableSpec{DB: "f", Name: "t", Columns: []model.ColumnSpec{
 			{Name: "id", Type: "int", NotNull: true, PrimaryKey: true},
 			{Name: "stub", Type: "varchar", Width: 8, Unique: true}}}, false, "InnoDB"},
 	} {
@@ -51,15 +52,15 @@ func TestTicketShape(t *testing.T) {
 // in place (main/replace); a changed row counts two, and a collision on an
 // earlier key (deleted, then re-inserted) two as well.
 func TestReplaceIdenticalRow(t *testing.T) {
-	e := rowsEnv(t, &TableSpec{DB: "ids", Name: "r", Columns: []ColumnSpec{
+	e := rowsEnv(t, &model.TableSpec{DB: "ids", Name: "r", Columns: []model.ColumnSpec{
 		{Name: "a", Type: "int", NotNull: true}, {Name: "b", Type: "int", NotNull: true}},
-		Keys: []KeySpec{{Primary: true, Columns: []string{"a", "b"}}}},
-		&TableSpec{DB: "ids", Name: "u", Columns: []ColumnSpec{
+		Keys: []model.KeySpec{{Primary: true, Columns: []string{"a", "b"}}}},
+		&model.TableSpec{DB: "ids", Name: "u", Columns: []model.ColumnSpec{
 			{Name: "a", Type: "int", NotNull: true}, {Name: "b", Type: "int", NotNull: true}},
-			Keys: []KeySpec{{Primary: true, Columns: []string{"a"}}, {Unique: true, Name: "b", Columns: []string{"b"}}}})
+			Keys: []model.KeySpec{{Primary: true, Columns: []string{"a"}}, {Unique: true, Name: "b", Columns: []string{"b"}}}})
 	rep := func(table string, a, b int64) uint64 {
-		return e.ok(Command{Op: OpInsert, DB: "ids", Table: table, Replace: true, Rows: &RowsCommand{Engine: true},
-			Values: [][]Value{{num(a), num(b)}}}).Affected
+		return e.ok(model.Command{Op: model.OpInsert, DB: "ids", Table: table, Replace: true, Rows: &model.RowsCommand{Engine: true},
+			Values: [][]model.Value{{num(a), num(b)}}}).Affected
 	}
 	for _, c := range []struct {
 		table string
@@ -80,14 +81,14 @@ func TestReplaceIdenticalRow(t *testing.T) {
 // date are zero dates, which MariaDB stores and ticketd refuses, not 1292
 // and 1067 (main/insert, main/delete, main/update).
 func TestZeroDateRefused(t *testing.T) {
-	e := rowsEnv(t, &TableSpec{DB: "ids", Name: "d", Columns: []ColumnSpec{{Name: "a", Type: "date"}}})
-	r := e.do(Command{Op: OpInsert, DB: "ids", Table: "d", Rows: &RowsCommand{Engine: true}, Values: [][]Value{{num(0)}}})
+	e := rowsEnv(t, &model.TableSpec{DB: "ids", Name: "d", Columns: []model.ColumnSpec{{Name: "a", Type: "date"}}})
+	r := e.do(model.Command{Op: model.OpInsert, DB: "ids", Table: "d", Rows: &model.RowsCommand{Engine: true}, Values: [][]model.Value{{num(0)}}})
 	if r.Err == nil || r.Err.Code != mysqlerr.CodeNotSupported {
 		t.Errorf("INSERT 0 into a DATE: %v, want 1235", r.Err)
 	}
-	_, err := NewTableDef(&TableSpec{DB: "ids", Name: "z", Columns: []ColumnSpec{{Name: "id", Type: "int", PrimaryKey: true},
+	_, err := NewTableDef(&model.TableSpec{DB: "ids", Name: "z", Columns: []model.ColumnSpec{{Name: "id", Type: "int", PrimaryKey: true},
 		{Name: "at", Type: "datetime", NotNull: true, HasDefault: true, Default: str("0000-00-00 00:00:00")}}})
-	if err == nil || err.(*Error).Code != mysqlerr.CodeNotSupported {
+	if err == nil || err.(*model.Error).Code != mysqlerr.CodeNotSupported {
 		t.Errorf("DEFAULT '0000-00-00 00:00:00': %v, want 1235", err)
 	}
 }
@@ -97,13 +98,13 @@ func TestZeroDateRefused(t *testing.T) {
 // one with no number at all is still 1366 (main/insert).
 func TestTicketIDStrings(t *testing.T) {
 	e := newEnv(t)
-	d, err := NewTableDef(&TableSpec{DB: "flickr", Name: "s", Columns: []ColumnSpec{{Name: "c1", Type: "bigint", NotNull: true}}})
+	d, err := NewTableDef(&model.TableSpec{DB: "flickr", Name: "s", Columns: []model.ColumnSpec{{Name: "c1", Type: "bigint", NotNull: true}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.ok(Command{Op: OpCreateTable, Def: d})
+	e.ok(model.Command{Op: model.OpCreateTable, Def: d})
 	for v, want := range map[string]uint16{"15449237462.0000000000": mysqlerr.CodeNotSupported, "abc": mysqlerr.CodeIncorrectValue} {
-		r := e.do(Command{Op: OpInsert, DB: "flickr", Table: "s", Values: [][]Value{{str(v)}}})
+		r := e.do(model.Command{Op: model.OpInsert, DB: "flickr", Table: "s", Values: [][]model.Value{{str(v)}}})
 		if r.Err == nil || r.Err.Code != want {
 			t.Errorf("INSERT '%s': %v, want %d", v, r.Err, want)
 		}
@@ -115,10 +116,10 @@ func TestTicketIDStrings(t *testing.T) {
 // the OK packet and as LAST_INSERT_ID() (main/insert_update).
 func TestODKUGeneratedIDWins(t *testing.T) {
 	e := newEnv(t)
-	e.ok(Command{Op: OpInsert, DB: "flickr", Table: "T", Columns: []string{"stub"}, Values: [][]Value{{str("a")}}, Increment: 1, Offset: 1})
-	r := e.ok(Command{Op: OpInsert, DB: "flickr", Table: "T", Ignore: true, Columns: []string{"stub"},
-		Values: [][]Value{{str("a")}, {str("b")}}, Increment: 1, Offset: 1,
-		OnDup: &Update{Column: "id", SetLastID: true}})
+	e.ok(model.Command{Op: model.OpInsert, DB: "flickr", Table: "T", Columns: []string{"stub"}, Values: [][]model.Value{{str("a")}}, Increment: 1, Offset: 1})
+	r := e.ok(model.Command{Op: model.OpInsert, DB: "flickr", Table: "T", Ignore: true, Columns: []string{"stub"},
+		Values: [][]model.Value{{str("a")}, {str("b")}}, Increment: 1, Offset: 1,
+		OnDup: &model.Update{Column: "id", SetLastID: true}})
 	if r.InsertID != 2 || r.LastID != 2 {
 		t.Fatalf("insert id %d, LAST_INSERT_ID %d; want 2 and 2", r.InsertID, r.LastID)
 	}
@@ -129,11 +130,11 @@ func TestODKUGeneratedIDWins(t *testing.T) {
 // its implicit default; one it does not assign still is 1364
 // (main/insert_update, under TRADITIONAL).
 func TestODKUColumnCountsAsGiven(t *testing.T) {
-	e := rowsEnv(t, &TableSpec{DB: "ids", Name: "o", Columns: []ColumnSpec{
+	e := rowsEnv(t, &model.TableSpec{DB: "ids", Name: "o", Columns: []model.ColumnSpec{
 		{Name: "a", Type: "int", NotNull: true, PrimaryKey: true}, {Name: "b", Type: "int", NotNull: true}}})
-	ins := func(a int64, set string) Result {
-		return e.do(Command{Op: OpInsert, DB: "ids", Table: "o", Columns: []string{"a"}, Values: [][]Value{{num(a)}},
-			Rows: &RowsCommand{Engine: true, OnDup: []RowAssign{{Col: set, Expr: RowExpr{Op: ECol, Col: "a"}}}}})
+	ins := func(a int64, set string) model.Result {
+		return e.do(model.Command{Op: model.OpInsert, DB: "ids", Table: "o", Columns: []string{"a"}, Values: [][]model.Value{{num(a)}},
+			Rows: &model.RowsCommand{Engine: true, OnDup: []model.RowAssign{{Col: set, Expr: model.RowExpr{Op: model.ECol, Col: "a"}}}}})
 	}
 	if r := ins(2, "b"); r.Err != nil || r.Affected != 1 {
 		t.Fatalf("ODKU b = a, new row: %+v", r)

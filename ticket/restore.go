@@ -3,10 +3,11 @@ package ticket
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // Restore errors.
@@ -19,36 +20,11 @@ var (
 	ErrAdvanceOverflow = errors.New("ticket: counter advance exceeds the id column's maximum")
 )
 
-// Dump is the whole replicated state: what a backup holds and what
-// OpRestore installs in place of the current state, in one Raft entry, so
-// that every replica switches at the same log index and snapshots and
-// restarts keep the result.
-type Dump struct {
-	// Databases lists every database, empty ones included, sorted.
-	Databases []string
-	// Tables holds every table, sorted by database and name.
-	Tables []Table
-	// Globals are the replicated global variables, sorted by name.
-	Globals []Global
-	// Rows holds row tables' rows by TableDef.Key (rowstore.go), in
-	// clustering order; a row table without an entry is empty.
-	Rows map[string][][]Datum
-	// Keys are the Redis key space's keys (keys.go), sorted by database
-	// and name.
-	Keys []KeyEntry
-}
-
-// Global is one replicated global variable (SET GLOBAL).
-type Global struct {
-	Name  string
-	Value uint64
-}
-
-// Validate checks that d is a state Apply can install: every table's
+// ValidateDump checks that d is a state Apply can install: every table's
 // database is listed and no name repeats. Apply checks it again, so that a
 // bad entry is refused the same way on every replica instead of failing a
 // state file half-way.
-func (d *Dump) Validate() error {
+func ValidateDump(d *model.Dump) error {
 	dbs := make(map[string]bool, len(d.Databases))
 	for _, db := range d.Databases {
 		if db == "" || dbs[db] {
@@ -68,7 +44,7 @@ func (d *Dump) Validate() error {
 		seen[def.Key()] = true
 	}
 	for key, rows := range d.Rows {
-		var t *Table
+		var t *model.Table
 		for i := range d.Tables {
 			if d.Tables[i].Def.Key() == key {
 				t = &d.Tables[i]
@@ -78,7 +54,7 @@ func (d *Dump) Validate() error {
 			return fmt.Errorf("%w: rows for %s, which is not a row table of the dump", ErrBadDump, key)
 		}
 		// The rows must be storable: right width, no unique key twice.
-		rt := NewRowTree(t.Def.Rows)
+		rt := rowengine.NewRowTree(t.Def.Rows)
 		for _, r := range rows {
 			if _, err := rt.Put("", r); err != nil {
 				return fmt.Errorf("%w: %s: %w", ErrBadDump, key, err)
@@ -92,55 +68,10 @@ func (d *Dump) Validate() error {
 		}
 		names[g.Name] = true
 	}
-	return d.validateKeys()
+	return validateDumpKeys(d)
 }
 
-// Move is what Advance did to one table's counter.
-type Move struct {
-	Table string // db.name
-	// From and To are the table's next id before and after; equal when it
-	// did not move. Exhausted tables (no id left) stay so.
-	From, To  uint64
-	Exhausted bool
-}
-
-// NextID is the lowest id the table may hand out next, and false when it
-// has none left (the counter went past the type's maximum) or, for a table
-// without AUTO_INCREMENT, has no row to count from.
-//
-// For an AUTO_INCREMENT table it is the AUTO_INCREMENT value: range
-// reservations are committed by moving it past the range, so a reserved
-// range is always below it. For a sequence table (the manual's
-// UPDATE seq SET id = LAST_INSERT_ID(id + 1)) the counter is the row
-// itself, and the next id is one above the largest row.
-func (t *Table) NextID() (uint64, bool) {
-	if t.Def.AutoInc {
-		if t.Exhausted || t.AutoInc > t.Def.IDType.Max() {
-			return 0, false
-		}
-		return max(t.AutoInc, 1), true
-	}
-	if len(t.Rows) == 0 {
-		return 0, false
-	}
-	top := slices.MaxFunc(t.Rows, func(a, b Row) int { return cmpUint(a.ID, b.ID) }).ID
-	if top >= t.Def.IDType.Max() {
-		return 0, false
-	}
-	return top + 1, true
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-// Advance moves every table's next id to max(next + advance, floor), so
+// AdvanceDump moves every table's next id to max(next + advance, floor), so
 // that a restored backup cannot hand out again the ids its source cluster
 // handed out after the backup was taken. An AUTO_INCREMENT table's counter
 // moves; a sequence table's rows all shift by the same amount (keeping
@@ -148,15 +79,15 @@ func cmpUint(a, b uint64) int {
 // nothing if one would pass its type's maximum (ErrAdvanceOverflow).
 // The marks of dropped tables (see DropMark) move the same way, and so do
 // keys holding a non-negative integer (keys_store.go).
-func (d *Dump) Advance(advance, floor uint64) ([]Move, error) {
-	if err := d.checkKeysAdvance(advance, floor); err != nil {
+func AdvanceDump(d *model.Dump, advance, floor uint64) ([]model.Move, error) {
+	if err := checkDumpKeysAdvance(d, advance, floor); err != nil {
 		return nil, err
 	}
-	moves := make([]Move, len(d.Tables))
+	moves := make([]model.Move, len(d.Tables))
 	var bad []string
 	for i := range d.Tables {
 		t := &d.Tables[i]
-		m := Move{Table: t.Def.Key()}
+		m := model.Move{Table: t.Def.Key()}
 		next, ok := t.NextID()
 		if !ok {
 			m.Exhausted = t.Def.AutoInc
@@ -211,57 +142,57 @@ func (d *Dump) Advance(advance, floor uint64) ([]Move, error) {
 			g.Value = max(to, floor)
 		}
 	}
-	d.advanceKeys(advance, floor)
+	advanceDumpKeys(d, advance, floor)
 	return moves, nil
 }
 
 // applyRestore installs c.Dump in place of the whole state. Without Force
 // it refuses a state that holds any database: restoring over live tables
 // would silently drop their counters.
-func applyRestore(s Store, c *Command) (Result, error) {
+func applyRestore(s Store, c *model.Command) (model.Result, error) {
 	if c.Dump == nil {
-		return Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "restore: no state in the command")}, nil
+		return model.Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "restore: no state in the command")}, nil
 	}
-	if err := c.Dump.Validate(); err != nil {
-		return Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "restore refused: %v", err)}, nil
+	if err := ValidateDump(c.Dump); err != nil {
+		return model.Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "restore refused: %v", err)}, nil
 	}
 	dbs, err := s.Databases()
 	if err != nil {
-		return Result{}, err
+		return model.Result{}, err
 	}
 	if len(dbs) == 0 && !c.Force {
 		if dbs, err = keyHolders(s); err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
 	}
 	if len(dbs) > 0 && !c.Force {
-		return Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "restore refused: the cluster already holds database(s) %s; restore into a fresh cluster, or force it to replace them",
+		return model.Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "restore refused: the cluster already holds database(s) %s; restore into a fresh cluster, or force it to replace them",
 			strings.Join(dbs, ", "))}, nil
 	}
 	for _, db := range dbs {
 		if err := s.DeleteDatabase(db); err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
 	}
 	for _, db := range c.Dump.Databases {
 		if err := s.PutDatabase(db); err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
 	}
 	for i := range c.Dump.Tables {
 		// PutTable copies the table, so the command (which the FSM's
 		// decoder may reuse) keeps nothing shared with the state.
 		if err := s.PutTable(&c.Dump.Tables[i]); err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
 	}
 	for _, g := range c.Dump.Globals {
 		if err := s.PutGlobal(g.Name, g.Value); err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
 	}
 	if err := restoreKeys(s, c.Dump.Keys); err != nil {
-		return Result{}, err
+		return model.Result{}, err
 	}
 	for i := range c.Dump.Tables {
 		def := &c.Dump.Tables[i].Def
@@ -271,73 +202,14 @@ func applyRestore(s Store, c *Command) (Result, error) {
 		}
 		rows, err := s.Rows(def.DB, def.Name)
 		if err != nil || rows == nil {
-			return Result{}, rowsMissing(&c.Dump.Tables[i], err)
+			return model.Result{}, rowengine.MissingRows(&c.Dump.Tables[i], err)
 		}
 		for _, r := range data {
 			// Validate stored them once already: Put cannot refuse here.
-			if _, err := rows.Put("", append([]Datum(nil), r...)); err != nil {
-				return Result{}, err
+			if _, err := rows.Put("", append([]model.Datum(nil), r...)); err != nil {
+				return model.Result{}, err
 			}
 		}
 	}
-	return Result{Affected: uint64(len(c.Dump.Tables))}, nil
-}
-
-// applyRestoreRows adds a chunk of a restored row table's rows, all or
-// none: a row of the wrong width or colliding on a unique key (a
-// damaged backup, or a write into the table while it was restored)
-// refuses the chunk. Count is how many rows the restore added before
-// this chunk: the chunk applies when the table holds exactly that many,
-// and is a no-op when it holds them and the chunk's (the same chunk
-// committed twice: a sender that did not hear the outcome retries), so
-// that retrying is safe.
-func applyRestoreRows(s Store, c *Command) (Result, error) {
-	t, err := s.Table(c.DB, c.Table)
-	if err != nil {
-		return Result{}, err
-	}
-	if t == nil {
-		return Result{Err: noTable(c.DB, c.Table)}, nil
-	}
-	rd := t.Def.Rows
-	if rd == nil {
-		return Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "restore: %s.%s is not a row table", c.DB, c.Table)}, nil
-	}
-	rows, err := s.Rows(c.DB, c.Table)
-	if err != nil || rows == nil {
-		return Result{}, rowsMissing(t, err)
-	}
-	switch n := uint64(rows.Len()); n {
-	case c.Count:
-	case c.Count + uint64(len(c.RestoreRows)):
-		return Result{}, nil // applied already
-	default:
-		return Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "restore: %s.%s holds %d rows where the restore put %d: was it written to during the restore?",
-			c.DB, c.Table, n, c.Count)}, nil
-	}
-	tx := newRowsTx(rd, rows)
-	for i, r := range c.RestoreRows {
-		var e *Error
-		if len(r) != len(rd.Cols) {
-			e = mysqlerr.New(mysqlerr.CodeUnknown, "restore: row %d of %s.%s has %d values for %d columns", i+1, c.DB, c.Table, len(r), len(rd.Cols))
-		} else {
-			_, k, dup, err := tx.conflict(r, "", nil)
-			if err != nil {
-				return Result{}, err
-			}
-			if dup {
-				e = dupEntry(keyText(&rd.Keys[k], r), rd.Keys[k].Name)
-			}
-		}
-		if e != nil {
-			if err := tx.rollback(); err != nil {
-				return Result{}, err
-			}
-			return Result{Err: e}, nil
-		}
-		if _, err := tx.put("", r); err != nil {
-			return Result{}, err
-		}
-	}
-	return Result{Affected: uint64(len(c.RestoreRows))}, nil
+	return model.Result{Affected: uint64(len(c.Dump.Tables))}, nil
 }

@@ -4,39 +4,41 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
-func int32Table(db, name string, autoInc uint64) Table {
+func int32Table(db, name string, autoInc uint64) model.Table {
 	def := tickets64(db, name)
-	def.IDType = IntType{Kind: Int, Unsigned: true}
-	return Table{Def: *def, AutoInc: autoInc}
+	def.IDType = model.IntType{Kind: model.Int, Unsigned: true}
+	return model.Table{Def: *def, AutoInc: autoInc}
 }
 
 // seqTable is the MySQL manual's sequence table: no AUTO_INCREMENT, the
 // counter is the row.
-func seqTable(db, name string, rows ...uint64) Table {
-	t := Table{Def: TableDef{DB: db, Name: name, IDCol: "id", IDType: IntType{Kind: BigInt}}, AutoInc: 1}
+func seqTable(db, name string, rows ...uint64) model.Table {
+	t := model.Table{Def: model.TableDef{DB: db, Name: name, IDCol: "id", IDType: model.IntType{Kind: model.BigInt}}, AutoInc: 1}
 	for _, id := range rows {
-		t.Rows = append(t.Rows, Row{ID: id})
+		t.Rows = append(t.Rows, model.Row{ID: id})
 	}
 	return t
 }
 
 func TestAdvance(t *testing.T) {
-	d := Dump{
+	d := model.Dump{
 		Databases: []string{"flickr"},
-		Tables: []Table{
-			{Def: *tickets64("flickr", "A"), AutoInc: 500, Rows: []Row{{ID: 499, Stub: "a"}}},
+		Tables: []model.Table{
+			{Def: *tickets64("flickr", "A"), AutoInc: 500, Rows: []model.Row{{ID: 499, Stub: "a"}}},
 			int32Table("flickr", "B", 10),
 			seqTable("flickr", "S", 7),
 			{Def: *tickets64("flickr", "X"), AutoInc: ^uint64(0), Exhausted: true},
 		},
 	}
-	moves, err := d.Advance(1000, 1200)
+	moves, err := AdvanceDump(&d, 1000, 1200)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Move{
+	want := []model.Move{
 		{Table: "flickr.A", From: 500, To: 1500},
 		{Table: "flickr.B", From: 10, To: 1200}, // the floor wins
 		{Table: "flickr.S", From: 8, To: 1200},
@@ -66,16 +68,16 @@ func TestAdvance(t *testing.T) {
 func TestAdvanceOverflow(t *testing.T) {
 	for name, c := range map[string]struct {
 		advance, floor uint64
-		table          Table
+		table          model.Table
 	}{
 		"int unsigned advance": {1000, 0, int32Table("d", "t", 4294967000)},
 		"int unsigned floor":   {0, 4294967296, int32Table("d", "t", 5)},
-		"bigint wraps":         {^uint64(0) - 5, 0, Table{Def: *tickets64("d", "t"), AutoInc: 10}},
+		"bigint wraps":         {^uint64(0) - 5, 0, model.Table{Def: *tickets64("d", "t"), AutoInc: 10}},
 		"sequence row":         {10, 0, seqTable("d", "t", 1<<63-5)},
 	} {
-		ok := Table{Def: *tickets64("d", "a"), AutoInc: 7}
-		d := Dump{Databases: []string{"d"}, Tables: []Table{ok, c.table}}
-		moves, err := d.Advance(c.advance, c.floor)
+		ok := model.Table{Def: *tickets64("d", "a"), AutoInc: 7}
+		d := model.Dump{Databases: []string{"d"}, Tables: []model.Table{ok, c.table}}
+		moves, err := AdvanceDump(&d, c.advance, c.floor)
 		if !errors.Is(err, ErrAdvanceOverflow) || moves != nil {
 			t.Errorf("%s: moves %v err %v, want ErrAdvanceOverflow", name, moves, err)
 			continue
@@ -91,32 +93,32 @@ func TestAdvanceOverflow(t *testing.T) {
 
 func TestApplyRestore(t *testing.T) {
 	e := newEnv(t)
-	e.ok(Command{Op: OpInsert, DB: "flickr", Table: "T", Replace: true, Columns: []string{"stub"},
-		Values: [][]Value{{{Kind: ValString, Str: "a"}}}, Increment: 1, Offset: 1})
-	d := Dump{Databases: []string{"new"}, Tables: []Table{{Def: *tickets64("new", "T"), AutoInc: 42}},
-		Globals: []Global{{Name: "auto_increment_increment", Value: 2}}}
+	e.ok(model.Command{Op: model.OpInsert, DB: "flickr", Table: "T", Replace: true, Columns: []string{"stub"},
+		Values: [][]model.Value{{{Kind: model.ValString, Str: "a"}}}, Increment: 1, Offset: 1})
+	d := model.Dump{Databases: []string{"new"}, Tables: []model.Table{{Def: *tickets64("new", "T"), AutoInc: 42}},
+		Globals: []model.Global{{Name: "auto_increment_increment", Value: 2}}}
 
-	r := e.do(Command{Op: OpRestore, Dump: &d})
+	r := e.do(model.Command{Op: model.OpRestore, Dump: &d})
 	if r.Err == nil || !strings.Contains(r.Err.Message, "flickr") {
 		t.Fatalf("restore over an existing database: %+v", r)
 	}
 	if ok, _ := e.s.Database("flickr"); !ok {
 		t.Fatal("refused restore changed the state")
 	}
-	bad := Dump{Tables: []Table{{Def: *tickets64("missing", "T")}}}
-	if r := e.do(Command{Op: OpRestore, Dump: &bad, Force: true}); r.Err == nil {
+	bad := model.Dump{Tables: []model.Table{{Def: *tickets64("missing", "T")}}}
+	if r := e.do(model.Command{Op: model.OpRestore, Dump: &bad, Force: true}); r.Err == nil {
 		t.Fatal("inconsistent dump accepted")
 	}
 	if ok, _ := e.s.Database("flickr"); !ok {
 		t.Fatal("refused restore changed the state")
 	}
 
-	e.ok(Command{Op: OpRestore, Dump: &d, Force: true})
+	e.ok(model.Command{Op: model.OpRestore, Dump: &d, Force: true})
 	if ok, _ := e.s.Database("flickr"); ok {
 		t.Error("old database survived")
 	}
-	r = e.ok(Command{Op: OpInsert, DB: "new", Table: "T", Replace: true, Columns: []string{"stub"},
-		Values: [][]Value{{{Kind: ValString, Str: "a"}}}, Increment: 1, Offset: 1})
+	r = e.ok(model.Command{Op: model.OpInsert, DB: "new", Table: "T", Replace: true, Columns: []string{"stub"},
+		Values: [][]model.Value{{{Kind: model.ValString, Str: "a"}}}, Increment: 1, Offset: 1})
 	if r.InsertID != 42 {
 		t.Errorf("first id after restore %d, want 42", r.InsertID)
 	}

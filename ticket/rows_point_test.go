@@ -2,30 +2,31 @@ package ticket
 
 import (
 	"fmt"
-	"math"
-	"reflect"
 	"testing"
 	"time"
+
+	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // pointTable is issue 22's point-select table: a BIGINT AUTO_INCREMENT
 // primary key and two VARCHAR columns, n rows with ids 1..n.
-func pointTable(t testing.TB, n int) (*env, *Table) {
-	spec := &TableSpec{DB: "ids", Name: "w", Columns: []ColumnSpec{
+func pointTable(t testing.TB, n int) (*env, *model.Table) {
+	spec := &model.TableSpec{DB: "ids", Name: "w", Columns: []model.ColumnSpec{
 		{Name: "id", Type: "bigint", NotNull: true, AutoInc: true},
 		{Name: "host", Type: "varchar", Width: 64, NotNull: true},
 		{Name: "port", Type: "varchar", Width: 64, NotNull: true},
-	}, Keys: []KeySpec{{Primary: true, Columns: []string{"id"}}}}
+	}, Keys: []model.KeySpec{{Primary: true, Columns: []string{"id"}}}}
 	e := rowsEnv(t, spec)
-	var vals [][]Value
+	var vals [][]model.Value
 	for i := 1; i <= n; i++ {
-		vals = append(vals, []Value{num(int64(i)), str(fmt.Sprintf("h%d", i)), str(fmt.Sprintf("p%d", i))})
+		vals = append(vals, []model.Value{num(int64(i)), str(fmt.Sprintf("h%d", i)), str(fmt.Sprintf("p%d", i))})
 		if len(vals) == 1000 || i == n {
-			e.ok(Command{Op: OpInsert, DB: "ids", Table: "w", Values: vals, Rows: &RowsCommand{Engine: true}})
+			e.ok(model.Command{Op: model.OpInsert, DB: "ids", Table: "w", Values: vals, Rows: &model.RowsCommand{Engine: true}})
 			vals = nil
 		}
 	}
-	var tb *Table
+	var tb *model.Table
 	if err := e.s.View(func(s Store) (err error) { tb, err = s.Table("ids", "w"); return err }); err != nil {
 		t.Fatal(err)
 	}
@@ -50,8 +51,8 @@ func BenchmarkPointSelect(b *testing.B) {
 			for b.Loop() {
 				k = (k + 7919) % n
 				v := num(int64(k + 1))
-				q := &Query{Filter: &RowExpr{Op: EEq, Args: []RowExpr{{Op: ECol, Col: "id"}, {Op: EVal, Val: &v}}}, Now: now}
-				var res *QueryResult
+				q := &rowengine.Query{Filter: &model.RowExpr{Op: model.EEq, Args: []model.RowExpr{{Op: model.ECol, Col: "id"}, {Op: model.EVal, Val: &v}}}, Now: now}
+				var res *rowengine.QueryResult
 				if err := e.s.View(func(st Store) (err error) {
 					_, res, err = s.Select(st, "ids", "w", q)
 					return err
@@ -63,199 +64,5 @@ func BenchmarkPointSelect(b *testing.B) {
 				}
 			}
 		})
-	}
-}
-
-// TestIntIndexValue: an integer's key value is what storing it strictly
-// gives (storeInt through big.Rat), in and out of every integer type's
-// range.
-func TestIntIndexValue(t *testing.T) {
-	var vals []Value
-	for _, n := range []int64{0, 1, -1, 127, 128, -128, -129, 255, 256, 32767, 32768, -32768, -32769, 65535, 65536,
-		8388607, 8388608, -8388608, -8388609, 16777215, 16777216, math.MaxInt32, math.MaxInt32 + 1, math.MinInt32,
-		math.MinInt32 - 1, math.MaxUint32, math.MaxUint32 + 1, math.MaxInt64, math.MinInt64, math.MinInt64 + 1} {
-		vals = append(vals, num(n))
-		if n >= 0 {
-			vals = append(vals, Value{Kind: ValUint, Uint: uint64(n)})
-		}
-	}
-	vals = append(vals, Value{Kind: ValUint, Uint: math.MaxUint64}, Value{Kind: ValUint, Uint: math.MaxInt64 + 1})
-	for k := TinyInt; k <= BigInt; k++ {
-		for _, unsigned := range []bool{false, true} {
-			col := &RowCol{Name: "c", Kind: ColInt, Int: IntType{Kind: k, Unsigned: unsigned}}
-			for _, v := range vals {
-				got, gok := indexValue(col, v)
-				var warns []Warning
-				lv, e := litVal(v, time.Time{})
-				if e != nil {
-					t.Fatal(e)
-				}
-				want, e := (&storeCtx{strict: true, warns: &warns}).store(col, lv, 1)
-				wok := e == nil && !want.Null && len(warns) == 0
-				if !wok {
-					want = Datum{}
-				}
-				if got != want || gok != wok {
-					t.Errorf("%s %+v: indexValue %q %v, storing gives %q %v", col.Int.SQL(), v, got.S, gok, want.S, wok)
-				}
-			}
-		}
-	}
-}
-
-// TestPointAccess: a WHERE that binds the whole clustering key with
-// equalities gets PlanAccess's own point lookup from pointAccess (or
-// pointAccess declines), and every WHERE below answers the rows and
-// warnings a scan of the whole table does, with and without LIMIT and
-// OFFSET.
-func TestPointAccess(t *testing.T) {
-	re, rtb := rangeTable(t, 60)
-	ce := rowsEnv(t, &TableSpec{DB: "ids", Name: "c", Columns: []ColumnSpec{
-		{Name: "a", Type: "int", NotNull: true},
-		{Name: "b", Type: "varchar", Width: 10, NotNull: true},
-		{Name: "n", Type: "int"},
-	}, Keys: []KeySpec{{Primary: true, Columns: []string{"b", "a"}}}})
-	var vals [][]Value
-	for i := 1; i <= 20; i++ {
-		vals = append(vals, []Value{num(int64(i % 4)), str(string(rune('a'+i%5)) + "x"), num(int64(i))})
-	}
-	ce.ok(Command{Op: OpInsert, DB: "ids", Table: "c", Values: vals, Rows: &RowsCommand{Engine: true}})
-	var ctb *Table
-	if err := ce.s.View(func(s Store) (err error) { ctb, err = s.Table("ids", "c"); return err }); err != nil {
-		t.Fatal(err)
-	}
-	c := func(name string) RowExpr { return RowExpr{Op: ECol, Col: name} }
-	v := func(x Value) RowExpr { return RowExpr{Op: EVal, Val: &x} }
-	dec := func(s string) RowExpr { return v(Value{Kind: ValDecimal, Str: s}) }
-	eq := func(a, b RowExpr) *RowExpr { return &RowExpr{Op: EEq, Args: []RowExpr{a, b}} }
-	and := func(a, b *RowExpr) *RowExpr { return &RowExpr{Op: EAnd, Args: []RowExpr{*a, *b}} }
-	const point, planned = true, false
-	for _, tc := range []struct {
-		e      *env
-		tb     *Table
-		filter *RowExpr
-		order  []RowOrder
-		fast   bool
-	}{
-		{e: re, tb: rtb, filter: eq(c("id"), v(num(5))), fast: point},
-		{e: re, tb: rtb, filter: eq(v(num(5)), c("ID")), fast: point},
-		{e: re, tb: rtb, filter: eq(c("id"), v(Value{Kind: ValUint, Uint: 7})), fast: point},
-		{e: re, tb: rtb, filter: eq(c("id"), v(num(0))), fast: point},
-		{e: re, tb: rtb, filter: eq(c("id"), v(num(-1))), fast: point},
-		{e: re, tb: rtb, filter: eq(c("id"), v(num(61))), fast: point},
-		{e: re, tb: rtb, filter: eq(c("id"), v(num(math.MaxInt32+1))), fast: planned},
-		{e: re, tb: rtb, filter: eq(c("id"), v(Value{Kind: ValUint, Uint: math.MaxUint64})), fast: planned},
-		{e: re, tb: rtb, filter: eq(c("id"), v(str("5"))), fast: point},
-		{e: re, tb: rtb, filter: eq(c("id"), v(str("5 "))), fast: planned},
-		{e: re, tb: rtb, filter: eq(c("id"), v(str("5abc"))), fast: planned},
-		{e: re, tb: rtb, filter: eq(c("id"), v(str(" 5"))), fast: point},
-		{e: re, tb: rtb, filter: eq(c("id"), dec("5.0")), fast: point},
-		{e: re, tb: rtb, filter: eq(c("id"), dec("5.5")), fast: planned},
-		{e: re, tb: rtb, filter: eq(c("id"), v(Value{Kind: ValNull})), fast: planned},
-		{e: re, tb: rtb, filter: and(eq(c("id"), v(num(10))), eq(c("v"), v(num(2)))), fast: point},
-		{e: re, tb: rtb, filter: and(eq(c("v"), v(num(4))), eq(c("id"), v(num(10)))), fast: point},
-		{e: re, tb: rtb, filter: and(eq(c("id"), v(num(10))), eq(c("name"), v(num(0)))), fast: point},
-		{e: re, tb: rtb, filter: and(eq(c("id"), v(num(12))), eq(c("v"), v(str("2abc")))), fast: point},
-		{e: re, tb: rtb, filter: and(eq(c("id"), v(num(12))), &RowExpr{Op: EGt, Args: []RowExpr{c("at"), v(str("x"))}}), fast: point},
-		{e: re, tb: rtb, filter: and(eq(c("id"), v(num(5))), eq(c("id"), v(num(6)))), fast: planned},
-		{e: re, tb: rtb, filter: and(eq(c("id"), v(str("5abc"))), eq(c("id"), v(num(5)))), fast: planned},
-		{e: re, tb: rtb, filter: eq(c("id"), v(num(5))), order: []RowOrder{{Col: "name"}}, fast: planned},
-		{e: re, tb: rtb, filter: eq(c("v"), v(num(2))), fast: planned},
-		{e: re, tb: rtb, filter: &RowExpr{Op: EOr, Args: []RowExpr{*eq(c("id"), v(num(3))), *eq(c("id"), v(num(4)))}}, fast: planned},
-		{e: ce, tb: ctb, filter: and(eq(c("a"), v(num(1))), eq(c("b"), v(str("bx")))), fast: point},
-		{e: ce, tb: ctb, filter: and(eq(c("b"), v(str("BX "))), eq(c("a"), v(str("1")))), fast: point},
-		{e: ce, tb: ctb, filter: and(eq(c("a"), v(num(2))), eq(c("b"), v(str("zz")))), fast: point},
-		{e: ce, tb: ctb, filter: and(and(eq(c("a"), v(num(3))), eq(c("n"), v(num(8)))), eq(c("b"), v(str("dx")))), fast: point},
-		{e: ce, tb: ctb, filter: eq(c("a"), v(num(1))), fast: planned},
-		{e: ce, tb: ctb, filter: eq(c("b"), v(str("bx"))), fast: planned},
-		{e: ce, tb: ctb, filter: and(eq(c("a"), v(num(1))), eq(c("b"), v(num(0)))), fast: planned},
-	} {
-		for _, lim := range []struct {
-			has           bool
-			limit, offset uint64
-		}{{}, {true, 1, 0}, {true, 0, 0}, {true, 1, 1}, {true, math.MaxUint64, 0}, {true, math.MaxUint64, 1}} {
-			q := &Query{Filter: tc.filter, OrderBy: tc.order, HasLimit: lim.has, Limit: lim.limit, Offset: lim.offset, Now: time.Now()}
-			what := fmt.Sprintf("%s: WHERE %s ORDER BY %v LIMIT %+v", tc.tb.Def.Name, exprString(tc.filter), tc.order, lim)
-			a, ok := pointAccess(tc.tb.Def.Rows, q.Filter, q.OrderBy)
-			if ok != tc.fast {
-				t.Errorf("%s: pointAccess %v, want %v", what, ok, tc.fast)
-			}
-			if ok {
-				want := PlanAccess(tc.tb, q.Filter, q.OrderBy, q.HasLimit, q.Now)
-				want.Hi = ""
-				if !reflect.DeepEqual(a, want) {
-					t.Errorf("%s: pointAccess %+v, PlanAccess %+v", what, a, want)
-				}
-			}
-			var got, all *QueryResult
-			if err := tc.e.s.View(func(s Store) error {
-				rows, err := s.Rows("ids", tc.tb.Def.Name)
-				if err != nil {
-					return err
-				}
-				var e *Error
-				if got, e, err = SelectFrom(tc.tb, rows, nil, q); e != nil || err != nil {
-					return fmt.Errorf("%v %v", e, err)
-				}
-				if all, e, err = SelectFrom(tc.tb, rows, func(_ string, r []Datum) []Datum { return r }, q); e != nil || err != nil {
-					return fmt.Errorf("scan: %v %v", e, err)
-				}
-				return nil
-			}); err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
-			if text(got.Rows) != text(all.Rows) || fmt.Sprint(got.Warnings) != fmt.Sprint(all.Warnings) {
-				t.Errorf("%s:\n%s%v\nwant (a scan)\n%s%v", what, text(got.Rows), got.Warnings, text(all.Rows), all.Warnings)
-			}
-		}
-	}
-}
-
-// BenchmarkRowTreeGet is one probe of a million-row RowTree by clustering
-// key, in an order that defeats the caches as a busy server's reads do:
-// the tree's own share of a point SELECT at scale.
-func BenchmarkRowTreeGet(b *testing.B) {
-	d, err := NewTableDef(workerSpec())
-	if err != nil {
-		b.Fatal(err)
-	}
-	const n = 1000000
-	rt := NewRowTree(d.Rows)
-	var keys []string
-	for i := range n {
-		row := []Datum{{S: fmt.Sprint(i + 1)}, {S: fmt.Sprintf("10.0.%d.%d", i/250%250, i%250)},
-			{S: fmt.Sprint(i) + "-1732000000000"}, {S: "2026-11-24"}, {S: "2026-11-24 10:00:00"}}
-		pk, err := rt.Put("", row)
-		if err != nil {
-			b.Fatal(err)
-		}
-		keys = append(keys, pk)
-	}
-	i := 0
-	for b.Loop() {
-		i = (i + 7919) % n
-		if _, ok := rt.Get(keys[i]); !ok {
-			b.Fatalf("no row %d", i)
-		}
-	}
-}
-
-// TestIntTypeMax: every integer type's largest value, as MariaDB has it.
-func TestIntTypeMax(t *testing.T) {
-	for _, tc := range []struct {
-		kind     IntKind
-		unsigned bool
-		want     uint64
-	}{
-		{TinyInt, false, 127}, {TinyInt, true, 255},
-		{SmallInt, false, 32767}, {SmallInt, true, 65535},
-		{MediumInt, false, 8388607}, {MediumInt, true, 16777215},
-		{Int, false, 2147483647}, {Int, true, 4294967295},
-		{BigInt, false, 9223372036854775807}, {BigInt, true, 18446744073709551615},
-		{0, false, 9223372036854775807}, {0, true, 18446744073709551615},
-	} {
-		if got := (IntType{Kind: tc.kind, Unsigned: tc.unsigned}).Max(); got != tc.want {
-			t.Errorf("kind %d unsigned %v: Max %d, want %d", tc.kind, tc.unsigned, got, tc.want)
-		}
 	}
 }

@@ -6,78 +6,9 @@ import (
 	"strings"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
-
-// TableSpec is a CREATE TABLE as the client wrote it, in terms that do
-// not depend on the SQL parser: the wire layer fills it from the parsed
-// statement, and NewTableDef decides whether it describes a table ticketd
-// holds. Column and key features that table definitions gain later are
-// added here first.
-type TableSpec struct {
-	DB      string
-	Name    string
-	Columns []ColumnSpec
-	Keys    []KeySpec
-	Engine  string // "" for the default
-	Comment string
-	// NotStrict is the session's sql_mode without STRICT_TRANS_TABLES and
-	// STRICT_ALL_TABLES, where MariaDB makes a VARCHAR too long for a row
-	// a TEXT column instead of refusing it.
-	NotStrict bool
-	// Charsets and Collates are the table's CHARACTER SET and COLLATE
-	// options as written, in order (tableCollation).
-	Charsets, Collates []string
-}
-
-// ColumnSpec is one column of a TableSpec.
-type ColumnSpec struct {
-	Name       string // as written
-	Type       string // lower-case base type: bigint, int, char, varchar, ...
-	Unsigned   bool
-	Width      int // display width for integers, length for char/varchar; 0 unset
-	NotNull    bool
-	AutoInc    bool
-	HasDefault bool
-	Default    Value
-	PrimaryKey bool // PRIMARY KEY on the column
-	Unique     bool // UNIQUE on the column
-	// DefaultNow and OnUpdateNow are DEFAULT / ON UPDATE CURRENT_TIMESTAMP.
-	DefaultNow, OnUpdateNow bool
-	Comment                 string
-	// Charset and Collate are a CHAR/VARCHAR column's CHARACTER SET and
-	// COLLATE as written; Binary its BINARY attribute (colCollation).
-	Charset, Collate string
-	Binary           bool
-}
-
-// KeySpec is a table-level key of a TableSpec.
-type KeySpec struct {
-	Name    string
-	Primary bool
-	Unique  bool
-	Columns []string // as written
-}
-
-// PrimaryKey is the name MySQL gives the primary key.
-const PrimaryKey = "PRIMARY"
-
-// DefaultEngine is the engine of a table created without ENGINE=.
-const DefaultEngine = "InnoDB"
-
-var intKinds = map[string]IntKind{
-	"tinyint": TinyInt, "smallint": SmallInt, "mediumint": MediumInt,
-	"int": Int, "integer": Int, "bigint": BigInt,
-}
-
-// defaultWidth is the display width MariaDB shows for an integer type
-// declared without one.
-func defaultWidth(k IntKind, unsigned bool) int {
-	w := map[IntKind]int{TinyInt: 4, SmallInt: 6, MediumInt: 9, Int: 11, BigInt: 20}[k]
-	if unsigned && k != BigInt {
-		w--
-	}
-	return w
-}
 
 func notTicketTable(why string) error {
 	return mysqlerr.NotSupported("tables other than ticket tables (" + why + ")")
@@ -87,42 +18,42 @@ func notTicketTable(why string) error {
 // column, at most one string stub column, keys only on those) and builds
 // its definition. Errors are *Error, as MariaDB answers the same
 // definition, or 1235 for tables ticketd does not hold.
-func NewTableDef(s *TableSpec) (*TableDef, error) {
-	tc, colls, err := s.collations()
+func NewTableDef(s *model.TableSpec) (*model.TableDef, error) {
+	tc, colls, err := specCollations(s)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkRowSize(colls); err != nil {
+	if err := checkRowSize(s, colls); err != nil {
 		return nil, err
 	}
-	if !s.ticketShaped() || binStub(colls) {
+	if !ticketShaped(s) || binStub(colls) {
 		// A stub compared by code point is no ticket table's (their
 		// stubs fold case): the row engine keys it as MariaDB does.
-		return newRowsDef(s, tc, colls)
+		return rowengine.NewRowsDef(s, tc, colls)
 	}
 	// A ticket table answers as MyISAM does (DESIGN §2: its counter
 	// never moves back, a failed multi-row INSERT keeps the rows before
 	// the failure, ON DUPLICATE KEY UPDATE burns no id), whatever ENGINE
 	// it was created with, and says so.
-	d := &TableDef{DB: s.DB, Name: s.Name, Engine: "MyISAM", Comment: s.Comment}
+	d := &model.TableDef{DB: s.DB, Name: s.Name, Engine: "MyISAM", Comment: s.Comment}
 	if n, ok := CacheOption(s.Comment); ok {
 		d.Cache = n
 	}
-	var idCol, stubCol *ColumnSpec
+	var idCol, stubCol *model.ColumnSpec
 	for i := range s.Columns {
 		c := &s.Columns[i]
-		if k, ok := intKinds[c.Type]; ok {
+		if k, ok := model.IntKindOf(c.Type); ok {
 			if idCol != nil {
 				return nil, notTicketTable("more than one integer column")
 			}
 			idCol = c
 			d.IDCol, d.IDNotNull, d.AutoInc = c.Name, c.NotNull || c.PrimaryKey, c.AutoInc
-			d.IDType = IntType{Kind: k, Unsigned: c.Unsigned, Width: c.Width}
+			d.IDType = model.IntType{Kind: k, Unsigned: c.Unsigned, Width: c.Width}
 			if d.IDType.Width == 0 {
-				d.IDType.Width = defaultWidth(k, c.Unsigned)
+				d.IDType.Width = model.DefaultWidth(k, c.Unsigned)
 			}
 			if c.PrimaryKey {
-				d.IDKey = PrimaryKey
+				d.IDKey = model.PrimaryKey
 			} else if c.Unique {
 				d.IDKey = c.Name
 			}
@@ -146,9 +77,9 @@ func NewTableDef(s *TableSpec) (*TableDef, error) {
 		d.StubLen = width
 		d.StubType = c.Type + "(" + strconv.Itoa(width) + ")"
 		if c.HasDefault {
-			if c.Default.Kind == ValString {
+			if c.Default.Kind == model.ValString {
 				d.StubDefault = c.Default.Str
-			} else if c.Default.Kind == ValInt {
+			} else if c.Default.Kind == model.ValInt {
 				d.StubDefault = strconv.FormatInt(c.Default.Int, 10)
 			}
 		}
@@ -170,7 +101,7 @@ func NewTableDef(s *TableSpec) (*TableDef, error) {
 		switch {
 		case strings.EqualFold(col, d.IDCol):
 			if k.Primary {
-				d.IDKey, d.IDNotNull = PrimaryKey, true
+				d.IDKey, d.IDNotNull = model.PrimaryKey, true
 			} else if k.Unique && d.IDKey == "" {
 				d.IDKey = keyName(k.Name, col)
 			}
@@ -178,14 +109,14 @@ func NewTableDef(s *TableSpec) (*TableDef, error) {
 			if k.Primary || k.Unique {
 				d.StubKey = keyName(k.Name, col)
 				if k.Primary {
-					d.StubKey = PrimaryKey
+					d.StubKey = model.PrimaryKey
 				}
 			}
 		default:
 			return nil, mysqlerr.New(mysqlerr.CodeKeyColumnMissing, "Key column '%s' doesn't exist in table", col)
 		}
 	}
-	if d.AutoInc && d.IDKey == "" && !s.hasIndexOn(d.IDCol) {
+	if d.AutoInc && d.IDKey == "" && !hasIndexOn(s, d.IDCol) {
 		return nil, mysqlerr.New(mysqlerr.CodeWrongAutoKey, "Incorrect table definition; there can be only one auto column and it must be defined as a key")
 	}
 	return d, nil
@@ -205,7 +136,7 @@ var packBytes = map[string]int{"tinyint": 1, "smallint": 2, "mediumint": 3, "int
 // character set is 1074 (outside strict mode MariaDB makes such a VARCHAR
 // a TEXT column, which ticketd does not hold: 1235), and columns longer
 // together than a row (65,535 bytes with the NULL flags) are 1118.
-func (s *TableSpec) checkRowSize(colls []Collation) error {
+func checkRowSize(s *model.TableSpec, colls []model.Collation) error {
 	primary := map[string]bool{}
 	for _, k := range s.Keys {
 		if k.Primary {
@@ -264,7 +195,7 @@ func (s *TableSpec) checkRowSize(colls []Collation) error {
 }
 
 // binStub reports a string column of a _bin collation.
-func binStub(colls []Collation) bool {
+func binStub(colls []model.Collation) bool {
 	for _, c := range colls {
 		if c.Bin() {
 			return true
@@ -273,11 +204,11 @@ func binStub(colls []Collation) bool {
 	return false
 }
 
-// collations are the table's default collation and each column's (0 for
+// specCollations are the table's default collation and each column's (0 for
 // a column of no string type), from the CHARACTER SET, COLLATE and BINARY
 // that s names, as MariaDB resolves them; anything ticketd does not
 // compare by exactly is 1235 naming it.
-func (s *TableSpec) collations() (Collation, []Collation, error) {
+func specCollations(s *model.TableSpec) (model.Collation, []model.Collation, error) {
 	cs, err := oneDecl("CHARACTER SET", s.Charsets, canonicalCharset)
 	if err != nil {
 		return 0, nil, err
@@ -286,11 +217,11 @@ func (s *TableSpec) collations() (Collation, []Collation, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	tc, err := resolveColl(cs, co, false, CollGeneralCI)
+	tc, err := resolveColl(cs, co, false, model.CollGeneralCI)
 	if err != nil {
 		return 0, nil, err
 	}
-	colls := make([]Collation, len(s.Columns))
+	colls := make([]model.Collation, len(s.Columns))
 	for i := range s.Columns {
 		c := &s.Columns[i]
 		if c.Type != "char" && c.Type != "varchar" {
@@ -318,11 +249,11 @@ func CheckDatabaseCollation(charsets, collates []string) error {
 	if err != nil {
 		return err
 	}
-	c, err := resolveColl(cs, co, false, CollGeneralCI)
+	c, err := resolveColl(cs, co, false, model.CollGeneralCI)
 	if err != nil {
 		return err
 	}
-	if c != CollGeneralCI {
+	if c != model.CollGeneralCI {
 		return mysqlerr.NotSupported("a database of the default collation " + c.String() + " (databases are utf8mb4_general_ci; give the tables their CHARACTER SET or COLLATE)")
 	}
 	return nil
@@ -338,7 +269,7 @@ func canonicalCharset(cs string) string {
 
 // canonicalCollation is a collation's name as MariaDB 10.11 says it.
 func canonicalCollation(co string) string {
-	if c, ok := LookupCollation(co); ok {
+	if c, ok := model.LookupCollation(co); ok {
 		return c.String()
 	}
 	return co
@@ -362,17 +293,17 @@ func oneDecl(what string, vals []string, canonical func(string) string) (string,
 // BINARY attribute (any may be absent) where def is the default: COLLATE
 // names it, else the character set's default or _bin, else def's
 // character set's _bin (BINARY) or def itself.
-func resolveColl(cs, co string, binary bool, def Collation) (Collation, error) {
-	var csColl Collation
+func resolveColl(cs, co string, binary bool, def model.Collation) (model.Collation, error) {
+	var csColl model.Collation
 	if cs != "" {
-		c, ok := LookupCharset(cs)
+		c, ok := model.LookupCharset(cs)
 		if !ok {
 			return 0, mysqlerr.NotSupported("CHARACTER SET " + cs)
 		}
 		csColl = c
 	}
 	if co != "" {
-		c, ok := LookupCollation(co)
+		c, ok := model.LookupCollation(co)
 		if !ok {
 			return 0, mysqlerr.NotSupported("COLLATE " + co)
 		}
@@ -386,11 +317,11 @@ func resolveColl(cs, co string, binary bool, def Collation) (Collation, error) {
 	}
 	switch {
 	case cs != "" && binary:
-		return csColl.binOf(), nil
+		return csColl.BinOf(), nil
 	case cs != "":
 		return csColl, nil
 	case binary:
-		return def.binOf(), nil
+		return def.BinOf(), nil
 	}
 	return def, nil
 }
@@ -398,11 +329,11 @@ func resolveColl(cs, co string, binary bool, def Collation) (Collation, error) {
 // ticketShaped reports whether s can be a ticket table: one integer
 // column, alone or as the AUTO_INCREMENT id beside a unique CHAR/VARCHAR
 // stub, keys of one column, no CURRENT_TIMESTAMP. Anything else is a row
-// table (rows.go).
-func (s *TableSpec) ticketShaped() bool {
+// table (rowengine/rows.go).
+func ticketShaped(s *model.TableSpec) bool {
 	ints, strs := 0, 0
 	for _, c := range s.Columns {
-		switch _, isInt := intKinds[c.Type]; {
+		switch _, isInt := model.IntKindOf(c.Type); {
 		case isInt:
 			ints++
 		case c.Type == "char" || c.Type == "varchar":
@@ -441,7 +372,7 @@ func (s *TableSpec) ticketShaped() bool {
 	// as InnoDB does, through the row engine.
 	autoInc, stubUnique := false, false
 	for _, c := range s.Columns {
-		_, isInt := intKinds[c.Type]
+		_, isInt := model.IntKindOf(c.Type)
 		switch {
 		case isInt:
 			autoInc = c.AutoInc
@@ -460,7 +391,7 @@ func (s *TableSpec) ticketShaped() bool {
 
 // hasIndexOn reports a key starting with col; a plain KEY on the id
 // column makes an AUTO_INCREMENT column legal without making it unique.
-func (s *TableSpec) hasIndexOn(col string) bool {
+func hasIndexOn(s *model.TableSpec, col string) bool {
 	for _, k := range s.Keys {
 		if len(k.Columns) > 0 && strings.EqualFold(k.Columns[0], col) {
 			return true
@@ -524,9 +455,9 @@ func CreateDatabaseStatement(db string) string {
 
 // CreateStatement renders the table the way MariaDB's SHOW CREATE TABLE
 // does.
-func (t *Table) CreateStatement() string {
+func CreateStatement(t *model.Table) string {
 	if t.Def.Rows != nil {
-		return t.rowsCreateStatement()
+		return rowsCreateStatement(t)
 	}
 	d := &t.Def
 	var b strings.Builder
@@ -556,26 +487,26 @@ func (t *Table) CreateStatement() string {
 	} else {
 		lines = append(lines, idLine)
 	}
-	if d.IDKey == PrimaryKey {
+	if d.IDKey == model.PrimaryKey {
 		lines = append(lines, "  PRIMARY KEY ("+quoteIdent(d.IDCol)+")")
 	}
-	if d.StubKey == PrimaryKey {
+	if d.StubKey == model.PrimaryKey {
 		lines = append(lines, "  PRIMARY KEY ("+quoteIdent(d.StubCol)+")")
 	}
-	if d.IDKey != "" && d.IDKey != PrimaryKey {
+	if d.IDKey != "" && d.IDKey != model.PrimaryKey {
 		lines = append(lines, "  UNIQUE KEY "+quoteIdent(d.IDKey)+" ("+quoteIdent(d.IDCol)+")")
 	}
-	if d.StubKey != "" && d.StubKey != PrimaryKey {
+	if d.StubKey != "" && d.StubKey != model.PrimaryKey {
 		lines = append(lines, "  UNIQUE KEY "+quoteIdent(d.StubKey)+" ("+quoteIdent(d.StubCol)+")")
 	}
 	b.WriteString(strings.Join(lines, ",\n"))
-	t.writeTableOptions(&b)
+	writeTableOptions(t, &b)
 	return b.String()
 }
 
 // writeTableOptions ends SHOW CREATE TABLE: the closing parenthesis and
 // the table options, as MariaDB writes them.
-func (t *Table) writeTableOptions(b *strings.Builder) {
+func writeTableOptions(t *model.Table, b *strings.Builder) {
 	d := &t.Def
 	b.WriteString("\n) ENGINE=" + d.Engine)
 	if d.AutoInc && t.AutoInc > 1 {
@@ -588,35 +519,73 @@ func (t *Table) writeTableOptions(b *strings.Builder) {
 	}
 }
 
-// Collation is the table's default collation as SHOW CREATE TABLE and
-// information_schema name it: a row table's own, utf8mb4_general_ci for
-// the others (and for a row table of the older folding, which answers
-// as such for ASCII).
-func (d *TableDef) Collation() Collation {
-	if d.Rows != nil && d.Rows.Collation != CollLegacy {
-		return d.Rows.Collation
-	}
-	return CollGeneralCI
-}
-
-// ColCollation is the collation of d's string column c as SHOW COLUMNS
-// names it (see Collation).
-func (d *TableDef) ColCollation(c *RowCol) Collation {
-	if d.Rows == nil {
-		return CollGeneralCI
-	}
-	if cc := d.Rows.collOf(c); cc != CollLegacy {
-		return cc
-	}
-	return CollGeneralCI
-}
-
 // primaryKeyed reports whether a table-level PRIMARY KEY names col.
-func primaryKeyed(s *TableSpec, col string) bool {
+func primaryKeyed(s *model.TableSpec, col string) bool {
 	for _, k := range s.Keys {
 		if k.Primary && len(k.Columns) == 1 && strings.EqualFold(k.Columns[0], col) {
 			return true
 		}
 	}
 	return false
+}
+
+// rowsCreateStatement renders a row table the way MariaDB's SHOW CREATE
+// TABLE does.
+func rowsCreateStatement(t *model.Table) string {
+	d := &t.Def
+	rd := d.Rows
+	var b strings.Builder
+	fmt.Fprintf(&b, "CREATE TABLE %s (\n", quoteIdent(d.Name))
+	var lines []string
+	for i := range rd.Cols {
+		c := &rd.Cols[i]
+		l := "  " + quoteIdent(c.Name) + " " + c.Type
+		if cc := rd.CollOf(c); c.Kind == model.ColString && cc != rd.Collation {
+			// MariaDB names a column's collation when it is not the
+			// table's.
+			l += " CHARACTER SET " + cc.Charset() + " COLLATE " + cc.String()
+		}
+		if c.NotNull {
+			l += " NOT NULL"
+		}
+		switch {
+		case c.AutoInc:
+			l += " AUTO_INCREMENT"
+		case c.DefaultNow:
+			l += " DEFAULT current_timestamp()"
+		case c.HasDefault && c.Default.Null:
+			l += " DEFAULT NULL"
+		case c.HasDefault && c.Kind == model.ColInt:
+			// MariaDB 10.2 and later print a number unquoted.
+			l += " DEFAULT " + c.Default.S
+		case c.HasDefault:
+			l += " DEFAULT " + quoteString(c.Default.S)
+		case !c.NotNull:
+			l += " DEFAULT NULL"
+		}
+		if c.OnUpdateNow {
+			l += " ON UPDATE current_timestamp()"
+		}
+		if c.Comment != "" {
+			l += " COMMENT " + quoteString(c.Comment)
+		}
+		lines = append(lines, l)
+	}
+	for _, k := range rd.Keys {
+		names := make([]string, len(k.Cols))
+		for i, c := range k.Cols {
+			names[i] = quoteIdent(rd.Cols[c].Name)
+		}
+		switch {
+		case k.Primary:
+			lines = append(lines, "  PRIMARY KEY ("+strings.Join(names, ",")+")")
+		case k.Unique:
+			lines = append(lines, "  UNIQUE KEY "+quoteIdent(k.Name)+" ("+strings.Join(names, ",")+")")
+		default:
+			lines = append(lines, "  KEY "+quoteIdent(k.Name)+" ("+strings.Join(names, ",")+")")
+		}
+	}
+	b.WriteString(strings.Join(lines, ",\n"))
+	writeTableOptions(t, &b)
+	return b.String()
 }

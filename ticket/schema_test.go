@@ -5,15 +5,16 @@ import (
 	"testing"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
-func flickrSpec() *TableSpec {
-	return &TableSpec{DB: "flickr", Name: "Tickets64", Engine: "MyISAM", Comment: "ticketd:cache=100",
-		Columns: []ColumnSpec{
+func flickrSpec() *model.TableSpec {
+	return &model.TableSpec{DB: "flickr", Name: "Tickets64", Engine: "MyISAM", Comment: "ticketd:cache=100",
+		Columns: []model.ColumnSpec{
 			{Name: "id", Type: "bigint", Unsigned: true, Width: 20, NotNull: true, AutoInc: true},
-			{Name: "stub", Type: "char", Width: 1, NotNull: true, HasDefault: true, Default: Value{Kind: ValString}},
+			{Name: "stub", Type: "char", Width: 1, NotNull: true, HasDefault: true, Default: model.Value{Kind: model.ValString}},
 		},
-		Keys: []KeySpec{{Primary: true, Columns: []string{"id"}}, {Name: "stub", Unique: true, Columns: []string{"stub"}}},
+		Keys: []model.KeySpec{{Primary: true, Columns: []string{"id"}}, {Name: "stub", Unique: true, Columns: []string{"stub"}}},
 	}
 }
 
@@ -22,23 +23,23 @@ func TestNewTableDefFlickr(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.IDKey != PrimaryKey || d.StubKey != "stub" || d.Cache != 100 || d.StubType != "char(1)" || !d.IDNotNull {
+	if d.IDKey != model.PrimaryKey || d.StubKey != "stub" || d.Cache != 100 || d.StubType != "char(1)" || !d.IDNotNull {
 		t.Fatalf("def = %+v", d)
 	}
-	tb := &Table{Def: *d, AutoInc: 7}
+	tb := &model.Table{Def: *d, AutoInc: 7}
 	want := "CREATE TABLE `Tickets64` (\n" +
 		"  `id` bigint(20) unsigned NOT NULL AUTO_INCREMENT,\n" +
 		"  `stub` char(1) NOT NULL DEFAULT '',\n" +
 		"  PRIMARY KEY (`id`),\n" +
 		"  UNIQUE KEY `stub` (`stub`)\n" +
 		") ENGINE=MyISAM AUTO_INCREMENT=7 DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci COMMENT='ticketd:cache=100'"
-	if got := tb.CreateStatement(); got != want {
+	if got := CreateStatement(tb); got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
 }
 
 func TestNewTableDefDefaultWidth(t *testing.T) {
-	s := &TableSpec{Name: "seq", Columns: []ColumnSpec{{Name: "id", Type: "int", Unsigned: true, NotNull: true}}}
+	s := &model.TableSpec{Name: "seq", Columns: []model.ColumnSpec{{Name: "id", Type: "int", Unsigned: true, NotNull: true}}}
 	d, err := NewTableDef(s)
 	if err != nil {
 		t.Fatal(err)
@@ -55,23 +56,23 @@ func TestNewTableDefDefaultWidth(t *testing.T) {
 
 func TestNewTableDefRefused(t *testing.T) {
 	for name, tc := range map[string]struct {
-		edit func(*TableSpec)
+		edit func(*model.TableSpec)
 		code uint16
 	}{
-		"auto stub":        {func(s *TableSpec) { s.Columns[1].AutoInc = true }, mysqlerr.CodeWrongFieldSpec},
-		"unknown key col":  {func(s *TableSpec) { s.Keys[1].Columns = []string{"nope"} }, mysqlerr.CodeKeyColumnMissing},
-		"auto without key": {func(s *TableSpec) { s.Keys = nil }, mysqlerr.CodeWrongAutoKey},
+		"auto stub":        {func(s *model.TableSpec) { s.Columns[1].AutoInc = true }, mysqlerr.CodeWrongFieldSpec},
+		"unknown key col":  {func(s *model.TableSpec) { s.Keys[1].Columns = []string{"nope"} }, mysqlerr.CodeKeyColumnMissing},
+		"auto without key": {func(s *model.TableSpec) { s.Keys = nil }, mysqlerr.CodeWrongAutoKey},
 		// Two integer columns make a row table (rows.go), which has no
 		// text column type.
-		"two ints and text": {func(s *TableSpec) {
-			s.Columns = append(s.Columns, ColumnSpec{Name: "n", Type: "int"}, ColumnSpec{Name: "t", Type: "text"})
+		"two ints and text": {func(s *model.TableSpec) {
+			s.Columns = append(s.Columns, model.ColumnSpec{Name: "n", Type: "int"}, model.ColumnSpec{Name: "t", Type: "text"})
 		}, mysqlerr.CodeNotSupported},
-		"other type": {func(s *TableSpec) { s.Columns[1].Type = "text" }, mysqlerr.CodeNotSupported},
+		"other type": {func(s *model.TableSpec) { s.Columns[1].Type = "text" }, mysqlerr.CodeNotSupported},
 	} {
 		s := flickrSpec()
 		tc.edit(s)
 		_, err := NewTableDef(s)
-		var e *Error
+		var e *model.Error
 		if !errors.As(err, &e) || e.Code != tc.code {
 			t.Errorf("%s: err = %v, want code %d", name, err, tc.code)
 		}

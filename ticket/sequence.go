@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // Sequences are MariaDB's CREATE SEQUENCE objects, kept as tables of their
@@ -16,79 +17,16 @@ import (
 // SEQUENCE::next_value, set_value and ALTER SEQUENCE on it.
 //
 // What differs is where the cache lives: MariaDB caches per server; here
-// only the Raft leader caches (sequence_cache.go), and a range it took is
+// only the Raft leader caches (alloc/sequence_cache.go), and a range it took is
 // committed through Raft first, so values are unique and increasing across
 // the cluster.
-
-// SequenceDef is a sequence's options and its row, MariaDB's
-// (next_not_cached_value, minimum_value, maximum_value, start_value,
-// increment, cache_size, cycle_option, cycle_count).
-type SequenceDef struct {
-	Start     int64
-	Min       int64
-	Max       int64
-	Increment int64  // 0: auto_increment_increment's global value
-	Cache     uint64 // 0: NOCACHE
-	Cycle     bool
-
-	// Next is next_not_cached_value: the end (exclusive) of the values
-	// reserved through Raft. Nothing at or beyond it was handed out.
-	Next int64
-	// Free is the next value to hand out when it lies before Next:
-	// SETVAL inside a reserved range moves it there, as MariaDB moves its
-	// cache pointer. Otherwise it equals Next.
-	Free int64
-	// Round is cycle_count: how many times CYCLE wrapped around.
-	Round int64
-}
-
-// SeqOptionKind is one option of CREATE or ALTER SEQUENCE. The numbers
-// are part of the replicated log format (and shared with sql).
-type SeqOptionKind uint8
-
-// Sequence options.
-const (
-	SeqStart       SeqOptionKind = 1  // START [WITH] n
-	SeqIncrement   SeqOptionKind = 2  // INCREMENT [BY] n
-	SeqMin         SeqOptionKind = 3  // MINVALUE n
-	SeqNoMin       SeqOptionKind = 4  // NO MINVALUE
-	SeqMax         SeqOptionKind = 5  // MAXVALUE n
-	SeqNoMax       SeqOptionKind = 6  // NO MAXVALUE
-	SeqCache       SeqOptionKind = 7  // CACHE n
-	SeqNoCache     SeqOptionKind = 8  // NOCACHE
-	SeqCycle       SeqOptionKind = 9  // CYCLE
-	SeqNoCycle     SeqOptionKind = 10 // NOCYCLE
-	SeqRestart     SeqOptionKind = 11 // RESTART (ALTER only): back to START
-	SeqRestartWith SeqOptionKind = 12 // RESTART WITH n (ALTER only)
-)
-
-// SeqOption is one option as written.
-type SeqOption struct {
-	Kind  SeqOptionKind
-	Value int64
-}
-
-// SeqCommand is the sequence commands' part of a Command.
-type SeqCommand struct {
-	// Options are ALTER SEQUENCE's, in statement order.
-	Options []SeqOption
-	// Value is SETVAL's value.
-	Value int64
-	// Count is how many values OpSeqNext takes: 0 means the sequence's
-	// own cache size (a leader's refill), 1 one value.
-	Count uint64
-	// HasFree says the leader dropped a cache whose next value was Free,
-	// taken when the state's Next was Until: SETVAL then compares with
-	// Free, as MariaDB compares with its cache pointer.
-	HasFree     bool
-	Free, Until int64
-}
 
 // errSequenceRows refuses INSERT, REPLACE and UPDATE of a sequence's row
 // (MariaDB takes them; SETVAL and ALTER SEQUENCE are ticketd's way).
 var errSequenceRows = mysqlerr.NotSupported("INSERT, REPLACE or UPDATE of a sequence (use SETVAL or ALTER SEQUENCE)")
 
-func isSeqOp(op Op) bool { return op >= OpCreateSeq && op <= 29 }
+// isSeqOp is model.Op.IsSeq, for Apply.
+func isSeqOp(op model.Op) bool { return op.IsSeq() }
 
 // maxAutoIncrement is MariaDB's bound on an increment of 0 (which follows
 // auto_increment_increment) in the cache size check.
@@ -102,49 +40,49 @@ type seqUsed struct {
 
 // setOptions applies opts to d (create: on MariaDB's defaults) and
 // returns which were used.
-func setOptions(d *SequenceDef, opts []SeqOption, cacheNeg *bool) seqUsed {
+func setOptions(d *model.SequenceDef, opts []model.SeqOption, cacheNeg *bool) seqUsed {
 	var u seqUsed
 	for _, o := range opts {
 		switch o.Kind {
-		case SeqStart:
+		case model.SeqStart:
 			d.Start, u.start = o.Value, true
-		case SeqIncrement:
+		case model.SeqIncrement:
 			d.Increment = o.Value
-		case SeqMin:
+		case model.SeqMin:
 			d.Min, u.min = o.Value, true
-		case SeqNoMin:
+		case model.SeqNoMin:
 			u.min = false
 			d.Min = math.MinInt64 // resolved by adjust
-		case SeqMax:
+		case model.SeqMax:
 			d.Max, u.max = o.Value, true
-		case SeqNoMax:
+		case model.SeqNoMax:
 			u.max = false
 			d.Max = math.MaxInt64
-		case SeqCache:
+		case model.SeqCache:
 			if o.Value < 0 {
 				*cacheNeg = true
 			}
 			d.Cache = uint64(max(o.Value, 0))
-		case SeqNoCache:
+		case model.SeqNoCache:
 			d.Cache = 0
-		case SeqCycle:
+		case model.SeqCycle:
 			d.Cycle = true
-		case SeqNoCycle:
+		case model.SeqNoCycle:
 			d.Cycle = false
-		case SeqRestart:
+		case model.SeqRestart:
 			u.restart, u.restartWith = true, false
-		case SeqRestartWith:
+		case model.SeqRestartWith:
 			u.restart, u.restartWith, u.restartValue = true, true, o.Value
 		}
 	}
 	return u
 }
 
-// adjust is MariaDB's sequence_definition::check_and_adjust: defaults that
+// adjustSequence is MariaDB's sequence_definition::check_and_adjust: defaults that
 // depend on the increment's sign, and the consistency check. ok is false
 // for options MariaDB refuses with 4085. warn is for the notes later
 // MariaDB versions give; 10.11 has none.
-func (d *SequenceDef) adjust(u seqUsed, realInc int64, warn *[]Warning) bool {
+func adjustSequence(d *model.SequenceDef, u seqUsed, realInc int64, warn *[]model.Warning) bool {
 	if !u.min {
 		d.Min = 1
 		if realInc < 0 {
@@ -186,39 +124,39 @@ func absInt64(v int64) uint64 {
 // NewSequenceDef builds the definition of CREATE SEQUENCE db.name with
 // opts, MariaDB's defaults filling the rest. Errors are *Error (4085 for
 // contradictory options); warnings are the notes MariaDB gives.
-func NewSequenceDef(db, name, engine string, opts []SeqOption) (*TableDef, []Warning, error) {
+func NewSequenceDef(db, name, engine string, opts []model.SeqOption) (*model.TableDef, []model.Warning, error) {
 	for _, o := range opts {
-		if o.Kind == SeqRestart || o.Kind == SeqRestartWith {
+		if o.Kind == model.SeqRestart || o.Kind == model.SeqRestartWith {
 			return nil, nil, mysqlerr.Syntax("RESTART", 1)
 		}
 	}
-	seq := &SequenceDef{Increment: 1, Cache: 1000}
+	seq := &model.SequenceDef{Increment: 1, Cache: 1000}
 	var cacheNeg bool
 	u := setOptions(seq, opts, &cacheNeg)
-	var warns []Warning
+	var warns []model.Warning
 	realInc := seq.Increment
 	if realInc == 0 {
 		realInc = 1
 	}
 	// Next is checked against the bounds: set it once START is known.
 	probe := *seq
-	probe.adjust(u, realInc, &warns)
+	adjustSequence(&probe, u, realInc, &warns)
 	seq.Next = probe.Start
 	warns = warns[:0]
-	if cacheNeg || !seq.adjust(u, realInc, &warns) {
+	if cacheNeg || !adjustSequence(seq, u, realInc, &warns) {
 		return nil, nil, mysqlerr.SequenceInvalidData(db, name)
 	}
 	seq.Next, seq.Free = seq.Start, seq.Start
 	if engine == "" {
-		engine = DefaultEngine
+		engine = model.DefaultEngine
 	}
-	return &TableDef{DB: db, Name: name, Engine: engine, Seq: seq}, warns, nil
+	return &model.TableDef{DB: db, Name: name, Engine: engine, Seq: seq}, warns, nil
 }
 
 // realIncrement is the step the sequence uses: its INCREMENT, or for 0
 // the replicated global auto_increment_increment (MariaDB's rule; the
 // offset alignment MariaDB also applies is not).
-func realIncrement(s Store, d *SequenceDef) (int64, error) {
+func realIncrement(s Store, d *model.SequenceDef) (int64, error) {
 	if d.Increment != 0 {
 		return d.Increment, nil
 	}
@@ -229,9 +167,9 @@ func realIncrement(s Store, d *SequenceDef) (int64, error) {
 	return int64(min(v, maxAutoIncrement)), nil
 }
 
-// stepValue is MariaDB's increment_value: v moved by inc, or one past the
+// stepSequence is MariaDB's increment_value: v moved by inc, or one past the
 // bound when that would cross it (or overflow).
-func (d *SequenceDef) stepValue(v, inc int64) int64 {
+func stepSequence(d *model.SequenceDef, v, inc int64) int64 {
 	if inc > 0 {
 		if v > math.MaxInt64-inc || v+inc > d.Max {
 			return d.Max + 1
@@ -244,87 +182,58 @@ func (d *SequenceDef) stepValue(v, inc int64) int64 {
 	return v + inc
 }
 
-// before reports whether a comes before b in the direction of inc.
-func before(a, b, inc int64) bool {
+// SeqBefore reports whether a comes before b in the direction of inc.
+func SeqBefore(a, b, inc int64) bool {
 	if inc > 0 {
 		return a < b
 	}
 	return a > b
 }
 
-func applySequence(s Store, c *Command) (Result, error) {
-	if c.Op == OpCreateSeq {
-		return applyCreateSeq(s, c)
-	}
-	t, err := s.Table(c.DB, c.Table)
-	if err != nil {
-		return Result{}, err
-	}
-	if c.Op == OpDropSeq {
-		return applyDropSeq(s, c, t)
-	}
-	switch {
-	case t == nil:
-		return Result{Err: mysqlerr.UnknownSequence(c.Table)}, nil
-	case t.Def.Seq == nil:
-		return Result{Err: mysqlerr.NotSequence(c.DB, c.Table, false)}, nil
-	}
+// applySequence is NEXTVAL, SETVAL or ALTER SEQUENCE of the sequence t.
+func applySequence(s Store, t *model.Table, c *model.Command) (model.Result, error) {
 	sc := c.Seq
 	if sc == nil {
-		sc = &SeqCommand{}
+		sc = &model.SeqCommand{}
 	}
 	// Copy the row: Table's copy shares the definition's pointer.
 	seq := *t.Def.Seq
 	t.Def.Seq = &seq
 	inc, err := realIncrement(s, &seq)
 	if err != nil {
-		return Result{}, err
+		return model.Result{}, err
 	}
-	var r Result
+	var r model.Result
 	switch c.Op {
-	case OpSeqNext:
+	case model.OpSeqNext:
 		r = seqNext(&seq, inc, sc.Count, c)
-	case OpSetVal:
+	case model.OpSetVal:
 		r = seqSetVal(&seq, inc, sc)
-	case OpAlterSeq:
+	case model.OpAlterSeq:
 		r = seqAlter(&seq, sc.Options, c)
 	default:
-		return Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "unknown command %d", c.Op)}, nil
+		return model.Result{Err: unknownCommand(c)}, nil
 	}
-	if r.Err != nil || r.Affected == 0 && c.Op == OpSetVal {
+	if r.Err != nil || r.Affected == 0 && c.Op == model.OpSetVal {
 		return r, nil
 	}
 	return r, s.PutTable(t)
 }
 
-func applyCreateSeq(s Store, c *Command) (Result, error) {
+func applyCreateSeq(s Store, c *model.Command) (model.Result, error) {
 	if c.Def == nil || c.Def.Seq == nil {
-		return Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "CREATE SEQUENCE without a definition")}, nil
+		return model.Result{Err: mysqlerr.New(mysqlerr.CodeUnknown, "CREATE SEQUENCE without a definition")}, nil
 	}
 	def := *c.Def
 	seq := *def.Seq
 	def.Seq = &seq
 	if done, err := nameFree(s, &def, c.IfExists); done != nil || err != nil {
 		if err != nil {
-			return Result{}, err
+			return model.Result{}, err
 		}
 		return *done, nil
 	}
-	return Result{}, s.PutTable(&Table{Def: def})
-}
-
-func applyDropSeq(s Store, c *Command, t *Table) (Result, error) {
-	switch {
-	case t == nil:
-		e := mysqlerr.UnknownSequence(c.DB + "." + c.Table)
-		if c.IfExists {
-			return noted(e), nil
-		}
-		return Result{Err: e}, nil
-	case t.Def.Seq == nil:
-		return Result{Err: mysqlerr.NotSequence(c.DB, c.Table, true)}, nil
-	}
-	return Result{}, s.DeleteTable(c.DB, c.Table)
+	return model.Result{}, s.PutTable(&model.Table{Def: def})
 }
 
 // seqNext is MariaDB's SEQUENCE::next_value, taking a whole range at
@@ -332,16 +241,16 @@ func applyDropSeq(s Store, c *Command, t *Table) (Result, error) {
 // caller's, and Next moves to Last. count 0 takes the sequence's cache
 // size. The increment comes back in Matched (the leader's cache steps by
 // it). A range never crosses a CYCLE wrap: the wrap starts a new range.
-func seqNext(seq *SequenceDef, inc int64, count uint64, c *Command) Result {
+func seqNext(seq *model.SequenceDef, inc int64, count uint64, c *model.Command) model.Result {
 	if count == 0 {
 		count = max(seq.Cache, 1)
 	}
 	for round := 0; ; round++ {
 		res := seq.Free
-		if before(res, seq.Next, inc) {
+		if SeqBefore(res, seq.Next, inc) {
 			// A range reserved before SETVAL moved Free back into it.
 			end := seq.Next
-			if n, ok := stepN(seq, res, inc, count); ok && before(n, end, inc) {
+			if n, ok := stepN(seq, res, inc, count); ok && SeqBefore(n, end, inc) {
 				end = n
 			}
 			seq.Free = end
@@ -353,7 +262,7 @@ func seqNext(seq *SequenceDef, inc int64, count uint64, c *Command) Result {
 			return seqRange(res, next, inc)
 		}
 		if !seq.Cycle || round > 0 {
-			return Result{Err: mysqlerr.SequenceRunOut(c.DB, c.Table)}
+			return model.Result{Err: mysqlerr.SequenceRunOut(c.DB, c.Table)}
 		}
 		seq.Round++
 		seq.Next = seq.Min
@@ -364,12 +273,12 @@ func seqNext(seq *SequenceDef, inc int64, count uint64, c *Command) Result {
 	}
 }
 
-func seqRange(first, end, inc int64) Result {
-	return Result{First: uint64(first), Last: uint64(end), Matched: uint64(inc)}
+func seqRange(first, end, inc int64) model.Result {
+	return model.Result{First: uint64(first), Last: uint64(end), Matched: uint64(inc)}
 }
 
 // stepN is first moved by count steps of inc, ok false on overflow.
-func stepN(seq *SequenceDef, first, inc int64, count uint64) (int64, bool) {
+func stepN(seq *model.SequenceDef, first, inc int64, count uint64) (int64, bool) {
 	a := absInt64(inc)
 	if count > math.MaxInt64/a {
 		return 0, false
@@ -389,7 +298,7 @@ func stepN(seq *SequenceDef, first, inc int64, count uint64) (int64, bool) {
 
 // reserveEnd moves Next by count steps, clamped one past the bound;
 // out says no value is left before it.
-func reserveEnd(seq *SequenceDef, inc int64, count uint64) (int64, bool) {
+func reserveEnd(seq *model.SequenceDef, inc int64, count uint64) (int64, bool) {
 	res := seq.Free
 	n, ok := stepN(seq, seq.Next, inc, count)
 	if inc > 0 {
@@ -408,29 +317,29 @@ func reserveEnd(seq *SequenceDef, inc int64, count uint64) (int64, bool) {
 // 0 (SETVAL's defaults): it returns the value (Affected 1) when the
 // sequence now continues after it, or NULL (Affected 0) when the value is
 // behind the next one and nothing changed.
-func seqSetVal(seq *SequenceDef, inc int64, sc *SeqCommand) Result {
+func seqSetVal(seq *model.SequenceDef, inc int64, sc *model.SeqCommand) model.Result {
 	v := sc.Value
-	nextVal := seq.stepValue(v, inc)
+	nextVal := stepSequence(seq, v, inc)
 	free := seq.Free
-	if sc.HasFree && seq.Free == seq.Next && seq.Next == sc.Until && !before(seq.Next, sc.Free, inc) {
+	if sc.HasFree && seq.Free == seq.Next && seq.Next == sc.Until && !SeqBefore(seq.Next, sc.Free, inc) {
 		// The leader's dropped cache had handed out values before Free
 		// only: the rest of its range is free again.
 		free = sc.Free
 	}
-	if seq.Round > 0 || before(nextVal, free, inc) {
-		return Result{First: uint64(v)}
+	if seq.Round > 0 || SeqBefore(nextVal, free, inc) {
+		return model.Result{First: uint64(v)}
 	}
 	seq.Free = nextVal
-	if !before(nextVal, seq.Next, inc) {
+	if !SeqBefore(nextVal, seq.Next, inc) {
 		seq.Next = nextVal
 	}
-	return Result{First: uint64(v), Affected: 1}
+	return model.Result{First: uint64(v), Affected: 1}
 }
 
 // seqAlter is MariaDB's ALTER SEQUENCE: options not named keep their
 // values, RESTART moves the sequence to START or the given value, and any
 // cache is dropped (Free back to Next).
-func seqAlter(seq *SequenceDef, opts []SeqOption, c *Command) Result {
+func seqAlter(seq *model.SequenceDef, opts []model.SeqOption, c *model.Command) model.Result {
 	nd := *seq
 	var cacheNeg bool
 	u := setOptions(&nd, opts, &cacheNeg)
@@ -439,13 +348,13 @@ func seqAlter(seq *SequenceDef, opts []SeqOption, c *Command) Result {
 	noMin, noMax := false, false
 	for _, o := range opts {
 		switch o.Kind {
-		case SeqNoMin:
+		case model.SeqNoMin:
 			noMin = true
-		case SeqMin:
+		case model.SeqMin:
 			noMin = false
-		case SeqNoMax:
+		case model.SeqNoMax:
 			noMax = true
-		case SeqMax:
+		case model.SeqMax:
 			noMax = false
 		}
 	}
@@ -461,23 +370,13 @@ func seqAlter(seq *SequenceDef, opts []SeqOption, c *Command) Result {
 		}
 		nd.Next = restart
 	}
-	var warns []Warning
-	if cacheNeg || !nd.adjust(u, realInc, &warns) {
-		return Result{Err: mysqlerr.SequenceInvalidData(c.DB, c.Table)}
+	var warns []model.Warning
+	if cacheNeg || !adjustSequence(&nd, u, realInc, &warns) {
+		return model.Result{Err: mysqlerr.SequenceInvalidData(c.DB, c.Table)}
 	}
 	nd.Free = nd.Next
 	*seq = nd
-	return Result{Warnings: warns}
-}
-
-// SequenceRow is the sequence's row as SELECT * FROM s shows it, in
-// MariaDB's column order.
-func (d *SequenceDef) SequenceRow() []int64 {
-	cycle := int64(0)
-	if d.Cycle {
-		cycle = 1
-	}
-	return []int64{d.Next, d.Min, d.Max, d.Start, d.Increment, int64(d.Cache), cycle, d.Round}
+	return model.Result{Warnings: warns}
 }
 
 // SequenceColumns are the columns of a sequence's table.
@@ -485,7 +384,7 @@ var SequenceColumns = []string{"next_not_cached_value", "minimum_value", "maximu
 	"increment", "cache_size", "cycle_option", "cycle_count"}
 
 // CreateSequenceStatement is SHOW CREATE SEQUENCE's text, MariaDB's.
-func (d *TableDef) CreateSequenceStatement() string {
+func CreateSequenceStatement(d *model.TableDef) string {
 	q := d.Seq
 	var b strings.Builder
 	b.WriteString("CREATE SEQUENCE " + quoteIdent(d.Name))
@@ -512,7 +411,7 @@ func (d *TableDef) CreateSequenceStatement() string {
 
 // CreateSequenceTableStatement is SHOW CREATE TABLE's text for a
 // sequence, MariaDB's.
-func (d *TableDef) CreateSequenceTableStatement() string {
+func CreateSequenceTableStatement(d *model.TableDef) string {
 	return "CREATE TABLE " + quoteIdent(d.Name) + " (\n" +
 		"  `next_not_cached_value` bigint(21) NOT NULL,\n" +
 		"  `minimum_value` bigint(21) NOT NULL,\n" +

@@ -1,29 +1,28 @@
 package ticket
 
 import (
-	"context"
 	"errors"
 	"math"
-	"sync"
 	"testing"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // seqStore is a MemStore with database d and the sequence d.s made with opts.
-func seqStore(t *testing.T, opts ...SeqOption) *MemStore {
+func seqStore(t *testing.T, opts ...model.SeqOption) *MemStore {
 	t.Helper()
 	st := NewMemStore()
-	mustApply(t, st, &Command{Op: OpCreateDB, DB: "d"})
+	mustApply(t, st, &model.Command{Op: model.OpCreateDB, DB: "d"})
 	def, _, err := NewSequenceDef("d", "s", "", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustApply(t, st, &Command{Op: OpCreateSeq, DB: "d", Table: "s", Def: def})
+	mustApply(t, st, &model.Command{Op: model.OpCreateSeq, DB: "d", Table: "s", Def: def})
 	return st
 }
 
-func mustApply(t *testing.T, st Store, c *Command) Result {
+func mustApply(t *testing.T, st Store, c *model.Command) model.Result {
 	t.Helper()
 	r, err := Apply(st, c)
 	if err != nil || r.Err != nil {
@@ -35,7 +34,7 @@ func mustApply(t *testing.T, st Store, c *Command) Result {
 // nextval takes one value through Apply (NOCACHE's path), or the error code.
 func nextval(t *testing.T, st Store) (int64, uint16) {
 	t.Helper()
-	r, err := Apply(st, &Command{Op: OpSeqNext, DB: "d", Table: "s", Seq: &SeqCommand{Count: 1}})
+	r, err := Apply(st, &model.Command{Op: model.OpSeqNext, DB: "d", Table: "s", Seq: &model.SeqCommand{Count: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +44,7 @@ func nextval(t *testing.T, st Store) (int64, uint16) {
 	return int64(r.First), 0
 }
 
-func seqRow(t *testing.T, st Store) SequenceDef {
+func seqRow(t *testing.T, st Store) model.SequenceDef {
 	t.Helper()
 	tb, err := st.Table("d", "s")
 	if err != nil || tb == nil || tb.Def.Seq == nil {
@@ -69,14 +68,14 @@ func TestSequenceDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := SequenceDef{Start: 1, Min: 1, Max: math.MaxInt64 - 1, Increment: 1, Cache: 1000, Next: 1, Free: 1}
+	want := model.SequenceDef{Start: 1, Min: 1, Max: math.MaxInt64 - 1, Increment: 1, Cache: 1000, Next: 1, Free: 1}
 	if *def.Seq != want {
 		t.Fatalf("got %+v want %+v", *def.Seq, want)
 	}
-	if got := def.CreateSequenceStatement(); got != "CREATE SEQUENCE `s` start with 1 minvalue 1 maxvalue 9223372036854775806 increment by 1 cache 1000 nocycle ENGINE=InnoDB" {
+	if got := CreateSequenceStatement(def); got != "CREATE SEQUENCE `s` start with 1 minvalue 1 maxvalue 9223372036854775806 increment by 1 cache 1000 nocycle ENGINE=InnoDB" {
 		t.Fatal(got)
 	}
-	neg, _, err := NewSequenceDef("d", "n", "", []SeqOption{{Kind: SeqIncrement, Value: -1}})
+	neg, _, err := NewSequenceDef("d", "n", "", []model.SeqOption{{Kind: model.SeqIncrement, Value: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,17 +85,17 @@ func TestSequenceDefaults(t *testing.T) {
 }
 
 func TestSequenceInvalidOptions(t *testing.T) {
-	for _, opts := range [][]SeqOption{
-		{{Kind: SeqStart, Value: 10}, {Kind: SeqMax, Value: 5}},
-		{{Kind: SeqMin, Value: 10}, {Kind: SeqMax, Value: 5}},
-		{{Kind: SeqMin, Value: 5}, {Kind: SeqMax, Value: 5}},
-		{{Kind: SeqCache, Value: -1}},
-		{{Kind: SeqStart, Value: 0}},
-		{{Kind: SeqMax, Value: math.MaxInt64}}, // MariaDB 10.11: 4085, not a truncation
-		{{Kind: SeqIncrement, Value: math.MaxInt64 / 2}, {Kind: SeqCache, Value: 1000}},
+	for _, opts := range [][]model.SeqOption{
+		{{Kind: model.SeqStart, Value: 10}, {Kind: model.SeqMax, Value: 5}},
+		{{Kind: model.SeqMin, Value: 10}, {Kind: model.SeqMax, Value: 5}},
+		{{Kind: model.SeqMin, Value: 5}, {Kind: model.SeqMax, Value: 5}},
+		{{Kind: model.SeqCache, Value: -1}},
+		{{Kind: model.SeqStart, Value: 0}},
+		{{Kind: model.SeqMax, Value: math.MaxInt64}}, // MariaDB 10.11: 4085, not a truncation
+		{{Kind: model.SeqIncrement, Value: math.MaxInt64 / 2}, {Kind: model.SeqCache, Value: 1000}},
 	} {
 		_, _, err := NewSequenceDef("d", "s", "", opts)
-		var e *Error
+		var e *model.Error
 		if !errors.As(err, &e) || e.Code != mysqlerr.CodeSequenceInvalidData {
 			t.Errorf("%v: got %v, want 4085", opts, err)
 		}
@@ -104,7 +103,7 @@ func TestSequenceInvalidOptions(t *testing.T) {
 }
 
 func TestSequenceBoundsAndRunOut(t *testing.T) {
-	st := seqStore(t, SeqOption{Kind: SeqMax, Value: 3}, SeqOption{Kind: SeqNoCache})
+	st := seqStore(t, model.SeqOption{Kind: model.SeqMax, Value: 3}, model.SeqOption{Kind: model.SeqNoCache})
 	wantValues(t, st, 1, 2, 3)
 	if row := seqRow(t, st); row.Next != 4 {
 		t.Fatalf("next_not_cached_value %d, want 4 (MariaDB: max+1)", row.Next)
@@ -122,11 +121,11 @@ func TestSequenceBoundsAndRunOut(t *testing.T) {
 func TestSequenceCycleAndRanges(t *testing.T) {
 	// MariaDB 10.11: max 3, cache 2, cycle gives 1 2 3 1 2 and the row
 	// (3, ..., cycle_count 1).
-	st := seqStore(t, SeqOption{Kind: SeqMax, Value: 3}, SeqOption{Kind: SeqCache, Value: 2}, SeqOption{Kind: SeqCycle})
+	st := seqStore(t, model.SeqOption{Kind: model.SeqMax, Value: 3}, model.SeqOption{Kind: model.SeqCache, Value: 2}, model.SeqOption{Kind: model.SeqCycle})
 	var got []int64
 	var ranges [][2]int64
 	for len(got) < 5 {
-		r := mustApply(t, st, &Command{Op: OpSeqNext, DB: "d", Table: "s", Seq: &SeqCommand{}})
+		r := mustApply(t, st, &model.Command{Op: model.OpSeqNext, DB: "d", Table: "s", Seq: &model.SeqCommand{}})
 		first, end, inc := int64(r.First), int64(r.Last), int64(r.Matched)
 		ranges = append(ranges, [2]int64{first, end})
 		for v := first; v < end && len(got) < 5; v += inc {
@@ -149,33 +148,33 @@ func TestSequenceCycleAndRanges(t *testing.T) {
 }
 
 func TestSequenceNegativeIncrement(t *testing.T) {
-	st := seqStore(t, SeqOption{Kind: SeqIncrement, Value: -2}, SeqOption{Kind: SeqMin, Value: -5},
-		SeqOption{Kind: SeqMax, Value: 0}, SeqOption{Kind: SeqNoCache}, SeqOption{Kind: SeqCycle})
+	st := seqStore(t, model.SeqOption{Kind: model.SeqIncrement, Value: -2}, model.SeqOption{Kind: model.SeqMin, Value: -5},
+		model.SeqOption{Kind: model.SeqMax, Value: 0}, model.SeqOption{Kind: model.SeqNoCache}, model.SeqOption{Kind: model.SeqCycle})
 	wantValues(t, st, 0, -2, -4, 0, -2)
 	if row := seqRow(t, st); row.Round != 1 {
 		t.Fatalf("row %+v", row)
 	}
-	st2 := seqStore(t, SeqOption{Kind: SeqIncrement, Value: -1})
-	r := mustApply(t, st2, &Command{Op: OpSeqNext, DB: "d", Table: "s", Seq: &SeqCommand{}})
+	st2 := seqStore(t, model.SeqOption{Kind: model.SeqIncrement, Value: -1})
+	r := mustApply(t, st2, &model.Command{Op: model.OpSeqNext, DB: "d", Table: "s", Seq: &model.SeqCommand{}})
 	if int64(r.First) != -1 || int64(r.Last) != -1001 || seqRow(t, st2).Next != -1001 {
 		t.Fatalf("negative range [%d, %d)", int64(r.First), int64(r.Last))
 	}
 }
 
-func setval(t *testing.T, st Store, v int64, sc *SeqCommand) (int64, bool) {
+func setval(t *testing.T, st Store, v int64, sc *model.SeqCommand) (int64, bool) {
 	t.Helper()
 	if sc == nil {
-		sc = &SeqCommand{}
+		sc = &model.SeqCommand{}
 	}
 	sc.Value = v
-	r := mustApply(t, st, &Command{Op: OpSetVal, DB: "d", Table: "s", Seq: sc})
+	r := mustApply(t, st, &model.Command{Op: model.OpSetVal, DB: "d", Table: "s", Seq: sc})
 	return int64(r.First), r.Affected == 1
 }
 
 func TestSequenceSetVal(t *testing.T) {
 	// MariaDB 10.11, START 10 INCREMENT 5 MAXVALUE 100 NOCACHE.
-	st := seqStore(t, SeqOption{Kind: SeqStart, Value: 10}, SeqOption{Kind: SeqIncrement, Value: 5},
-		SeqOption{Kind: SeqMax, Value: 100}, SeqOption{Kind: SeqNoCache})
+	st := seqStore(t, model.SeqOption{Kind: model.SeqStart, Value: 10}, model.SeqOption{Kind: model.SeqIncrement, Value: 5},
+		model.SeqOption{Kind: model.SeqMax, Value: 100}, model.SeqOption{Kind: model.SeqNoCache})
 	if v, ok := setval(t, st, 20, nil); !ok || v != 20 {
 		t.Fatalf("SETVAL 20: %d %v", v, ok)
 	}
@@ -201,65 +200,65 @@ func TestSequenceSetVal(t *testing.T) {
 func TestSequenceSetValInsideLeaderRange(t *testing.T) {
 	// CACHE 1000: the leader reserved [1, 1001) and handed out 1 and 2.
 	st := seqStore(t)
-	mustApply(t, st, &Command{Op: OpSeqNext, DB: "d", Table: "s", Seq: &SeqCommand{}})
+	mustApply(t, st, &model.Command{Op: model.OpSeqNext, DB: "d", Table: "s", Seq: &model.SeqCommand{}})
 	// Without the leader's position the state only knows 1001: 500 is behind.
 	if _, ok := setval(t, st, 500, nil); ok {
 		t.Fatal("SETVAL inside the reserved range without the cache position")
 	}
 	// With it (the leader dropped its cache at 3), 500 is ahead: MariaDB
 	// answers 500 and continues at 501, keeping next_not_cached_value.
-	if _, ok := setval(t, st, 500, &SeqCommand{HasFree: true, Free: 3, Until: 1001}); !ok {
+	if _, ok := setval(t, st, 500, &model.SeqCommand{HasFree: true, Free: 3, Until: 1001}); !ok {
 		t.Fatal("SETVAL 500 after the leader's 2")
 	}
 	if row := seqRow(t, st); row.Next != 1001 || row.Free != 501 {
 		t.Fatalf("row %+v", row)
 	}
-	r := mustApply(t, st, &Command{Op: OpSeqNext, DB: "d", Table: "s", Seq: &SeqCommand{}})
+	r := mustApply(t, st, &model.Command{Op: model.OpSeqNext, DB: "d", Table: "s", Seq: &model.SeqCommand{}})
 	if r.First != 501 || r.Last != 1001 {
 		t.Fatalf("range after SETVAL [%d, %d)", r.First, r.Last)
 	}
 	// A stale position (the state moved on since) is ignored.
-	if _, ok := setval(t, st, 1500, &SeqCommand{HasFree: true, Free: 3, Until: 1001}); !ok {
+	if _, ok := setval(t, st, 1500, &model.SeqCommand{HasFree: true, Free: 3, Until: 1001}); !ok {
 		t.Fatal("SETVAL 1500")
 	}
-	if _, ok := setval(t, st, 1400, &SeqCommand{HasFree: true, Free: 3, Until: 1001}); ok {
+	if _, ok := setval(t, st, 1400, &model.SeqCommand{HasFree: true, Free: 3, Until: 1001}); ok {
 		t.Fatal("a stale cache position moved the sequence back")
 	}
 }
 
 func TestSequenceAlter(t *testing.T) {
-	st := seqStore(t, SeqOption{Kind: SeqStart, Value: 10}, SeqOption{Kind: SeqIncrement, Value: 5},
-		SeqOption{Kind: SeqMax, Value: 100}, SeqOption{Kind: SeqCache, Value: 3})
-	alter := func(opts ...SeqOption) *Error {
-		r, err := Apply(st, &Command{Op: OpAlterSeq, DB: "d", Table: "s", Seq: &SeqCommand{Options: opts}})
+	st := seqStore(t, model.SeqOption{Kind: model.SeqStart, Value: 10}, model.SeqOption{Kind: model.SeqIncrement, Value: 5},
+		model.SeqOption{Kind: model.SeqMax, Value: 100}, model.SeqOption{Kind: model.SeqCache, Value: 3})
+	alter := func(opts ...model.SeqOption) *model.Error {
+		r, err := Apply(st, &model.Command{Op: model.OpAlterSeq, DB: "d", Table: "s", Seq: &model.SeqCommand{Options: opts}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return r.Err
 	}
-	mustApply(t, st, &Command{Op: OpSeqNext, DB: "d", Table: "s", Seq: &SeqCommand{}})
-	if e := alter(SeqOption{Kind: SeqRestart}); e != nil {
+	mustApply(t, st, &model.Command{Op: model.OpSeqNext, DB: "d", Table: "s", Seq: &model.SeqCommand{}})
+	if e := alter(model.SeqOption{Kind: model.SeqRestart}); e != nil {
 		t.Fatal(e)
 	}
 	wantValues(t, st, 10)
-	if e := alter(SeqOption{Kind: SeqRestartWith, Value: 42}); e != nil {
+	if e := alter(model.SeqOption{Kind: model.SeqRestartWith, Value: 42}); e != nil {
 		t.Fatal(e)
 	}
 	wantValues(t, st, 42)
 	if row := seqRow(t, st); row.Start != 10 {
 		t.Fatalf("RESTART WITH changed start_value: %+v", row)
 	}
-	if e := alter(SeqOption{Kind: SeqStart, Value: 500}); e == nil || e.Code != mysqlerr.CodeSequenceInvalidData {
+	if e := alter(model.SeqOption{Kind: model.SeqStart, Value: 500}); e == nil || e.Code != mysqlerr.CodeSequenceInvalidData {
 		t.Fatalf("START above MAXVALUE: %v", e)
 	}
-	if e := alter(SeqOption{Kind: SeqIncrement, Value: 2}, SeqOption{Kind: SeqCache, Value: 10}, SeqOption{Kind: SeqCycle}); e != nil {
+	if e := alter(model.SeqOption{Kind: model.SeqIncrement, Value: 2}, model.SeqOption{Kind: model.SeqCache, Value: 10}, model.SeqOption{Kind: model.SeqCycle}); e != nil {
 		t.Fatal(e)
 	}
 	row := seqRow(t, st)
 	if row.Increment != 2 || row.Cache != 10 || !row.Cycle || row.Free != row.Next {
 		t.Fatalf("row %+v", row)
 	}
-	if r, _ := Apply(st, &Command{Op: OpAlterSeq, DB: "d", Table: "nosuch", Seq: &SeqCommand{}}); r.Err == nil || r.Err.Code != mysqlerr.CodeUnknownSequence {
+	if r, _ := Apply(st, &model.Command{Op: model.OpAlterSeq, DB: "d", Table: "nosuch", Seq: &model.SeqCommand{}}); r.Err == nil || r.Err.Code != mysqlerr.CodeUnknownSequence {
 		t.Fatalf("ALTER of an unknown sequence: %v", r.Err)
 	}
 }
@@ -267,203 +266,31 @@ func TestSequenceAlter(t *testing.T) {
 func TestSequenceNamespace(t *testing.T) {
 	st := seqStore(t)
 	def, _, _ := NewSequenceDef("d", "s", "", nil)
-	r, _ := Apply(st, &Command{Op: OpCreateSeq, DB: "d", Table: "s", Def: def})
+	r, _ := Apply(st, &model.Command{Op: model.OpCreateSeq, DB: "d", Table: "s", Def: def})
 	if r.Err == nil || r.Err.Code != mysqlerr.CodeTableExists {
 		t.Fatalf("second CREATE SEQUENCE: %v", r.Err)
 	}
-	r, _ = Apply(st, &Command{Op: OpCreateTable, Def: tickets64("d", "s")})
+	r, _ = Apply(st, &model.Command{Op: model.OpCreateTable, Def: tickets64("d", "s")})
 	if r.Err == nil || r.Err.Code != mysqlerr.CodeTableExists {
 		t.Fatalf("CREATE TABLE over a sequence: %v", r.Err)
 	}
-	mustApply(t, st, &Command{Op: OpCreateTable, Def: tickets64("d", "T")})
-	r, _ = Apply(st, &Command{Op: OpSeqNext, DB: "d", Table: "T"})
+	mustApply(t, st, &model.Command{Op: model.OpCreateTable, Def: tickets64("d", "T")})
+	r, _ = Apply(st, &model.Command{Op: model.OpSeqNext, DB: "d", Table: "T"})
 	if r.Err == nil || r.Err.Code != mysqlerr.CodeNotSequence {
 		t.Fatalf("NEXTVAL of a table: %v", r.Err)
 	}
-	r, _ = Apply(st, &Command{Op: OpDropSeq, DB: "d", Table: "T"})
+	r, _ = Apply(st, &model.Command{Op: model.OpDropSeq, DB: "d", Table: "T"})
 	if r.Err == nil || r.Err.Code != mysqlerr.CodeNotSequence2 {
 		t.Fatalf("DROP SEQUENCE of a table: %v", r.Err)
 	}
-	mustApply(t, st, &Command{Op: OpDropSeq, DB: "d", Table: "s"})
-	r, _ = Apply(st, &Command{Op: OpDropSeq, DB: "d", Table: "s", IfExists: true})
+	mustApply(t, st, &model.Command{Op: model.OpDropSeq, DB: "d", Table: "s"})
+	r, _ = Apply(st, &model.Command{Op: model.OpDropSeq, DB: "d", Table: "s", IfExists: true})
 	if r.Err != nil || len(r.Warnings) != 1 || r.Warnings[0].Code != mysqlerr.CodeUnknownSequence {
 		t.Fatalf("DROP SEQUENCE IF EXISTS: %+v", r)
 	}
-	mustApply(t, st, &Command{Op: OpCreateSeq, DB: "d", Table: "s", Def: def})
-	mustApply(t, st, &Command{Op: OpDropDB, DB: "d"})
+	mustApply(t, st, &model.Command{Op: model.OpCreateSeq, DB: "d", Table: "s", Def: def})
+	mustApply(t, st, &model.Command{Op: model.OpDropDB, DB: "d"})
 	if tb, _ := st.Table("d", "s"); tb != nil {
 		t.Fatal("DROP DATABASE left the sequence")
-	}
-}
-
-// seqService is a Service over a MemStore with sequence d.s (opts) and a
-// leadership the test moves.
-func seqService(t *testing.T, opts ...SeqOption) (*Service, *localRepl, *fakeLead) {
-	t.Helper()
-	repl := &localRepl{st: seqStore(t, opts...)}
-	lead := &fakeLead{term: 1, leader: true}
-	svc := NewService(repl, repl, Config{Leadership: lead}, nil)
-	t.Cleanup(svc.Close)
-	return svc, repl, lead
-}
-
-func svcNext(t *testing.T, svc *Service) (int64, error) {
-	t.Helper()
-	r, err := svc.Exec(context.Background(), &Command{Op: OpSeqNext, DB: "d", Table: "s", Seq: &SeqCommand{Count: 1}})
-	if err == nil && r.Err != nil {
-		err = r.Err
-	}
-	return int64(r.First), err
-}
-
-func TestSequenceLeaderCache(t *testing.T) {
-	svc, repl, lead := seqService(t, SeqOption{Kind: SeqCache, Value: 100})
-	for i := int64(1); i <= 150; i++ {
-		v, err := svcNext(t, svc)
-		if err != nil || v != i {
-			t.Fatalf("value %d: %d %v", i, v, err)
-		}
-	}
-	if row := seqRow(t, repl.st); row.Next != 201 {
-		t.Fatalf("two ranges of 100 reserved through Raft, row %+v", row)
-	}
-	lead.mu.Lock()
-	verifies := lead.verifies
-	lead.mu.Unlock()
-	if verifies < 148 {
-		t.Fatalf("%d VerifyLeader rounds for 148 cached values", verifies)
-	}
-
-	// A new term drops the cache: the next value comes from a new range
-	// above everything reserved, never from the old one.
-	lead.set(2, true, nil)
-	if v, err := svcNext(t, svc); err != nil || v != 201 {
-		t.Fatalf("after a leadership change: %d %v", v, err)
-	}
-	// A deposed leader answers nothing from its cache.
-	lead.set(2, true, ErrNoQuorum)
-	if _, err := svcNext(t, svc); !errors.Is(err, ErrNoQuorum) {
-		t.Fatalf("unconfirmed leader answered: %v", err)
-	}
-	lead.set(3, true, nil)
-	if v, err := svcNext(t, svc); err != nil || v != 301 {
-		t.Fatalf("after the failed confirmation: %d %v", v, err)
-	}
-}
-
-func TestSequenceCacheDroppedBySetValAndAlter(t *testing.T) {
-	svc, repl, _ := seqService(t)
-	ctx := context.Background()
-	for i := int64(1); i <= 3; i++ {
-		if v, err := svcNext(t, svc); err != nil || v != i {
-			t.Fatalf("%d %v", v, err)
-		}
-	}
-	// SETVAL inside the cached range: MariaDB continues right after it,
-	// and so does the leader (its cache dropped, its position sent along).
-	r, err := svc.Exec(ctx, &Command{Op: OpSetVal, DB: "d", Table: "s", Seq: &SeqCommand{Value: 10}})
-	if err != nil || r.Err != nil || r.Affected != 1 {
-		t.Fatalf("SETVAL: %+v %v", r, err)
-	}
-	if v, err := svcNext(t, svc); err != nil || v != 11 {
-		t.Fatalf("after SETVAL 10: %d %v", v, err)
-	}
-	if r, _ := svc.Exec(ctx, &Command{Op: OpSetVal, DB: "d", Table: "s", Seq: &SeqCommand{Value: 5}}); r.Affected != 0 {
-		t.Fatal("SETVAL behind the handed-out values was taken")
-	}
-	r, err = svc.Exec(ctx, &Command{Op: OpAlterSeq, DB: "d", Table: "s", Seq: &SeqCommand{Options: []SeqOption{{Kind: SeqRestartWith, Value: 7}}}})
-	if err != nil || r.Err != nil {
-		t.Fatal(err, r.Err)
-	}
-	if v, err := svcNext(t, svc); err != nil || v != 7 {
-		t.Fatalf("after RESTART WITH 7: %d %v", v, err)
-	}
-	if row := seqRow(t, repl.st); row.Next != 1007 {
-		t.Fatalf("row %+v", row)
-	}
-}
-
-func TestSequenceCacheConcurrentUnique(t *testing.T) {
-	svc, _, lead := seqService(t, SeqOption{Kind: SeqCache, Value: 7})
-	var mu sync.Mutex
-	seen := map[int64]bool{}
-	var wg sync.WaitGroup
-	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			last := int64(0)
-			for i := range 200 {
-				if w == 0 && i%50 == 0 {
-					lead.mu.Lock()
-					lead.term++
-					lead.mu.Unlock()
-				}
-				v, err := svcNext(t, svc)
-				if err != nil {
-					continue
-				}
-				mu.Lock()
-				if seen[v] {
-					t.Errorf("duplicate %d", v)
-				}
-				seen[v] = true
-				mu.Unlock()
-				if v <= last {
-					t.Errorf("worker %d: %d after %d", w, v, last)
-				}
-				last = v
-			}
-		}()
-	}
-	wg.Wait()
-}
-
-func TestSequenceFollowerForwards(t *testing.T) {
-	svc, repl, lead := seqService(t, SeqOption{Kind: SeqCache, Value: 100})
-	lead.set(1, false, nil)
-	// Not the leader: NEXTVAL goes to the Replicator as a one-value command.
-	for i := int64(1); i <= 3; i++ {
-		if v, err := svcNext(t, svc); err != nil || v != i {
-			t.Fatalf("%d %v", v, err)
-		}
-	}
-	if row := seqRow(t, repl.st); row.Next != 4 {
-		t.Fatalf("a follower must not reserve ranges: %+v", row)
-	}
-	// The leader's ExecBatch serves a forwarded batch from its cache.
-	lead.set(2, true, nil)
-	cmds := []Command{
-		{Op: OpSeqNext, DB: "d", Table: "s", Seq: &SeqCommand{Count: 1}},
-		{Op: OpSeqNext, DB: "d", Table: "s", Seq: &SeqCommand{Count: 1}},
-	}
-	out, err := svc.ExecBatch(context.Background(), cmds)
-	if err != nil || len(out) != 2 || out[0].First == out[1].First || min(out[0].First, out[1].First) != 4 {
-		t.Fatalf("forwarded batch: %+v %v", out, err)
-	}
-	if row := seqRow(t, repl.st); row.Next != 104 {
-		t.Fatalf("row %+v", row)
-	}
-}
-
-// A leader deposed while its refill waits in the batcher forwards that
-// refill (OpSeqNext, Count 0) to the new leader, which proposes it
-// through Raft above its own cache, and the deposed leader answers the
-// new range's first value. The new leader's cache must not serve lower
-// values after that: TestSchemeFaults/01-pause-leader saw 7001 answered
-// by the paused old leader, then 6174.. from the new leader's cache.
-func TestSequenceForwardedRefillDropsCache(t *testing.T) {
-	svc, _, _ := seqService(t, SeqOption{Kind: SeqCache, Value: 100})
-	for i := int64(1); i <= 2; i++ {
-		if v, err := svcNext(t, svc); err != nil || v != i {
-			t.Fatalf("value %d: %d %v", i, v, err)
-		}
-	}
-	out, err := svc.ExecBatch(context.Background(), []Command{{Op: OpSeqNext, DB: "d", Table: "s", Seq: &SeqCommand{}}})
-	if err != nil || len(out) != 1 || out[0].Err != nil || out[0].First != 101 {
-		t.Fatalf("forwarded refill: %+v %v", out, err)
-	}
-	if v, err := svcNext(t, svc); err != nil || v <= 101 {
-		t.Fatalf("after 101 was returned through Raft: %d %v", v, err)
 	}
 }

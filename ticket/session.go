@@ -6,12 +6,8 @@ import (
 	"strings"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
-)
-
-// Names of the replicated global variables.
-const (
-	VarIncrement = "auto_increment_increment"
-	VarOffset    = "auto_increment_offset"
+	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // Session is one connection's view of ticket state: LAST_INSERT_ID(),
@@ -26,12 +22,12 @@ type Session struct {
 
 	// own are the rows this session's writes left in the open
 	// transaction, by lower-case "db.table" (Remember).
-	own map[string][][]Datum
+	own map[string][][]model.Datum
 	// lastVal is LASTVAL() per sequence, by "db.name": this session's
 	// last NEXTVAL of each.
 	lastVal map[string]int64
 	// casOwner names the session to the leader's compare-and-set queue
-	// (casgate.go), on any node: random, never 0.
+	// (alloc/casgate.go), on any node: random, never 0.
 	casOwner uint64
 }
 
@@ -40,12 +36,12 @@ type Session struct {
 // them over the stored rows, as InnoDB's row locks let a transaction read
 // its own writes (Leaf's UPDATE ... max_id = max_id + step; SELECT max_id
 // in one transaction). The caller calls it only inside a transaction.
-func (s *Session) Remember(db, table string, images [][]Datum) {
+func (s *Session) Remember(db, table string, images [][]model.Datum) {
 	if len(images) == 0 {
 		return
 	}
 	if s.own == nil {
-		s.own = map[string][][]Datum{}
+		s.own = map[string][][]model.Datum{}
 	}
 	k := strings.ToLower(db + "." + table)
 	s.own[k] = append(s.own[k], images...)
@@ -74,7 +70,7 @@ func (s *Session) LastVal(db, name string) (int64, bool) {
 // write of a row wins). It returns the table as read in the same view,
 // for its columns. A missing table, or one that is not a row table, is
 // 1146.
-func (s *Session) Select(st Store, db, name string, q *Query) (*Table, *QueryResult, error) {
+func (s *Session) Select(st Store, db, name string, q *rowengine.Query) (*model.Table, *rowengine.QueryResult, error) {
 	t, err := st.Table(db, name)
 	if err != nil {
 		return nil, nil, err
@@ -86,16 +82,16 @@ func (s *Session) Select(st Store, db, name string, q *Query) (*Table, *QueryRes
 	if t == nil || t.Def.Rows == nil || rows == nil {
 		return nil, nil, mysqlerr.NoSuchTable(db, name)
 	}
-	var over func(pk string, r []Datum) []Datum
+	var over func(pk string, r []model.Datum) []model.Datum
 	if own := s.own[strings.ToLower(db+"."+name)]; len(own) > 0 {
-		mine := make(map[string][]Datum, len(own))
+		mine := make(map[string][]model.Datum, len(own))
 		for _, img := range own {
-			if k, ok := t.Def.Rows.PrimaryKeyOf(img); ok {
+			if k, ok := rowengine.PrimaryKeyOf(t.Def.Rows, img); ok {
 				mine[k] = img
 			}
 		}
 		if len(mine) > 0 {
-			over = func(pk string, r []Datum) []Datum {
+			over = func(pk string, r []model.Datum) []model.Datum {
 				if img, ok := mine[pk]; ok {
 					return img
 				}
@@ -103,7 +99,7 @@ func (s *Session) Select(st Store, db, name string, q *Query) (*Table, *QueryRes
 			}
 		}
 	}
-	res, e, err := SelectFrom(t, rows, over, q)
+	res, e, err := rowengine.SelectFrom(t, rows, over, q)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -118,6 +114,10 @@ func NewSession(globalInc, globalOff uint64) *Session {
 	return &Session{Increment: orOne(globalInc), Offset: orOne(globalOff), casOwner: rand.Uint64() | 1}
 }
 
+// CASOwner names the session to the leader's compare-and-set queue
+// (alloc/casgate.go), on any node: random, never 0.
+func (s *Session) CASOwner() uint64 { return s.casOwner }
+
 func orOne(v uint64) uint64 {
 	if v == 0 {
 		return 1
@@ -126,7 +126,7 @@ func orOne(v uint64) uint64 {
 }
 
 // Observe records a statement's effect on LAST_INSERT_ID().
-func (s *Session) Observe(r *Result) {
+func (s *Session) Observe(r *model.Result) {
 	if r.SetLastID {
 		s.LastInsertID = r.LastID
 	}
@@ -135,7 +135,7 @@ func (s *Session) Observe(r *Result) {
 // ClampAutoIncVar applies MySQL's range for auto_increment_increment and
 // auto_increment_offset (1..65535). Out-of-range values are clamped, with
 // the warning MySQL gives (1292) returned as w.
-func ClampAutoIncVar(name string, v int64, text string) (uint64, *Warning) {
+func ClampAutoIncVar(name string, v int64, text string) (uint64, *model.Warning) {
 	c := v
 	if c < 1 {
 		c = 1
@@ -149,6 +149,6 @@ func ClampAutoIncVar(name string, v int64, text string) (uint64, *Warning) {
 	if text == "" {
 		text = strconv.FormatInt(v, 10)
 	}
-	return uint64(c), &Warning{Level: "Warning", Code: mysqlerr.CodeTruncatedWrongValue,
+	return uint64(c), &model.Warning{Level: "Warning", Code: mysqlerr.CodeTruncatedWrongValue,
 		Message: "Truncated incorrect " + name + " value: '" + text + "'"}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
+	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // insertRow is one VALUES tuple mapped onto a ticket table's columns.
@@ -25,7 +27,7 @@ type columnMap struct {
 
 // mapRows resolves an INSERT's column list against the table and checks
 // every tuple's width before anything is written, as MySQL does.
-func mapRows(def *TableDef, cols []string, values [][]Value) (columnMap, *Error) {
+func mapRows(def *model.TableDef, cols []string, values [][]model.Value) (columnMap, *model.Error) {
 	m := columnMap{id: -1, stub: -1}
 	if cols == nil {
 		switch {
@@ -63,7 +65,7 @@ func mapRows(def *TableDef, cols []string, values [][]Value) (columnMap, *Error)
 }
 
 // row converts one tuple.
-func (m columnMap) row(def *TableDef, vals []Value, rowNum int) (insertRow, *Error) {
+func (m columnMap) row(def *model.TableDef, vals []model.Value, rowNum int) (insertRow, *model.Error) {
 	var r insertRow
 	if m.id >= 0 {
 		id, set, e := idValue(def, vals[m.id], rowNum)
@@ -75,14 +77,14 @@ func (m columnMap) row(def *TableDef, vals []Value, rowNum int) (insertRow, *Err
 	if m.stub >= 0 {
 		v := vals[m.stub]
 		switch v.Kind {
-		case ValDefault:
-		case ValNull:
+		case model.ValDefault:
+		case model.ValNull:
 			if def.StubNotNull {
 				return r, mysqlerr.BadNull(def.StubCol)
 			}
 			r.HasStub = true
 		default:
-			r.HasStub, r.Stub = true, valueText(v)
+			r.HasStub, r.Stub = true, model.ValueText(v)
 		}
 	}
 	return r, nil
@@ -91,10 +93,10 @@ func (m columnMap) row(def *TableDef, vals []Value, rowNum int) (insertRow, *Err
 // idValue converts a value written for the id column. set is false when
 // MySQL would generate the value (NULL, 0 or DEFAULT on an AUTO_INCREMENT
 // column).
-func idValue(def *TableDef, v Value, rowNum int) (id uint64, set bool, e *Error) {
+func idValue(def *model.TableDef, v model.Value, rowNum int) (id uint64, set bool, e *model.Error) {
 	outOfRange := mysqlerr.OutOfRange(def.IDCol, rowNum)
 	switch v.Kind {
-	case ValNull:
+	case model.ValNull:
 		if def.AutoInc {
 			return 0, false, nil
 		}
@@ -102,12 +104,12 @@ func idValue(def *TableDef, v Value, rowNum int) (id uint64, set bool, e *Error)
 			return 0, false, mysqlerr.BadNull(def.IDCol)
 		}
 		return 0, true, nil
-	case ValDefault:
+	case model.ValDefault:
 		if def.AutoInc {
 			return 0, false, nil
 		}
 		return 0, false, mysqlerr.NoDefault(def.IDCol)
-	case ValInt:
+	case model.ValInt:
 		if v.Int < 0 {
 			if def.IDType.Unsigned {
 				return 0, false, outOfRange
@@ -115,11 +117,11 @@ func idValue(def *TableDef, v Value, rowNum int) (id uint64, set bool, e *Error)
 			return 0, false, mysqlerr.NotSupported("negative ids")
 		}
 		id = uint64(v.Int)
-	case ValUint:
+	case model.ValUint:
 		id = v.Uint
-	case ValString:
+	case model.ValString:
 		n, err := strconv.ParseUint(strings.TrimSpace(v.Str), 10, 64)
-		if err != nil && func() bool { p, _ := numericPrefix(v.Str); return p != "" }() {
+		if err != nil && func() bool { p, _ := rowengine.NumericPrefix(v.Str); return p != "" }() {
 			// MariaDB rounds '5.5', cuts '5abc' with 1265, takes '-1':
 			// ticketd's ticket tables take plain integers only.
 			return 0, false, mysqlerr.NotSupported("a string that is not a plain integer as a ticket table's id")
@@ -141,23 +143,12 @@ func idValue(def *TableDef, v Value, rowNum int) (id uint64, set bool, e *Error)
 	return id, true, nil
 }
 
-func valueText(v Value) string {
-	switch v.Kind {
-	case ValInt:
-		return strconv.FormatInt(v.Int, 10)
-	case ValUint:
-		return strconv.FormatUint(v.Uint, 10)
-	default:
-		return v.Str
-	}
-}
-
 // CheckAssign accepts only assignments to the id column: a ticket table's
 // stub is its identity, and ticketd does not rewrite it. The engine checks
 // every ticket-table UPDATE and ON DUPLICATE KEY UPDATE with it; the wire
 // also asks it before answering that a value is no id (MariaDB judges
 // the column first).
-func CheckAssign(def *TableDef, u *Update) *Error {
+func CheckAssign(def *model.TableDef, u *model.Update) *model.Error {
 	if u.Column == "" || strings.EqualFold(u.Column, def.IDCol) {
 		return nil
 	}
@@ -175,31 +166,31 @@ type cond struct {
 	none bool // the value cannot match any row
 }
 
-func makeCond(def *TableDef, col string, v Value) (cond, *Error) {
+func makeCond(def *model.TableDef, col string, v model.Value) (cond, *model.Error) {
 	switch {
 	case strings.EqualFold(col, def.IDCol):
 		switch v.Kind {
-		case ValInt:
+		case model.ValInt:
 			return cond{onID: true, id: uint64(v.Int), none: v.Int < 0}, nil
-		case ValUint:
+		case model.ValUint:
 			return cond{onID: true, id: v.Uint}, nil
-		case ValString:
+		case model.ValString:
 			n, err := strconv.ParseUint(strings.TrimSpace(v.Str), 10, 64)
 			return cond{onID: true, id: n, none: err != nil}, nil
 		default:
 			return cond{none: true}, nil
 		}
 	case def.StubCol != "" && strings.EqualFold(col, def.StubCol):
-		if v.Kind == ValNull {
+		if v.Kind == model.ValNull {
 			return cond{none: true}, nil
 		}
-		return cond{stub: valueText(v)}, nil
+		return cond{stub: model.ValueText(v)}, nil
 	default:
 		return cond{}, mysqlerr.UnknownColumn(col, "WHERE")
 	}
 }
 
-func (c cond) match(r Row) bool {
+func (c cond) match(r model.Row) bool {
 	switch {
 	case c.none:
 		return false

@@ -8,15 +8,16 @@ import (
 	"github.com/ticketd/ticketd/sql"
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // tableSpec is p in ticket's terms; ticket decides what a table may look like.
-func tableSpec(db string, p *sql.CreateTable) (*ticket.TableSpec, error) {
-	spec := &ticket.TableSpec{DB: db, Name: p.Table.Name, Engine: p.Engine, Comment: p.Comment,
+func tableSpec(db string, p *sql.CreateTable) (*model.TableSpec, error) {
+	spec := &model.TableSpec{DB: db, Name: p.Table.Name, Engine: p.Engine, Comment: p.Comment,
 		Charsets: p.Charsets, Collates: p.Collates,
-		Columns: make([]ticket.ColumnSpec, len(p.Columns)), Keys: make([]ticket.KeySpec, len(p.Keys))}
+		Columns: make([]model.ColumnSpec, len(p.Columns)), Keys: make([]model.KeySpec, len(p.Keys))}
 	for i, c := range p.Columns {
-		spec.Columns[i] = ticket.ColumnSpec{Name: c.Name, Type: c.Type, Unsigned: c.Unsigned, Width: c.Width,
+		spec.Columns[i] = model.ColumnSpec{Name: c.Name, Type: c.Type, Unsigned: c.Unsigned, Width: c.Width,
 			NotNull: c.NotNull, AutoInc: c.AutoInc, HasDefault: c.HasDefault, PrimaryKey: c.PrimaryKey, Unique: c.Unique,
 			DefaultNow: c.DefaultNow, OnUpdateNow: c.OnUpdateNow, Comment: c.Comment,
 			Charset: c.Charset, Collate: c.Collate, Binary: c.Binary}
@@ -29,7 +30,7 @@ func tableSpec(db string, p *sql.CreateTable) (*ticket.TableSpec, error) {
 		}
 	}
 	for i, k := range p.Keys {
-		spec.Keys[i] = ticket.KeySpec{Name: k.Name, Primary: k.Primary, Unique: k.Unique, Columns: k.Columns}
+		spec.Keys[i] = model.KeySpec{Name: k.Name, Primary: k.Primary, Unique: k.Unique, Columns: k.Columns}
 	}
 	return spec, nil
 }
@@ -48,7 +49,7 @@ func (s *session) createTable(p *sql.CreateTable) (*mysql.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &ticket.Command{Op: ticket.OpCreateTable, DB: db, Table: def.Name, Def: def, IfExists: p.IfNotExists}
+	c := &model.Command{Op: model.OpCreateTable, DB: db, Table: def.Name, Def: def, IfExists: p.IfNotExists}
 	if p.HasAutoInc {
 		c.CreateAutoInc = p.AutoInc
 	}
@@ -65,7 +66,7 @@ func (s *session) dropTable(p *sql.DropTable) (*mysql.Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		r, err := s.exec(&ticket.Command{Op: ticket.OpDropTable, DB: db, Table: t.Name, IfExists: p.IfExists})
+		r, err := s.exec(&model.Command{Op: model.OpDropTable, DB: db, Table: t.Name, IfExists: p.IfExists})
 		s.warnings = append(s.warnings, r.Warnings...)
 		if r.Err != nil && r.Err.Code == mysqlerr.CodeBadTable {
 			unknown = append(unknown, db+"."+t.Name)
@@ -86,11 +87,11 @@ func (s *session) alterTable(p *sql.AlterTable) (*mysql.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &ticket.Command{Op: ticket.OpAlterTable, DB: db, Table: p.Table.Name,
+	c := &model.Command{Op: model.OpAlterTable, DB: db, Table: p.Table.Name,
 		HasAutoInc: p.HasAutoInc, AutoInc: p.AutoInc, HasComment: p.HasComment, Comment: p.Comment,
 		DropKeys: p.DropKeys, IfExists: p.IfExists || p.IfNotExists}
 	for _, k := range p.AddKeys {
-		c.AddKeys = append(c.AddKeys, ticket.KeySpec{Name: k.Name, Primary: k.Primary, Unique: k.Unique, Columns: k.Columns})
+		c.AddKeys = append(c.AddKeys, model.KeySpec{Name: k.Name, Primary: k.Primary, Unique: k.Unique, Columns: k.Columns})
 	}
 	if p.HasComment {
 		c.Cache, c.HasCache = ticket.CacheOption(p.Comment)

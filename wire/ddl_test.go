@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/ticketd/ticketd/sql"
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // TestValueKindsAgree keeps sql's and ticket's value kinds numbered alike,
@@ -12,10 +12,10 @@ import (
 func TestValueKindsAgree(t *testing.T) {
 	for _, k := range []struct {
 		s sql.ValueKind
-		t ticket.ValueKind
+		t model.ValueKind
 	}{
-		{sql.ValNull, ticket.ValNull}, {sql.ValDefault, ticket.ValDefault}, {sql.ValInt, ticket.ValInt},
-		{sql.ValUint, ticket.ValUint}, {sql.ValString, ticket.ValString}, {sql.ValDecimal, ticket.ValDecimal},
+		{sql.ValNull, model.ValNull}, {sql.ValDefault, model.ValDefault}, {sql.ValInt, model.ValInt},
+		{sql.ValUint, model.ValUint}, {sql.ValString, model.ValString}, {sql.ValDecimal, model.ValDecimal},
 	} {
 		if uint8(k.s) != uint8(k.t) {
 			t.Errorf("sql kind %d is ticket kind %d", k.s, k.t)

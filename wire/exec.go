@@ -10,6 +10,8 @@ import (
 	"github.com/ticketd/ticketd/sql"
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // run executes one statement and keeps MySQL's diagnostics area: every
@@ -49,7 +51,7 @@ func (s *session) run(p sql.Plan, args []any, bin bool) (*mysql.Result, error) {
 	if err != nil {
 		me := myErr(err).(*mysql.MyError)
 		s.srv.obs.StatementError(me.Code)
-		s.warnings = append(s.warnings, ticket.Warning{Level: "Error", Code: me.Code, Message: me.Message})
+		s.warnings = append(s.warnings, model.Warning{Level: "Error", Code: me.Code, Message: me.Message})
 		s.rowCount = -1
 		return nil, me
 	}
@@ -93,10 +95,10 @@ func (s *session) dispatch(p sql.Plan, args []any, bin bool, prevWarnings int) (
 		if err := ticket.CheckDatabaseCollation(p.Charsets, p.Collates); err != nil {
 			return nil, err
 		}
-		r, err := s.exec(&ticket.Command{Op: ticket.OpCreateDB, DB: p.Name, IfExists: p.IfNotExists})
+		r, err := s.exec(&model.Command{Op: model.OpCreateDB, DB: p.Name, IfExists: p.IfNotExists})
 		return s.ok(r), err
 	case *sql.DropDatabase:
-		r, err := s.exec(&ticket.Command{Op: ticket.OpDropDB, DB: p.Name, IfExists: p.IfExists})
+		r, err := s.exec(&model.Command{Op: model.OpDropDB, DB: p.Name, IfExists: p.IfExists})
 		if err == nil && p.Name == s.db {
 			s.db = ""
 		}
@@ -141,7 +143,7 @@ func okResult(affected, insertID uint64) *mysql.Result {
 
 // ok turns a command's result into an OK packet, keeping its warnings for
 // SHOW WARNINGS.
-func (s *session) ok(r ticket.Result) *mysql.Result {
+func (s *session) ok(r model.Result) *mysql.Result {
 	s.warnings = append(s.warnings, r.Warnings...)
 	return okResult(r.Affected, r.InsertID)
 }
@@ -158,41 +160,41 @@ func (s *session) dbFor(t sql.TableName) (string, error) {
 }
 
 // bind converts a literal or a prepared statement's argument.
-func bind(v sql.Value, args []any) (ticket.Value, error) {
+func bind(v sql.Value, args []any) (model.Value, error) {
 	switch v.Kind {
 	case sql.ValNull:
-		return ticket.Value{Kind: ticket.ValNull}, nil
+		return model.Value{Kind: model.ValNull}, nil
 	case sql.ValDefault:
-		return ticket.Value{Kind: ticket.ValDefault}, nil
+		return model.Value{Kind: model.ValDefault}, nil
 	case sql.ValInt:
-		return ticket.Value{Kind: ticket.ValInt, Int: v.Int}, nil
+		return model.Value{Kind: model.ValInt, Int: v.Int}, nil
 	case sql.ValUint:
-		return ticket.Value{Kind: ticket.ValUint, Uint: v.Uint}, nil
+		return model.Value{Kind: model.ValUint, Uint: v.Uint}, nil
 	case sql.ValString:
-		return ticket.Value{Kind: ticket.ValString, Str: v.Str}, nil
+		return model.Value{Kind: model.ValString, Str: v.Str}, nil
 	case sql.ValDecimal:
 		if v.Approx {
 			// A DOUBLE literal (1e2) is a double, as a DOUBLE parameter is:
 			// 2.5e0 into an INT is 2 (half to even), 1e20 into a VARCHAR
 			// is '1e20'.
 			if f, err := strconv.ParseFloat(v.Str, 64); err == nil {
-				return ticket.DoubleValue(f), nil
+				return rowengine.DoubleValue(f), nil
 			}
 		}
-		return ticket.Value{Kind: ticket.ValDecimal, Str: v.Str}, nil
+		return model.Value{Kind: model.ValDecimal, Str: v.Str}, nil
 	case sql.ValNow:
-		return ticket.Value{Kind: ticket.ValNow}, nil
+		return model.Value{Kind: model.ValNow}, nil
 	case sql.ValParam:
 		if v.Param >= len(args) {
-			return ticket.Value{}, mysqlerr.Syntax("?", 1)
+			return model.Value{}, mysqlerr.Syntax("?", 1)
 		}
 		return argValue(args[v.Param])
 	}
-	return ticket.Value{}, unsupported("a " + v.Kind.String() + " value here")
+	return model.Value{}, unsupported("a " + v.Kind.String() + " value here")
 }
 
 // tableFlusher is the Service that FLUSH TABLES drops sequence caches of
-// (ticket.Service); the tests' services hold none.
+// (alloc.Service); the tests' services hold none.
 type tableFlusher interface{ FlushTables() error }
 
 // MaxRowsPerStatement bounds the VALUES tuples of one INSERT or REPLACE.
@@ -212,11 +214,11 @@ func (s *session) insert(p *sql.Insert, args []any) (*mysql.Result, error) {
 	if err := s.authorizeCounter(db, p, nil, args); err != nil {
 		return nil, err
 	}
-	c := &ticket.Command{
-		Op: ticket.OpInsert, DB: db, Table: p.Table.Name,
+	c := &model.Command{
+		Op: model.OpInsert, DB: db, Table: p.Table.Name,
 		Replace: p.Replace, Ignore: p.Ignore, Columns: p.Columns,
 		Increment: s.ts.Increment, Offset: s.ts.Offset,
-		Values: make([][]ticket.Value, len(p.Rows)),
+		Values: make([][]model.Value, len(p.Rows)),
 	}
 	rowTable := s.srv.svc.IsRowTable(db, p.Table.Name)
 	if rowTable {
@@ -252,11 +254,11 @@ func (s *session) insert(p *sql.Insert, args []any) (*mysql.Result, error) {
 		}
 	}
 	for i, row := range p.Rows {
-		vals := make([]ticket.Value, len(row))
+		vals := make([]model.Value, len(row))
 		for j, v := range row {
 			if v.Kind == sql.ValExpr {
 				// Computed from c.Rows.Exprs at apply time.
-				vals[j] = ticket.Value{Kind: ticket.ValNull}
+				vals[j] = model.Value{Kind: model.ValNull}
 				continue
 			}
 			if vals[j], err = bind(v, args); err != nil {
@@ -268,7 +270,7 @@ func (s *session) insert(p *sql.Insert, args []any) (*mysql.Result, error) {
 	if err := s.valueLists(db, p, c.Values); err != nil {
 		return nil, err
 	}
-	if err := s.insertRefusal(db, p, c.Values, args, rowTable); err != nil {
+	if err := s.insertRefusal(db, p, c.Values, rowTable); err != nil {
 		return nil, err
 	}
 	r, err := s.exec(c)
@@ -289,14 +291,14 @@ func (s *session) insert(p *sql.Insert, args []any) (*mysql.Result, error) {
 // insertRowsForm adds to a row table's INSERT command what only the row
 // engine computes: expressions in VALUES and ON DUPLICATE KEY UPDATE's
 // assignments, with their placeholders bound.
-func insertRowsForm(c *ticket.Command, p *sql.Insert, args []any) error {
+func insertRowsForm(c *model.Command, p *sql.Insert, args []any) error {
 	if p.Exprs != nil {
-		c.Rows.Exprs = make([][]ticket.RowExpr, len(p.Exprs))
+		c.Rows.Exprs = make([][]model.RowExpr, len(p.Exprs))
 		for i, row := range p.Exprs {
 			if row == nil {
 				continue
 			}
-			c.Rows.Exprs[i] = make([]ticket.RowExpr, len(row))
+			c.Rows.Exprs[i] = make([]model.RowExpr, len(row))
 			for j := range row {
 				if row[j].Kind == 0 {
 					continue
@@ -313,7 +315,7 @@ func insertRowsForm(c *ticket.Command, p *sql.Insert, args []any) error {
 		return p.OnDupRowErr
 	}
 	for _, a := range p.OnDupAssigns {
-		ra := ticket.RowAssign{Col: a.Column}
+		ra := model.RowAssign{Col: a.Column}
 		if a.Expr.Kind == sql.ExprValue && a.Expr.Value.Kind == sql.ValDefault {
 			ra.Default = true
 		} else {
@@ -332,7 +334,7 @@ func insertRowsForm(c *ticket.Command, p *sql.Insert, args []any) error {
 // unknown table is 1146, an unknown column 1054 and the stub column 1235
 // (ticket.CheckAssign) whatever the value, as MariaDB judges them first;
 // `SET stub = 'x'` used to answer "Incorrect integer value" (1366).
-func (s *session) ticketAssignment(db, table string, a *sql.Assign, args []any) (ticket.Update, error) {
+func (s *session) ticketAssignment(db, table string, a *sql.Assign, args []any) (model.Update, error) {
 	u, err := assignment(a, args)
 	if err == nil {
 		return u, nil
@@ -341,15 +343,15 @@ func (s *session) ticketAssignment(db, table string, a *sql.Assign, args []any) 
 	if terr != nil {
 		return u, terr
 	}
-	if e := ticket.CheckAssign(&t.Def, &ticket.Update{Column: a.Column}); e != nil && t.Def.Rows == nil && t.Def.Seq == nil {
+	if e := ticket.CheckAssign(&t.Def, &model.Update{Column: a.Column}); e != nil && t.Def.Rows == nil && t.Def.Seq == nil {
 		return u, e
 	}
 	return u, err
 }
 
 // assignment converts `id = [LAST_INSERT_ID](id + k | v)`.
-func assignment(a *sql.Assign, args []any) (ticket.Update, error) {
-	u := ticket.Update{Column: a.Column, SetLastID: a.SetLastID}
+func assignment(a *sql.Assign, args []any) (model.Update, error) {
+	u := model.Update{Column: a.Column, SetLastID: a.SetLastID}
 	if a.FromValues {
 		// Parsed so that the statement is recognised, not executed yet.
 		return u, unsupported("VALUES(" + a.Column + ") in ON DUPLICATE KEY UPDATE of a ticket table")
@@ -364,16 +366,16 @@ func assignment(a *sql.Assign, args []any) (ticket.Update, error) {
 	}
 	u.Absolute = true
 	switch v.Kind {
-	case ticket.ValInt:
+	case model.ValInt:
 		if v.Int < 0 {
 			// MariaDB stores it in a signed column, 1264 in an unsigned
 			// one; a ticket table's ids are not negative.
 			return u, unsupported("negative values for a ticket table's id")
 		}
 		u.Value = uint64(v.Int)
-	case ticket.ValUint:
+	case model.ValUint:
 		u.Value = v.Uint
-	case ticket.ValString:
+	case model.ValString:
 		n, err := strconv.ParseUint(strings.TrimSpace(v.Str), 10, 64)
 		if err != nil {
 			return u, mysqlerr.New(mysqlerr.CodeIncorrectValue, "Incorrect integer value: '%s' for column '%s' at row 1", v.Str, a.Column)
@@ -393,7 +395,7 @@ func (s *session) update(p *sql.Update, args []any) (*mysql.Result, error) {
 	if err := s.authorizeCounter(db, nil, p, args); err != nil {
 		return nil, err
 	}
-	var r ticket.Result
+	var r model.Result
 	switch {
 	case s.isRowTable(db, p.Table.Name):
 		// A row table: the row engine, whatever form the statement has.
@@ -406,11 +408,11 @@ func (s *session) update(p *sql.Update, args []any) (*mysql.Result, error) {
 		}
 		return nil, p.TicketErr
 	default:
-		var u ticket.Update
+		var u model.Update
 		if u, err = s.ticketAssignment(db, p.Table.Name, &p.Set, args); err != nil {
 			return nil, err
 		}
-		c := &ticket.Command{Op: ticket.OpUpdate, DB: db, Table: p.Table.Name, Set: u}
+		c := &model.Command{Op: model.OpUpdate, DB: db, Table: p.Table.Name, Set: u}
 		if len(p.Where) == 1 {
 			c.HasWhere, c.WhereCol = true, p.Where[0].Column
 			if c.Where, err = bind(p.Where[0].Value, args); err != nil {
@@ -444,7 +446,7 @@ func (s *session) txn(p *sql.Txn) *mysql.Result {
 		s.endTxn()
 	case sql.TxnRollback:
 		if s.txnWrote {
-			s.warnings = append(s.warnings, ticket.Warning{Level: "Warning", Code: mysqlerr.CodeIncompleteRollback,
+			s.warnings = append(s.warnings, model.Warning{Level: "Warning", Code: mysqlerr.CodeIncompleteRollback,
 				Message: "Some non-transactional changed tables couldn't be rolled back"})
 		}
 		fallthrough

@@ -26,7 +26,11 @@ func (closedGate) WaitRead(ctx context.Context) error              { <-ctx.Done(
 // 1290; it used to wait the statement timeout, as long as the connect
 // timeout, so the connection was closed first and the client saw 2013
 // ("Lost connection ... reading authorization packet"). Both timeouts
-// equal, as the flags' defaults.
+// equal, as the flags' defaults. The assertion is the error code alone: a
+// hold that ran past the connect timeout would have the connection closed
+// under the login and the client would see 2013, not 1290. (A wall-clock
+// bound on the client's side measured the test machine's load as well:
+// 1.106 s once, with the answer still 1290, while two race builds ran.)
 func TestLoginBehindAnswers1290(t *testing.T) {
 	const timeout = time.Second
 	for _, db := range []string{"", "flickr"} {
@@ -38,9 +42,6 @@ func TestLoginBehindAnswers1290(t *testing.T) {
 			took := time.Since(start)
 			if errCode(err) != 1290 {
 				t.Fatalf("login to a node that cannot answer: %v after %v, want error 1290", err, took)
-			}
-			if took > timeout {
-				t.Errorf("1290 after %v, beyond the connect timeout %v", took, timeout)
 			}
 		})
 	}

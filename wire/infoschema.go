@@ -7,6 +7,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // information_schema's views of ticketd's tables (ticket tables, row
@@ -42,7 +43,7 @@ func isCols(view string, spec ...any) []column {
 // infoSchema materialises the information_schema view name.
 func (s *session) infoSchema(name string) (*source, error) {
 	var src *source
-	var fill func(st ticket.Store, t *ticket.Table, src *source) error
+	var fill func(st ticket.Store, t *model.Table, src *source) error
 	switch strings.ToUpper(name) {
 	case "TABLES":
 		src, fill = &source{rowset: rowset{cols: tablesCols}}, addTablesRow
@@ -144,7 +145,7 @@ var tableConstraintsCols = isCols("TABLE_CONSTRAINTS",
 	"TABLE_NAME", isStr, "CONSTRAINT_TYPE", isStr)
 
 // addTableConstraintsRows is a table's primary and unique keys.
-func addTableConstraintsRows(_ ticket.Store, t *ticket.Table, src *source) error {
+func addTableConstraintsRows(_ ticket.Store, t *model.Table, src *source) error {
 	for _, k := range catKeys(t) {
 		switch {
 		case k.primary:
@@ -165,7 +166,7 @@ var tablesCols = isCols("TABLES",
 
 // addTablesRow is a table's row of TABLES; its sizes are SHOW TABLE
 // STATUS's (a row counted as 9 bytes), which no storage engine's match.
-func addTablesRow(st ticket.Store, t *ticket.Table, src *source) error {
+func addTablesRow(st ticket.Store, t *model.Table, src *source) error {
 	n, err := tableRowCount(st, t)
 	if err != nil {
 		return err
@@ -197,21 +198,21 @@ type catColumn struct {
 	// NOT NULL column without one.
 	def      any
 	nullable bool
-	intType  *ticket.IntType // an integer column's type
-	charLen  int             // CHAR/VARCHAR's length in characters
-	coll     ticket.Collation
-	temporal ticket.ColKind // ColDate, ColDateTime, ColTimestamp; 0 otherwise
-	key      string         // PRI, UNI, MUL or ""
+	intType  *model.IntType // an integer column's type
+	charLen  int            // CHAR/VARCHAR's length in characters
+	coll     model.Collation
+	temporal model.ColKind // ColDate, ColDateTime, ColTimestamp; 0 otherwise
+	key      string        // PRI, UNI, MUL or ""
 	extra    string
 	comment  string
 }
 
 // numericPrecision is MariaDB's NUMERIC_PRECISION of each integer type.
-var numericPrecision = map[ticket.IntKind][2]uint64{ // {signed, unsigned}
-	ticket.TinyInt: {3, 3}, ticket.SmallInt: {5, 5}, ticket.MediumInt: {7, 8}, ticket.Int: {10, 10}, ticket.BigInt: {19, 20},
+var numericPrecision = map[model.IntKind][2]uint64{ // {signed, unsigned}
+	model.TinyInt: {3, 3}, model.SmallInt: {5, 5}, model.MediumInt: {7, 8}, model.Int: {10, 10}, model.BigInt: {19, 20},
 }
 
-func addColumnsRows(_ ticket.Store, t *ticket.Table, src *source) error {
+func addColumnsRows(_ ticket.Store, t *model.Table, src *source) error {
 	for i, c := range catColumns(t) {
 		nullable := "NO"
 		if c.nullable {
@@ -238,7 +239,7 @@ func addColumnsRows(_ ticket.Store, t *ticket.Table, src *source) error {
 			}
 			charMax, octets = uint64(c.charLen), uint64(c.charLen)*per
 			charset, coll = c.coll.Charset(), c.coll.String()
-		case c.temporal == ticket.ColDateTime || c.temporal == ticket.ColTimestamp:
+		case c.temporal == model.ColDateTime || c.temporal == model.ColTimestamp:
 			dtPrec = uint64(0)
 		}
 		src.add("def", t.Def.DB, t.Def.Name, c.name, uint64(i+1), c.def, nullable, dataType,
@@ -249,7 +250,7 @@ func addColumnsRows(_ ticket.Store, t *ticket.Table, src *source) error {
 }
 
 // catColumns describes t's columns in their order.
-func catColumns(t *ticket.Table) []catColumn {
+func catColumns(t *model.Table) []catColumn {
 	d := &t.Def
 	switch {
 	case d.Seq != nil:
@@ -261,7 +262,7 @@ func catColumns(t *ticket.Table) []catColumn {
 		switch k {
 		case "":
 			return ""
-		case ticket.PrimaryKey:
+		case model.PrimaryKey:
 			return "PRI"
 		}
 		return "UNI"
@@ -288,17 +289,17 @@ func catColumns(t *ticket.Table) []catColumn {
 }
 
 // rowCatColumns describes a row table's columns.
-func rowCatColumns(d *ticket.TableDef) []catColumn {
+func rowCatColumns(d *model.TableDef) []catColumn {
 	rd := d.Rows
 	out := make([]catColumn, len(rd.Cols))
 	for i := range rd.Cols {
 		c := &rd.Cols[i]
 		cc := catColumn{name: c.Name, colType: c.Type, nullable: !c.NotNull, comment: c.Comment, key: rowKeyOf(rd, i)}
 		switch c.Kind {
-		case ticket.ColInt:
+		case model.ColInt:
 			it := c.Int
 			cc.intType = &it
-		case ticket.ColString:
+		case model.ColString:
 			cc.charLen, cc.coll = c.Len, d.ColCollation(c)
 		default:
 			cc.temporal = c.Kind
@@ -314,7 +315,7 @@ func rowCatColumns(d *ticket.TableDef) []catColumn {
 		case c.DefaultNow:
 			cc.def = "current_timestamp()"
 		case c.HasDefault && !c.Default.Null:
-			if c.Kind == ticket.ColInt {
+			if c.Kind == model.ColInt {
 				cc.def = c.Default.S
 			} else {
 				cc.def = sqlQuote(c.Default.S)
@@ -331,7 +332,7 @@ func rowCatColumns(d *ticket.TableDef) []catColumn {
 // column i, as MariaDB derives it: PRI for every column of the primary
 // key, UNI for the column of a one-column unique key, MUL for the first
 // column of another key.
-func rowKeyOf(rd *ticket.RowsDef, i int) string {
+func rowKeyOf(rd *model.RowsDef, i int) string {
 	for _, k := range rd.Keys {
 		if k.Primary && slices.Contains(k.Cols, i) {
 			return "PRI"
@@ -352,9 +353,9 @@ func rowKeyOf(rd *ticket.RowsDef, i int) string {
 
 // sequenceCatColumns are a sequence's columns as MariaDB declares them.
 var sequenceCatColumns = func() []catColumn {
-	big, bigU, tinyU := ticket.IntType{Kind: ticket.BigInt, Width: 21}, ticket.IntType{Kind: ticket.BigInt, Width: 21, Unsigned: true},
-		ticket.IntType{Kind: ticket.TinyInt, Width: 1, Unsigned: true}
-	col := func(name string, it *ticket.IntType, comment string) catColumn {
+	big, bigU, tinyU := model.IntType{Kind: model.BigInt, Width: 21}, model.IntType{Kind: model.BigInt, Width: 21, Unsigned: true},
+		model.IntType{Kind: model.TinyInt, Width: 1, Unsigned: true}
+	col := func(name string, it *model.IntType, comment string) catColumn {
 		return catColumn{name: name, colType: it.SQL(), intType: it, comment: comment}
 	}
 	return []catColumn{
@@ -384,7 +385,7 @@ type catKey struct {
 // catKeys lists t's keys in MariaDB's order: the primary key, unique
 // keys of NOT NULL columns, other unique keys, the rest, each group in
 // the order of definition.
-func catKeys(t *ticket.Table) []catKey {
+func catKeys(t *model.Table) []catKey {
 	d := &t.Def
 	switch {
 	case d.Seq != nil:
@@ -423,7 +424,7 @@ func catKeys(t *ticket.Table) []catKey {
 	}
 	var out []catKey
 	if d.IDKey != "" {
-		out = append(out, catKey{name: d.IDKey, primary: d.IDKey == ticket.PrimaryKey, unique: true, cols: []string{d.IDCol}, nullable: []bool{!d.IDNotNull}})
+		out = append(out, catKey{name: d.IDKey, primary: d.IDKey == model.PrimaryKey, unique: true, cols: []string{d.IDCol}, nullable: []bool{!d.IDNotNull}})
 	}
 	if d.StubKey != "" {
 		out = append(out, catKey{name: d.StubKey, unique: true, cols: []string{d.StubCol}, nullable: []bool{!d.StubNotNull}})
@@ -440,7 +441,7 @@ var statisticsCols = isCols("STATISTICS",
 // addStatisticsRows is a table's keys in STATISTICS, a row per key column.
 // CARDINALITY is the row count for a unique key's last column (what
 // MyISAM keeps exact; InnoDB estimates), and for the others.
-func addStatisticsRows(st ticket.Store, t *ticket.Table, src *source) error {
+func addStatisticsRows(st ticket.Store, t *model.Table, src *source) error {
 	keys := catKeys(t)
 	if len(keys) == 0 {
 		return nil
@@ -474,7 +475,7 @@ var keyColumnUsageCols = isCols("KEY_COLUMN_USAGE",
 
 // addKeyColumnUsageRows is a table's primary and unique keys (ticketd has
 // no foreign keys), a row per key column.
-func addKeyColumnUsageRows(_ ticket.Store, t *ticket.Table, src *source) error {
+func addKeyColumnUsageRows(_ ticket.Store, t *model.Table, src *source) error {
 	for _, k := range catKeys(t) {
 		if !k.unique {
 			continue

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // reserveCounter is memRepl counting the block reservations (OpReserve)
@@ -18,14 +19,14 @@ type reserveCounter struct {
 	reserves, inserts, seqNexts atomic.Int64
 }
 
-func (r *reserveCounter) Propose(ctx context.Context, cmds []ticket.Command) ([]ticket.Result, error) {
+func (r *reserveCounter) Propose(ctx context.Context, cmds []model.Command) ([]model.Result, error) {
 	for i := range cmds {
 		switch cmds[i].Op {
-		case ticket.OpReserve:
+		case model.OpReserve:
 			r.reserves.Add(1)
-		case ticket.OpInsert:
+		case model.OpInsert:
 			r.inserts.Add(1)
-		case ticket.OpSeqNext:
+		case model.OpSeqNext:
 			r.seqNexts.Add(1)
 		}
 	}

@@ -8,7 +8,8 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // Binary-protocol parameters. go-mysql v1.16.0 (server/stmt.go) decodes
@@ -24,71 +25,71 @@ import (
 // argValue converts a COM_STMT_EXECUTE argument as go-mysql decodes it
 // into a statement value of the parameter's MariaDB type. An argument
 // that is no value of its type (a DATETIME of 5 bytes) is error 1210.
-func argValue(a any) (ticket.Value, error) {
+func argValue(a any) (model.Value, error) {
 	switch x := a.(type) {
 	case nil:
-		return ticket.Value{Kind: ticket.ValNull}, nil
+		return model.Value{Kind: model.ValNull}, nil
 	case int8:
-		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}, nil
+		return model.Value{Kind: model.ValInt, Int: int64(x)}, nil
 	case int16:
-		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}, nil
+		return model.Value{Kind: model.ValInt, Int: int64(x)}, nil
 	case int32:
-		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}, nil
+		return model.Value{Kind: model.ValInt, Int: int64(x)}, nil
 	case int64:
-		return ticket.Value{Kind: ticket.ValInt, Int: x}, nil
+		return model.Value{Kind: model.ValInt, Int: x}, nil
 	case int:
-		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}, nil
+		return model.Value{Kind: model.ValInt, Int: int64(x)}, nil
 	case uint8:
-		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}, nil
+		return model.Value{Kind: model.ValInt, Int: int64(x)}, nil
 	case uint16:
-		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}, nil
+		return model.Value{Kind: model.ValInt, Int: int64(x)}, nil
 	case uint32:
-		return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}, nil
+		return model.Value{Kind: model.ValInt, Int: int64(x)}, nil
 	case uint64:
 		if x <= 1<<63-1 {
-			return ticket.Value{Kind: ticket.ValInt, Int: int64(x)}, nil
+			return model.Value{Kind: model.ValInt, Int: int64(x)}, nil
 		}
-		return ticket.Value{Kind: ticket.ValUint, Uint: x}, nil
+		return model.Value{Kind: model.ValUint, Uint: x}, nil
 	case float32:
 		// MariaDB widens a FLOAT parameter to double (set_param_float).
-		return ticket.DoubleValue(float64(x)), nil
+		return rowengine.DoubleValue(float64(x)), nil
 	case float64:
-		return ticket.DoubleValue(x), nil
+		return rowengine.DoubleValue(x), nil
 	case mysql.TypedBytes:
 		return typedArg(x)
 	case []byte:
-		return ticket.Value{Kind: ticket.ValString, Str: string(x)}, nil
+		return model.Value{Kind: model.ValString, Str: string(x)}, nil
 	case string:
-		return ticket.Value{Kind: ticket.ValString, Str: x}, nil
+		return model.Value{Kind: model.ValString, Str: x}, nil
 	default:
-		return ticket.Value{}, badArg("a parameter of Go type %T", a)
+		return model.Value{}, badArg("a parameter of Go type %T", a)
 	}
 }
 
 // typedArg converts a length-prefixed parameter.
-func typedArg(x mysql.TypedBytes) (ticket.Value, error) {
+func typedArg(x mysql.TypedBytes) (model.Value, error) {
 	b := x.Bytes
 	switch x.Type {
 	case mysql.MYSQL_TYPE_DECIMAL, mysql.MYSQL_TYPE_NEWDECIMAL:
 		// Text, as MariaDB's set_param_decimal reads it; the row engine
 		// refuses one that is no number.
-		return ticket.Value{Kind: ticket.ValDecimal, Str: string(b)}, nil
+		return model.Value{Kind: model.ValDecimal, Str: string(b)}, nil
 	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE:
 		switch len(b) {
 		case 0, 1, 2, 3:
 			// MariaDB takes fewer than 4 bytes as the zero date.
-			return ticket.TemporalValue(ticket.TemporalDate, false, 0, 0, 0, 0, 0, 0, 0), nil
+			return rowengine.TemporalValue(rowengine.TemporalDate, false, 0, 0, 0, 0, 0, 0, 0), nil
 		case 4, 7, 11:
 			// A DATE parameter's time part, if any, is ignored (set_param_date).
-			return ticket.TemporalValue(ticket.TemporalDate, false,
+			return rowengine.TemporalValue(rowengine.TemporalDate, false,
 				int(binary.LittleEndian.Uint16(b)), int(b[2]), int(b[3]), 0, 0, 0, 0), nil
 		}
-		return ticket.Value{}, badArg("a DATE parameter of %d bytes", len(b))
+		return model.Value{}, badArg("a DATE parameter of %d bytes", len(b))
 	case mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIMESTAMP:
 		var hour, minute, second, micro int
 		switch len(b) {
 		case 0, 1, 2, 3:
-			return ticket.TemporalValue(ticket.TemporalDateTime, false, 0, 0, 0, 0, 0, 0, 0), nil
+			return rowengine.TemporalValue(rowengine.TemporalDateTime, false, 0, 0, 0, 0, 0, 0, 0), nil
 		case 4:
 		case 11:
 			micro = int(binary.LittleEndian.Uint32(b[7:]))
@@ -96,15 +97,15 @@ func typedArg(x mysql.TypedBytes) (ticket.Value, error) {
 		case 7:
 			hour, minute, second = int(b[4]), int(b[5]), int(b[6])
 		default:
-			return ticket.Value{}, badArg("a DATETIME parameter of %d bytes", len(b))
+			return model.Value{}, badArg("a DATETIME parameter of %d bytes", len(b))
 		}
-		return ticket.TemporalValue(ticket.TemporalDateTime, false,
+		return rowengine.TemporalValue(rowengine.TemporalDateTime, false,
 			int(binary.LittleEndian.Uint16(b)), int(b[2]), int(b[3]), hour, minute, second, micro), nil
 	case mysql.MYSQL_TYPE_TIME:
 		switch len(b) {
 		case 0, 1, 2, 3, 4, 5, 6, 7:
 			// MariaDB takes fewer than 8 bytes as 00:00:00.
-			return ticket.TemporalValue(ticket.TemporalTime, false, 0, 0, 0, 0, 0, 0, 0), nil
+			return rowengine.TemporalValue(rowengine.TemporalTime, false, 0, 0, 0, 0, 0, 0, 0), nil
 		case 8, 12:
 			var micro int
 			if len(b) == 12 {
@@ -112,14 +113,14 @@ func typedArg(x mysql.TypedBytes) (ticket.Value, error) {
 			}
 			days := int(binary.LittleEndian.Uint32(b[1:]))
 			if days > 34 { // beyond TIME's range (838:59:59) by far
-				return ticket.Value{}, badArg("a TIME parameter of %d days", days)
+				return model.Value{}, badArg("a TIME parameter of %d days", days)
 			}
-			return ticket.TemporalValue(ticket.TemporalTime, b[0] == 1, 0, 0, 0, days*24+int(b[5]), int(b[6]), int(b[7]), micro), nil
+			return rowengine.TemporalValue(rowengine.TemporalTime, b[0] == 1, 0, 0, 0, days*24+int(b[5]), int(b[6]), int(b[7]), micro), nil
 		}
-		return ticket.Value{}, badArg("a TIME parameter of %d bytes", len(b))
+		return model.Value{}, badArg("a TIME parameter of %d bytes", len(b))
 	}
 	// Strings, blobs, ENUM, SET, BIT, JSON, GEOMETRY: their bytes.
-	return ticket.Value{Kind: ticket.ValString, Str: string(b)}, nil
+	return model.Value{Kind: model.ValString, Str: string(b)}, nil
 }
 
 func badArg(format string, args ...any) error {
@@ -165,7 +166,7 @@ func paramColumn(a any) (typ uint8, flag uint16, v any, err error) {
 			if strings.HasPrefix(tv.Str, "!") {
 				return 0, 0, nil, mysqlerr.NotSupported("a zero date, or a temporal parameter with fields out of range")
 			}
-			if tv.Kind != ticket.ValTemporal {
+			if tv.Kind != model.ValTemporal {
 				return mysql.MYSQL_TYPE_VAR_STRING, 0, tv.Str, nil // February 30th: text
 			}
 			typ := map[byte]uint8{mysql.MYSQL_TYPE_DATE: mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE: mysql.MYSQL_TYPE_DATE,

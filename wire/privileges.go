@@ -8,6 +8,7 @@ import (
 	"github.com/ticketd/ticketd/sql"
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 	"github.com/ticketd/ticketd/wire/mysqlconn"
 )
 
@@ -92,7 +93,7 @@ func (s *session) authorizeCounter(db string, ins *sql.Insert, upd *sql.Update, 
 	} else {
 		name = upd.Table.Name
 	}
-	var t *ticket.Table
+	var t *model.Table
 	if err := s.view(func(st ticket.Store) (err error) {
 		t, err = st.Table(db, name)
 		return err
@@ -151,7 +152,7 @@ func (s *session) authorizeCounter(db string, ins *sql.Insert, upd *sql.Update, 
 
 // idIndex is the position of d's id column in an INSERT's values: in
 // cols when given, else in the table's column order; -1 if absent.
-func idIndex(d *ticket.TableDef, cols []string) int {
+func idIndex(d *model.TableDef, cols []string) int {
 	if cols != nil {
 		for i, c := range cols {
 			if strings.EqualFold(c, d.IDCol) {
@@ -177,15 +178,15 @@ func idIndex(d *ticket.TableDef, cols []string) int {
 // generates reports whether v, given to an AUTO_INCREMENT column, makes
 // MySQL generate the next id: NULL, DEFAULT or 0 (without
 // NO_AUTO_VALUE_ON_ZERO).
-func generates(v ticket.Value) bool {
+func generates(v model.Value) bool {
 	switch v.Kind {
-	case ticket.ValNull, ticket.ValDefault:
+	case model.ValNull, model.ValDefault:
 		return true
-	case ticket.ValInt:
+	case model.ValInt:
 		return v.Int == 0
-	case ticket.ValUint:
+	case model.ValUint:
 		return v.Uint == 0
-	case ticket.ValString, ticket.ValDecimal, ticket.ValDouble:
+	case model.ValString, model.ValDecimal, model.ValDouble:
 		f, err := strconv.ParseFloat(strings.TrimSpace(v.Str), 64)
 		return err == nil && f == 0
 	}

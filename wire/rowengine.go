@@ -9,9 +9,11 @@ import (
 
 	"github.com/ticketd/ticketd/sql"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
-// Row tables through the row engine (ticket/rows_engine.go): wire binds a
+// Row tables through the row engine (ticket/rowengine/engine.go): wire binds a
 // plan's placeholders (rowexpr.go), adds the session's sql_mode and
 // pinned time (sqlmode.go), and encodes the answer. Matching, ordering,
 // conversion and aggregation all happen in ticket, for SELECT, UPDATE and
@@ -19,9 +21,9 @@ import (
 
 // rowsCommand is the row engine's part of a row-table command with the
 // session's sql_mode and pinned time.
-func (s *session) rowsCommand() *ticket.RowsCommand {
+func (s *session) rowsCommand() *model.RowsCommand {
 	m := s.mode()
-	return &ticket.RowsCommand{
+	return &model.RowsCommand{
 		Engine:            true,
 		NotStrict:         !m.has("STRICT_TRANS_TABLES") && !m.has("STRICT_ALL_TABLES"),
 		NoAutoValueOnZero: m.has("NO_AUTO_VALUE_ON_ZERO"),
@@ -33,7 +35,7 @@ func (s *session) rowsCommand() *ticket.RowsCommand {
 // column a value when the session's sql_mode would change what MariaDB
 // does with it (NO_AUTO_VALUE_ON_ZERO stores 0, a non-strict mode clamps):
 // ticket tables apply the default mode only.
-func (s *session) ticketInsertMode(p *sql.Insert, t *ticket.Table) error {
+func (s *session) ticketInsertMode(p *sql.Insert, t *model.Table) error {
 	rc := s.rowsCommand()
 	if !rc.NotStrict && !rc.NoAutoValueOnZero {
 		return nil
@@ -52,8 +54,8 @@ func (s *session) ticketInsertMode(p *sql.Insert, t *ticket.Table) error {
 // without waiting for the session's own writes: what kind of table it is
 // does not depend on them, and a write must not wait for the one before
 // it. A table that changes kind meanwhile is the command's to answer.
-func (s *session) peekTable(db, name string) *ticket.Table {
-	var t *ticket.Table
+func (s *session) peekTable(db, name string) *model.Table {
+	var t *model.Table
 	if err := s.srv.svc.View(func(st ticket.Store) (err error) {
 		t, err = st.Table(db, name)
 		return err
@@ -70,34 +72,34 @@ func (s *session) isRowTable(db, name string) bool {
 }
 
 // updateRowsExpr runs an UPDATE on a row table in expression form.
-func (s *session) updateRowsExpr(p *sql.Update, db string, args []any) (ticket.Result, error) {
+func (s *session) updateRowsExpr(p *sql.Update, db string, args []any) (model.Result, error) {
 	if p.RowErr != nil {
-		return ticket.Result{}, p.RowErr
+		return model.Result{}, p.RowErr
 	}
 	rc := s.rowsCommand()
 	var err error
-	rc.Assigns = make([]ticket.RowAssign, len(p.Assigns))
+	rc.Assigns = make([]model.RowAssign, len(p.Assigns))
 	for i, a := range p.Assigns {
-		ra := ticket.RowAssign{Col: a.Column}
+		ra := model.RowAssign{Col: a.Column}
 		if a.Expr.Kind == sql.ExprValue && a.Expr.Value.Kind == sql.ValDefault {
 			ra.Default = true
 		} else if ra.Expr, err = rowExpr(&a.Expr, args); err != nil {
-			return ticket.Result{}, err
+			return model.Result{}, err
 		}
 		rc.Assigns[i] = ra
 	}
 	if rc.Filter, err = filterExpr(p.Filter, args); err != nil {
-		return ticket.Result{}, err
+		return model.Result{}, err
 	}
-	xs := []*ticket.RowExpr{rc.Filter}
+	xs := []*model.RowExpr{rc.Filter}
 	for i := range rc.Assigns {
 		xs = append(xs, &rc.Assigns[i].Expr)
 	}
 	if err := bindLastID(s.ts.LastInsertID, xs...); err != nil {
-		return ticket.Result{}, err
+		return model.Result{}, err
 	}
 	rc.OrderBy, rc.HasLimit, rc.Limit = rowOrders(p.OrderBy), p.HasLimit, p.Limit
-	return s.exec(&ticket.Command{Op: ticket.OpUpdate, DB: db, Table: p.Table.Name, Rows: rc})
+	return s.exec(&model.Command{Op: model.OpUpdate, DB: db, Table: p.Table.Name, Rows: rc})
 }
 
 // deleteRows is DELETE on a row table.
@@ -114,7 +116,7 @@ func (s *session) deleteRows(p *sql.Delete, args []any) (*mysql.Result, error) {
 		return nil, err
 	}
 	rc.OrderBy, rc.HasLimit, rc.Limit = rowOrders(p.OrderBy), p.HasLimit, p.Limit
-	r, err := s.exec(&ticket.Command{Op: ticket.OpDelete, DB: db, Table: p.Table.Name, Rows: rc})
+	r, err := s.exec(&model.Command{Op: model.OpDelete, DB: db, Table: p.Table.Name, Rows: rc})
 	s.warnings = append(s.warnings, r.Warnings...)
 	if err != nil {
 		return nil, err
@@ -131,7 +133,7 @@ func (s *session) selectRowTable(p *sql.Select, src *source, args []any, bin boo
 	if err != nil {
 		return nil, err
 	}
-	q := &ticket.Query{Filter: src.pred, OrderBy: rowOrders(p.OrderBy), HasLimit: p.HasLimit, Limit: p.Limit, Offset: p.Offset,
+	q := &rowengine.Query{Filter: src.pred, OrderBy: rowOrders(p.OrderBy), HasLimit: p.HasLimit, Limit: p.Limit, Offset: p.Offset,
 		GroupBy: groupBy, Distinct: p.Distinct, Now: s.now()}
 	grouped := p.GroupBy != nil
 	for i := range p.Fields {
@@ -147,13 +149,13 @@ func (s *session) selectRowTable(p *sql.Select, src *source, args []any, bin boo
 			f := &p.Fields[i]
 			switch {
 			case f.Expr.Kind == sql.ExprAgg:
-				a := ticket.Agg{Fn: f.Expr.Name}
+				a := rowengine.Agg{Fn: f.Expr.Name}
 				if len(f.Expr.Args) == 1 {
 					a.Col = f.Expr.Args[0].Name
 				}
 				q.Aggs = append(q.Aggs, a)
 			case f.Expr.Kind == sql.ExprColumn && p.GroupBy != nil:
-				q.Aggs = append(q.Aggs, ticket.Agg{Col: f.Expr.Name})
+				q.Aggs = append(q.Aggs, rowengine.Agg{Col: f.Expr.Name})
 			case p.GroupBy != nil:
 				return nil, unsupported(f.Expr.Describe() + " in a select list with GROUP BY")
 			default:
@@ -193,7 +195,7 @@ func (s *session) selectRowTable(p *sql.Select, src *source, args []any, bin boo
 			row := make([]any, len(g))
 			for i, a := range g {
 				out.cols[i].typ = colType(a.Kind)
-				if a.Kind == ticket.ColString && a.Col == nil {
+				if a.Kind == model.ColString && a.Col == nil {
 					out.cols[i].typ = mysql.MYSQL_TYPE_NEWDECIMAL
 				}
 				if a.Col != nil {
@@ -205,7 +207,7 @@ func (s *session) selectRowTable(p *sql.Select, src *source, args []any, bin boo
 					row[i] = datumValue(a.Col, a.Value)
 				case a.Value.Null:
 					row[i] = nil
-				case a.Kind == ticket.ColInt:
+				case a.Kind == model.ColInt:
 					n, _ := strconv.ParseInt(a.Value.S, 10, 64)
 					row[i] = n
 				default:
@@ -233,11 +235,11 @@ func (s *session) selectRowTable(p *sql.Select, src *source, args []any, bin boo
 
 // selectView runs q on the row table tb's rows in a view (Session.Select):
 // the table as read in that view and the answer.
-func (s *session) selectView(tb *ticket.Table, q *ticket.Query) (*ticket.Table, *ticket.QueryResult, error) {
+func (s *session) selectView(tb *model.Table, q *rowengine.Query) (*model.Table, *rowengine.QueryResult, error) {
 	// One allocation for what the view's closure writes.
 	r := &struct {
-		tb  *ticket.Table
-		res *ticket.QueryResult
+		tb  *model.Table
+		res *rowengine.QueryResult
 	}{tb: tb}
 	err := s.view(func(st ticket.Store) (err error) {
 		r.tb, r.res, err = s.ts.Select(st, r.tb.Def.DB, r.tb.Def.Name, q)
@@ -250,7 +252,7 @@ func (s *session) selectView(tb *ticket.Table, q *ticket.Query) (*ticket.Table, 
 // table's column, else (MariaDB's order) the select-list item of that
 // alias: a column's alias groups by the column; any other item's would
 // group by computed values, which the engine does not (1235).
-func groupColumns(rd *ticket.RowsDef, p *sql.Select) ([]string, error) {
+func groupColumns(rd *model.RowsDef, p *sql.Select) ([]string, error) {
 	if len(p.GroupAliases) == 0 {
 		return p.GroupBy, nil
 	}
@@ -273,7 +275,7 @@ func groupColumns(rd *ticket.RowsDef, p *sql.Select) ([]string, error) {
 // or LIKE (s > 'x', v IS NULL), through the row engine, as WHERE and SET
 // compute them; nil when no item has (the general select path answers
 // those: columns, *, CONCAT of columns, items without columns).
-func (s *session) projectRows(p *sql.Select, t *ticket.Table, rows [][]ticket.Datum, args []any, bin bool) (*mysql.Result, error) {
+func (s *session) projectRows(p *sql.Select, t *model.Table, rows [][]model.Datum, args []any, bin bool) (*mysql.Result, error) {
 	complex := false
 	for i := range p.Fields {
 		x := &p.Fields[i].Expr
@@ -288,7 +290,7 @@ func (s *session) projectRows(p *sql.Select, t *ticket.Table, rows [][]ticket.Da
 		return nil, nil
 	}
 	rd := t.Def.Rows
-	exprs := make([]*ticket.RowExpr, len(p.Fields))
+	exprs := make([]*model.RowExpr, len(p.Fields))
 	var out rowset
 	for i := range p.Fields {
 		x := &p.Fields[i].Expr
@@ -325,7 +327,7 @@ func (s *session) projectRows(p *sql.Select, t *ticket.Table, rows [][]ticket.Da
 		}
 		out.cols = append(out.cols, c)
 	}
-	ev := ticket.NewRowEval(t, s.now(), &s.warnings)
+	ev := rowengine.NewRowEval(t, s.now(), &s.warnings)
 	for _, x := range exprs {
 		if x != nil {
 			if e := ev.Check(x); e != nil {
@@ -366,8 +368,8 @@ func (s *session) projectRows(p *sql.Select, t *ticket.Table, rows [][]ticket.Da
 			}
 			if d.Null {
 				row = append(row, nil)
-			} else if kind == ticket.ColInt {
-				row = append(row, datumValue(&ticket.RowCol{Kind: ticket.ColInt}, d))
+			} else if kind == model.ColInt {
+				row = append(row, datumValue(&model.RowCol{Kind: model.ColInt}, d))
 			} else {
 				row = append(row, d.S)
 			}
@@ -378,7 +380,7 @@ func (s *session) projectRows(p *sql.Select, t *ticket.Table, rows [][]ticket.Da
 	return out.result(bin, &s.srv.fields), nil
 }
 
-func colIndexOf(rd *ticket.RowsDef, name string) int {
+func colIndexOf(rd *model.RowsDef, name string) int {
 	for i := range rd.Cols {
 		if strings.EqualFold(rd.Cols[i].Name, name) {
 			return i
@@ -387,108 +389,15 @@ func colIndexOf(rd *ticket.RowsDef, name string) int {
 	return -1
 }
 
-// insertRefusal refuses, before anything is proposed, the INSERTs whose
-// answer ticketd would get wrong (found by TestMariaDBRegression):
-//
-//   - a multi-row INSERT into a row table that gives some rows an
-//     AUTO_INCREMENT value and lets others generate one: InnoDB reserves
-//     a block of values for the statement and an explicit value moves
-//     within it, which ticketd does not reproduce;
-//   - NULL for a NOT NULL column after the first row of a multi-row
-//     INSERT into a ticket table: MyISAM stores the column's implicit
-//     default there, with a warning.
-//
-// Only statements that could be one of these read the table.
-func (s *session) insertRefusal(db string, p *sql.Insert, vals [][]ticket.Value, args []any, isRow bool) error {
-	suspect := false
-	for i, row := range vals {
-		for _, v := range row {
-			if v.Kind == ticket.ValNull {
-				suspect = suspect || i > 0
-			}
-		}
-	}
-	if !suspect && len(vals) < 2 {
-		return nil
-	}
-	if !suspect && !isRow {
+// insertRefusal is ticket.RefuseInsert for an INSERT into db, read from
+// the local state only when ticket.InsertNeedsTable says it could refuse.
+func (s *session) insertRefusal(db string, p *sql.Insert, vals [][]model.Value, isRow bool) error {
+	if !ticket.InsertNeedsTable(vals, isRow) {
 		return nil
 	}
 	t := s.peekTable(db, p.Table.Name)
 	if t == nil {
 		return nil // the command answers
 	}
-	colOf := func(j int) string {
-		if p.Columns != nil {
-			if j < len(p.Columns) {
-				return p.Columns[j]
-			}
-			return ""
-		}
-		if rd := t.Def.Rows; rd != nil && j < len(rd.Cols) {
-			return rd.Cols[j].Name
-		}
-		return ""
-	}
-	if rd := t.Def.Rows; rd != nil {
-		explicit, generated := false, false
-		for _, row := range vals {
-			auto := len(row) == 0 // VALUES (): generated
-			for j, v := range row {
-				name := colOf(j)
-				var col *ticket.RowCol
-				for k := range rd.Cols {
-					if strings.EqualFold(rd.Cols[k].Name, name) {
-						col = &rd.Cols[k]
-					}
-				}
-				if col == nil {
-					continue
-				}
-				if t.Def.AutoInc && strings.EqualFold(col.Name, t.Def.IDCol) {
-					auto = true
-					switch {
-					case v.Kind == ticket.ValNull || v.Kind == ticket.ValDefault:
-						generated = true
-					case v.Kind == ticket.ValInt && v.Int == 0 && !s.rowsCommand().NoAutoValueOnZero:
-						generated = true
-					default:
-						explicit = true
-					}
-				}
-			}
-			if !auto && t.Def.AutoInc {
-				generated = true
-			}
-		}
-		if explicit && generated && len(vals) > 1 {
-			return unsupported("a multi-row INSERT that gives some rows an AUTO_INCREMENT value and generates others")
-		}
-		return nil
-	}
-	for i, row := range vals {
-		if i == 0 {
-			continue
-		}
-		for j, v := range row {
-			if v.Kind != ticket.ValNull {
-				continue
-			}
-			name := colOf(j)
-			if name == "" && p.Columns == nil {
-				// The ticket table's columns in their order.
-				if (j == 0) == !t.Def.StubFirst {
-					name = t.Def.IDCol
-				} else {
-					name = t.Def.StubCol
-				}
-			}
-			switch {
-			case strings.EqualFold(name, t.Def.IDCol) && t.Def.IDNotNull && !t.Def.AutoInc,
-				strings.EqualFold(name, t.Def.StubCol) && t.Def.StubNotNull:
-				return unsupported("NULL for a NOT NULL column after the first row of a multi-row INSERT into a ticket table")
-			}
-		}
-	}
-	return nil
+	return ticket.RefuseInsert(t, p.Columns, vals, s.rowsCommand().NoAutoValueOnZero)
 }

@@ -4,65 +4,65 @@ import (
 	"slices"
 
 	"github.com/ticketd/ticketd/sql"
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // The row engine's expressions made from sql's plans: operators mapped,
 // placeholders bound, LAST_INSERT_ID() written in; what the expressions
-// mean is ticket's (ticket/rows_eval.go).
+// mean is ticket's (ticket/rowengine/eval.go).
 
 // compareExprOp is the row engine's operator of a comparison (0 for an
 // unknown one).
-func compareExprOp(name string) ticket.ExprOp {
+func compareExprOp(name string) model.ExprOp {
 	switch name {
 	case "=":
-		return ticket.EEq
+		return model.EEq
 	case "<>":
-		return ticket.ENe
+		return model.ENe
 	case "<":
-		return ticket.ELt
+		return model.ELt
 	case "<=":
-		return ticket.ELe
+		return model.ELe
 	case ">":
-		return ticket.EGt
+		return model.EGt
 	case ">=":
-		return ticket.EGe
+		return model.EGe
 	case "<=>":
-		return ticket.ENullEq
+		return model.ENullEq
 	}
 	return 0
 }
 
 // logicExprOp is the operator of AND, OR and XOR (0 for another).
-func logicExprOp(name string) ticket.ExprOp {
+func logicExprOp(name string) model.ExprOp {
 	switch name {
 	case "AND":
-		return ticket.EAnd
+		return model.EAnd
 	case "OR":
-		return ticket.EOr
+		return model.EOr
 	case "XOR":
-		return ticket.EXor
+		return model.EXor
 	}
 	return 0
 }
 
 // arithExprOp is the operator of +, - and * (0 for another).
-func arithExprOp(op byte) ticket.ExprOp {
+func arithExprOp(op byte) model.ExprOp {
 	switch op {
 	case '+':
-		return ticket.EAdd
+		return model.EAdd
 	case '-':
-		return ticket.ESub
+		return model.ESub
 	case '*':
-		return ticket.EMul
+		return model.EMul
 	}
 	return 0
 }
 
 // rowExpr converts a plan's row expression, binding its placeholders.
-func rowExpr(x *sql.Expr, args []any) (ticket.RowExpr, error) {
-	sub := func(kind ticket.ExprOp, list []sql.Expr) (ticket.RowExpr, error) {
-		out := ticket.RowExpr{Op: kind, Args: make([]ticket.RowExpr, len(list))}
+func rowExpr(x *sql.Expr, args []any) (model.RowExpr, error) {
+	sub := func(kind model.ExprOp, list []sql.Expr) (model.RowExpr, error) {
+		out := model.RowExpr{Op: kind, Args: make([]model.RowExpr, len(list))}
 		for i := range list {
 			var err error
 			if out.Args[i], err = rowExpr(&list[i], args); err != nil {
@@ -75,37 +75,37 @@ func rowExpr(x *sql.Expr, args []any) (ticket.RowExpr, error) {
 	case sql.ExprValue:
 		v, err := bind(x.Value, args)
 		if err != nil {
-			return ticket.RowExpr{}, err
+			return model.RowExpr{}, err
 		}
-		if v.Kind == ticket.ValDefault {
-			return ticket.RowExpr{}, unsupported("DEFAULT inside an expression")
+		if v.Kind == model.ValDefault {
+			return model.RowExpr{}, unsupported("DEFAULT inside an expression")
 		}
-		return ticket.RowExpr{Op: ticket.EVal, Val: &v}, nil
+		return model.RowExpr{Op: model.EVal, Val: &v}, nil
 	case sql.ExprColumn:
-		return ticket.RowExpr{Op: ticket.ECol, Col: x.Name}, nil
+		return model.RowExpr{Op: model.ECol, Col: x.Name}, nil
 	case sql.ExprValues:
-		return ticket.RowExpr{Op: ticket.EValues, Col: x.Name}, nil
+		return model.RowExpr{Op: model.EValues, Col: x.Name}, nil
 	case sql.ExprCompare:
 		return sub(compareExprOp(x.Name), x.Args)
 	case sql.ExprIsNull:
 		if x.Not {
-			return sub(ticket.EIsNotNull, x.Args)
+			return sub(model.EIsNotNull, x.Args)
 		}
-		return sub(ticket.EIsNull, x.Args)
+		return sub(model.EIsNull, x.Args)
 	case sql.ExprIn:
 		if x.Not {
-			return sub(ticket.ENotIn, x.Args)
+			return sub(model.ENotIn, x.Args)
 		}
-		return sub(ticket.EIn, x.Args)
+		return sub(model.EIn, x.Args)
 	case sql.ExprBetween:
 		if x.Not {
-			return sub(ticket.ENotBetw, x.Args)
+			return sub(model.ENotBetw, x.Args)
 		}
-		return sub(ticket.EBetween, x.Args)
+		return sub(model.EBetween, x.Args)
 	case sql.ExprLike:
-		op := ticket.ELike
+		op := model.ELike
 		if x.Not {
-			op = ticket.ENotLike
+			op = model.ENotLike
 		}
 		out, err := sub(op, x.Args)
 		out.Escape = x.Op
@@ -113,34 +113,34 @@ func rowExpr(x *sql.Expr, args []any) (ticket.RowExpr, error) {
 	case sql.ExprLogic:
 		return sub(logicExprOp(x.Name), x.Args)
 	case sql.ExprNot:
-		return sub(ticket.ENot, x.Args)
+		return sub(model.ENot, x.Args)
 	case sql.ExprArith:
 		return sub(arithExprOp(x.Op), x.Args)
 	case sql.ExprInterval:
-		out, err := sub(ticket.EInterval, x.Args)
+		out, err := sub(model.EInterval, x.Args)
 		if err != nil {
 			return out, err
 		}
 		out.Unit = x.Name
 		if x.Op == '-' {
-			out.Args[1] = ticket.RowExpr{Op: ticket.ENeg, Args: []ticket.RowExpr{out.Args[1]}}
+			out.Args[1] = model.RowExpr{Op: model.ENeg, Args: []model.RowExpr{out.Args[1]}}
 		}
 		return out, nil
 	case sql.ExprLastInsertID:
 		if len(x.Args) == 0 {
 			// A marker the session replaces with its value (bindLastID).
-			return ticket.RowExpr{Op: ticket.ELastID}, nil
+			return model.RowExpr{Op: model.ELastID}, nil
 		}
 		if len(x.Args) != 1 {
-			return ticket.RowExpr{}, unsupported("LAST_INSERT_ID() in a row-table statement")
+			return model.RowExpr{}, unsupported("LAST_INSERT_ID() in a row-table statement")
 		}
-		return sub(ticket.ELastID, x.Args)
+		return sub(model.ELastID, x.Args)
 	}
-	return ticket.RowExpr{}, unsupported(x.Describe() + " on a row table")
+	return model.RowExpr{}, unsupported(x.Describe() + " on a row table")
 }
 
 // filterExpr binds a WHERE; nil for none.
-func filterExpr(f *sql.Expr, args []any) (*ticket.RowExpr, error) {
+func filterExpr(f *sql.Expr, args []any) (*model.RowExpr, error) {
 	if f == nil {
 		return nil, nil
 	}
@@ -148,13 +148,13 @@ func filterExpr(f *sql.Expr, args []any) (*ticket.RowExpr, error) {
 	return &x, err
 }
 
-func rowOrders(by []sql.Order) []ticket.RowOrder {
+func rowOrders(by []sql.Order) []model.RowOrder {
 	if by == nil {
 		return nil
 	}
-	out := make([]ticket.RowOrder, len(by))
+	out := make([]model.RowOrder, len(by))
 	for i, o := range by {
-		out[i] = ticket.RowOrder{Col: o.Column, Desc: o.Desc}
+		out[i] = model.RowOrder{Col: o.Column, Desc: o.Desc}
 	}
 	return out
 }
@@ -196,15 +196,15 @@ func hasKind(x *sql.Expr, k sql.ExprKind) bool {
 // MariaDB reads it). A statement that also sets it with
 // LAST_INSERT_ID(expr) is refused: MariaDB's LAST_INSERT_ID() then reads
 // the value the rows before set, row by row.
-func bindLastID(id uint64, xs ...*ticket.RowExpr) error {
+func bindLastID(id uint64, xs ...*model.RowExpr) error {
 	var marker, setter bool
-	var walk func(x *ticket.RowExpr)
-	walk = func(x *ticket.RowExpr) {
-		if x.Op == ticket.ELastID {
+	var walk func(x *model.RowExpr)
+	walk = func(x *model.RowExpr) {
+		if x.Op == model.ELastID {
 			if len(x.Args) == 0 {
 				marker = true
-				v := ticket.Value{Kind: ticket.ValUint, Uint: id}
-				*x = ticket.RowExpr{Op: ticket.EVal, Val: &v}
+				v := model.Value{Kind: model.ValUint, Uint: id}
+				*x = model.RowExpr{Op: model.EVal, Val: &v}
 				return
 			}
 			setter = true
@@ -226,11 +226,11 @@ func bindLastID(id uint64, xs ...*ticket.RowExpr) error {
 
 // doubleExpr reports arithmetic with a DOUBLE parameter, whose result
 // MariaDB types DOUBLE (the row engine computes it in double precision).
-func doubleExpr(x *ticket.RowExpr) bool {
+func doubleExpr(x *model.RowExpr) bool {
 	switch x.Op {
-	case ticket.EVal:
-		return x.Val != nil && x.Val.Kind == ticket.ValDouble
-	case ticket.EAdd, ticket.ESub, ticket.EMul, ticket.ENeg:
+	case model.EVal:
+		return x.Val != nil && x.Val.Kind == model.ValDouble
+	case model.EAdd, model.ESub, model.EMul, model.ENeg:
 		for i := range x.Args {
 			if doubleExpr(&x.Args[i]) {
 				return true

@@ -7,9 +7,10 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
-// Row tables (ticket/rows.go) at the protocol: their result columns, the
+// Row tables (ticket/rowengine/rows.go) at the protocol: their result columns, the
 // UPDATE and DELETE commands in row form, and a transaction's own writes.
 //
 // Writes apply at the statement, as with MyISAM: COMMIT has nothing to
@@ -29,7 +30,7 @@ func (s *session) inTxn() bool {
 
 // remember keeps the rows a write left, for the rest of the transaction
 // (ticket.Session.Remember).
-func (s *session) remember(db, table string, images [][]ticket.Datum) {
+func (s *session) remember(db, table string, images [][]model.Datum) {
 	if s.inTxn() {
 		s.ts.Remember(db, table, images)
 	}
@@ -41,7 +42,7 @@ func (s *session) endTxn() { s.ts.EndTxn() }
 // rowsSource is a row table as a FROM source: its columns and the bound
 // WHERE. selectRowTable reads its rows through the row engine
 // (ticket.Session.Select), with the session's own writes over them.
-func (s *session) rowsSource(tb *ticket.Table, filter *ticket.RowExpr) *source {
+func (s *session) rowsSource(tb *model.Table, filter *model.RowExpr) *source {
 	return &source{rowTable: tb, pred: filter, rowset: rowset{cols: s.rowCols.of(tb)}}
 }
 
@@ -51,13 +52,13 @@ func (s *session) rowsSource(tb *ticket.Table, filter *ticket.RowExpr) *source {
 // the same table has the same columns. The columns are shared: callers
 // copy before changing one.
 type rowColsMemo struct {
-	rd       *ticket.RowsDef
+	rd       *model.RowsDef
 	db, name string
 	cols     []column
 }
 
 // of is tb's result columns, named as in tb.
-func (m *rowColsMemo) of(tb *ticket.Table) []column {
+func (m *rowColsMemo) of(tb *model.Table) []column {
 	if m.rd == tb.Def.Rows && m.db == tb.Def.DB && m.name == tb.Def.Name {
 		return m.cols
 	}
@@ -70,7 +71,7 @@ func (m *rowColsMemo) of(tb *ticket.Table) []column {
 }
 
 // tableRowCount is how many rows a table holds.
-func tableRowCount(st ticket.Store, t *ticket.Table) (uint64, error) {
+func tableRowCount(st ticket.Store, t *model.Table) (uint64, error) {
 	if t.Def.Rows == nil {
 		return uint64(len(t.Rows)), nil
 	}
@@ -82,7 +83,7 @@ func tableRowCount(st ticket.Store, t *ticket.Table) (uint64, error) {
 }
 
 // rowsColumns are a row table's result columns.
-func rowsColumns(d *ticket.TableDef) []column {
+func rowsColumns(d *model.TableDef) []column {
 	cols := make([]column, len(d.Rows.Cols))
 	for i, c := range d.Rows.Cols {
 		cols[i] = rowColumn(d, &c)
@@ -95,53 +96,53 @@ func rowsColumns(d *ticket.TableDef) []column {
 // value's size and signedness from them (a BIGINT UNSIGNED above 2^63
 // read as signed is negative). A string of a _bin collation has
 // BINARY_FLAG, as MariaDB sends it.
-func rowColumn(d *ticket.TableDef, c *ticket.RowCol) column {
+func rowColumn(d *model.TableDef, c *model.RowCol) column {
 	col := column{name: c.Name, typ: colType(c.Kind)}
 	switch c.Kind {
-	case ticket.ColInt:
+	case model.ColInt:
 		col.typ = intColType[c.Int.Kind]
 		if c.Int.Unsigned {
 			col.flag = mysql.UNSIGNED_FLAG
 		}
-	case ticket.ColString:
+	case model.ColString:
 		if strings.HasPrefix(c.Type, "char") {
 			col.typ = mysql.MYSQL_TYPE_STRING
 		}
 		if d.ColCollation(c).Bin() {
 			col.flag = mysql.BINARY_FLAG
 		}
-	case ticket.ColTimestamp:
+	case model.ColTimestamp:
 		col.flag = mysql.UNSIGNED_FLAG | mysql.BINARY_FLAG // as MariaDB flags TIMESTAMP
 	}
 	return col
 }
 
 // intColType is the protocol type of each integer column type.
-var intColType = map[ticket.IntKind]uint8{
-	ticket.TinyInt: mysql.MYSQL_TYPE_TINY, ticket.SmallInt: mysql.MYSQL_TYPE_SHORT,
-	ticket.MediumInt: mysql.MYSQL_TYPE_INT24, ticket.Int: mysql.MYSQL_TYPE_LONG, ticket.BigInt: mysql.MYSQL_TYPE_LONGLONG,
+var intColType = map[model.IntKind]uint8{
+	model.TinyInt: mysql.MYSQL_TYPE_TINY, model.SmallInt: mysql.MYSQL_TYPE_SHORT,
+	model.MediumInt: mysql.MYSQL_TYPE_INT24, model.Int: mysql.MYSQL_TYPE_LONG, model.BigInt: mysql.MYSQL_TYPE_LONGLONG,
 }
 
-func colType(k ticket.ColKind) uint8 {
+func colType(k model.ColKind) uint8 {
 	switch k {
-	case ticket.ColInt:
+	case model.ColInt:
 		return mysql.MYSQL_TYPE_LONGLONG
-	case ticket.ColDate:
+	case model.ColDate:
 		return mysql.MYSQL_TYPE_DATE
-	case ticket.ColDateTime:
+	case model.ColDateTime:
 		return mysql.MYSQL_TYPE_DATETIME
-	case ticket.ColTimestamp:
+	case model.ColTimestamp:
 		return mysql.MYSQL_TYPE_TIMESTAMP
 	}
 	return mysql.MYSQL_TYPE_VAR_STRING
 }
 
 // datumValue is a stored value as the result set code takes it.
-func datumValue(c *ticket.RowCol, d ticket.Datum) any {
+func datumValue(c *model.RowCol, d model.Datum) any {
 	if d.Null {
 		return nil
 	}
-	if c.Kind == ticket.ColInt {
+	if c.Kind == model.ColInt {
 		if n, err := strconv.ParseInt(d.S, 10, 64); err == nil {
 			return n
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/ticketd/ticketd/sql"
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // evalCtx is what an expression can see: the session, the current row of a
@@ -43,19 +44,19 @@ func (e *evalCtx) eval(x *sql.Expr) (any, error) {
 			return nil, err
 		}
 		switch v.Kind {
-		case ticket.ValNull:
+		case model.ValNull:
 			return nil, nil
-		case ticket.ValInt:
+		case model.ValInt:
 			return v.Int, nil
-		case ticket.ValUint:
+		case model.ValUint:
 			return v.Uint, nil
-		case ticket.ValDecimal, ticket.ValDouble:
+		case model.ValDecimal, model.ValDouble:
 			f, err := strconv.ParseFloat(v.Str, 64)
 			if err != nil {
 				return v.Str, nil
 			}
 			return f, nil
-		case ticket.ValDefault:
+		case model.ValDefault:
 			return nil, unsupported("DEFAULT here")
 		default:
 			return v.Str, nil
@@ -464,8 +465,8 @@ type source struct {
 	where string // name used in "Unknown column ... in 'where clause'"
 	// rowTable is set for a row table, whose rows the row engine selects
 	// with pred, the bound WHERE (selectRowTable).
-	rowTable *ticket.Table
-	pred     *ticket.RowExpr
+	rowTable *model.Table
+	pred     *model.RowExpr
 	// catalog: an information_schema view, which catalogFilter filters.
 	catalog bool
 	// counted: the rows were replaced by their COUNT()s (count).
@@ -571,13 +572,13 @@ func sameText(c column, got, want string) bool {
 	return ticket.SameStub(got, want)
 }
 
-func tvAny(v ticket.Value) any {
+func tvAny(v model.Value) any {
 	switch v.Kind {
-	case ticket.ValInt:
+	case model.ValInt:
 		return v.Int
-	case ticket.ValUint:
+	case model.ValUint:
 		return v.Uint
-	case ticket.ValString, ticket.ValDecimal, ticket.ValDouble, ticket.ValTemporal:
+	case model.ValString, model.ValDecimal, model.ValDouble, model.ValTemporal:
 		return v.Str
 	}
 	return nil
@@ -677,7 +678,7 @@ func (s *session) source(t *sql.TableName, p *sql.Select, args []any) (*source, 
 }
 
 // tableColumns lists a ticket table's columns in declaration order.
-func tableColumns(d *ticket.TableDef) []column {
+func tableColumns(d *model.TableDef) []column {
 	if d.Seq != nil {
 		return sequenceColumns()
 	}
@@ -708,7 +709,7 @@ func tableColumns(d *ticket.TableDef) []column {
 
 // autoIncValue is the AUTO_INCREMENT a table shows: NULL without an
 // AUTO_INCREMENT column.
-func autoIncValue(t *ticket.Table) any {
+func autoIncValue(t *model.Table) any {
 	if !t.Def.AutoInc {
 		return nil
 	}

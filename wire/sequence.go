@@ -10,6 +10,7 @@ import (
 	"github.com/ticketd/ticketd/sql"
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // sequence evaluates NEXTVAL, LASTVAL and SETVAL. NEXTVAL commits (or is
@@ -34,7 +35,7 @@ func (e *evalCtx) sequenceValue(x *sql.Expr) (any, error) {
 	name := x.Seq.Name
 	switch x.Name {
 	case "NEXTVAL":
-		r, err := s.exec(&ticket.Command{Op: ticket.OpSeqNext, DB: db, Table: name, Seq: &ticket.SeqCommand{Count: 1}})
+		r, err := s.exec(&model.Command{Op: model.OpSeqNext, DB: db, Table: name, Seq: &model.SeqCommand{Count: 1}})
 		if err != nil {
 			return nil, err
 		}
@@ -61,7 +62,7 @@ func (e *evalCtx) sequenceValue(x *sql.Expr) (any, error) {
 		if !ok {
 			return nil, unsupported("SETVAL of this value")
 		}
-		r, err := s.exec(&ticket.Command{Op: ticket.OpSetVal, DB: db, Table: name, Seq: &ticket.SeqCommand{Value: n}})
+		r, err := s.exec(&model.Command{Op: model.OpSetVal, DB: db, Table: name, Seq: &model.SeqCommand{Value: n}})
 		if err != nil {
 			return nil, err
 		}
@@ -83,7 +84,7 @@ func (e *evalCtx) sequenceValue(x *sql.Expr) (any, error) {
 // write. Only a name not found (yet) waits, so that CREATE SEQUENCE then
 // NEXTVAL on a follower still finds it.
 func (s *session) checkSequence(db, name string) error {
-	var t *ticket.Table
+	var t *model.Table
 	get := func(st ticket.Store) (err error) {
 		t, err = st.Table(db, name)
 		return err
@@ -127,10 +128,10 @@ func setvalTarget(p *sql.Select) *sql.TableName {
 	return nil
 }
 
-func seqOptions(opts []sql.SeqOption) []ticket.SeqOption {
-	out := make([]ticket.SeqOption, len(opts))
+func seqOptions(opts []sql.SeqOption) []model.SeqOption {
+	out := make([]model.SeqOption, len(opts))
 	for i, o := range opts {
-		out[i] = ticket.SeqOption{Kind: ticket.SeqOptionKind(o.Kind), Value: o.Value}
+		out[i] = model.SeqOption{Kind: model.SeqOptionKind(o.Kind), Value: o.Value}
 	}
 	return out
 }
@@ -148,17 +149,17 @@ func (s *session) sequenceDDL(p sql.Plan) (*mysql.Result, error) {
 		}
 		s.warnings = append(s.warnings, warns...)
 		def.Comment = p.Comment
-		r, err := s.exec(&ticket.Command{Op: ticket.OpCreateSeq, DB: db, Table: def.Name, Def: def, IfExists: p.IfNotExists})
+		r, err := s.exec(&model.Command{Op: model.OpCreateSeq, DB: db, Table: def.Name, Def: def, IfExists: p.IfNotExists})
 		return s.ok(r), err
 	case *sql.AlterSequence:
 		db, err := s.dbFor(p.Table)
 		if err != nil {
 			return nil, err
 		}
-		r, err := s.exec(&ticket.Command{Op: ticket.OpAlterSeq, DB: db, Table: p.Table.Name,
-			Seq: &ticket.SeqCommand{Options: seqOptions(p.Options)}})
+		r, err := s.exec(&model.Command{Op: model.OpAlterSeq, DB: db, Table: p.Table.Name,
+			Seq: &model.SeqCommand{Options: seqOptions(p.Options)}})
 		if p.IfExists && r.Err != nil && r.Err.Code == mysqlerr.CodeUnknownSequence {
-			s.warnings = append(s.warnings, ticket.Warning{Level: "Note", Code: r.Err.Code,
+			s.warnings = append(s.warnings, model.Warning{Level: "Note", Code: r.Err.Code,
 				Message: mysqlerr.UnknownSequence(db + "." + p.Table.Name).Message})
 			return okResult(0, 0), nil
 		}
@@ -170,7 +171,7 @@ func (s *session) sequenceDDL(p sql.Plan) (*mysql.Result, error) {
 			if err != nil {
 				return nil, err
 			}
-			r, err := s.exec(&ticket.Command{Op: ticket.OpDropSeq, DB: db, Table: t.Name, IfExists: p.IfExists})
+			r, err := s.exec(&model.Command{Op: model.OpDropSeq, DB: db, Table: t.Name, IfExists: p.IfExists})
 			s.warnings = append(s.warnings, r.Warnings...)
 			if r.Err != nil && r.Err.Code == mysqlerr.CodeUnknownSequence {
 				unknown = append(unknown, db+"."+t.Name)
@@ -197,21 +198,21 @@ func (s *session) showCreateSequence(p *sql.Show, rs *rowset) error {
 		return mysqlerr.NotSequence(t.Def.DB, t.Def.Name, false)
 	}
 	rs.cols = strCols("Table", "Create Table")
-	rs.add(t.Def.Name, t.Def.CreateSequenceStatement())
+	rs.add(t.Def.Name, ticket.CreateSequenceStatement(&t.Def))
 	return nil
 }
 
 // createStatement is SHOW CREATE TABLE's text: MariaDB shows a sequence
 // as the table that holds its row.
-func createStatement(t *ticket.Table) string {
+func createStatement(t *model.Table) string {
 	if t.Def.Seq != nil {
-		return t.Def.CreateSequenceTableStatement()
+		return ticket.CreateSequenceTableStatement(&t.Def)
 	}
-	return t.CreateStatement()
+	return ticket.CreateStatement(t)
 }
 
 // tableType is SHOW FULL TABLES' Table_type and information_schema's TABLE_TYPE.
-func tableType(t *ticket.Table) string {
+func tableType(t *model.Table) string {
 	if t.Def.Seq != nil {
 		return "SEQUENCE"
 	}
@@ -227,7 +228,7 @@ func sequenceColumns() []column {
 }
 
 // sequenceSource is SELECT ... FROM a sequence: its one row.
-func sequenceSource(t *ticket.Table) *source {
+func sequenceSource(t *model.Table) *source {
 	src := &source{}
 	src.cols = sequenceColumns()
 	for i := range src.cols {

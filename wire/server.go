@@ -18,6 +18,7 @@ import (
 	"github.com/ticketd/ticketd/sql"
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 	"github.com/ticketd/ticketd/wire/mysqlconn"
 )
 
@@ -26,11 +27,11 @@ type Service interface {
 	// ExecFor commits one command of a session (whose retry of a lost
 	// compare-and-set the leader favours); statement errors are in
 	// Result.Err.
-	ExecFor(ctx context.Context, who *ticket.Session, c *ticket.Command) (ticket.Result, error)
+	ExecFor(ctx context.Context, who *ticket.Session, c *model.Command) (model.Result, error)
 	// TryExec answers a command at once when it needs no wait (a
 	// node-scoped table's block holds its ids), or reports !ok, and the
 	// session calls ExecFor with a statement deadline.
-	TryExec(c *ticket.Command) (ticket.Result, bool)
+	TryExec(c *model.Command) (model.Result, bool)
 	// View reads the local replica's state.
 	View(fn func(ticket.Store) error) error
 	// Global returns a replicated global variable or def.
@@ -50,7 +51,7 @@ type Gate interface {
 	// WaitServing waits until they may, or ctx ends.
 	WaitServing(ctx context.Context) error
 	// Applied reports, without blocking, whether the local state holds
-	// the write at a log index (ticket.Result.Index); WaitApplied waits
+	// the write at a log index (model.Result.Index); WaitApplied waits
 	// for it. A session's reads wait for its own writes.
 	Applied(index uint64) bool
 	WaitApplied(ctx context.Context, index uint64) error

@@ -15,6 +15,7 @@ import (
 	"github.com/ticketd/ticketd/sql"
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 	"github.com/ticketd/ticketd/wire/mysqlconn"
 )
 
@@ -46,7 +47,7 @@ type session struct {
 	db       string
 	setVars  map[string]any // session values set by the client
 	userVars map[string]any
-	warnings []ticket.Warning
+	warnings []model.Warning
 	rowCount int64
 	found    int64
 	txnWrote bool
@@ -567,8 +568,8 @@ func (s *session) statistics() error {
 }
 
 // table reads a table's state from the local replica.
-func (s *session) table(db, name string) (*ticket.Table, error) {
-	var t *ticket.Table
+func (s *session) table(db, name string) (*model.Table, error) {
+	var t *model.Table
 	err := s.view(func(st ticket.Store) (err error) {
 		t, err = st.Table(db, name)
 		return err
@@ -593,7 +594,7 @@ var seqEngineTable = regexp.MustCompile(`(?i)^seq_[0-9]+_to_[0-9]+(_step_[0-9]+)
 
 // exec commits a command, bounded by the statement timeout, and applies
 // its effect on the session.
-func (s *session) exec(c *ticket.Command) (ticket.Result, error) {
+func (s *session) exec(c *model.Command) (model.Result, error) {
 	r, ok := s.srv.svc.TryExec(c)
 	if !ok {
 		ctx := s.stmt.begin()

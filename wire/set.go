@@ -9,6 +9,7 @@ import (
 	"github.com/ticketd/ticketd/sql"
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // set runs SET. Assignments are checked first and applied after, so a bad
@@ -124,6 +125,9 @@ func (s *session) setOne(e *evalCtx, v *sql.SetVar) (func() error, error) {
 			val = n
 		}
 	}
+	if name == "character_set_connection" || name == "collation_connection" {
+		return s.setConnection(name, val)
+	}
 	if name == "names" {
 		cs, _ := textValue(val)
 		return func() error {
@@ -186,7 +190,7 @@ func (s *session) setAutoInc(e *evalCtx, v *sql.SetVar, name string, isDefault b
 			s.warnings = append(s.warnings, *w)
 		}
 		if v.Scope == sql.ScopeGlobal {
-			_, err := s.exec(&ticket.Command{Op: ticket.OpSetGlobal, Name: name, Value: clamped})
+			_, err := s.exec(&model.Command{Op: model.OpSetGlobal, Name: name, Value: clamped})
 			return err
 		}
 		if name == ticket.VarIncrement {
@@ -196,4 +200,61 @@ func (s *session) setAutoInc(e *evalCtx, v *sql.SetVar, name string, isDefault b
 		}
 		return nil
 	}, nil
+}
+
+// setConnection sets character_set_connection or collation_connection,
+// and with it the other, as MariaDB does: a character set brings its
+// default collation (so SET NAMES without COLLATE, which sets the
+// character set, resets the collation), a collation its character set.
+// Names are lowercased and utf8 is utf8mb3, as MariaDB 10.11 reports them;
+// an unknown one is MariaDB's error 1115 or 1273. A collation of a known
+// character set is taken as before, whether or not ticketd compares by it
+// (statements that would are refused there).
+func (s *session) setConnection(name string, val any) (func() error, error) {
+	text, _ := textValue(val)
+	text = strings.ToLower(text)
+	var cs, coll string
+	if name == "character_set_connection" {
+		if text == "utf8" {
+			text = "utf8mb3"
+		}
+		def, ok := defaultCollations[text]
+		if !ok {
+			return nil, mysqlerr.New(mysql.ER_UNKNOWN_CHARACTER_SET, "Unknown character set: '%s'", text)
+		}
+		cs, coll = text, def
+	} else {
+		if rest, ok := strings.CutPrefix(text, "utf8_"); ok {
+			text = "utf8mb3_" + rest
+		}
+		cs, _, _ = strings.Cut(text, "_")
+		if _, ok := defaultCollations[cs]; !ok {
+			return nil, mysqlerr.New(mysql.ER_UNKNOWN_COLLATION, "Unknown collation: '%s'", text)
+		}
+		coll = text
+	}
+	return func() error {
+		s.setVars["character_set_connection"] = cs
+		s.setVars["collation_connection"] = coll
+		return nil
+	}, nil
+}
+
+// defaultCollations is MariaDB 10.11's default collation of each character
+// set it has (SHOW CHARACTER SET; TestDifferentialNames compares them).
+var defaultCollations = map[string]string{
+	"armscii8": "armscii8_general_ci", "ascii": "ascii_general_ci", "big5": "big5_chinese_ci",
+	"binary": "binary", "cp1250": "cp1250_general_ci", "cp1251": "cp1251_general_ci",
+	"cp1256": "cp1256_general_ci", "cp1257": "cp1257_general_ci", "cp850": "cp850_general_ci",
+	"cp852": "cp852_general_ci", "cp866": "cp866_general_ci", "cp932": "cp932_japanese_ci",
+	"dec8": "dec8_swedish_ci", "eucjpms": "eucjpms_japanese_ci", "euckr": "euckr_korean_ci",
+	"gb2312": "gb2312_chinese_ci", "gbk": "gbk_chinese_ci", "geostd8": "geostd8_general_ci",
+	"greek": "greek_general_ci", "hebrew": "hebrew_general_ci", "hp8": "hp8_english_ci",
+	"keybcs2": "keybcs2_general_ci", "koi8r": "koi8r_general_ci", "koi8u": "koi8u_general_ci",
+	"latin1": "latin1_swedish_ci", "latin2": "latin2_general_ci", "latin5": "latin5_turkish_ci",
+	"latin7": "latin7_general_ci", "macce": "macce_general_ci", "macroman": "macroman_general_ci",
+	"sjis": "sjis_japanese_ci", "swe7": "swe7_swedish_ci", "tis620": "tis620_thai_ci",
+	"ucs2": "ucs2_general_ci", "ujis": "ujis_japanese_ci", "utf16": "utf16_general_ci",
+	"utf16le": "utf16le_general_ci", "utf32": "utf32_general_ci", "utf8mb3": "utf8mb3_general_ci",
+	"utf8mb4": "utf8mb4_general_ci",
 }

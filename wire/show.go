@@ -9,6 +9,7 @@ import (
 	"github.com/ticketd/ticketd/sql"
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 func (s *session) show(p *sql.Show, bin bool) (*mysql.Result, error) {
@@ -42,7 +43,7 @@ func (s *session) show(p *sql.Show, bin bool) (*mysql.Result, error) {
 	case sql.ShowTableStatus:
 		err = s.showTableStatus(p, &rs)
 	case sql.ShowCreateTable:
-		var t *ticket.Table
+		var t *model.Table
 		if t, err = s.showTable(p.Table); err == nil {
 			rs.cols = strCols("Table", "Create Table")
 			rs.add(t.Def.Name, createStatement(t))
@@ -149,7 +150,7 @@ func (s *session) showDB(db string) (string, error) {
 	return s.db, nil
 }
 
-func (s *session) showTable(t sql.TableName) (*ticket.Table, error) {
+func (s *session) showTable(t sql.TableName) (*model.Table, error) {
 	db, err := s.dbFor(t)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 func setupFlickr(t *testing.T, params string) (dsn string) {
@@ -221,7 +222,7 @@ type countingRepl struct {
 	proposals atomic.Int64
 }
 
-func (c *countingRepl) Propose(ctx context.Context, cmds []ticket.Command) ([]ticket.Result, error) {
+func (c *countingRepl) Propose(ctx context.Context, cmds []model.Command) ([]model.Result, error) {
 	c.proposals.Add(1)
 	return c.memRepl.Propose(ctx, cmds)
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/ticketd/ticketd/sql"
 	"github.com/ticketd/ticketd/sql/mysqlerr"
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // valueLists applies MariaDB's rules for the widths of an INSERT's VALUES
@@ -21,7 +21,7 @@ import (
 //     each list becomes DEFAULT for each of the table's columns.
 //
 // vals are the command's lists, changed in place.
-func (s *session) valueLists(db string, p *sql.Insert, vals [][]ticket.Value) error {
+func (s *session) valueLists(db string, p *sql.Insert, vals [][]model.Value) error {
 	if len(vals) == 0 {
 		return nil
 	}
@@ -54,16 +54,16 @@ func (s *session) valueLists(db string, p *sql.Insert, vals [][]ticket.Value) er
 		return nil // the row engine takes VALUES (); a column list is 1136
 	}
 	for i := range vals {
-		vals[i] = make([]ticket.Value, tableWidth(t))
+		vals[i] = make([]model.Value, tableWidth(t))
 		for j := range vals[i] {
-			vals[i][j] = ticket.Value{Kind: ticket.ValDefault}
+			vals[i][j] = model.Value{Kind: model.ValDefault}
 		}
 	}
 	return nil
 }
 
 // tableWidth is how many columns t has.
-func tableWidth(t *ticket.Table) int {
+func tableWidth(t *model.Table) int {
 	if rd := t.Def.Rows; rd != nil {
 		return len(rd.Cols)
 	}
@@ -75,7 +75,7 @@ func tableWidth(t *ticket.Table) int {
 
 // knownColumns reports whether every name in cols is one of t's
 // columns, none twice.
-func knownColumns(t *ticket.Table, cols []string) bool {
+func knownColumns(t *model.Table, cols []string) bool {
 	var names []string
 	if rd := t.Def.Rows; rd != nil {
 		for i := range rd.Cols {

@@ -14,6 +14,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/alloc"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // memRepl applies batches to a MemStore under a lock: the replication
@@ -23,10 +25,10 @@ type memRepl struct {
 	st *ticket.MemStore
 }
 
-func (m *memRepl) Propose(_ context.Context, cmds []ticket.Command) ([]ticket.Result, error) {
+func (m *memRepl) Propose(_ context.Context, cmds []model.Command) ([]model.Result, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]ticket.Result, len(cmds))
+	out := make([]model.Result, len(cmds))
 	for i := range cmds {
 		r, err := ticket.Apply(m.st, &cmds[i])
 		if err != nil {
@@ -80,7 +82,7 @@ type replica interface {
 func serveRepl(t testing.TB, cfg Config, ln net.Listener, repl replica) (string, *Server) {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := ticket.NewService(repl, repl, ticket.Config{}, log)
+	svc := alloc.NewService(repl, repl, alloc.Config{}, log)
 	if cfg.Logger == nil {
 		cfg.Logger = log
 	}

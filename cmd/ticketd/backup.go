@@ -19,6 +19,7 @@ import (
 	"github.com/ticketd/ticketd/raftstore"
 	"github.com/ticketd/ticketd/raftstore/logformat"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // Online backup and restore (OPERATIONS.md "Backup and restore"):
@@ -26,10 +27,10 @@ import (
 //	GET  /backup[?stale=1]                          a backup file (raftstore's format)
 //	POST /restore?advance=N&floor=N[&force=1]        body: a backup file
 //
-// A restore is one Raft command (ticket.OpRestore) carrying the whole
+// A restore is one Raft command (model.OpRestore) carrying the whole
 // state less row tables' rows, so every replica switches at the same log
 // index, and snapshots and restarts keep it; then each row table's rows
-// follow in commands of about restoreChunk bytes (ticket.OpRestoreRows),
+// follow in commands of about restoreChunk bytes (model.OpRestoreRows),
 // read from the staged backup as they are sent, so that neither memory
 // nor a Raft entry holds a whole large table. A restore interrupted
 // between the two (the node stopped, the leader lost) leaves the tables
@@ -61,7 +62,7 @@ type backupSource interface {
 
 // restoreTarget commits the restore command and reads the current state.
 type restoreTarget interface {
-	Exec(ctx context.Context, c *ticket.Command) (ticket.Result, error)
+	Exec(ctx context.Context, c *model.Command) (model.Result, error)
 	View(fn func(ticket.Store) error) error
 }
 
@@ -120,13 +121,13 @@ func lostLeader(err error) bool {
 
 // restoreAnswer is POST /restore's JSON answer.
 type restoreAnswer struct {
-	BackupNode    string        `json:"backup_node"`
-	BackupApplied uint64        `json:"backup_applied_index"`
-	BackupCreated time.Time     `json:"backup_created"`
-	FileSize      int64         `json:"file_size"`
-	Databases     int           `json:"databases"`
-	Rows          int64         `json:"rows"`
-	Tables        []ticket.Move `json:"tables"`
+	BackupNode    string       `json:"backup_node"`
+	BackupApplied uint64       `json:"backup_applied_index"`
+	BackupCreated time.Time    `json:"backup_created"`
+	FileSize      int64        `json:"file_size"`
+	Databases     int          `json:"databases"`
+	Rows          int64        `json:"rows"`
+	Tables        []model.Move `json:"tables"`
 }
 
 func serveRestore(w http.ResponseWriter, r *http.Request, dst restoreTarget, stageDir string, log *slog.Logger) {
@@ -156,14 +157,14 @@ func serveRestore(w http.ResponseWriter, r *http.Request, dst restoreTarget, sta
 		return
 	}
 	who = append(who, "bytes", b.FileSize, "backup_node", b.Header.NodeID, "backup_applied_index", b.Header.AppliedIndex)
-	moves, err := b.Dump.Advance(advance, floor)
+	moves, err := ticket.AdvanceDump(&b.Dump, advance, floor)
 	if err != nil {
 		log.Warn("restore refused", append(who, "err", err)...)
 		http.Error(w, "restore refused, nothing changed: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	cmd := ticket.Command{Op: ticket.OpRestore, Dump: &b.Dump, Force: force}
-	if size := len(logformat.EncodeBatch(nil, []ticket.Command{cmd})); size > maxRestoreEntry {
+	cmd := model.Command{Op: model.OpRestore, Dump: &b.Dump, Force: force}
+	if size := len(logformat.EncodeBatch(nil, []model.Command{cmd})); size > maxRestoreEntry {
 		http.Error(w, fmt.Sprintf("restore refused: the state is %d bytes as a Raft entry, more than %d", size, maxRestoreEntry),
 			http.StatusRequestEntityTooLarge)
 		return
@@ -182,7 +183,7 @@ func serveRestore(w http.ResponseWriter, r *http.Request, dst restoreTarget, sta
 		return
 	}
 	log.Info("restore starting", append(who, "tables", len(b.Dump.Tables))...)
-	exec := func(c *ticket.Command) (ticket.Result, error) {
+	exec := func(c *model.Command) (model.Result, error) {
 		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 		defer cancel()
 		return dst.Exec(ctx, c)
@@ -205,8 +206,8 @@ func serveRestore(w http.ResponseWriter, r *http.Request, dst restoreTarget, sta
 			continue
 		}
 		done, logged := 0, time.Now()
-		err := b.ScanRows(t.Def.DB, t.Def.Name, restoreChunk, func(rows [][]ticket.Datum) error {
-			c := ticket.Command{Op: ticket.OpRestoreRows, DB: t.Def.DB, Table: t.Def.Name, RestoreRows: rows, Count: uint64(done)}
+		err := b.ScanRows(t.Def.DB, t.Def.Name, restoreChunk, func(rows [][]model.Datum) error {
+			c := model.Command{Op: model.OpRestoreRows, DB: t.Def.DB, Table: t.Def.Name, RestoreRows: rows, Count: uint64(done)}
 			res, err := exec(&c)
 			// A chunk whose outcome is unknown (a slow commit, a
 			// leader change) is sent again: it applies once (Count).
@@ -438,7 +439,7 @@ func restoreCmd(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return fmt.Errorf("restore refused, nothing sent: %w", err)
 	}
-	if _, err := b.Dump.Advance(*advance, *floor); err != nil {
+	if _, err := ticket.AdvanceDump(&b.Dump, *advance, *floor); err != nil {
 		return fmt.Errorf("restore refused, nothing sent: %w", err)
 	}
 	conn, err := af.dial(getenv, *to)

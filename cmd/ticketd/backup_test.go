@@ -17,13 +17,15 @@ import (
 
 	"github.com/ticketd/ticketd/raftstore"
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/alloc"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // testNode is a single in-process node with its Service, behind the
 // backup routes.
 type testNode struct {
 	node *raftstore.Node
-	svc  *ticket.Service
+	svc  *alloc.Service
 	srv  *httptest.Server
 	dir  string
 }
@@ -43,7 +45,7 @@ func startTestNode(t *testing.T) *testNode {
 	if err := node.WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
-	svc := ticket.NewService(node, node, ticket.Config{Leadership: node}, log)
+	svc := alloc.NewService(node, node, alloc.Config{Leadership: node}, log)
 	srv := httptest.NewServer(backupRoutes(http.NotFoundHandler(), node, svc, dir, log))
 	t.Cleanup(func() {
 		srv.Close()
@@ -53,12 +55,12 @@ func startTestNode(t *testing.T) *testNode {
 	return &testNode{node: node, svc: svc, srv: srv, dir: dir}
 }
 
-func (n *testNode) exec(t *testing.T, c ticket.Command) ticket.Result {
+func (n *testNode) exec(t *testing.T, c model.Command) model.Result {
 	t.Helper()
-	if c.Op == ticket.OpInsert {
+	if c.Op == model.OpInsert {
 		c.Increment, c.Offset, c.Replace = 1, 1, true
 		c.Columns = []string{"stub"}
-		c.Values = [][]ticket.Value{{{Kind: ticket.ValString, Str: "a"}}}
+		c.Values = [][]model.Value{{{Kind: model.ValString, Str: "a"}}}
 	}
 	r, err := n.svc.Exec(context.Background(), &c)
 	if err != nil {
@@ -72,12 +74,12 @@ func (n *testNode) exec(t *testing.T, c ticket.Command) ticket.Result {
 
 func (n *testNode) setup(t *testing.T, allocations int) {
 	t.Helper()
-	n.exec(t, ticket.Command{Op: ticket.OpCreateDB, DB: "flickr"})
-	n.exec(t, ticket.Command{Op: ticket.OpCreateTable, Def: &ticket.TableDef{DB: "flickr", Name: "Tickets64",
-		IDCol: "id", IDType: ticket.IntType{Kind: ticket.BigInt, Unsigned: true}, AutoInc: true, IDKey: "PRIMARY",
+	n.exec(t, model.Command{Op: model.OpCreateDB, DB: "flickr"})
+	n.exec(t, model.Command{Op: model.OpCreateTable, Def: &model.TableDef{DB: "flickr", Name: "Tickets64",
+		IDCol: "id", IDType: model.IntType{Kind: model.BigInt, Unsigned: true}, AutoInc: true, IDKey: "PRIMARY",
 		StubCol: "stub", StubType: "char(1)", StubLen: 1, StubKey: "stub"}})
 	for range allocations {
-		n.exec(t, ticket.Command{Op: ticket.OpInsert, DB: "flickr", Table: "Tickets64"})
+		n.exec(t, model.Command{Op: model.OpInsert, DB: "flickr", Table: "Tickets64"})
 	}
 }
 
@@ -183,7 +185,7 @@ func TestRestoreRefusals(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("restore: %d %s", status, msg)
 	}
-	if r := dst.exec(t, ticket.Command{Op: ticket.OpInsert, DB: "flickr", Table: "Tickets64"}); r.InsertID != 1004 {
+	if r := dst.exec(t, model.Command{Op: model.OpInsert, DB: "flickr", Table: "Tickets64"}); r.InsertID != 1004 {
 		t.Errorf("first id after restore %d, want 1004 (next id 4 + 1000)", r.InsertID)
 	}
 	before = dst.state(t)
@@ -201,14 +203,14 @@ func TestRestoreRefusals(t *testing.T) {
 func TestRestoreDropsReservedRanges(t *testing.T) {
 	n := startTestNode(t)
 	n.setup(t, 1)
-	n.exec(t, ticket.Command{Op: ticket.OpAlterTable, DB: "flickr", Table: "Tickets64", HasCache: true, Cache: 1000})
+	n.exec(t, model.Command{Op: model.OpAlterTable, DB: "flickr", Table: "Tickets64", HasCache: true, Cache: 1000})
 	// Served from a range reserved up to about 1000.
-	first := n.exec(t, ticket.Command{Op: ticket.OpInsert, DB: "flickr", Table: "Tickets64"}).InsertID
+	first := n.exec(t, model.Command{Op: model.OpInsert, DB: "flickr", Table: "Tickets64"}).InsertID
 	backup := n.backup(t) // counter past the whole range
 	if status, msg := n.restore(t, "advance=5000&force=1", backup); status != 200 {
 		t.Fatalf("restore: %d %s", status, msg)
 	}
-	next := n.exec(t, ticket.Command{Op: ticket.OpInsert, DB: "flickr", Table: "Tickets64"}).InsertID
+	next := n.exec(t, model.Command{Op: model.OpInsert, DB: "flickr", Table: "Tickets64"}).InsertID
 	if next < first+5000 {
 		t.Errorf("after restore with advance 5000: id %d, first before %d (the old range was reused)", next, first)
 	}

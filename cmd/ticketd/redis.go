@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ticketd/ticketd/raftstore"
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/alloc"
 	"github.com/ticketd/ticketd/wire"
 	"github.com/ticketd/ticketd/wire/resp"
 )
@@ -28,7 +28,7 @@ func listenRedis(addr string) (net.Listener, error) {
 // newRedisServer is the Redis front door over the node's Service: the
 // same accounts as MySQL (nil: a fresh MySQL's), the same statement
 // timeout, the node as its gate and clock.
-func newRedisServer(svc *ticket.Service, node *raftstore.Node, users *wire.Users, timeout time.Duration, obs resp.Observer, log *slog.Logger) *resp.Server {
+func newRedisServer(svc *alloc.Service, node *raftstore.Node, users *wire.Users, timeout time.Duration, obs resp.Observer, log *slog.Logger) *resp.Server {
 	cfg := resp.Config{
 		Service:  svc,
 		Gate:     node,

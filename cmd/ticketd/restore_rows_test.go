@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // TestRestoreRowTableInChunks: a row table larger than one restore row
@@ -20,22 +22,22 @@ import (
 // on generating ids above the backup's.
 func TestRestoreRowTableInChunks(t *testing.T) {
 	src := startTestNode(t)
-	src.exec(t, ticket.Command{Op: ticket.OpCreateDB, DB: "ids"})
-	def, err := ticket.NewTableDef(&ticket.TableSpec{DB: "ids", Name: "WORKER_NODE", Columns: []ticket.ColumnSpec{
+	src.exec(t, model.Command{Op: model.OpCreateDB, DB: "ids"})
+	def, err := ticket.NewTableDef(&model.TableSpec{DB: "ids", Name: "WORKER_NODE", Columns: []model.ColumnSpec{
 		{Name: "ID", Type: "bigint", NotNull: true, AutoInc: true},
 		{Name: "HOST_NAME", Type: "varchar", Width: 64, NotNull: true},
 		{Name: "PORT", Type: "varchar", Width: 64, NotNull: true}},
-		Keys: []ticket.KeySpec{{Primary: true, Columns: []string{"ID"}}}})
+		Keys: []model.KeySpec{{Primary: true, Columns: []string{"ID"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	src.exec(t, ticket.Command{Op: ticket.OpCreateTable, Def: def})
+	src.exec(t, model.Command{Op: model.OpCreateTable, Def: def})
 	const rows = 30000 // about 2.5 MB stored: three row commands
 	for done := 0; done < rows; done += 1000 {
-		c := ticket.Command{Op: ticket.OpInsert, DB: "ids", Table: "WORKER_NODE", Columns: []string{"HOST_NAME", "PORT"}, Increment: 1, Offset: 1}
+		c := model.Command{Op: model.OpInsert, DB: "ids", Table: "WORKER_NODE", Columns: []string{"HOST_NAME", "PORT"}, Increment: 1, Offset: 1}
 		for i := range 1000 {
-			c.Values = append(c.Values, []ticket.Value{{Kind: ticket.ValString, Str: fmt.Sprintf("host-%06d.example.com", done+i)},
-				{Kind: ticket.ValString, Str: strings.Repeat("p", 40)}})
+			c.Values = append(c.Values, []model.Value{{Kind: model.ValString, Str: fmt.Sprintf("host-%06d.example.com", done+i)},
+				{Kind: model.ValString, Str: strings.Repeat("p", 40)}})
 		}
 		r, err := src.svc.Exec(context.Background(), &c)
 		if err != nil || r.Err != nil {
@@ -61,7 +63,7 @@ func TestRestoreRowTableInChunks(t *testing.T) {
 		if err != nil || tr == nil {
 			return fmt.Errorf("rows: %v", err)
 		}
-		return tr.Scan(ticket.ClusterIndex, "", "", func(_ string, r []ticket.Datum) bool {
+		return tr.Scan(rowengine.ClusterIndex, "", "", func(_ string, r []model.Datum) bool {
 			got = append(got, r[0].S+"="+r[1].S)
 			return true
 		})
@@ -72,8 +74,8 @@ func TestRestoreRowTableInChunks(t *testing.T) {
 	if len(got) != rows || got[0] != "1=host-000000.example.com" || got[rows-1] != fmt.Sprintf("%d=host-%06d.example.com", rows, rows-1) {
 		t.Fatalf("restored %d rows, first %q", len(got), got[:1])
 	}
-	r, err := dst.svc.Exec(context.Background(), &ticket.Command{Op: ticket.OpInsert, DB: "ids", Table: "WORKER_NODE",
-		Columns: []string{"HOST_NAME", "PORT"}, Increment: 1, Offset: 1, Values: [][]ticket.Value{{{Kind: ticket.ValString, Str: "h"}, {Kind: ticket.ValString, Str: "p"}}}})
+	r, err := dst.svc.Exec(context.Background(), &model.Command{Op: model.OpInsert, DB: "ids", Table: "WORKER_NODE",
+		Columns: []string{"HOST_NAME", "PORT"}, Increment: 1, Offset: 1, Values: [][]model.Value{{{Kind: model.ValString, Str: "h"}, {Kind: model.ValString, Str: "p"}}}})
 	if err != nil || r.Err != nil || r.LastID != rows+11 {
 		t.Fatalf("insert after the restore: id %d, %v %v; want %d (next id + 10)", r.LastID, err, r.Err, rows+11)
 	}

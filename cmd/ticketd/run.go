@@ -16,7 +16,7 @@ import (
 
 	"github.com/ticketd/ticketd/cmd/ticketd/internal/metrics"
 	"github.com/ticketd/ticketd/raftstore"
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/alloc"
 	"github.com/ticketd/ticketd/wire"
 	"github.com/ticketd/ticketd/wire/resp"
 )
@@ -373,8 +373,8 @@ func (l *nodeListeners) close() {
 // proposes through the node and the node hands forwarded batches to the
 // Service: Open builds it, through Forward, before the node accepts any
 // connection.
-func openNode(o *options, set *nodeSettings, lns *nodeListeners, met *nodeMetrics, log *slog.Logger) (*raftstore.Node, *ticket.Service, error) {
-	var svc *ticket.Service
+func openNode(o *options, set *nodeSettings, lns *nodeListeners, met *nodeMetrics, log *slog.Logger) (*raftstore.Node, *alloc.Service, error) {
+	var svc *alloc.Service
 	node, err := raftstore.Open(raftstore.Config{
 		NodeID:            o.nodeID,
 		RaftAddr:          o.raftAddr,
@@ -392,7 +392,7 @@ func openNode(o *options, set *nodeSettings, lns *nodeListeners, met *nodeMetric
 		LeaderLeaseTimeout: o.leaderLease,
 		ApplyTimeout:       raftstore.ApplyTimeoutFor(o.stmtTimeout),
 		Forward: func(n *raftstore.Node) raftstore.ForwardHandler {
-			svc = ticket.NewService(n, n, ticket.Config{Cache: o.cache, Leadership: n, Reads: n, Observer: met.Ticket}, log)
+			svc = alloc.NewService(n, n, alloc.Config{Cache: o.cache, Leadership: n, Reads: n, Observer: met.Ticket}, log)
 			return svc.ExecBatch
 		},
 		TLS:      set.nodeTLS,
@@ -414,7 +414,7 @@ func openNode(o *options, set *nodeSettings, lns *nodeListeners, met *nodeMetric
 // newAdminServer is the admin API's server: its routes (health, status,
 // membership, backups, metrics) behind the token and TLS checks, and
 // /readyz failing once the planned stop starts draining.
-func newAdminServer(o *options, set *nodeSettings, node *raftstore.Node, svc *ticket.Service, stop *stopper, met *nodeMetrics, log *slog.Logger) *http.Server {
+func newAdminServer(o *options, set *nodeSettings, node *raftstore.Node, svc *alloc.Service, stop *stopper, met *nodeMetrics, log *slog.Logger) *http.Server {
 	notReady := func() error {
 		if stop.draining.Load() {
 			return errDraining

@@ -205,7 +205,7 @@ func runFaults(t *testing.T, mode faultMode) {
 		t.Fatal(err)
 	}
 	// With a cache the row holds the last id written through Raft, not
-	// the last handed out (ticket/reserve.go), so only agreement counts.
+	// the last handed out (ticket/alloc/reserve.go), so only agreement counts.
 	rowMin := w.h.MaxID()
 	if mode.cached {
 		rowMin = 0

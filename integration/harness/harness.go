@@ -26,6 +26,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -34,6 +35,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -122,34 +124,69 @@ func binary() (string, error) {
 	return buildPath, buildErr
 }
 
-var (
-	portMu   sync.Mutex
-	usedPort = map[int]bool{}
+// Ports for the processes the tests start come from below the kernel's
+// ephemeral range (net.ipv4.ip_local_port_range, 32768-60999 by default)
+// and are claimed across processes with a lock file. Asking the kernel for
+// port 0 and closing the listener, as this harness did, hands out a port of
+// the ephemeral range: until the node binds it, any outgoing connection on
+// the machine (a test's MySQL client, a node dialing its peers, the other
+// test package go test runs alongside) can be given it as its local port,
+// and the node then fails to start with "address already in use"
+// (TestBackupRestoreCluster, make test at 00:12 on 2026-11-28). No outgoing
+// connection takes a port below the range, and the lock files keep two
+// test processes from picking the same one.
+const (
+	portLow  = 20000
+	portHigh = 32767
 )
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago and
-// has not been handed out before in this process. Asking the kernel for
-// port 0 and closing the listener leaves a small race with other processes
-// on the machine; remembering the ports we gave out removes the race among
-// our own nodes, which would otherwise be likely when a cluster asks for
-// nine ports in a row.
+// portClaims holds the ports this process has handed out, each with its
+// lock file held open (and so locked) until the process exits.
+type portClaims struct {
+	mu    sync.Mutex
+	files map[int]*os.File
+}
+
+// claims is the process's port claims: a test process's one set, as the
+// kernel's port space is one per machine.
+var claims = portClaims{files: map[int]*os.File{}}
+
+// FreePort returns a TCP port on 127.0.0.1 below the ephemeral range that
+// no other process of these tests holds and that could be bound a moment
+// ago; it stays this process's until it exits.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	portMu.Lock()
-	defer portMu.Unlock()
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	claims.mu.Lock()
+	defer claims.mu.Unlock()
+	dir := filepath.Join(os.TempDir(), "ticketd-test-ports")
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		t.Fatalf("harness: free port: %v", err)
+	}
+	for range 1000 {
+		port := portLow + rand.IntN(portHigh-portLow+1)
+		if claims.files[port] != nil {
+			continue
+		}
+		f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(port)), os.O_CREATE|os.O_RDWR, 0o666)
 		if err != nil {
 			t.Fatalf("harness: free port: %v", err)
 		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if !usedPort[port] {
-			usedPort[port] = true
-			return port
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+			f.Close() // another test process holds it
+			continue
 		}
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			// Something outside these tests listens there; keep the
+			// claim so that this process does not try it again.
+			claims.files[port] = f
+			continue
+		}
+		l.Close()
+		claims.files[port] = f
+		return port
 	}
-	t.Fatal("harness: no unused free port after 100 tries")
+	t.Fatal("harness: no free port below the ephemeral range after 1000 tries")
 	return 0
 }
 

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // Binary formats. Each begins with a version byte so that a newer binary can
@@ -57,7 +57,7 @@ const (
 	cmdKeys        // key changes of ALTER TABLE / CREATE and DROP INDEX (codec_rows.go)
 	cmdRestoreRows // a chunk of a restored row table's rows (appendRows)
 	// cmdRowsExpr is cmdRows in the row engine's expression form
-	// (ticket.RowsCommand.ExprForm): its own bit, so that an older build
+	// (model.RowsCommand.ExprForm): its own bit, so that an older build
 	// stops at it instead of applying it without its WHERE.
 	cmdRowsExpr
 	cmdKeyCmd   // a Redis key command (codec_keys.go)
@@ -143,7 +143,7 @@ const (
 )
 
 // commandMask is the presence mask of c's encoding.
-func commandMask(c *ticket.Command) uint64 {
+func commandMask(c *model.Command) uint64 {
 	var m uint64
 	set := func(bit uint64, on bool) {
 		if on {
@@ -159,10 +159,10 @@ func commandMask(c *ticket.Command) uint64 {
 	set(cmdOnDup, c.OnDup != nil)
 	set(cmdInc, c.Increment != 0)
 	set(cmdOff, c.Offset != 0)
-	set(cmdSet, c.Set != ticket.Update{})
+	set(cmdSet, c.Set != model.Update{})
 	set(cmdHasWhere, c.HasWhere)
 	set(cmdWhereCol, c.WhereCol != "")
-	set(cmdWhere, c.Where != ticket.Value{})
+	set(cmdWhere, c.Where != model.Value{})
 	set(cmdIfExists, c.IfExists)
 	set(cmdDef, c.Def != nil)
 	set(cmdCreateAutoInc, c.CreateAutoInc != 0)
@@ -189,13 +189,13 @@ func commandMask(c *ticket.Command) uint64 {
 
 // EncodeBatch appends the log encoding of cmds to dst, with the row parts
 // in this build's encoding (codec_wire.go).
-func EncodeBatch(dst []byte, cmds []ticket.Command) []byte {
+func EncodeBatch(dst []byte, cmds []model.Command) []byte {
 	return AppendBatch(dst, cmds, FormatWire)
 }
 
 // AppendBatch is EncodeBatch with the row parts in format f: Propose
 // writes what every member of the cluster reads (FormatAt).
-func AppendBatch(dst []byte, cmds []ticket.Command, f Format) []byte {
+func AppendBatch(dst []byte, cmds []model.Command, f Format) []byte {
 	dst = append(dst, BatchVersion)
 	dst = binary.AppendUvarint(dst, uint64(len(cmds)))
 	for i := range cmds {
@@ -204,7 +204,7 @@ func AppendBatch(dst []byte, cmds []ticket.Command, f Format) []byte {
 	return dst
 }
 
-func appendCommand(b []byte, c *ticket.Command, f Format) []byte {
+func appendCommand(b []byte, c *model.Command, f Format) []byte {
 	m := commandMask(c)
 	b = append(b, byte(c.Op))
 	b = binary.AppendUvarint(b, m)
@@ -297,7 +297,7 @@ func appendCommand(b []byte, c *ticket.Command, f Format) []byte {
 	return b
 }
 
-func appendValue(b []byte, v *ticket.Value) []byte {
+func appendValue(b []byte, v *model.Value) []byte {
 	h := uint64(v.Kind) << valBits
 	if v.Int != 0 {
 		h |= valInt
@@ -321,7 +321,7 @@ func appendValue(b []byte, v *ticket.Value) []byte {
 	return b
 }
 
-func appendUpdate(b []byte, u *ticket.Update) []byte {
+func appendUpdate(b []byte, u *model.Update) []byte {
 	var f byte
 	if u.Absolute {
 		f |= updAbsolute
@@ -354,26 +354,26 @@ func appendUpdate(b []byte, u *ticket.Update) []byte {
 // DecodeBatch decodes a batch written by EncodeBatch. The result does not
 // alias data, but its commands may share Columns slices with each other:
 // commands are read-only once decoded.
-func DecodeBatch(data []byte) ([]ticket.Command, error) {
+func DecodeBatch(data []byte) ([]model.Command, error) {
 	return DecodeBatchInto(nil, data)
 }
 
 // DecodeBatchInto is DecodeBatch reusing buf's array when it is big
 // enough: a Command is some 400 bytes, and the FSM decodes batches of
 // hundreds, one after the other.
-func DecodeBatchInto(buf []ticket.Command, data []byte) ([]ticket.Command, error) {
+func DecodeBatchInto(buf []model.Command, data []byte) ([]model.Command, error) {
 	d := decoder{b: data}
 	d.version(BatchVersion, "batch")
 	n := d.count(2)
 	if d.err != nil {
 		return nil, d.err
 	}
-	var cmds []ticket.Command
+	var cmds []model.Command
 	if cap(buf) >= n {
 		cmds = buf[:n]
 		clear(cmds)
 	} else {
-		cmds = make([]ticket.Command, n)
+		cmds = make([]model.Command, n)
 	}
 	for i := range cmds {
 		d.command(&cmds[i], n-i)
@@ -387,8 +387,8 @@ func DecodeBatchInto(buf []ticket.Command, data []byte) ([]ticket.Command, error
 	return cmds, nil
 }
 
-func (d *decoder) command(c *ticket.Command, left int) {
-	c.Op = ticket.Op(d.byte())
+func (d *decoder) command(c *model.Command, left int) {
+	c.Op = model.Op(d.byte())
 	m := d.mask(cmdKnown)
 	if m&cmdDB != 0 {
 		c.DB = d.interned(&d.lastDB)
@@ -405,7 +405,7 @@ func (d *decoder) command(c *ticket.Command, left int) {
 		c.Values = d.valueRows(left)
 	}
 	if m&cmdOnDup != 0 {
-		c.OnDup = new(ticket.Update)
+		c.OnDup = new(model.Update)
 		d.update(c.OnDup)
 	}
 	if m&cmdInc != 0 {
@@ -416,7 +416,7 @@ func (d *decoder) command(c *ticket.Command, left int) {
 	}
 	if m&cmdSet != 0 {
 		d.update(&c.Set)
-		if c.Set == (ticket.Update{}) && d.err == nil {
+		if c.Set == (model.Update{}) && d.err == nil {
 			d.fail("zero update marked present")
 		}
 	}
@@ -426,13 +426,13 @@ func (d *decoder) command(c *ticket.Command, left int) {
 	}
 	if m&cmdWhere != 0 {
 		d.value(&c.Where)
-		if c.Where == (ticket.Value{}) && d.err == nil {
+		if c.Where == (model.Value{}) && d.err == nil {
 			d.fail("zero value marked present")
 		}
 	}
 	c.IfExists = m&cmdIfExists != 0
 	if m&cmdDef != 0 {
-		c.Def = new(ticket.TableDef)
+		c.Def = new(model.TableDef)
 		d.def(c.Def)
 	}
 	if m&cmdCreateAutoInc != 0 {
@@ -467,7 +467,7 @@ func (d *decoder) command(c *ticket.Command, left int) {
 		c.Seq = d.seqCommand()
 	}
 	if m&(cmdRows|cmdRowsExpr) != 0 {
-		c.Rows = d.rowsCommand()
+		c.Rows = d.rowsCommand(m&cmdRows != 0)
 	}
 	if m&cmdKeys != 0 {
 		d.keyChanges(c)
@@ -493,7 +493,7 @@ func (d *decoder) command(c *ticket.Command, left int) {
 // check refuses a command that no encoder writes and that ticket.Apply
 // would fail as a storage error (or a nil dereference) rather than as a
 // statement error (CheckCommand).
-func (d *decoder) check(c *ticket.Command) {
+func (d *decoder) check(c *model.Command) {
 	if d.err != nil {
 		return
 	}
@@ -512,25 +512,25 @@ var ErrMalformed = errors.New("malformed command")
 // Propose refuses it before anything is written, and the decoder refuses
 // it too, so that a forwarded batch holding one is refused whole. Found
 // by FuzzForward: a SET GLOBAL without a name.
-func CheckCommand(c *ticket.Command) error {
+func CheckCommand(c *model.Command) error {
 	switch c.Op {
-	case ticket.OpSetGlobal:
+	case model.OpSetGlobal:
 		if c.Name == "" {
 			return fmt.Errorf("%w: set global without a name", ErrMalformed)
 		}
-	case ticket.OpCreateDB, ticket.OpDropDB:
+	case model.OpCreateDB, model.OpDropDB:
 		if c.DB == "" {
 			return fmt.Errorf("%w: database command without a database", ErrMalformed)
 		}
-	case ticket.OpCreateTable:
+	case model.OpCreateTable:
 		if c.Def == nil || c.Def.DB == "" || c.Def.Name == "" {
 			return fmt.Errorf("%w: create table without a definition", ErrMalformed)
 		}
-	case ticket.OpRestoreRows:
+	case model.OpRestoreRows:
 		if c.DB == "" || c.Table == "" {
 			return fmt.Errorf("%w: restored rows without a table", ErrMalformed)
 		}
-	case ticket.OpKeys:
+	case model.OpKeys:
 		if !c.Key.Valid() {
 			return fmt.Errorf("%w: key command without a valid key part", ErrMalformed)
 		}
@@ -569,13 +569,13 @@ func (d *decoder) columns() []string {
 
 // valueRows reads the VALUES tuples of a command; left is the number of
 // commands still to decode, to size the slabs for a batch of look-alikes.
-func (d *decoder) valueRows(left int) [][]ticket.Value {
+func (d *decoder) valueRows(left int) [][]model.Value {
 	n := d.count(1)
 	if n == 0 {
-		return [][]ticket.Value{}
+		return [][]model.Value{}
 	}
 	if cap(d.rows)-len(d.rows) < n {
-		d.rows = make([][]ticket.Value, 0, max(n, left))
+		d.rows = make([][]model.Value, 0, max(n, left))
 	}
 	start := len(d.rows)
 	for range n {
@@ -589,7 +589,7 @@ func (d *decoder) valueRows(left int) [][]ticket.Value {
 		}
 		if cap(d.values)-len(d.values) < k {
 			// Every value takes a byte at least: garbage cannot make this big.
-			d.values = make([]ticket.Value, 0, max(k, min(k*left, len(d.b))))
+			d.values = make([]model.Value, 0, max(k, min(k*left, len(d.b))))
 		}
 		vs := d.values[len(d.values) : len(d.values)+k : len(d.values)+k]
 		for i := range vs {
@@ -601,13 +601,13 @@ func (d *decoder) valueRows(left int) [][]ticket.Value {
 	return d.rows[start:len(d.rows):len(d.rows)]
 }
 
-func (d *decoder) value(v *ticket.Value) {
+func (d *decoder) value(v *model.Value) {
 	h := d.uvarint()
 	kind := h >> valBits
 	if kind > 255 && d.err == nil {
 		d.fail("value kind %d", kind)
 	}
-	v.Kind = ticket.ValueKind(kind)
+	v.Kind = model.ValueKind(kind)
 	if h&valInt != 0 {
 		v.Int = d.varint()
 		if v.Int == 0 && d.err == nil {
@@ -622,7 +622,7 @@ func (d *decoder) value(v *ticket.Value) {
 	}
 }
 
-func (d *decoder) update(u *ticket.Update) {
+func (d *decoder) update(u *model.Update) {
 	f := d.byte()
 	if f&^updKnown != 0 {
 		d.fail("unknown update flags %#x", f)

@@ -3,14 +3,14 @@ package logformat
 import (
 	"encoding/binary"
 
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
-// Table definitions (ticket.TableDef) in commands, the state file and
+// Table definitions (model.TableDef) in commands, the state file and
 // snapshots: a presence mask and the present fields, like a command's.
 
 // defMask is the presence mask of d's encoding.
-func defMask(d *ticket.TableDef) uint64 {
+func defMask(d *model.TableDef) uint64 {
 	var m uint64
 	set := func(bit uint64, on bool) {
 		if on {
@@ -41,7 +41,7 @@ func defMask(d *ticket.TableDef) uint64 {
 	return m
 }
 
-func appendDef(b []byte, d *ticket.TableDef, f Format) []byte {
+func appendDef(b []byte, d *model.TableDef, f Format) []byte {
 	m := defMask(d)
 	b = binary.AppendUvarint(b, m)
 	if m&defDB != 0 {
@@ -95,7 +95,7 @@ func appendDef(b []byte, d *ticket.TableDef, f Format) []byte {
 	return b
 }
 
-func (d *decoder) def(t *ticket.TableDef) {
+func (d *decoder) def(t *model.TableDef) {
 	m := d.mask(defKnown)
 	if m&defDB != 0 {
 		t.DB = d.nonEmpty()
@@ -107,7 +107,7 @@ func (d *decoder) def(t *ticket.TableDef) {
 		t.IDCol = d.nonEmpty()
 	}
 	if m&defIDKind != 0 {
-		t.IDType.Kind = ticket.IntKind(d.byte())
+		t.IDType.Kind = model.IntKind(d.byte())
 		if t.IDType.Kind == 0 && d.err == nil {
 			d.fail("zero kind marked present")
 		}

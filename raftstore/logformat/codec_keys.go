@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // The Redis key space in the log format (command version 10). A key
@@ -25,7 +25,7 @@ const (
 	kcKnown = kcTTL<<1 - 1
 )
 
-func appendKeyCommand(b []byte, c *ticket.KeyCommand) []byte {
+func appendKeyCommand(b []byte, c *model.KeyCommand) []byte {
 	var m uint64
 	set := func(bit uint64, on bool) {
 		if on {
@@ -67,11 +67,11 @@ func appendKeyCommand(b []byte, c *ticket.KeyCommand) []byte {
 	return b
 }
 
-func (d *decoder) keyCommand() *ticket.KeyCommand {
-	c := new(ticket.KeyCommand)
+func (d *decoder) keyCommand() *model.KeyCommand {
+	c := new(model.KeyCommand)
 	m := d.mask(kcKnown)
 	if m&kcOp != 0 {
-		c.Op = ticket.KeyOp(d.byte())
+		c.Op = model.KeyOp(d.byte())
 	}
 	if m&kcDB != 0 {
 		c.DB = d.byte()
@@ -81,7 +81,7 @@ func (d *decoder) keyCommand() *ticket.KeyCommand {
 		if f > 1<<16-1 && d.err == nil {
 			d.fail("key flags %d out of range", f)
 		}
-		c.Flags = ticket.KeyFlags(f)
+		c.Flags = model.KeyFlags(f)
 	}
 	if m&kcKeys != 0 {
 		n := d.count(1)
@@ -113,7 +113,7 @@ const (
 // A reply: a presence mask, then its kind, integer and string. The kind
 // is not judged here: a reply of a kind the front door does not know is
 // its error to answer, not the forwarding protocol's.
-func appendKeyReply(b []byte, r *ticket.KeyReply) []byte {
+func appendKeyReply(b []byte, r *model.KeyReply) []byte {
 	var m uint64
 	if r.Kind != 0 {
 		m |= krKind
@@ -137,11 +137,11 @@ func appendKeyReply(b []byte, r *ticket.KeyReply) []byte {
 	return b
 }
 
-func (d *decoder) keyReply() *ticket.KeyReply {
-	r := new(ticket.KeyReply)
+func (d *decoder) keyReply() *model.KeyReply {
+	r := new(model.KeyReply)
 	m := d.mask(krKnown)
 	if m&krKind != 0 {
-		r.Kind = ticket.ReplyKind(d.byte())
+		r.Kind = model.ReplyKind(d.byte())
 	}
 	if m&krInt != 0 {
 		r.Int = d.nonZeroInt()
@@ -154,7 +154,7 @@ func (d *decoder) keyReply() *ticket.KeyReply {
 
 // A restore's keys: a count, then each key's database, name and value
 // (AppendKeyVal, length-prefixed).
-func appendKeyEntries(b []byte, keys []ticket.KeyEntry) []byte {
+func appendKeyEntries(b []byte, keys []model.KeyEntry) []byte {
 	b = binary.AppendUvarint(b, uint64(len(keys)))
 	var buf []byte
 	for i := range keys {
@@ -168,12 +168,12 @@ func appendKeyEntries(b []byte, keys []ticket.KeyEntry) []byte {
 	return b
 }
 
-func (d *decoder) keyEntries() []ticket.KeyEntry {
+func (d *decoder) keyEntries() []model.KeyEntry {
 	n := d.count(3)
 	if n == 0 && d.err == nil {
 		d.fail("empty keys marked present")
 	}
-	out := make([]ticket.KeyEntry, n)
+	out := make([]model.KeyEntry, n)
 	for i := range out {
 		out[i].DB = d.byte()
 		out[i].Name = d.string()
@@ -193,16 +193,16 @@ func (d *decoder) keyEntries() []ticket.KeyEntry {
 
 // AppendKeyVal encodes a key's value: varint(ExpireAt), then the value's
 // bytes to the end.
-func AppendKeyVal(b []byte, v *ticket.KeyVal) []byte {
+func AppendKeyVal(b []byte, v *model.KeyVal) []byte {
 	b = binary.AppendVarint(b, v.ExpireAt)
 	return append(b, v.Val...)
 }
 
 // DecodeKeyVal decodes what AppendKeyVal encoded.
-func DecodeKeyVal(b []byte) (ticket.KeyVal, error) {
+func DecodeKeyVal(b []byte) (model.KeyVal, error) {
 	at, n := binary.Varint(b)
 	if n <= 0 {
-		return ticket.KeyVal{}, fmt.Errorf("%w: key value header", ErrCorrupt)
+		return model.KeyVal{}, fmt.Errorf("%w: key value header", ErrCorrupt)
 	}
-	return ticket.KeyVal{ExpireAt: at, Val: string(b[n:])}, nil
+	return model.KeyVal{ExpireAt: at, Val: string(b[n:])}, nil
 }

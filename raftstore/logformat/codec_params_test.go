@@ -4,20 +4,21 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // TestTypedParamsRoundTrip: the value kinds of typed binary parameters
-// (ticket.ValTemporal, ValDouble) survive the log, in VALUES and in the
+// (model.ValTemporal, ValDouble) survive the log, in VALUES and in the
 // row engine's expressions.
 func TestTypedParamsRoundTrip(t *testing.T) {
-	dt := ticket.TemporalValue(ticket.TemporalDateTime, false, 2024, 1, 2, 3, 4, 5, 678)
-	tm := ticket.TemporalValue(ticket.TemporalTime, true, 0, 0, 0, 26, 3, 4, 0)
-	dbl := ticket.DoubleValue(0.1)
-	cmds := []ticket.Command{
-		{Op: ticket.OpInsert, DB: "d", Table: "t", Values: [][]ticket.Value{{dt, tm, dbl}}, Rows: &ticket.RowsCommand{Engine: true}},
-		{Op: ticket.OpDelete, DB: "d", Table: "t", Rows: &ticket.RowsCommand{Engine: true,
-			Filter: &ticket.RowExpr{Op: ticket.EEq, Args: []ticket.RowExpr{{Op: ticket.ECol, Col: "v"}, {Op: ticket.EVal, Val: &dbl}}}}},
+	dt := rowengine.TemporalValue(rowengine.TemporalDateTime, false, 2024, 1, 2, 3, 4, 5, 678)
+	tm := rowengine.TemporalValue(rowengine.TemporalTime, true, 0, 0, 0, 26, 3, 4, 0)
+	dbl := rowengine.DoubleValue(0.1)
+	cmds := []model.Command{
+		{Op: model.OpInsert, DB: "d", Table: "t", Values: [][]model.Value{{dt, tm, dbl}}, Rows: &model.RowsCommand{Engine: true}},
+		{Op: model.OpDelete, DB: "d", Table: "t", Rows: &model.RowsCommand{Engine: true,
+			Filter: &model.RowExpr{Op: model.EEq, Args: []model.RowExpr{{Op: model.ECol, Col: "v"}, {Op: model.EVal, Val: &dbl}}}}},
 	}
 	got, err := DecodeBatch(EncodeBatch(nil, cmds))
 	if err != nil {

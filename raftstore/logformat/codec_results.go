@@ -3,7 +3,7 @@ package logformat
 import (
 	"encoding/binary"
 
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // Results (a forwarded batch's answer), tables as the state file holds
@@ -11,13 +11,13 @@ import (
 
 // EncodeResults appends the encoding of rs (a forwarded batch's answer),
 // with row images in this build's encoding.
-func EncodeResults(dst []byte, rs []ticket.Result) []byte {
+func EncodeResults(dst []byte, rs []model.Result) []byte {
 	return AppendResults(dst, rs, FormatWire)
 }
 
 // AppendResults is EncodeResults with row images in format f: a leader
 // answers in what every member reads (FormatAt).
-func AppendResults(dst []byte, rs []ticket.Result, f Format) []byte {
+func AppendResults(dst []byte, rs []model.Result, f Format) []byte {
 	dst = append(dst, resultsVersion)
 	dst = binary.AppendUvarint(dst, uint64(len(rs)))
 	for i := range rs {
@@ -26,7 +26,7 @@ func AppendResults(dst []byte, rs []ticket.Result, f Format) []byte {
 	return dst
 }
 
-func appendResult(b []byte, r *ticket.Result, f Format) []byte {
+func appendResult(b []byte, r *model.Result, f Format) []byte {
 	var m uint64
 	set := func(bit uint64, on bool) {
 		if on {
@@ -88,13 +88,13 @@ func appendResult(b []byte, r *ticket.Result, f Format) []byte {
 
 // AppendTable appends the state-file encoding of t. A row table's rows
 // are not in it: the state file stores them per row (memstate.go).
-func AppendTable(b []byte, t *ticket.Table, f Format) []byte {
+func AppendTable(b []byte, t *model.Table, f Format) []byte {
 	return AppendTableRows(b, t, nil, f)
 }
 
 // AppendTableRows appends t with a row table's rows, as a restore's dump
 // carries them (and as state files before per-row storage held them).
-func AppendTableRows(b []byte, t *ticket.Table, rows [][]ticket.Datum, f Format) []byte {
+func AppendTableRows(b []byte, t *model.Table, rows [][]model.Datum, f Format) []byte {
 	b = append(b, tableVersion)
 	b = appendDef(b, &t.Def, f)
 	b = binary.AppendUvarint(b, t.AutoInc)
@@ -118,14 +118,14 @@ func AppendTableRows(b []byte, t *ticket.Table, rows [][]ticket.Datum, f Format)
 }
 
 // DecodeResults decodes what EncodeResults wrote.
-func DecodeResults(data []byte) ([]ticket.Result, error) {
+func DecodeResults(data []byte) ([]model.Result, error) {
 	d := decoder{b: data}
 	d.version(resultsVersion, "results")
 	n := d.count(1)
 	if d.err != nil {
 		return nil, d.err
 	}
-	rs := make([]ticket.Result, n)
+	rs := make([]model.Result, n)
 	for i := range rs {
 		d.result(&rs[i])
 	}
@@ -135,7 +135,7 @@ func DecodeResults(data []byte) ([]ticket.Result, error) {
 	return rs, nil
 }
 
-func (d *decoder) result(r *ticket.Result) {
+func (d *decoder) result(r *model.Result) {
 	m := d.mask(resKnown)
 	if m&resInsertID != 0 {
 		r.InsertID = d.nonZero()
@@ -155,7 +155,7 @@ func (d *decoder) result(r *ticket.Result) {
 		if n == 0 && d.err == nil {
 			d.fail("empty warnings marked present")
 		}
-		r.Warnings = make([]ticket.Warning, n)
+		r.Warnings = make([]model.Warning, n)
 		for i := range r.Warnings {
 			w := &r.Warnings[i]
 			w.Level = d.string()
@@ -164,7 +164,7 @@ func (d *decoder) result(r *ticket.Result) {
 		}
 	}
 	if m&resErr != 0 {
-		r.Err = &ticket.Error{Code: d.code()}
+		r.Err = &model.Error{Code: d.code()}
 		r.Err.State = d.string()
 		r.Err.Message = d.string()
 	}
@@ -194,17 +194,17 @@ func (d *decoder) code() uint16 {
 }
 
 // DecodeTable decodes what AppendTable wrote.
-func DecodeTable(data []byte) (*ticket.Table, error) {
+func DecodeTable(data []byte) (*model.Table, error) {
 	t, _, err := DecodeTableRows(data)
 	return t, err
 }
 
 // DecodeTableRows decodes what AppendTableRows wrote; rows is nil when
 // the encoding has none.
-func DecodeTableRows(data []byte) (t *ticket.Table, rows [][]ticket.Datum, err error) {
+func DecodeTableRows(data []byte) (t *model.Table, rows [][]model.Datum, err error) {
 	d := decoder{b: data}
 	d.version(tableVersion, "table")
-	t = new(ticket.Table)
+	t = new(model.Table)
 	d.def(&t.Def)
 	t.AutoInc = d.uvarint()
 	f := d.mask(tblKnown)
@@ -214,7 +214,7 @@ func DecodeTableRows(data []byte) (t *ticket.Table, rows [][]ticket.Datum, err e
 		return nil, nil, d.err
 	}
 	if n > 0 {
-		t.Rows = make([]ticket.Row, n)
+		t.Rows = make([]model.Row, n)
 		for i := range t.Rows {
 			t.Rows[i].ID = d.uvarint()
 			t.Rows[i].Stub = d.string()
@@ -239,7 +239,7 @@ func DecodeTableRows(data []byte) (t *ticket.Table, rows [][]ticket.Datum, err e
 
 // appendDump writes a restore's state: the databases, each table in its
 // state-file encoding (length-prefixed), and the globals.
-func appendDump(b []byte, dump *ticket.Dump, f Format) []byte {
+func appendDump(b []byte, dump *model.Dump, f Format) []byte {
 	b = binary.AppendUvarint(b, uint64(len(dump.Databases)))
 	for _, db := range dump.Databases {
 		b = appendString(b, db)
@@ -248,7 +248,7 @@ func appendDump(b []byte, dump *ticket.Dump, f Format) []byte {
 	var buf []byte
 	for i := range dump.Tables {
 		t := &dump.Tables[i]
-		var rows [][]ticket.Datum
+		var rows [][]model.Datum
 		if t.Def.Rows != nil {
 			rows = dump.Rows[t.Def.Key()]
 		}
@@ -264,8 +264,8 @@ func appendDump(b []byte, dump *ticket.Dump, f Format) []byte {
 	return b
 }
 
-func (d *decoder) dump() *ticket.Dump {
-	dump := new(ticket.Dump)
+func (d *decoder) dump() *model.Dump {
+	dump := new(model.Dump)
 	if n := d.count(1); n > 0 {
 		dump.Databases = make([]string, n)
 		for i := range dump.Databases {
@@ -273,7 +273,7 @@ func (d *decoder) dump() *ticket.Dump {
 		}
 	}
 	if n := d.count(2); n > 0 {
-		dump.Tables = make([]ticket.Table, n)
+		dump.Tables = make([]model.Table, n)
 		for i := range dump.Tables {
 			raw := d.bytes()
 			if d.err != nil {
@@ -287,14 +287,14 @@ func (d *decoder) dump() *ticket.Dump {
 			dump.Tables[i] = *t
 			if t.Def.Rows != nil && len(rows) > 0 {
 				if dump.Rows == nil {
-					dump.Rows = map[string][][]ticket.Datum{}
+					dump.Rows = map[string][][]model.Datum{}
 				}
 				dump.Rows[t.Def.Key()] = rows
 			}
 		}
 	}
 	if n := d.count(2); n > 0 {
-		dump.Globals = make([]ticket.Global, n)
+		dump.Globals = make([]model.Global, n)
 		for i := range dump.Globals {
 			dump.Globals[i].Name = d.string()
 			dump.Globals[i].Value = d.uvarint()

@@ -2,9 +2,8 @@ package logformat
 
 import (
 	"encoding/binary"
-	"encoding/json"
 
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // Row tables in the log and state formats. Their parts sit behind their
@@ -15,7 +14,7 @@ import (
 // (codec_wire.go) since command version 7; builds before it wrote them as
 // JSON of the Go structs, which this build still reads (old entries
 // replay as they were written) and still writes while the cluster runs a
-// version below 6 (FormatAt). A table's rows, written whole at every
+// version below 7 (legacy_json.go). A table's rows, written whole at every
 // change in state files before per-row storage and in restores, are a
 // packed list (appendRows).
 
@@ -50,27 +49,10 @@ func uvarintLen(v uint64) int {
 	return n
 }
 
-// appendJSON writes v as JSON: the row parts' format before version 7.
-func appendJSON(b []byte, v any) []byte {
-	data, err := json.Marshal(v)
-	if err != nil {
-		// Only plain structs of strings, numbers and bools go in.
-		panic("raftstore: encode row-table part: " + err.Error())
-	}
-	return appendString(b, string(data))
-}
-
-// json decodes a JSON part into v, failing the decoder on bad input.
-func (d *decoder) json(raw []byte, v any, what string) {
-	if err := json.Unmarshal(raw, v); err != nil {
-		d.fail("%s: %v", what, err)
-	}
-}
-
 // appendRows writes a row table's rows: a count, then per row a count of
 // values and each value as a byte (1 NULL, 0 text) and its text. Not
 // JSON: a table of 100,000 rows is written at every change.
-func appendRows(b []byte, rows [][]ticket.Datum) []byte {
+func appendRows(b []byte, rows [][]model.Datum) []byte {
 	b = binary.AppendUvarint(b, uint64(len(rows)))
 	for _, r := range rows {
 		b = binary.AppendUvarint(b, uint64(len(r)))
@@ -86,15 +68,15 @@ func appendRows(b []byte, rows [][]ticket.Datum) []byte {
 	return b
 }
 
-func (d *decoder) tableRows() [][]ticket.Datum {
+func (d *decoder) tableRows() [][]model.Datum {
 	n := d.count(1)
-	rows := make([][]ticket.Datum, 0, n)
+	rows := make([][]model.Datum, 0, n)
 	for range n {
 		k := d.count(1)
 		if d.err != nil {
 			return nil
 		}
-		r := make([]ticket.Datum, k)
+		r := make([]model.Datum, k)
 		for i := range r {
 			switch d.byte() {
 			case 0:
@@ -112,9 +94,14 @@ func (d *decoder) tableRows() [][]ticket.Datum {
 	return rows
 }
 
-func (d *decoder) rowsCommand() *ticket.RowsCommand {
-	rc := new(ticket.RowsCommand)
+// rowsCommand reads a row command; v2 says it is in its version-2 form
+// (cmdRows, not cmdRowsExpr: legacy_rows.go).
+func (d *decoder) rowsCommand(v2 bool) *model.RowsCommand {
+	rc := new(model.RowsCommand)
 	raw := d.bytes()
+	if v2 {
+		d.legacy(genRowsV2, "row command")
+	}
 	if d.err != nil {
 		return rc
 	}
@@ -122,19 +109,12 @@ func (d *decoder) rowsCommand() *ticket.RowsCommand {
 		d.wireRowsCommand(raw, rc)
 		return rc
 	}
-	d.json(raw, rc, "row command")
-	// An empty list and none encode alike (omitempty): decode them alike.
-	if len(rc.Sets) == 0 {
-		rc.Sets = nil
-	}
-	if len(rc.Where) == 0 {
-		rc.Where = nil
-	}
+	d.jsonRowsCommand(raw, rc)
 	return rc
 }
 
-func (d *decoder) rowsDef() *ticket.RowsDef {
-	rd := new(ticket.RowsDef)
+func (d *decoder) rowsDef() *model.RowsDef {
+	rd := new(model.RowsDef)
 	raw := d.bytes()
 	switch {
 	case d.err != nil:
@@ -161,7 +141,7 @@ func (d *decoder) rowsDef() *ticket.RowsDef {
 }
 
 // images reads a result's row images.
-func (d *decoder) images(rows *[][]ticket.Datum) {
+func (d *decoder) images(rows *[][]model.Datum) {
 	raw := d.bytes()
 	switch {
 	case d.err != nil:
@@ -182,7 +162,7 @@ const (
 // appendKeyChanges writes the keys an ALTER drops (names) and adds
 // (name, flags, columns), numbered fields in a fixed order: no JSON of
 // Go structs, so that renaming a field cannot change old entries.
-func appendKeyChanges(b []byte, c *ticket.Command) []byte {
+func appendKeyChanges(b []byte, c *model.Command) []byte {
 	b = binary.AppendUvarint(b, uint64(len(c.DropKeys)))
 	for _, name := range c.DropKeys {
 		b = appendString(b, name)
@@ -206,7 +186,7 @@ func appendKeyChanges(b []byte, c *ticket.Command) []byte {
 	return b
 }
 
-func (d *decoder) keyChanges(c *ticket.Command) {
+func (d *decoder) keyChanges(c *model.Command) {
 	if n := d.count(1); n > 0 {
 		c.DropKeys = make([]string, n)
 		for i := range c.DropKeys {
@@ -214,7 +194,7 @@ func (d *decoder) keyChanges(c *ticket.Command) {
 		}
 	}
 	if n := d.count(3); n > 0 {
-		c.AddKeys = make([]ticket.KeySpec, n)
+		c.AddKeys = make([]model.KeySpec, n)
 		for i := range c.AddKeys {
 			k := &c.AddKeys[i]
 			k.Name = d.string()

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 func TestRowsCommandsRoundTrip(t *testing.T) {
@@ -23,12 +23,12 @@ func TestRowsCommandsRoundTrip(t *testing.T) {
 // VALUES expressions (command version 6) survive the log encoding,
 // including an expression slot left empty for a literal.
 func TestRowsUpsertRoundTrip(t *testing.T) {
-	one := ticket.Value{Kind: ticket.ValInt, Int: 1}
-	cmds := []ticket.Command{{Op: ticket.OpInsert, DB: "d", Table: "t", Columns: []string{"a", "b"},
-		Values: [][]ticket.Value{{{Kind: ticket.ValString, Str: "x"}, {Kind: ticket.ValNull}}},
-		Rows: &ticket.RowsCommand{Engine: true,
-			Exprs: [][]ticket.RowExpr{{{}, {Op: ticket.EAdd, Args: []ticket.RowExpr{{Op: ticket.EVal, Val: &one}, {Op: ticket.ECol, Col: "b"}}}}},
-			OnDup: []ticket.RowAssign{{Col: "b", Expr: ticket.RowExpr{Op: ticket.EValues, Col: "b"}}, {Col: "a", Default: true}}}}}
+	one := model.Value{Kind: model.ValInt, Int: 1}
+	cmds := []model.Command{{Op: model.OpInsert, DB: "d", Table: "t", Columns: []string{"a", "b"},
+		Values: [][]model.Value{{{Kind: model.ValString, Str: "x"}, {Kind: model.ValNull}}},
+		Rows: &model.RowsCommand{Engine: true,
+			Exprs: [][]model.RowExpr{{{}, {Op: model.EAdd, Args: []model.RowExpr{{Op: model.EVal, Val: &one}, {Op: model.ECol, Col: "b"}}}}},
+			OnDup: []model.RowAssign{{Col: "b", Expr: model.RowExpr{Op: model.EValues, Col: "b"}}, {Col: "a", Default: true}}}}}
 	got, err := DecodeBatch(EncodeBatch(nil, cmds))
 	if err != nil {
 		t.Fatal(err)
@@ -44,8 +44,8 @@ func TestRowsUpsertRoundTrip(t *testing.T) {
 // the commands with the entry's time).
 func TestRowTableStateAndSnapshot(t *testing.T) {
 	cmds := rowsSeedCommands()
-	tb := ticket.Table{Def: *cmds[0].Def, AutoInc: 1}
-	data := [][]ticket.Datum{
+	tb := model.Table{Def: *cmds[0].Def, AutoInc: 1}
+	data := [][]model.Datum{
 		{{S: "a"}, {S: "101"}, {S: "100"}, {S: "2026-11-22 10:00:00"}},
 		{{S: "b"}, {S: "1"}, {S: "5"}, {S: "2026-11-22 10:00:01"}},
 	}
@@ -57,10 +57,10 @@ func TestRowTableStateAndSnapshot(t *testing.T) {
 	if !reflect.DeepEqual(*got, tb) || !reflect.DeepEqual(rows, data) {
 		t.Fatalf("table round trip\n got %+v %v\nwant %+v %v", *got, rows, tb, data)
 	}
-	if _, _, err := DecodeTableRows(AppendTableRows(nil, &tb, [][]ticket.Datum{{{S: "only one value"}}}, FormatWire)); err == nil {
+	if _, _, err := DecodeTableRows(AppendTableRows(nil, &tb, [][]model.Datum{{{S: "only one value"}}}, FormatWire)); err == nil {
 		t.Fatal("a row with the wrong number of values decoded")
 	}
-	rs := []ticket.Result{{Affected: 1, Images: data}}
+	rs := []model.Result{{Affected: 1, Images: data}}
 	back, err := DecodeResults(EncodeResults(nil, rs))
 	if err != nil || !reflect.DeepEqual(back, rs) {
 		t.Fatalf("results round trip: %+v, %v", back, err)
@@ -72,15 +72,15 @@ func TestRowTableStateAndSnapshot(t *testing.T) {
 // build that does not know it refuses instead of applying the command
 // without its WHERE.
 func TestRowsExprCommandRoundTrip(t *testing.T) {
-	v := func(n int64) *ticket.Value { return &ticket.Value{Kind: ticket.ValInt, Int: n} }
-	cmds := []ticket.Command{
-		{Op: ticket.OpUpdate, DB: "d", Table: "t", Rows: &ticket.RowsCommand{
-			Assigns: []ticket.RowAssign{{Col: "step", Expr: ticket.RowExpr{Op: ticket.EMul,
-				Args: []ticket.RowExpr{{Op: ticket.ECol, Col: "step"}, {Op: ticket.EVal, Val: v(2)}}}}, {Col: "x", Default: true}},
-			Filter:  &ticket.RowExpr{Op: ticket.EGt, Args: []ticket.RowExpr{{Op: ticket.ECol, Col: "v"}, {Op: ticket.EVal, Val: v(-1)}}},
-			OrderBy: []ticket.RowOrder{{Col: "v", Desc: true}}, HasLimit: true, Limit: 2,
+	v := func(n int64) *model.Value { return &model.Value{Kind: model.ValInt, Int: n} }
+	cmds := []model.Command{
+		{Op: model.OpUpdate, DB: "d", Table: "t", Rows: &model.RowsCommand{
+			Assigns: []model.RowAssign{{Col: "step", Expr: model.RowExpr{Op: model.EMul,
+				Args: []model.RowExpr{{Op: model.ECol, Col: "step"}, {Op: model.EVal, Val: v(2)}}}}, {Col: "x", Default: true}},
+			Filter:  &model.RowExpr{Op: model.EGt, Args: []model.RowExpr{{Op: model.ECol, Col: "v"}, {Op: model.EVal, Val: v(-1)}}},
+			OrderBy: []model.RowOrder{{Col: "v", Desc: true}}, HasLimit: true, Limit: 2,
 			NotStrict: true, NoAutoValueOnZero: true, Now: 1700000000000000}},
-		{Op: ticket.OpInsert, DB: "d", Table: "t", Values: [][]ticket.Value{{*v(1)}}, Rows: &ticket.RowsCommand{NotStrict: true}},
+		{Op: model.OpInsert, DB: "d", Table: "t", Values: [][]model.Value{{*v(1)}}, Rows: &model.RowsCommand{NotStrict: true}},
 	}
 	enc := EncodeBatch(nil, cmds)
 	got, err := DecodeBatch(enc)
@@ -108,19 +108,19 @@ func TestRowsExprCommandRoundTrip(t *testing.T) {
 // biz_tag = ?), the row-table commands of the batch hot path: in the
 // row engine's expression form, as wire writes them, or in the form of
 // builds before it (legacy).
-func leafBatch(n int, legacy bool) []ticket.Command {
+func leafBatch(n int, legacy bool) []model.Command {
 	c := rowsSeedCommands()[2]
 	if !legacy {
-		col := func(name string) ticket.RowExpr { return ticket.RowExpr{Op: ticket.ECol, Col: name} }
-		c.Rows = &ticket.RowsCommand{Engine: true,
-			Assigns: []ticket.RowAssign{
-				{Col: "max_id", Expr: ticket.RowExpr{Op: ticket.EAdd, Args: []ticket.RowExpr{col("max_id"), col("step")}}},
-				{Col: "update_time", Expr: ticket.RowExpr{Op: ticket.EVal, Val: &ticket.Value{Kind: ticket.ValNow}}},
+		col := func(name string) model.RowExpr { return model.RowExpr{Op: model.ECol, Col: name} }
+		c.Rows = &model.RowsCommand{Engine: true,
+			Assigns: []model.RowAssign{
+				{Col: "max_id", Expr: model.RowExpr{Op: model.EAdd, Args: []model.RowExpr{col("max_id"), col("step")}}},
+				{Col: "update_time", Expr: model.RowExpr{Op: model.EVal, Val: &model.Value{Kind: model.ValNow}}},
 			},
-			Filter: &ticket.RowExpr{Op: ticket.EEq, Args: []ticket.RowExpr{col("biz_tag"),
-				{Op: ticket.EVal, Val: &ticket.Value{Kind: ticket.ValString, Str: "leaf-segment-test"}}}}}
+			Filter: &model.RowExpr{Op: model.EEq, Args: []model.RowExpr{col("biz_tag"),
+				{Op: model.EVal, Val: &model.Value{Kind: model.ValString, Str: "leaf-segment-test"}}}}}
 	}
-	cmds := make([]ticket.Command, n)
+	cmds := make([]model.Command, n)
 	for i := range cmds {
 		cmds[i] = c
 	}
@@ -161,7 +161,7 @@ func BenchmarkDecodeRowsBatch(b *testing.B) {
 	for _, tc := range rowsBenchCases {
 		b.Run(tc.name, func(b *testing.B) {
 			data := AppendBatch(nil, leafBatch(256, tc.legacy), tc.f)
-			var buf []ticket.Command
+			var buf []model.Command
 			b.ReportAllocs()
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {

@@ -3,7 +3,7 @@ package logformat
 import (
 	"encoding/binary"
 
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // Sequences in the log and state formats. A command's sequence fields and
@@ -37,7 +37,7 @@ const (
 	seqDefKnown = sdRound<<1 - 1
 )
 
-func appendSeqCommand(b []byte, c *ticket.SeqCommand) []byte {
+func appendSeqCommand(b []byte, c *model.SeqCommand) []byte {
 	var m uint64
 	set := func(bit uint64, on bool) {
 		if on {
@@ -73,14 +73,14 @@ func appendSeqCommand(b []byte, c *ticket.SeqCommand) []byte {
 	return b
 }
 
-func (d *decoder) seqCommand() *ticket.SeqCommand {
-	c := new(ticket.SeqCommand)
+func (d *decoder) seqCommand() *model.SeqCommand {
+	c := new(model.SeqCommand)
 	m := d.mask(seqCmdKnown)
 	if m&seqOptions != 0 {
 		n := d.count(2)
-		c.Options = make([]ticket.SeqOption, n)
+		c.Options = make([]model.SeqOption, n)
 		for i := range c.Options {
-			c.Options[i].Kind = ticket.SeqOptionKind(d.byte())
+			c.Options[i].Kind = model.SeqOptionKind(d.byte())
 			c.Options[i].Value = d.varint()
 		}
 	}
@@ -100,7 +100,7 @@ func (d *decoder) seqCommand() *ticket.SeqCommand {
 	return c
 }
 
-func appendSeqDef(b []byte, s *ticket.SequenceDef) []byte {
+func appendSeqDef(b []byte, s *model.SequenceDef) []byte {
 	var m uint64
 	set := func(bit uint64, on bool) {
 		if on {
@@ -139,8 +139,8 @@ func appendSeqDef(b []byte, s *ticket.SequenceDef) []byte {
 	return b
 }
 
-func (d *decoder) seqDef() *ticket.SequenceDef {
-	s := new(ticket.SequenceDef)
+func (d *decoder) seqDef() *model.SequenceDef {
+	s := new(model.SequenceDef)
 	m := d.mask(seqDefKnown)
 	for _, f := range []struct {
 		bit uint64

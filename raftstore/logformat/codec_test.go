@@ -8,7 +8,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // fill sets v (recursively) to random values, leaving about a third of the
@@ -18,7 +18,7 @@ import (
 // and the codec does not carry it.
 func fill(v reflect.Value, r *rand.Rand) {
 	switch v.Type() {
-	case reflect.TypeFor[*ticket.RowsDef](), reflect.TypeFor[*ticket.RowsCommand](), reflect.TypeFor[[][]ticket.Datum](), reflect.TypeFor[map[string][][]ticket.Datum]():
+	case reflect.TypeFor[*model.RowsDef](), reflect.TypeFor[*model.RowsCommand](), reflect.TypeFor[[][]model.Datum](), reflect.TypeFor[map[string][][]model.Datum]():
 		// Row-table parts are JSON, which keeps only valid UTF-8 and
 		// checks their shape; codec_rows_test.go covers them.
 		return
@@ -63,26 +63,26 @@ func fill(v reflect.Value, r *rand.Rand) {
 	}
 }
 
-func randomCommands(r *rand.Rand, n int) []ticket.Command {
-	cmds := make([]ticket.Command, n)
+func randomCommands(r *rand.Rand, n int) []model.Command {
+	cmds := make([]model.Command, n)
 	for i := range cmds {
 		c := &cmds[i]
 		fill(reflect.ValueOf(c).Elem(), r)
 		c.Version = 0 // set by the state machine, like Now; not encoded
 		// Give the fields the decoder insists on (decoder.check).
 		switch c.Op {
-		case ticket.OpSetGlobal:
+		case model.OpSetGlobal:
 			c.Name += "g"
-		case ticket.OpCreateDB, ticket.OpDropDB:
+		case model.OpCreateDB, model.OpDropDB:
 			c.DB += "d"
-		case ticket.OpRestoreRows:
+		case model.OpRestoreRows:
 			c.DB += "d"
 			c.Table += "t"
-		case ticket.OpKeys:
+		case model.OpKeys:
 			if !c.Key.Valid() {
-				c.Key = &ticket.KeyCommand{Op: ticket.KeyIncr, Keys: []string{"k"}, Delta: 1}
+				c.Key = &model.KeyCommand{Op: model.KeyIncr, Keys: []string{"k"}, Delta: 1}
 			}
-		case ticket.OpCreateTable:
+		case model.OpCreateTable:
 			if c.Def == nil {
 				c.Def = tickets64("d", "t")
 			}
@@ -110,11 +110,11 @@ func TestBatchRoundTrip(t *testing.T) {
 
 func TestBatchEncodingIsCompact(t *testing.T) {
 	cmd := replaceCmd("flickr", "Tickets64", "a")
-	one := len(EncodeBatch(nil, []ticket.Command{cmd}))
+	one := len(EncodeBatch(nil, []model.Command{cmd}))
 	if one > 40 {
 		t.Errorf("one REPLACE encodes to %d bytes, want <= 40", one)
 	}
-	cmds := make([]ticket.Command, 256)
+	cmds := make([]model.Command, 256)
 	for i := range cmds {
 		cmds[i] = cmd
 	}
@@ -142,7 +142,7 @@ func TestEmptyBatch(t *testing.T) {
 func TestResultsRoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for i := range 1000 {
-		rs := make([]ticket.Result, r.IntN(4))
+		rs := make([]model.Result, r.IntN(4))
 		for j := range rs {
 			fill(reflect.ValueOf(&rs[j]).Elem(), r)
 			// Not on the wire: the proposer stamps it from the answer.
@@ -161,7 +161,7 @@ func TestResultsRoundTrip(t *testing.T) {
 func TestTableRoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for i := range 1000 {
-		var tb ticket.Table
+		var tb model.Table
 		fill(reflect.ValueOf(&tb).Elem(), r)
 		got, err := DecodeTable(AppendTable(nil, &tb, FormatWire))
 		if err != nil {
@@ -174,7 +174,7 @@ func TestTableRoundTrip(t *testing.T) {
 }
 
 func TestDecodeRejectsDamage(t *testing.T) {
-	good := EncodeBatch(nil, []ticket.Command{replaceCmd("flickr", "Tickets64", "a"), {Op: ticket.OpCreateTable, Def: tickets64("d", "t")}})
+	good := EncodeBatch(nil, []model.Command{replaceCmd("flickr", "Tickets64", "a"), {Op: model.OpCreateTable, Def: tickets64("d", "t")}})
 	for n := range len(good) {
 		if _, err := DecodeBatch(good[:n]); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("truncated to %d bytes: err %v", n, err)
@@ -184,10 +184,10 @@ func TestDecodeRejectsDamage(t *testing.T) {
 		"trailing":        append(bytes.Clone(good), 0),
 		"version":         append([]byte{99}, good[1:]...),
 		"huge count":      {BatchVersion, 0xff, 0xff, 0xff, 0xff, 0x0f},
-		"unknown field":   {BatchVersion, 1, byte(ticket.OpInsert), 0x80, 0x80, 0x80, 0x80, 0x01},
-		"empty string":    {BatchVersion, 1, byte(ticket.OpInsert), cmdDB, 0},
-		"nameless global": {BatchVersion, 1, byte(ticket.OpSetGlobal), 0},
-		"zero value":      append(binary.AppendUvarint([]byte{BatchVersion, 1, byte(ticket.OpInsert)}, cmdInc), 0),
+		"unknown field":   {BatchVersion, 1, byte(model.OpInsert), 0x80, 0x80, 0x80, 0x80, 0x01},
+		"empty string":    {BatchVersion, 1, byte(model.OpInsert), cmdDB, 0},
+		"nameless global": {BatchVersion, 1, byte(model.OpSetGlobal), 0},
+		"zero value":      append(binary.AppendUvarint([]byte{BatchVersion, 1, byte(model.OpInsert)}, cmdInc), 0),
 	}
 	for name, b := range cases {
 		if _, err := DecodeBatch(b); !errors.Is(err, ErrCorrupt) {
@@ -207,7 +207,7 @@ func FuzzDecodeBatch(f *testing.F) {
 	for range 8 {
 		f.Add(EncodeBatch(nil, randomCommands(r, 1+r.IntN(3))))
 	}
-	f.Add(EncodeBatch(nil, []ticket.Command{replaceCmd("flickr", "Tickets64", "a")}))
+	f.Add(EncodeBatch(nil, []model.Command{replaceCmd("flickr", "Tickets64", "a")}))
 	f.Add(EncodeBatch(nil, seqSeedCommands()))
 	f.Add(EncodeBatch(nil, rowsSeedCommands()))
 	f.Add([]byte{})
@@ -232,12 +232,12 @@ func FuzzDecodeBatch(f *testing.F) {
 func FuzzDecodeStored(f *testing.F) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for range 4 {
-		var tb ticket.Table
+		var tb model.Table
 		fill(reflect.ValueOf(&tb).Elem(), r)
 		f.Add(AppendTable(nil, &tb, FormatWire))
-		var res ticket.Result
+		var res model.Result
 		fill(reflect.ValueOf(&res).Elem(), r)
-		f.Add(EncodeResults(nil, []ticket.Result{res}))
+		f.Add(EncodeResults(nil, []model.Result{res}))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if tb, err := DecodeTable(data); err == nil {

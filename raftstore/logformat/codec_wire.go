@@ -3,12 +3,12 @@ package logformat
 import (
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // The row parts' numbered-field encoding (command version 7): a row
-// command's assignments and WHERE (ticket.RowsCommand), a row table's
-// columns and keys (ticket.RowsDef) and a result's row images, in
+// command's assignments and WHERE (model.RowsCommand), a row table's
+// columns and keys (model.RowsDef) and a result's row images, in
 // Protocol Buffers' wire format, written and read by hand with protowire
 // (no generated code, no reflection). Each struct is a message, each
 // field a number: renaming a Go field changes nothing written, and an
@@ -20,7 +20,7 @@ import (
 // written in number order, so that an encoding is unique (golden bytes
 // in testdata).
 //
-//	message RowsCommand {                 // ticket.RowsCommand
+//	message RowsCommand {                 // model.RowsCommand
 //	  repeated RowSet sets = 1;           // Sets (the version 2 form)
 //	  repeated RowCond where = 2;         // Where (the version 2 form)
 //	  bool engine = 3;
@@ -49,13 +49,13 @@ import (
 //	message RowOrder { string col = 1; bool desc = 2; }
 //	message RowsDef {
 //	  repeated RowCol cols = 1; repeated RowKey keys = 2;
-//	  uint32 collation = 3;               // ticket.Collation (version 8: 1; version 9: 1-4); 0: the older folding
+//	  uint32 collation = 3;               // model.Collation (version 8: 1; version 9: 1-4); 0: the older folding
 //	}
 //	message RowCol {
 //	  string name = 1; uint32 kind = 2; IntType int = 3; string type = 4;
 //	  sint64 len = 5; bool not_null = 6; bool auto_inc = 7; bool has_default = 8;
 //	  Datum default = 9; bool default_now = 10; bool on_update_now = 11; string comment = 12;
-//	  uint32 collation = 13;              // ticket.Collation, when not the table's (version 9)
+//	  uint32 collation = 13;              // model.Collation, when not the table's (version 9)
 //	}
 //	message IntType { uint32 kind = 1; bool unsigned = 2; sint64 width = 3; }
 //	message Datum { bool null = 1; string s = 2; }
@@ -66,7 +66,7 @@ import (
 // Why by hand rather than generated code (protoc-gen-go): weighed on the
 // batch hot path, 256-command batches, same test binary, three rounds on
 // the shared 2-core machine, generated code plus the conversion to and
-// from ticket.Command that it needs (a scratch experiment, not kept):
+// from model.Command that it needs (a scratch experiment, not kept):
 // decoding REPLACEs took 0.41-0.83 ms against the packed codec's
 // 0.26-0.49 ms (2,827 allocations against 8), Leaf UPDATEs 1.49-1.86 ms
 // against 0.90-1.39 ms with these parts; encoding was 6-15x slower for
@@ -95,19 +95,6 @@ const (
 // FormatWireVersion is the command version from which every member reads
 // FormatWire.
 const FormatWireVersion = 7
-
-// FormatAt is the format an encoder may write while the cluster runs
-// command version cluster: the numbered fields once every member reads
-// them.
-func FormatAt(cluster uint32) Format {
-	if cluster >= FormatWireVersion {
-		return FormatWire
-	}
-	return FormatJSON
-}
-
-// isJSONPart reports a row part written as JSON (before version 7).
-func isJSONPart(b []byte) bool { return len(b) > 0 && (b[0] == '{' || b[0] == '[') }
 
 // maxExprDepth bounds the nesting of a decoded RowExpr: garbage cannot
 // make the decoder recurse without end. The SQL parser's bound on a
@@ -224,7 +211,7 @@ func wireString(b []byte, num protowire.Number, s string) []byte {
 	return protowire.AppendString(b, s)
 }
 
-func appendWireValue(b []byte, num protowire.Number, v *ticket.Value) []byte {
+func appendWireValue(b []byte, num protowire.Number, v *model.Value) []byte {
 	b, at := beginMsg(b, num)
 	b = wireUint(b, valKind, uint64(v.Kind))
 	b = wireInt(b, valIntF, v.Int)
@@ -234,28 +221,8 @@ func appendWireValue(b []byte, num protowire.Number, v *ticket.Value) []byte {
 }
 
 // appendWireRowsCommand appends rc's encoding, unframed.
-func appendWireRowsCommand(b []byte, rc *ticket.RowsCommand) []byte {
-	for i := range rc.Sets {
-		s := &rc.Sets[i]
-		var at int
-		b, at = beginMsg(b, rcSets)
-		b = wireString(b, 1, s.Col)
-		b = appendWireOperand(b, 2, &s.A)
-		b = wireUint(b, 3, uint64(s.Op))
-		if s.B != (ticket.RowOperand{}) {
-			b = appendWireOperand(b, 4, &s.B)
-		}
-		b = wireBool(b, 5, s.SetLastID)
-		b = endMsg(b, at)
-	}
-	for i := range rc.Where {
-		w := &rc.Where[i]
-		var at int
-		b, at = beginMsg(b, rcWhere)
-		b = wireString(b, 1, w.Col)
-		b = appendWireValue(b, 2, &w.Val)
-		b = endMsg(b, at)
-	}
+func appendWireRowsCommand(b []byte, rc *model.RowsCommand) []byte {
+	b = appendWireV2(b, rc)
 	b = wireBool(b, rcEngine, rc.Engine)
 	if rc.Filter != nil {
 		b = appendWireExpr(b, rcFilter, rc.Filter)
@@ -286,7 +253,7 @@ func appendWireRowsCommand(b []byte, rc *ticket.RowsCommand) []byte {
 	return b
 }
 
-func appendWireAssigns(b []byte, num protowire.Number, as []ticket.RowAssign) []byte {
+func appendWireAssigns(b []byte, num protowire.Number, as []model.RowAssign) []byte {
 	for i := range as {
 		a := &as[i]
 		var at int
@@ -299,14 +266,14 @@ func appendWireAssigns(b []byte, num protowire.Number, as []ticket.RowAssign) []
 	return b
 }
 
-func appendWireOperand(b []byte, num protowire.Number, o *ticket.RowOperand) []byte {
+func appendWireOperand(b []byte, num protowire.Number, o *model.RowOperand) []byte {
 	b, at := beginMsg(b, num)
 	b = wireString(b, 1, o.Col)
 	b = appendWireValue(b, 2, &o.Val)
 	return endMsg(b, at)
 }
 
-func appendWireExpr(b []byte, num protowire.Number, x *ticket.RowExpr) []byte {
+func appendWireExpr(b []byte, num protowire.Number, x *model.RowExpr) []byte {
 	b, at := beginMsg(b, num)
 	b = wireUint(b, exOp, uint64(x.Op))
 	b = wireString(b, exCol, x.Col)
@@ -322,14 +289,14 @@ func appendWireExpr(b []byte, num protowire.Number, x *ticket.RowExpr) []byte {
 }
 
 // appendWireRowsDef appends rd's encoding, unframed.
-func appendWireRowsDef(b []byte, rd *ticket.RowsDef) []byte {
+func appendWireRowsDef(b []byte, rd *model.RowsDef) []byte {
 	for i := range rd.Cols {
 		c := &rd.Cols[i]
 		var at int
 		b, at = beginMsg(b, 1)
 		b = wireString(b, rcolName, c.Name)
 		b = wireUint(b, rcolKind, uint64(c.Kind))
-		if c.Int != (ticket.IntType{}) {
+		if c.Int != (model.IntType{}) {
 			var it int
 			b, it = beginMsg(b, rcolInt)
 			b = wireUint(b, 1, uint64(c.Int.Kind))
@@ -342,7 +309,7 @@ func appendWireRowsDef(b []byte, rd *ticket.RowsDef) []byte {
 		b = wireBool(b, rcolNotNull, c.NotNull)
 		b = wireBool(b, rcolAutoInc, c.AutoInc)
 		b = wireBool(b, rcolHasDefault, c.HasDefault)
-		if c.Default != (ticket.Datum{}) {
+		if c.Default != (model.Datum{}) {
 			b = appendWireDatum(b, rcolDefault, c.Default)
 		}
 		b = wireBool(b, rcolDefaultNow, c.DefaultNow)
@@ -371,7 +338,7 @@ func appendWireRowsDef(b []byte, rd *ticket.RowsDef) []byte {
 	return wireUint(b, rdCollation, uint64(rd.Collation))
 }
 
-func appendWireDatum(b []byte, num protowire.Number, v ticket.Datum) []byte {
+func appendWireDatum(b []byte, num protowire.Number, v model.Datum) []byte {
 	b, at := beginMsg(b, num)
 	b = wireBool(b, 1, v.Null)
 	b = wireString(b, 2, v.S)
@@ -379,7 +346,7 @@ func appendWireDatum(b []byte, num protowire.Number, v ticket.Datum) []byte {
 }
 
 // appendWireImages appends row images' encoding, unframed.
-func appendWireImages(b []byte, rows [][]ticket.Datum) []byte {
+func appendWireImages(b []byte, rows [][]model.Datum) []byte {
 	for _, r := range rows {
 		var at int
 		b, at = beginMsg(b, 1)

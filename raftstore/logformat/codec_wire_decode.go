@@ -3,7 +3,7 @@ package logformat
 import (
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // Decoding of the row parts' numbered fields (codec_wire.go holds their
@@ -138,12 +138,12 @@ func countFields(b []byte, num protowire.Number) int {
 	return n
 }
 
-func (d *decoder) wireValue(b []byte, v *ticket.Value) {
+func (d *decoder) wireValue(b []byte, v *model.Value) {
 	m := d.msg(b, "value")
 	for m.next() {
 		switch m.num {
 		case valKind:
-			v.Kind = ticket.ValueKind(m.small())
+			v.Kind = model.ValueKind(m.small())
 		case valIntF:
 			v.Int = m.int()
 		case valUintF:
@@ -157,40 +157,28 @@ func (d *decoder) wireValue(b []byte, v *ticket.Value) {
 }
 
 // wireRowsCommand decodes what appendWireRowsCommand wrote.
-func (d *decoder) wireRowsCommand(b []byte, rc *ticket.RowsCommand) {
+func (d *decoder) wireRowsCommand(b []byte, rc *model.RowsCommand) {
 	m := d.msg(b, "row command")
 	for m.next() {
 		switch m.num {
 		case rcSets:
-			var s ticket.RowSet
+			var s model.RowSet
 			d.wireSet(m.bytes(), &s)
 			rc.Sets = append(rc.Sets, s)
 		case rcWhere:
-			var w ticket.RowCond
-			c := d.msg(m.bytes(), "row condition")
-			for c.next() {
-				switch c.num {
-				case 1:
-					w.Col = c.name()
-				case 2:
-					d.wireValue(c.bytes(), &w.Val)
-				default:
-					c.unknown()
-				}
-			}
-			rc.Where = append(rc.Where, w)
+			rc.Where = append(rc.Where, d.wireCond(m.bytes()))
 		case rcEngine:
 			rc.Engine = m.bool()
 		case rcFilter:
-			rc.Filter = new(ticket.RowExpr)
+			rc.Filter = new(model.RowExpr)
 			d.wireExpr(m.bytes(), rc.Filter, 0)
 		case rcAssigns:
 			if rc.Assigns == nil {
-				rc.Assigns = make([]ticket.RowAssign, 0, countFields(m.b, rcAssigns)+1)
+				rc.Assigns = make([]model.RowAssign, 0, countFields(m.b, rcAssigns)+1)
 			}
 			rc.Assigns = append(rc.Assigns, d.wireAssign(m.bytes()))
 		case rcOrderBy:
-			var o ticket.RowOrder
+			var o model.RowOrder
 			c := d.msg(m.bytes(), "row order")
 			for c.next() {
 				switch c.num {
@@ -219,14 +207,14 @@ func (d *decoder) wireRowsCommand(b []byte, rc *ticket.RowsCommand) {
 			// A tuple without expressions is an empty list, not nil, as
 			// JSON decodes it.
 			p := m.bytes()
-			row := make([]ticket.RowExpr, 0, countFields(p, 1))
+			row := make([]model.RowExpr, 0, countFields(p, 1))
 			c := d.msg(p, "VALUES expressions")
 			for c.next() {
 				if c.num != 1 {
 					c.unknown()
 					break
 				}
-				row = append(row, ticket.RowExpr{})
+				row = append(row, model.RowExpr{})
 				d.wireExpr(c.bytes(), &row[len(row)-1], 0)
 			}
 			rc.Exprs = append(rc.Exprs, row)
@@ -236,8 +224,8 @@ func (d *decoder) wireRowsCommand(b []byte, rc *ticket.RowsCommand) {
 	}
 }
 
-func (d *decoder) wireAssign(b []byte) ticket.RowAssign {
-	var a ticket.RowAssign
+func (d *decoder) wireAssign(b []byte) model.RowAssign {
+	var a model.RowAssign
 	c := d.msg(b, "row assignment")
 	for c.next() {
 		switch c.num {
@@ -254,27 +242,7 @@ func (d *decoder) wireAssign(b []byte) ticket.RowAssign {
 	return a
 }
 
-func (d *decoder) wireSet(b []byte, s *ticket.RowSet) {
-	m := d.msg(b, "row assignment")
-	for m.next() {
-		switch m.num {
-		case 1:
-			s.Col = m.name()
-		case 2:
-			d.wireOperand(m.bytes(), &s.A)
-		case 3:
-			s.Op = m.small()
-		case 4:
-			d.wireOperand(m.bytes(), &s.B)
-		case 5:
-			s.SetLastID = m.bool()
-		default:
-			m.unknown()
-		}
-	}
-}
-
-func (d *decoder) wireOperand(b []byte, o *ticket.RowOperand) {
+func (d *decoder) wireOperand(b []byte, o *model.RowOperand) {
 	m := d.msg(b, "row operand")
 	for m.next() {
 		switch m.num {
@@ -288,7 +256,7 @@ func (d *decoder) wireOperand(b []byte, o *ticket.RowOperand) {
 	}
 }
 
-func (d *decoder) wireExpr(b []byte, x *ticket.RowExpr, depth int) {
+func (d *decoder) wireExpr(b []byte, x *model.RowExpr, depth int) {
 	if depth > maxExprDepth {
 		d.fail("row expression nested deeper than %d", maxExprDepth)
 		return
@@ -297,11 +265,11 @@ func (d *decoder) wireExpr(b []byte, x *ticket.RowExpr, depth int) {
 	for m.next() {
 		switch m.num {
 		case exOp:
-			x.Op = ticket.ExprOp(m.small())
+			x.Op = model.ExprOp(m.small())
 		case exCol:
 			x.Col = m.name()
 		case exVal:
-			x.Val = new(ticket.Value)
+			x.Val = new(model.Value)
 			d.wireValue(m.bytes(), x.Val)
 		case exUnit:
 			x.Unit = m.string()
@@ -309,9 +277,9 @@ func (d *decoder) wireExpr(b []byte, x *ticket.RowExpr, depth int) {
 			x.Escape = m.small()
 		case exArgs:
 			if x.Args == nil {
-				x.Args = make([]ticket.RowExpr, 0, countFields(m.b, exArgs)+1)
+				x.Args = make([]model.RowExpr, 0, countFields(m.b, exArgs)+1)
 			}
-			x.Args = append(x.Args, ticket.RowExpr{})
+			x.Args = append(x.Args, model.RowExpr{})
 			d.wireExpr(m.bytes(), &x.Args[len(x.Args)-1], depth+1)
 		default:
 			m.unknown()
@@ -320,19 +288,19 @@ func (d *decoder) wireExpr(b []byte, x *ticket.RowExpr, depth int) {
 }
 
 // wireRowsDef decodes what appendWireRowsDef wrote.
-func (d *decoder) wireRowsDef(b []byte, rd *ticket.RowsDef) {
+func (d *decoder) wireRowsDef(b []byte, rd *model.RowsDef) {
 	m := d.msg(b, "row table definition")
 	for m.next() {
 		switch m.num {
 		case 1:
-			rd.Cols = append(rd.Cols, ticket.RowCol{})
+			rd.Cols = append(rd.Cols, model.RowCol{})
 			d.wireCol(m.bytes(), &rd.Cols[len(rd.Cols)-1])
 		case 2:
-			rd.Keys = append(rd.Keys, ticket.RowKey{})
+			rd.Keys = append(rd.Keys, model.RowKey{})
 			d.wireKey(m.bytes(), &rd.Keys[len(rd.Keys)-1])
 		case rdCollation:
-			rd.Collation = ticket.Collation(m.small())
-			if rd.Collation == ticket.CollLegacy || !rd.Collation.Known() {
+			rd.Collation = model.Collation(m.small())
+			if rd.Collation == model.CollLegacy || !rd.Collation.Known() {
 				d.fail("row table collation %d", rd.Collation)
 			}
 		default:
@@ -341,20 +309,20 @@ func (d *decoder) wireRowsDef(b []byte, rd *ticket.RowsDef) {
 	}
 }
 
-func (d *decoder) wireCol(b []byte, c *ticket.RowCol) {
+func (d *decoder) wireCol(b []byte, c *model.RowCol) {
 	m := d.msg(b, "row table column")
 	for m.next() {
 		switch m.num {
 		case rcolName:
 			c.Name = m.string()
 		case rcolKind:
-			c.Kind = ticket.ColKind(m.small())
+			c.Kind = model.ColKind(m.small())
 		case rcolInt:
 			it := d.msg(m.bytes(), "integer type")
 			for it.next() {
 				switch it.num {
 				case 1:
-					c.Int.Kind = ticket.IntKind(it.small())
+					c.Int.Kind = model.IntKind(it.small())
 				case 2:
 					c.Int.Unsigned = it.bool()
 				case 3:
@@ -382,8 +350,8 @@ func (d *decoder) wireCol(b []byte, c *ticket.RowCol) {
 		case rcolComment:
 			c.Comment = m.string()
 		case rcolCollation:
-			c.Collation = ticket.Collation(m.small())
-			if c.Collation == ticket.CollLegacy || !c.Collation.Known() {
+			c.Collation = model.Collation(m.small())
+			if c.Collation == model.CollLegacy || !c.Collation.Known() {
 				d.fail("row table column collation %d", c.Collation)
 			}
 		default:
@@ -392,7 +360,7 @@ func (d *decoder) wireCol(b []byte, c *ticket.RowCol) {
 	}
 }
 
-func (d *decoder) wireKey(b []byte, k *ticket.RowKey) {
+func (d *decoder) wireKey(b []byte, k *model.RowKey) {
 	m := d.msg(b, "row table key")
 	for m.next() {
 		switch m.num {
@@ -419,7 +387,7 @@ func (d *decoder) wireKey(b []byte, k *ticket.RowKey) {
 	}
 }
 
-func (d *decoder) wireDatum(b []byte, v *ticket.Datum) {
+func (d *decoder) wireDatum(b []byte, v *model.Datum) {
 	m := d.msg(b, "value")
 	for m.next() {
 		switch m.num {
@@ -434,22 +402,22 @@ func (d *decoder) wireDatum(b []byte, v *ticket.Datum) {
 }
 
 // wireImages decodes what appendWireImages wrote.
-func (d *decoder) wireImages(b []byte) [][]ticket.Datum {
-	var rows [][]ticket.Datum
+func (d *decoder) wireImages(b []byte) [][]model.Datum {
+	var rows [][]model.Datum
 	m := d.msg(b, "row images")
 	for m.next() {
 		if m.num != 1 {
 			m.unknown()
 			break
 		}
-		var r []ticket.Datum
+		var r []model.Datum
 		v := d.msg(m.bytes(), "row image")
 		for v.next() {
 			if v.num != 1 {
 				v.unknown()
 				break
 			}
-			r = append(r, ticket.Datum{})
+			r = append(r, model.Datum{})
 			d.wireDatum(v.bytes(), &r[len(r)-1])
 		}
 		rows = append(rows, r)

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 func appendString(b []byte, s string) []byte {
@@ -17,6 +17,10 @@ func appendString(b []byte, s string) []byte {
 type decoder struct {
 	b   []byte
 	err error
+	// floor is the lowest command version whose encodings it reads
+	// (legacy.go); zero is Floor. Tests raise it to see what a higher
+	// floor refuses.
+	floor uint32
 	// Batches repeat the same database and table names and column lists;
 	// reusing the previous command's saves allocations per command.
 	lastDB, lastTable string
@@ -26,8 +30,8 @@ type decoder struct {
 	names map[string]string
 	// Slabs: one backing array each for the values and rows of all
 	// commands of a batch.
-	values []ticket.Value
-	rows   [][]ticket.Value
+	values []model.Value
+	rows   [][]model.Value
 }
 
 func (d *decoder) fail(format string, args ...any) {

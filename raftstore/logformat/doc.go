@@ -22,7 +22,10 @@
 // version 7 wrote these parts as JSON of the Go structs; this build reads
 // both (JSON begins with '{' or '[', which no numbered-field message
 // does) and writes JSON while the cluster runs below version 7, so that
-// no member meets a part it cannot read (FormatAt).
+// no member meets a part it cannot read (FormatAt). Such old generations
+// live in legacy*.go files of their own, read down to this build's Floor
+// and refused below it; legacy.go lists them, and DESIGN §4g says when one
+// may leave.
 //
 // It knows the domain (package ticket) and nothing of replication: no
 // Raft, no bbolt, no Node. How a cluster agrees on its version, when an

@@ -13,7 +13,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // readHex reads a golden file of testdata: hex, one encoding per file.
@@ -135,19 +135,19 @@ func TestWireFieldsNumbered(t *testing.T) {
 		v      any
 		fields int
 	}{
-		{ticket.RowsCommand{}, 13},
-		{ticket.Value{}, 4},
-		{ticket.RowOperand{}, 2},
-		{ticket.RowSet{}, 5},
-		{ticket.RowCond{}, 2},
-		{ticket.RowExpr{}, 6},
-		{ticket.RowAssign{}, 3},
-		{ticket.RowOrder{}, 2},
-		{ticket.RowsDef{}, 3},
-		{ticket.RowCol{}, 13},
-		{ticket.IntType{}, 3},
-		{ticket.Datum{}, 2},
-		{ticket.RowKey{}, 4},
+		{model.RowsCommand{}, 13},
+		{model.Value{}, 4},
+		{model.RowOperand{}, 2},
+		{model.RowSet{}, 5},
+		{model.RowCond{}, 2},
+		{model.RowExpr{}, 6},
+		{model.RowAssign{}, 3},
+		{model.RowOrder{}, 2},
+		{model.RowsDef{}, 3},
+		{model.RowCol{}, 13},
+		{model.IntType{}, 3},
+		{model.Datum{}, 2},
+		{model.RowKey{}, 4},
 	} {
 		if n := reflect.TypeOf(tc.v).NumField(); n != tc.fields {
 			t.Errorf("%T has %d fields, codec_wire.go numbers %d: give the new ones numbers", tc.v, n, tc.fields)
@@ -176,14 +176,14 @@ func TestWireRejects(t *testing.T) {
 		"op out of range": protowire.AppendBytes(protowire.AppendTag(nil, rcFilter, protowire.BytesType), protowire.AppendVarint(protowire.AppendTag(nil, exOp, protowire.VarintType), 300)),
 	} {
 		d := decoder{}
-		var got ticket.RowsCommand
+		var got model.RowsCommand
 		d.wireRowsCommand(part, &got)
 		if !errors.Is(d.err, ErrCorrupt) {
 			t.Errorf("%s: decoded without an error: %+v", name, got)
 		}
 	}
 	d := decoder{}
-	var got ticket.RowsCommand
+	var got model.RowsCommand
 	d.wireRowsCommand(good, &got)
 	if d.err != nil || !reflect.DeepEqual(&got, rc) {
 		t.Fatalf("good part: %v %+v", d.err, got)

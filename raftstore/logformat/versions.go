@@ -3,7 +3,7 @@ package logformat
 import (
 	"math/bits"
 
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // The command-version tables: the lowest command version of a build that
@@ -29,10 +29,10 @@ import (
 // when the cluster's version reaches clockVersion.
 //
 // Version 5 adds the value kinds of typed binary-protocol parameters
-// (ticket.ValTemporal, ticket.ValDouble).
+// (model.ValTemporal, model.ValDouble).
 //
 // Version 6: INSERT ... ON DUPLICATE KEY UPDATE and expressions in
-// VALUES on row tables (ticket.RowsCommand's OnDup and Exprs), which an
+// VALUES on row tables (model.RowsCommand's OnDup and Exprs), which an
 // older build's decoder would drop (Version).
 //
 // Version 7 reads the row parts of commands, table definitions and
@@ -40,7 +40,7 @@ import (
 // once the cluster runs version 7 (FormatAt): no command needs it, so
 // no statement is refused for it.
 //
-// Version 8: a row table's collation (ticket.RowsDef.Collation, numbered
+// Version 8: a row table's collation (model.RowsDef.Collation, numbered
 // field 3 of RowsDef): a CREATE TABLE of this build makes a table that
 // compares strings as MariaDB's utf8mb4_general_ci, which an older build
 // would refuse to decode (an unknown field) or, reading JSON, create with
@@ -58,24 +58,24 @@ import (
 // behind) until every member runs version 9. A table of the default
 // utf8mb4_general_ci everywhere is written as in version 8.
 //
-// Version 10: the Redis key space (ticket.OpKeys, ticket/keys.go; codec_keys.go):
+// Version 10: the Redis key space (model.OpKeys, ticket/keys.go; codec_keys.go):
 // key commands, and a restore carrying keys, which a version 9 build
 // cannot decode. The Redis listener's writes are refused (an error naming
 // the members behind) until every member runs version 10.
 //
 // Version 11 changes no command and no encoding: it changes how a row
-// table's existing commands apply (ticket.RulesV11: a strict-mode UPDATE
+// table's existing commands apply (model.RulesV11: a strict-mode UPDATE
 // fails on the first warning of its WHERE or SET, a failing INSERT or
 // REPLACE leaves the auto-increment counter where InnoDB's is, temporal
 // literals are read in all of MariaDB's forms). No op's entry is raised:
 // the state machine gives each command the cluster's version
-// (ticket.Command.Version), and the new rules apply from the entry that
+// (model.Command.Version), and the new rules apply from the entry that
 // raises the cluster to 11, on every replica alike; a cluster of mixed
 // builds stays below it and applies the older rules everywhere.
 const CommandVersion = 11
 
 // CollationVersion is the command version that creates and carries row
-// tables with a collation (ticket.RowsDef.Collation).
+// tables with a collation (model.RowsDef.Collation).
 const CollationVersion = 8
 
 // ColumnCollationVersion is the command version that creates and carries
@@ -88,31 +88,42 @@ const ColumnCollationVersion = 9
 // a rolling upgrade starts from, decodes and applies.
 const BaseVersion = 1
 
+// Floor is the lowest command version whose log entries, snapshots,
+// state files and backups this build reads: everything written by a
+// cluster that ran Floor or later. An encoding that only clusters below
+// it wrote is refused (ErrBelowFloor, naming the way forward). It rises
+// only under the retirement rule of DESIGN §4g. It is BaseVersion: a
+// rolling upgrade from the build at 544f168, which predates command
+// versions (it counts as version 1) yet writes row parts as JSON and
+// row-table UPDATE and DELETE in their version-2 form, must work
+// directly (issue 33), so every generation stays (legacy.go lists them).
+const Floor = BaseVersion
+
 // opVersions is the version of each op's Apply.
-var opVersions = map[ticket.Op]uint32{
-	ticket.OpInsert:      1,
-	ticket.OpUpdate:      1,
-	ticket.OpCreateDB:    1,
-	ticket.OpCreateTable: 1,
-	ticket.OpAlterTable:  1,
-	ticket.OpSetGlobal:   1,
-	ticket.OpReserve:     1,
+var opVersions = map[model.Op]uint32{
+	model.OpInsert:      1,
+	model.OpUpdate:      1,
+	model.OpCreateDB:    1,
+	model.OpCreateTable: 1,
+	model.OpAlterTable:  1,
+	model.OpSetGlobal:   1,
+	model.OpReserve:     1,
 	// Version 2. DROP TABLE and DROP DATABASE leave a high-water mark
 	// that a re-created table starts above; version 1 drops without it,
 	// and its replica of a re-created table would start lower.
-	ticket.OpDropDB:    2,
-	ticket.OpDropTable: 2,
-	ticket.OpRestore:   2,
-	ticket.OpDelete:    2,
+	model.OpDropDB:    2,
+	model.OpDropTable: 2,
+	model.OpRestore:   2,
+	model.OpDelete:    2,
 	// A restore's row tables' rows, in chunks after OpRestore.
-	ticket.OpRestoreRows: 2,
-	ticket.OpCreateSeq:   2,
-	ticket.OpSeqNext:     2,
-	ticket.OpSetVal:      2,
-	ticket.OpAlterSeq:    2,
-	ticket.OpDropSeq:     2,
+	model.OpRestoreRows: 2,
+	model.OpCreateSeq:   2,
+	model.OpSeqNext:     2,
+	model.OpSetVal:      2,
+	model.OpAlterSeq:    2,
+	model.OpDropSeq:     2,
 	// Version 10: the Redis key space.
-	ticket.OpKeys: 10,
+	model.OpKeys: 10,
 }
 
 // cmdBitVersions is the version of each command presence bit.
@@ -124,10 +135,10 @@ var cmdBitVersions = map[uint64]uint32{
 	cmdName: 1, cmdValue: 1, cmdCount: 1,
 	// Version 2: restore, sequences, row tables (and their key changes).
 	cmdDump: 2, cmdForce: 2, cmdSeq: 2, cmdRows: 2, cmdKeys: 2, cmdRestoreRows: 2,
-	// Version 3: the row engine's commands (ticket/rows_engine.go: WHERE
+	// Version 3: the row engine's commands (ticket/rowengine/engine.go: WHERE
 	// predicates, SET expressions, ORDER BY/LIMIT, sql_mode, SET
 	// timestamp); a row-table command without it applies as in version 2
-	// (ticket/rows_legacy.go).
+	// (ticket/rowengine/legacy.go).
 	cmdRowsExpr: 3,
 	// Version 10: Redis key commands and a restore's keys.
 	cmdKeyCmd: 10, cmdDumpKeys: 10,
@@ -144,18 +155,18 @@ var defBitVersions = map[uint64]uint32{
 }
 
 // kindVersions is the version of each value kind.
-var kindVersions = map[ticket.ValueKind]uint32{
-	ticket.ValNull: 1, ticket.ValDefault: 1, ticket.ValInt: 1, ticket.ValUint: 1,
-	ticket.ValString: 1, ticket.ValDecimal: 1,
-	ticket.ValNow: 2,
+var kindVersions = map[model.ValueKind]uint32{
+	model.ValNull: 1, model.ValDefault: 1, model.ValInt: 1, model.ValUint: 1,
+	model.ValString: 1, model.ValDecimal: 1,
+	model.ValNow: 2,
 	// Version 5: binary-protocol parameters keep their type
-	// (ticket/values_typed.go); version 4 would not convert them.
-	ticket.ValTemporal: 5, ticket.ValDouble: 5,
+	// (ticket/rowengine/values_typed.go); version 4 would not convert them.
+	model.ValTemporal: 5, model.ValDouble: 5,
 }
 
 // Version is the lowest command version that applies c as this
 // build does. Anything without an entry is taken as needing this build.
-func Version(c *ticket.Command) uint32 {
+func Version(c *model.Command) uint32 {
 	v, ok := opVersions[c.Op]
 	if !ok {
 		return CommandVersion
@@ -174,7 +185,7 @@ func Version(c *ticket.Command) uint32 {
 			v = max(v, kindVersion(row[i].Kind))
 		}
 	}
-	if c.Where != (ticket.Value{}) {
+	if c.Where != (model.Value{}) {
 		v = max(v, kindVersion(c.Where.Kind))
 	}
 	if r := c.Rows; r != nil {
@@ -210,27 +221,27 @@ func Version(c *ticket.Command) uint32 {
 
 // DefVersion is the version of what a table definition holds beyond its
 // presence bits: a row table's collations.
-func DefVersion(d *ticket.TableDef) uint32 {
+func DefVersion(d *model.TableDef) uint32 {
 	rd := d.Rows
 	if rd == nil {
 		return BaseVersion
 	}
-	if rd.Collation > ticket.CollGeneralCI {
+	if rd.Collation > model.CollGeneralCI {
 		return ColumnCollationVersion
 	}
 	for i := range rd.Cols {
-		if rd.Cols[i].Collation != ticket.CollLegacy {
+		if rd.Cols[i].Collation != model.CollLegacy {
 			return ColumnCollationVersion
 		}
 	}
-	if rd.Collation != ticket.CollLegacy {
+	if rd.Collation != model.CollLegacy {
 		return CollationVersion
 	}
 	return BaseVersion
 }
 
 // exprVersion is the version of the values in a row-engine expression.
-func exprVersion(x *ticket.RowExpr) uint32 {
+func exprVersion(x *model.RowExpr) uint32 {
 	v := uint32(BaseVersion)
 	if x.Val != nil {
 		v = kindVersion(x.Val.Kind)
@@ -255,7 +266,7 @@ func maskVersion(m uint64, versions map[uint64]uint32) uint32 {
 	return v
 }
 
-func kindVersion(k ticket.ValueKind) uint32 {
+func kindVersion(k model.ValueKind) uint32 {
 	if k == 0 {
 		return BaseVersion // no value (an operand that is a column)
 	}

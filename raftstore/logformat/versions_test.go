@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // TestCommandVersionTables: every op ticket.Apply knows, every presence
@@ -28,16 +29,16 @@ func TestCommandVersionTables(t *testing.T) {
 		// On a store holding the sequence d.s, so that the sequences'
 		// range of ops reaches its "unknown command" too.
 		st := ticket.NewMemStore()
-		for _, c := range []ticket.Command{createDB("d"), seqSeedCommands()[0]} {
+		for _, c := range []model.Command{createDB("d"), seqSeedCommands()[0]} {
 			if r, err := ticket.Apply(st, &c); err != nil || r.Err != nil {
 				t.Fatalf("setup: %v %v", err, r.Err)
 			}
 		}
-		c := ticket.Command{Op: ticket.Op(op), DB: "d", Table: "s"}
-		r, err := func() (r ticket.Result, err error) {
+		c := model.Command{Op: model.Op(op), DB: "d", Table: "s"}
+		r, err := func() (r model.Result, err error) {
 			defer func() {
 				if recover() != nil {
-					r = ticket.Result{} // it knows the op: it looked at the fields
+					r = model.Result{} // it knows the op: it looked at the fields
 				}
 			}()
 			return ticket.Apply(st, &c)
@@ -48,8 +49,8 @@ func TestCommandVersionTables(t *testing.T) {
 		}
 	}
 	for k := range 256 {
-		v := ticket.Value{Kind: ticket.ValueKind(k), Str: "x"}
-		if _, ok := kindVersions[v.Kind]; !ok && ticket.ValueKind(k) <= ticket.ValDouble && k != 0 && k != 7 {
+		v := model.Value{Kind: model.ValueKind(k), Str: "x"}
+		if _, ok := kindVersions[v.Kind]; !ok && model.ValueKind(k) <= model.ValDouble && k != 0 && k != 7 {
 			t.Errorf("value kind %d has no version", k)
 		}
 	}

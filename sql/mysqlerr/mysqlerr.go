@@ -115,7 +115,7 @@ func State(code uint16) string {
 
 // Error is a statement error as a client receives it: MySQL's code,
 // SQLSTATE and message. sql and ticket both return it (as sql.Error and
-// ticket.Error), so the wire layer turns every statement error into an ERR
+// model.Error), so the wire layer turns every statement error into an ERR
 // packet in one place. ticket's errors are deterministic outcomes of a
 // command, the same on every replica, and travel in forwarded results.
 type Error struct {

@@ -15,7 +15,7 @@ const (
 	CodeWrongNameForIndex    uint16 = mysql.ER_WRONG_NAME_FOR_INDEX
 )
 
-// Codes of the row engine's conversions (ticket/rows_convert.go).
+// Codes of the row engine's conversions (ticket/rowengine/convert.go).
 const (
 	CodeDataTruncated uint16 = mysql.WARN_DATA_TRUNCATED       // 1265: a value cut to fit its column
 	CodeInvalidGroup  uint16 = mysql.ER_INVALID_GROUP_FUNC_USE // 1111: an aggregate in WHERE or SET

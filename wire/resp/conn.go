@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/redcon"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 	"github.com/ticketd/ticketd/wire/mysqlconn"
 )
 
@@ -37,7 +38,7 @@ type client struct {
 	role mysqlconn.Role
 	// collect, while set, makes exec add the key command to it instead
 	// of committing it (a pipeline's run of writes; pipeline.go).
-	collect *[]ticket.KeyCommand
+	collect *[]model.KeyCommand
 }
 
 func (s *Server) newClient(rc redcon.Conn) *client {
@@ -189,7 +190,7 @@ func allocMay(name string, args [][]byte) bool {
 }
 
 // exec commits a key command and writes its reply.
-func (c *client) exec(w *writer, k ticket.KeyCommand) string {
+func (c *client) exec(w *writer, k model.KeyCommand) string {
 	ctx, cancel := context.WithTimeout(c.srv.ctx, c.srv.cfg.Timeout)
 	defer cancel()
 	k.DB = c.db
@@ -197,7 +198,7 @@ func (c *client) exec(w *writer, k ticket.KeyCommand) string {
 		*c.collect = append(*c.collect, k)
 		return outCollected
 	}
-	r, err := c.srv.cfg.Service.ExecFor(ctx, nil, &ticket.Command{Op: ticket.OpKeys, Key: &k})
+	r, err := c.srv.cfg.Service.ExecFor(ctx, nil, &model.Command{Op: model.OpKeys, Key: &k})
 	if err != nil {
 		w.err(replicationError(err))
 		return outFailed
@@ -295,7 +296,7 @@ func cmdSelect(c *client, w *writer, args [][]byte) string {
 		w.err(ticket.ErrNotInteger)
 		return outError
 	}
-	if n < 0 || n >= ticket.KeyDBs {
+	if n < 0 || n >= model.KeyDBs {
 		w.err("ERR DB index is out of range")
 		return outError
 	}
@@ -554,9 +555,9 @@ func cmdInfo(c *client, w *writer, args [][]byte) string {
 	section("Keyspace", func() {
 		_ = c.srv.cfg.Service.View(func(st ticket.Store) error {
 			now := ticket.KeyNow(c.srv.cfg.Clock())
-			for db := range uint8(ticket.KeyDBs) {
+			for db := range uint8(model.KeyDBs) {
 				n, exp := 0, 0
-				_ = st.EachKey(db, func(_ string, v ticket.KeyVal) bool {
+				_ = st.EachKey(db, func(_ string, v model.KeyVal) bool {
 					if v.ExpireAt == 0 || v.ExpireAt > now {
 						n++
 						if v.ExpireAt != 0 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // The key commands: argument checks here, in Redis 7.0's order and
@@ -16,11 +17,11 @@ import (
 // replicated time.
 
 func cmdIncr(c *client, w *writer, args [][]byte) string {
-	return c.exec(w, ticket.KeyCommand{Op: ticket.KeyIncr, Keys: []string{string(args[1])}, Delta: 1})
+	return c.exec(w, model.KeyCommand{Op: model.KeyIncr, Keys: []string{string(args[1])}, Delta: 1})
 }
 
 func cmdDecr(c *client, w *writer, args [][]byte) string {
-	return c.exec(w, ticket.KeyCommand{Op: ticket.KeyIncr, Keys: []string{string(args[1])}, Delta: -1})
+	return c.exec(w, model.KeyCommand{Op: model.KeyIncr, Keys: []string{string(args[1])}, Delta: -1})
 }
 
 func cmdIncrBy(c *client, w *writer, args [][]byte) string {
@@ -29,7 +30,7 @@ func cmdIncrBy(c *client, w *writer, args [][]byte) string {
 		w.err(ticket.ErrNotInteger)
 		return outError
 	}
-	return c.exec(w, ticket.KeyCommand{Op: ticket.KeyIncr, Keys: []string{string(args[1])}, Delta: n})
+	return c.exec(w, model.KeyCommand{Op: model.KeyIncr, Keys: []string{string(args[1])}, Delta: n})
 }
 
 func cmdDecrBy(c *client, w *writer, args [][]byte) string {
@@ -42,7 +43,7 @@ func cmdDecrBy(c *client, w *writer, args [][]byte) string {
 		w.err("ERR decrement would overflow")
 		return outError
 	}
-	return c.exec(w, ticket.KeyCommand{Op: ticket.KeyIncr, Keys: []string{string(args[1])}, Delta: -n})
+	return c.exec(w, model.KeyCommand{Op: model.KeyIncr, Keys: []string{string(args[1])}, Delta: -n})
 }
 
 // invalidExpire is Redis's line for an expiry out of range.
@@ -51,22 +52,22 @@ func invalidExpire(cmd string) string {
 }
 
 func cmdSet(c *client, w *writer, args [][]byte) string {
-	k := ticket.KeyCommand{Op: ticket.KeySet, Keys: []string{string(args[1])}, Value: string(args[2])}
+	k := model.KeyCommand{Op: model.KeySet, Keys: []string{string(args[1])}, Value: string(args[2])}
 	const ex, px, exat, pxat = 1, 2, 3, 4
 	unit, expire := 0, []byte(nil)
 	for j := 3; j < len(args); j++ {
 		opt := strings.ToLower(string(args[j]))
 		hasNext := j < len(args)-1
 		switch {
-		case opt == "nx" && k.Flags&ticket.KeyXX == 0:
-			k.Flags |= ticket.KeyNX
-		case opt == "xx" && k.Flags&ticket.KeyNX == 0:
-			k.Flags |= ticket.KeyXX
+		case opt == "nx" && k.Flags&model.KeyXX == 0:
+			k.Flags |= model.KeyNX
+		case opt == "xx" && k.Flags&model.KeyNX == 0:
+			k.Flags |= model.KeyXX
 		case opt == "get":
-			k.Flags |= ticket.KeyGet
+			k.Flags |= model.KeyGet
 		case opt == "keepttl" && unit == 0:
-			k.Flags |= ticket.KeyKeepTTL
-		case hasNext && k.Flags&ticket.KeyKeepTTL == 0 &&
+			k.Flags |= model.KeyKeepTTL
+		case hasNext && k.Flags&model.KeyKeepTTL == 0 &&
 			(opt == "ex" && (unit == 0 || unit == ex) || opt == "px" && (unit == 0 || unit == px) ||
 				opt == "exat" && (unit == 0 || unit == exat) || opt == "pxat" && (unit == 0 || unit == pxat)):
 			unit = map[string]int{"ex": ex, "px": px, "exat": exat, "pxat": pxat}[opt]
@@ -91,9 +92,9 @@ func cmdSet(c *client, w *writer, args [][]byte) string {
 		if seconds {
 			ms *= 1000
 		}
-		k.Flags |= ticket.KeyExpires
+		k.Flags |= model.KeyExpires
 		if unit == exat || unit == pxat {
-			k.Flags |= ticket.KeyAbsolute
+			k.Flags |= model.KeyAbsolute
 		} else if ms > math.MaxInt64-time.Now().UnixMilli() {
 			w.err(invalidExpire("set"))
 			return outError
@@ -104,7 +105,7 @@ func cmdSet(c *client, w *writer, args [][]byte) string {
 }
 
 func cmdGetSet(c *client, w *writer, args [][]byte) string {
-	return c.exec(w, ticket.KeyCommand{Op: ticket.KeySet, Keys: []string{string(args[1])}, Value: string(args[2]), Flags: ticket.KeyGet})
+	return c.exec(w, model.KeyCommand{Op: model.KeySet, Keys: []string{string(args[1])}, Value: string(args[2]), Flags: model.KeyGet})
 }
 
 func cmdDel(c *client, w *writer, args [][]byte) string {
@@ -112,33 +113,33 @@ func cmdDel(c *client, w *writer, args [][]byte) string {
 	for i, a := range args[1:] {
 		keys[i] = string(a)
 	}
-	return c.exec(w, ticket.KeyCommand{Op: ticket.KeyDel, Keys: keys})
+	return c.exec(w, model.KeyCommand{Op: model.KeyDel, Keys: keys})
 }
 
 func cmdPersist(c *client, w *writer, args [][]byte) string {
-	return c.exec(w, ticket.KeyCommand{Op: ticket.KeyPersist, Keys: []string{string(args[1])}})
+	return c.exec(w, model.KeyCommand{Op: model.KeyPersist, Keys: []string{string(args[1])}})
 }
 
 // expireCmd is EXPIRE, PEXPIRE, EXPIREAT and PEXPIREAT.
 func expireCmd(seconds, absolute bool) func(*client, *writer, [][]byte) string {
 	return func(c *client, w *writer, args [][]byte) string {
 		name := strings.ToLower(string(args[0]))
-		k := ticket.KeyCommand{Op: ticket.KeyExpire, Keys: []string{string(args[1])}}
+		k := model.KeyCommand{Op: model.KeyExpire, Keys: []string{string(args[1])}}
 		var nx, xx, gt, lt bool
 		for _, a := range args[3:] {
 			switch strings.ToLower(string(a)) {
 			case "nx":
 				nx = true
-				k.Flags |= ticket.KeyNX
+				k.Flags |= model.KeyNX
 			case "xx":
 				xx = true
-				k.Flags |= ticket.KeyXX
+				k.Flags |= model.KeyXX
 			case "gt":
 				gt = true
-				k.Flags |= ticket.KeyGT
+				k.Flags |= model.KeyGT
 			case "lt":
 				lt = true
-				k.Flags |= ticket.KeyLT
+				k.Flags |= model.KeyLT
 			default:
 				w.err("ERR Unsupported option " + clip(string(a)))
 				return outError
@@ -165,7 +166,7 @@ func expireCmd(seconds, absolute bool) func(*client, *writer, [][]byte) string {
 			when *= 1000
 		}
 		if absolute {
-			k.Flags |= ticket.KeyAbsolute
+			k.Flags |= model.KeyAbsolute
 		} else if when > math.MaxInt64-time.Now().UnixMilli() {
 			w.err(invalidExpire(name))
 			return outError
@@ -178,7 +179,7 @@ func expireCmd(seconds, absolute bool) func(*client, *writer, [][]byte) string {
 // Reads.
 
 func cmdGet(c *client, w *writer, args [][]byte) string {
-	var v ticket.KeyVal
+	var v model.KeyVal
 	var ok bool
 	if !c.readView(w, func(st ticket.Store, now int64) (err error) {
 		v, ok, err = ticket.Live(st, c.db, string(args[1]), now)
@@ -289,7 +290,7 @@ func cmdType(c *client, w *writer, args [][]byte) string {
 func (c *client) liveKeys(w *writer, pattern string) ([]string, bool) {
 	var out []string
 	ok := c.readView(w, func(st ticket.Store, now int64) error {
-		return st.EachKey(c.db, func(name string, v ticket.KeyVal) bool {
+		return st.EachKey(c.db, func(name string, v model.KeyVal) bool {
 			if (v.ExpireAt == 0 || v.ExpireAt > now) && (pattern == "*" || match(pattern, name)) {
 				out = append(out, name)
 			}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/tidwall/redcon"
 
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // pipeline runs a connection's commands as they arrived together:
@@ -21,7 +21,7 @@ func (c *client) pipeline(rc redcon.Conn, cmds []redcon.Command) {
 		start time.Time
 	}
 	var run []taken
-	var keys []ticket.KeyCommand
+	var keys []model.KeyCommand
 	flush := func() {
 		if len(run) == 0 {
 			return
@@ -66,15 +66,15 @@ func (c *client) pipeline(rc redcon.Conn, cmds []redcon.Command) {
 }
 
 // execRun commits a run of key writes and writes their replies in order.
-func (c *client) execRun(rc redcon.Conn, keys []ticket.KeyCommand, done func(i int, outcome string)) {
+func (c *client) execRun(rc redcon.Conn, keys []model.KeyCommand, done func(i int, outcome string)) {
 	w := &writer{rc: rc, proto: c.proto}
 	if len(keys) == 1 {
 		done(0, c.exec(w, keys[0]))
 		return
 	}
-	cmds := make([]*ticket.Command, len(keys))
+	cmds := make([]*model.Command, len(keys))
 	for i := range keys {
-		cmds[i] = &ticket.Command{Op: ticket.OpKeys, Key: &keys[i]}
+		cmds[i] = &model.Command{Op: model.OpKeys, Key: &keys[i]}
 	}
 	ctx, cancel := context.WithTimeout(c.srv.ctx, c.srv.cfg.Timeout)
 	defer cancel()

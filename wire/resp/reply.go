@@ -3,7 +3,7 @@ package resp
 import (
 	"strconv"
 
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // respOut is where replies go: the connection (redcon.Conn), or a
@@ -61,17 +61,17 @@ func (w *writer) verbatim(s string) {
 }
 
 // reply writes a key command's reply and returns its outcome.
-func (w *writer) reply(r *ticket.KeyReply) string {
+func (w *writer) reply(r *model.KeyReply) string {
 	switch r.Kind {
-	case ticket.ReplyOK:
+	case model.ReplyOK:
 		w.status("OK")
-	case ticket.ReplyInt:
+	case model.ReplyInt:
 		w.int(r.Int)
-	case ticket.ReplyBulk:
+	case model.ReplyBulk:
 		w.bulk(r.Str)
-	case ticket.ReplyNil:
+	case model.ReplyNil:
 		w.null()
-	case ticket.ReplyErr:
+	case model.ReplyErr:
 		w.err(r.Str)
 		return outError
 	default:

@@ -14,6 +14,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/alloc"
+	"github.com/ticketd/ticketd/ticket/model"
 	"github.com/ticketd/ticketd/wire/mysqlconn"
 )
 
@@ -26,14 +28,14 @@ type memRepl struct {
 	n    int // proposals
 }
 
-func (m *memRepl) Propose(_ context.Context, cmds []ticket.Command) ([]ticket.Result, error) {
+func (m *memRepl) Propose(_ context.Context, cmds []model.Command) ([]model.Result, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.fail != nil {
 		return nil, m.fail
 	}
 	m.n++
-	out := make([]ticket.Result, len(cmds))
+	out := make([]model.Result, len(cmds))
 	for i := range cmds {
 		c := cmds[i]
 		c.Now = time.Now()
@@ -56,7 +58,7 @@ func startTest(t *testing.T, users Accounts) (string, *memRepl) {
 	t.Helper()
 	repl := &memRepl{st: ticket.NewMemStore()}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := ticket.NewService(repl, repl, ticket.Config{}, log)
+	svc := alloc.NewService(repl, repl, alloc.Config{}, log)
 	srv := New(Config{Service: svc, Users: users, Logger: log, Leading: func() bool { return true }, SweepInterval: 10 * time.Millisecond})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -265,7 +267,7 @@ func (o *countObs) ConnClosed() {}
 func TestObserverOutcomes(t *testing.T) {
 	repl := &memRepl{st: ticket.NewMemStore()}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := ticket.NewService(repl, repl, ticket.Config{}, log)
+	svc := alloc.NewService(repl, repl, alloc.Config{}, log)
 	obs := &countObs{seen: map[string]int{}}
 	srv := New(Config{Service: svc, Logger: log, Observer: obs})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -1,10 +1,10 @@
 // Package resp is ticketd's Redis front door (DESIGN §4e): it speaks the
 // Redis protocol (RESP2, and RESP3 after HELLO 3) through
 // github.com/tidwall/redcon and maps the string-key commands onto the
-// same ticket.Service the MySQL wire layer calls. It owns the protocol
+// same alloc.Service the MySQL wire layer calls. It owns the protocol
 // and the connection's state (database, name, protocol, login); the keys
 // and what a command does to them are the ticket package's (keys.go):
-// every write is one ticket.OpKeys command through Raft, answered only
+// every write is one model.OpKeys command through Raft, answered only
 // once it is committed and applied, and a follower forwards it as it
 // forwards SQL. Reads wait for a Raft read index, then read the local
 // replica.
@@ -22,16 +22,17 @@ import (
 	"github.com/tidwall/redcon"
 
 	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
 	"github.com/ticketd/ticketd/wire/mysqlconn"
 )
 
 // Service is what the Redis front door needs from the ticket domain.
 type Service interface {
 	// ExecFor commits one command through group commit and replication.
-	ExecFor(ctx context.Context, who *ticket.Session, c *ticket.Command) (ticket.Result, error)
+	ExecFor(ctx context.Context, who *ticket.Session, c *model.Command) (model.Result, error)
 	// ExecKeysOrdered commits a connection's pipelined key writes, in
 	// their order; errors are per command.
-	ExecKeysOrdered(ctx context.Context, cmds []*ticket.Command) ([]ticket.Result, []error)
+	ExecKeysOrdered(ctx context.Context, cmds []*model.Command) ([]model.Result, []error)
 	// View reads the local replica's state.
 	View(fn func(ticket.Store) error) error
 }
@@ -230,7 +231,7 @@ func (s *Server) sweep() {
 		if !s.cfg.Leading() {
 			continue
 		}
-		for db := range uint8(ticket.KeyDBs) {
+		for db := range uint8(model.KeyDBs) {
 			if err := s.sweepDB(db); err != nil {
 				s.log.Debug("redis expiry sweep", "db", db, "err", err)
 				break
@@ -258,8 +259,8 @@ func (s *Server) sweepDB(db uint8) error {
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.Timeout)
 	defer cancel()
-	r, err := s.cfg.Service.ExecFor(ctx, nil, &ticket.Command{Op: ticket.OpKeys,
-		Key: &ticket.KeyCommand{Op: ticket.KeySweep, DB: db, Keys: due}})
+	r, err := s.cfg.Service.ExecFor(ctx, nil, &model.Command{Op: model.OpKeys,
+		Key: &model.KeyCommand{Op: model.KeySweep, DB: db, Keys: due}})
 	if err == nil && r.Err != nil {
 		err = r.Err
 	}

@@ -46,7 +46,7 @@ func resultLabel(err error) int {
 
 var results = [2]string{"ok", "error"}
 
-// Ticket implements ticket.Observer.
+// Ticket implements alloc.Observer.
 type Ticket struct {
 	ids       *lazyVec[tableKey]
 	allocDur  [2]prometheus.Observer // by path: raft, range
@@ -113,7 +113,7 @@ func newTicket(reg prometheus.Registerer) *Ticket {
 	return t
 }
 
-// Allocated implements ticket.Observer.
+// Allocated implements alloc.Observer.
 func (t *Ticket) Allocated(db, table string, ids uint64, d time.Duration, fromRange bool) {
 	path := 0
 	if fromRange {
@@ -126,17 +126,17 @@ func (t *Ticket) Allocated(db, table string, ids uint64, d time.Duration, fromRa
 	}
 }
 
-// BatchProposed implements ticket.Observer.
+// BatchProposed implements alloc.Observer.
 func (t *Ticket) BatchProposed(size int, d time.Duration, err error) {
 	t.batchSize.Observe(float64(size))
 	t.batchDur.Observe(d.Seconds())
 	t.batches[resultLabel(err)].Inc()
 }
 
-// ReservationRefilled implements ticket.Observer.
+// ReservationRefilled implements alloc.Observer.
 func (t *Ticket) ReservationRefilled(_ uint64, err error) { t.refills[resultLabel(err)].Inc() }
 
-// CompareAndSet implements ticket.Observer.
+// CompareAndSet implements alloc.Observer.
 func (t *Ticket) CompareAndSet(lost bool) {
 	i := 0
 	if lost {

@@ -11,12 +11,12 @@ import (
 
 	"github.com/ticketd/ticketd/raftstore"
 	"github.com/ticketd/ticketd/sql"
-	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/alloc"
 	"github.com/ticketd/ticketd/wire"
 )
 
 var (
-	_ ticket.Observer    = (*Ticket)(nil)
+	_ alloc.Observer     = (*Ticket)(nil)
 	_ wire.Observer      = (*Wire)(nil)
 	_ raftstore.Observer = (*Store)(nil)
 	_ Node               = (*raftstore.Node)(nil)
