@@ -47,8 +47,9 @@ test: fmt-check vet
 SOAK_LOG_STORES ?= wal bolt
 SOAK_SCOPES     ?= node
 SOAK_ARGS       ?=
-# Server flags of the Redis soak (TestSoakRedis) beyond SOAK_ARGS.
-SOAK_REDIS_ARGS ?=
+# Server flags of the Redis soak (TestSoakRedis) beyond SOAK_ARGS: key
+# reservation, so that the leader's key blocks meet every fault.
+SOAK_REDIS_ARGS ?= --redis-cache 100
 soak:
 	set -e; for store in $(SOAK_LOG_STORES); do \
 	  echo "== soak, --raft-log $$store $(SOAK_ARGS)"; \

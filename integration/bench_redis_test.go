@@ -22,8 +22,8 @@ import (
 // TestBenchRedis is the Redis front door's part of `make bench` (issue
 // 35): redis-benchmark -t incr at 1 and 64 clients, and 64 clients
 // pipelining 16, against ticketd (one node, three nodes through the
-// leader and through a follower, every INCR committed through Raft; key
-// reservation, --redis-cache, is withdrawn in this build) and against
+// leader and through a follower, every INCR committed through Raft; and
+// three nodes with key reservation, --redis-cache 1000) and against
 // Debian's redis-server with an append-only file fsynced on every write
 // (appendfsync always) and every second (everysec), in one run. Every
 // measurement of another target is paired with one of redis-server
@@ -53,7 +53,13 @@ func TestBenchRedis(t *testing.T) {
 	}
 	one := harness.Start(ctx, t, harness.Options{Redis: true})
 	targets = append(targets, redisTarget{"ticketd 1 node", one.RedisAddr(), []int{one.PID()}})
-	targets = append(targets, clusterTargets(ctx, t, harness.Options{Redis: true}, "ticketd 3 nodes")...)
+	for _, cache := range []string{"", "1000"} {
+		opts, label := harness.Options{Redis: true}, "ticketd 3 nodes"
+		if cache != "" {
+			opts.Args, label = []string{"--redis-cache", cache}, label+" --redis-cache "+cache
+		}
+		targets = append(targets, clusterTargets(ctx, t, opts, label)...)
+	}
 	runs := []struct {
 		name             string
 		clients, n, pipe int
