@@ -47,6 +47,9 @@ test: fmt-check vet
 SOAK_LOG_STORES ?= wal bolt
 SOAK_SCOPES     ?= node
 SOAK_ARGS       ?=
+# Server flags of the Redis soak (TestSoakRedis) beyond SOAK_ARGS: key
+# reservation, so that the leader's key blocks meet every fault.
+SOAK_REDIS_ARGS ?= --redis-cache 100
 soak:
 	set -e; for store in $(SOAK_LOG_STORES); do \
 	  echo "== soak, --raft-log $$store $(SOAK_ARGS)"; \
@@ -59,7 +62,10 @@ soak:
 	    $(GO) test -tags soak -count=1 -timeout 0 -run '^TestSoak$$' -v ./integration/faults/; \
 	done; \
 	echo "== soak, snowflake worker-id leases"; \
-	TICKETD_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -tags soak -count=1 -timeout 0 -run '^TestSoakSnowflake$$' -v ./integration/faults/
+	TICKETD_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -tags soak -count=1 -timeout 0 -run '^TestSoakSnowflake$$' -v ./integration/faults/; \
+	echo "== soak, Redis INCR $(SOAK_REDIS_ARGS) $(SOAK_ARGS)"; \
+	TICKETD_SOAK_DURATION=$(SOAK_DURATION) TICKETD_SOAK_ARGS="$(SOAK_REDIS_ARGS) $(SOAK_ARGS)" \
+	  $(GO) test -tags soak -count=1 -timeout 0 -run '^TestSoakRedis$$' -v ./integration/faults/
 
 # Measurements, not tests: sysbench (apt-get install sysbench) with
 # ../shared/bench/ticket.lua if installed, else integration/ticketload. The

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ticketd/ticketd/wire"
 )
@@ -172,22 +173,27 @@ func TestRemoteListenWithoutAccountsWarns(t *testing.T) {
 	}
 }
 
-// TestRedisCacheWithdrawn: --redis-cache is refused at start, before any
-// listener or data directory is opened, naming why; 0 (the default) is
-// accepted.
-func TestRedisCacheWithdrawn(t *testing.T) {
+// TestRedisCacheNegative: a negative --redis-cache is refused at start,
+// before any listener or data directory is opened; 0 (the default, every
+// INCR through Raft) and a block size parse.
+func TestRedisCacheNegative(t *testing.T) {
 	var out bytes.Buffer
 	dir := filepath.Join(t.TempDir(), "data")
 	args := []string{"--data-dir", dir, "--mysql-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
-		"--raft-addr", "127.0.0.1:0", "--redis-cache", "100"}
-	err := run(context.Background(), args, func(string) string { return "" }, &out)
-	if err == nil || !strings.Contains(err.Error()+out.String(), "withdrawn") {
-		t.Fatalf("--redis-cache 100: %v, want a refusal saying it is withdrawn\n%s", err, out.String())
+		"--raft-addr", "127.0.0.1:0", "--redis-cache", "-1"}
+	// A node that took the flag would serve until the context ends.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := run(ctx, args, func(string) string { return "" }, &out)
+	if err == nil || !strings.Contains(err.Error()+out.String(), "--redis-cache must not be negative") {
+		t.Fatalf("--redis-cache -1: %v, want a refusal\n%s", err, out.String())
 	}
 	if _, serr := os.Stat(dir); serr == nil {
-		t.Errorf("--redis-cache 100 created the data directory before refusing")
+		t.Errorf("--redis-cache -1 created the data directory before refusing")
 	}
-	if _, err := parseOptions([]string{"--redis-cache", "0"}, func(string) string { return "" }, io.Discard); err != nil {
-		t.Errorf("--redis-cache 0: %v", err)
+	for _, v := range []string{"0", "100"} {
+		if _, err := parseOptions([]string{"--redis-cache", v}, func(string) string { return "" }, io.Discard); err != nil {
+			t.Errorf("--redis-cache %s: %v", v, err)
+		}
 	}
 }

@@ -65,7 +65,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.StringVar(&o.mysqlAddr, "mysql-addr", "127.0.0.1:3306", "MySQL protocol listen address")
 	fs.StringVar(&o.httpAddr, "http-addr", "127.0.0.1:8306", "admin HTTP listen address (/status, /healthz, /readyz, /metrics)")
 	fs.StringVar(&o.redisAddr, "redis-addr", "", "Redis protocol listen address (INCR and the string-key commands on the replicated state); empty: off")
-	fs.Int64Var(&o.redisCache, "redis-cache", 0, "withdrawn in this build (any value but 0 is refused): key reservation for Redis INCRs; see the manual")
+	fs.Int64Var(&o.redisCache, "redis-cache", 0, "key reservation: INCRs the leader reserves per Redis key per Raft round trip and answers from memory (0: every INCR through Raft); see the manual")
 	fs.StringVar(&o.nodeID, "node-id", "n1", "stable node name")
 	fs.StringVar(&o.raftAddr, "raft-addr", "127.0.0.1:7306", "Raft and internal forwarding address")
 	fs.StringVar(&o.peers, "peers", "", "static initial cluster: id=host:port,... (the same on every node); empty: this node alone")
@@ -204,22 +204,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 // errLogged marks an error run has already written to the log.
 var errLogged = errors.New("logged")
 
-// errRedisCacheWithdrawn refuses --redis-cache: a failover test
-// (TestRedisFaults with --redis-cache 100, a leader killed) once answered
-// INCRs below a number already returned, which no cache may do. The
-// cause is fixed in ticket (ExecKeysOrdered drops the blocks of a
-// pipeline that a node elected meanwhile proposes itself); the flag stays
-// refused until that fix has been soaked, and every INCR goes through
-// Raft, which the same tests hold to no duplicate and no order violation.
-var errRedisCacheWithdrawn = errors.New("--redis-cache: key reservation is withdrawn in this build (a failover test answered an INCR below one already returned); every INCR goes through Raft: leave the flag out")
-
 // runNode is run once the options are parsed and the log is set up: the
 // settings loaded, the listeners opened, Raft and the Service started,
 // the servers started, then a wait for the stop. What each step opens is
 // closed by a defer here, in the reverse order, however runNode returns.
 func runNode(ctx context.Context, o *options, log *slog.Logger, getenv func(string) string) error {
-	if o.redisCache != 0 {
-		return errRedisCacheWithdrawn
+	if o.redisCache < 0 {
+		return errors.New("--redis-cache must not be negative")
 	}
 	met, err := newNodeMetrics()
 	if err != nil {
@@ -392,7 +383,7 @@ func openNode(o *options, set *nodeSettings, lns *nodeListeners, met *nodeMetric
 		LeaderLeaseTimeout: o.leaderLease,
 		ApplyTimeout:       raftstore.ApplyTimeoutFor(o.stmtTimeout),
 		Forward: func(n *raftstore.Node) raftstore.ForwardHandler {
-			svc = alloc.NewService(n, n, alloc.Config{Cache: o.cache, Leadership: n, Reads: n, Observer: met.Ticket}, log)
+			svc = alloc.NewService(n, n, alloc.Config{Cache: o.cache, Leadership: n, Reads: n, Observer: met.Ticket, KeyCache: o.redisCache}, log)
 			return svc.ExecBatch
 		},
 		TLS:      set.nodeTLS,

@@ -19,7 +19,10 @@
 // integration/schemes (Leaf segments, Tinyid compare-and-set,
 // UidGenerator worker ids, NEXTVAL), one history per counter, under kill
 // -9, SIGSTOP and a partition of the leader; TestSoakSchemes (soak tag,
-// `make soak-schemes`) loops random faults under them.
+// `make soak-schemes`) loops random faults under them. TestRedisFaults
+// runs TestFaults' sequence under clients that INCR a key over the Redis
+// protocol; TestSoakRedis (soak tag, part of `make soak`) loops TestSoak's
+// random faults under them.
 //
 // `make test` runs the bounded tests; TestSoak, a randomized fault loop,
 // runs only when TICKETD_SOAK_DURATION is set (`make soak`) and prints a

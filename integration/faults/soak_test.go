@@ -59,7 +59,11 @@ func soakSettings(t *testing.T) (time.Duration, uint64) {
 // "--cache 100"), TICKETD_SOAK_SCOPE=node (the table is node-scoped,
 // 'ticketd:cache=100,scope=node', and the history is checked for
 // cluster-wide uniqueness and per-node order, DESIGN §4c).
-func TestSoak(t *testing.T) {
+func TestSoak(t *testing.T) { runSoak(t, false) }
+
+// runSoak is TestSoak's loop; redis makes the clients INCR a key over the
+// Redis protocol (TestSoakRedis) and adds the replicas' check of the key.
+func runSoak(t *testing.T, redis bool) {
 	dur, seed := soakSettings(t)
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 
@@ -75,15 +79,18 @@ func TestSoak(t *testing.T) {
 	switch scope := os.Getenv("TICKETD_SOAK_SCOPE"); scope {
 	case "", "global":
 	case "node":
+		if redis {
+			t.Fatalf("TICKETD_SOAK_SCOPE=node: a table's scope, not a Redis key's")
+		}
 		nodeScoped = true
 	default:
 		t.Fatalf("TICKETD_SOAK_SCOPE=%q: want global or node", scope)
 	}
-	t.Logf("soak: duration %v, seed %d (TICKETD_SOAK_SEED to repeat), server flags %v, node-scoped table %v", dur, seed, clusterArgs(extra...), nodeScoped)
+	t.Logf("soak: duration %v, seed %d (TICKETD_SOAK_SEED to repeat), server flags %v, node-scoped table %v, Redis INCR %v", dur, seed, clusterArgs(extra...), nodeScoped, redis)
 
 	ctx, cancel := context.WithTimeout(context.Background(), dur+10*time.Minute)
 	defer cancel()
-	l := startLoaded(ctx, t, loadSpec{db: "soak", args: extra, proxied: true, clients: 3, serving: 30 * time.Second, nodeScoped: nodeScoped})
+	l := startLoaded(ctx, t, loadSpec{db: "soak", args: extra, proxied: true, clients: 3, serving: 30 * time.Second, nodeScoped: nodeScoped, redis: redis})
 	c, w := l.c, l.w
 	env := &faultEnv{ctx: ctx, c: c, w: w}
 	between := func(lo, hi time.Duration) time.Duration {
@@ -173,6 +180,13 @@ func TestSoak(t *testing.T) {
 			o.Return.Sub(o.Call).Round(time.Millisecond), hangBound, w.h.Format(o))
 	}
 	w.checkClean(t)
+	if redis {
+		lead, err := settle(ctx, c.hc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRedisReplicasAgree(ctx, t, c.hc, lead, w.h.MaxID())
+	}
 	t.Log(soakSummary(w, c, stats))
 }
 
