@@ -23,6 +23,7 @@ import (
 type keyBlocks struct {
 	lead     Leadership
 	propose  proposeFunc
+	read     ticket.Reader
 	size     int64
 	verifier *verifier
 	keys     entries[keyID, keyBlock]
@@ -41,8 +42,24 @@ type keyBlock struct {
 	next, last int64
 }
 
-func newKeyBlocks(lead Leadership, size int64, v *verifier, propose proposeFunc) *keyBlocks {
-	return &keyBlocks{lead: lead, propose: propose, size: size, verifier: v}
+func newKeyBlocks(lead Leadership, size int64, v *verifier, read ticket.Reader, propose proposeFunc) *keyBlocks {
+	return &keyBlocks{lead: lead, propose: propose, read: read, size: size, verifier: v}
+}
+
+// expiring reports whether the local state shows the key with an expiry.
+// Such a key gets no block (keyReserve answers nil, DESIGN §4e): asking
+// Raft for one anyway cost every INCR of a day key a second entry (4,000
+// entries for 2,000 INCRs, 2,249 INCR/s against 3,642 without
+// --redis-cache, one node, one client). The local state may lag the
+// log; it only decides whether to ask, and keyReserve still decides.
+func (kb *keyBlocks) expiring(id keyID) bool {
+	has := false
+	_ = kb.read.View(func(st ticket.Store) error {
+		v, ok, err := st.Key(id.db, id.name)
+		has = err == nil && ok && v.ExpireAt != 0
+		return nil
+	})
+	return has
 }
 
 // eligible reports an INCR or INCRBY by a positive step no larger than a
@@ -104,6 +121,10 @@ func (kb *keyBlocks) assign(ctx context.Context, c *model.Command) (r model.KeyR
 				return model.KeyReply{}, 0, true, fmt.Errorf("ticket: waited for a key block: %w: %w", ticket.ErrNoQuorum, err)
 			}
 			continue
+		}
+		if kb.expiring(keyID{k.DB, k.Keys[0]}) {
+			e.mu.Unlock()
+			return model.KeyReply{}, term, false, nil
 		}
 		reply, reserved, err := kb.refill(ctx, e, c, term)
 		if err != nil || !reserved {

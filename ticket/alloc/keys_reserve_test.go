@@ -249,3 +249,37 @@ func TestKeyBlocksPipelineWhileElected(t *testing.T) {
 		t.Fatalf("INCR after the pipeline answered %d, not above the pipeline's %d: the block outlived a write through Raft", v, top)
 	}
 }
+
+// TestKeyBlocksExpiringKeyOneEntry: an INCR of a key with an expiry (a
+// day key) goes through Raft as one entry, without first asking for a
+// block the state machine refuses (which cost every such INCR a second
+// entry); once the expiry is gone (PERSIST), the key gets blocks again.
+func TestKeyBlocksExpiringKeyOneEntry(t *testing.T) {
+	svc, repl, _ := keyService(t, 100)
+	keyExec(t, svc, model.KeyCommand{Op: model.KeySet, Keys: []string{"day"}, Value: "0", Flags: model.KeyExpires, TTL: 1 << 40})
+	reserves, incrs := keyProposals(repl)[model.KeyReserve], keyProposals(repl)[model.KeyIncr]
+	for i := range 20 {
+		if v := incrKey(t, svc, "day", 1); v != int64(i+1) {
+			t.Fatalf("INCR %d of the day key: %d", i, v)
+		}
+	}
+	if n := keyProposals(repl)[model.KeyReserve] - reserves; n != 0 {
+		t.Errorf("%d reservations asked for a key with an expiry, want 0", n)
+	}
+	if n := keyProposals(repl)[model.KeyIncr] - incrs; n != 20 {
+		t.Errorf("%d INCRs through Raft for 20, want 20", n)
+	}
+	keyExec(t, svc, model.KeyCommand{Op: model.KeyPersist, Keys: []string{"day"}})
+	reserves, incrs = keyProposals(repl)[model.KeyReserve], keyProposals(repl)[model.KeyIncr]
+	for i := range 20 {
+		if v := incrKey(t, svc, "day", 1); v != int64(21+i) {
+			t.Fatalf("INCR %d after PERSIST: %d", i, v)
+		}
+	}
+	if n := keyProposals(repl)[model.KeyReserve] - reserves; n != 1 {
+		t.Errorf("%d reservations after PERSIST, want 1", n)
+	}
+	if n := keyProposals(repl)[model.KeyIncr] - incrs; n != 0 {
+		t.Errorf("%d INCRs through Raft after PERSIST, want 0", n)
+	}
+}

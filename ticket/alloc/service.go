@@ -135,7 +135,7 @@ func NewService(repl ticket.Replicator, read ticket.Reader, cfg Config, log *slo
 		s.res.obs = obs
 		s.seq = newSeqCaches(cfg.Leadership, read, &s.res.verifier, s.b.cacheExec)
 		if cfg.KeyCache > 1 {
-			s.kb = newKeyBlocks(cfg.Leadership, cfg.KeyCache, &s.res.verifier, s.b.cacheExec)
+			s.kb = newKeyBlocks(cfg.Leadership, cfg.KeyCache, &s.res.verifier, read, s.b.cacheExec)
 		}
 		if cfg.Reads != nil {
 			s.flight, s.lead, s.readWait = newInFlight(), cfg.Leadership, cfg.Reads
