@@ -11,7 +11,8 @@ import (
 // namesScript sets the connection's character set and collation the ways
 // clients do and reads them back: SET NAMES without COLLATE resets the
 // collation to the character set's default, the two variables follow
-// each other, names are lowercased and utf8 is utf8mb3; then every
+// each other, names are lowercased and utf8 is utf8mb3, a COLLATE of
+// another character set is 1253; then every
 // character set MariaDB 10.11 has, for its default collation.
 var namesScript = func() []step {
 	s := []step{
@@ -38,6 +39,13 @@ var namesScript = func() []step {
 		{sql: "SELECT @@character_set_connection, @@collation_connection"},
 		{sql: "CREATE DATABASE nm CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci"},
 		{sql: "USE nm"},
+		{sql: "SET NAMES utf8mb4 COLLATE latin1_bin"},
+		{sql: "SELECT @@character_set_connection, @@collation_connection"},
+		{sql: "SET NAMES utf8 COLLATE utf8mb4_bin"},
+		{sql: "SET NAMES utf8 COLLATE utf8mb3_bin"},
+		{sql: "SELECT @@character_set_connection, @@collation_connection"},
+		{sql: "SET NAMES latin1 COLLATE 'LATIN1_BIN'"},
+		{sql: "SELECT @@character_set_connection, @@collation_connection"},
 		{sql: "SET CHARACTER SET latin1"},
 		{sql: "SELECT @@character_set_client, @@character_set_connection, @@collation_connection, @@character_set_results"},
 		{sql: "SET NAMES utf8mb4"},

@@ -40,7 +40,7 @@ func setStmt(s *ast.SetStmt, src string) (Plan, error) {
 				if err != nil {
 					return nil, err
 				}
-				plan.Vars = append(plan.Vars, SetVar{Name: "collation_connection", Value: coll})
+				plan.Vars = append(plan.Vars, SetVar{Name: "collation_connection", Value: coll, NamesCharset: &cs})
 			}
 			continue
 		case !v.IsSystem:

@@ -457,7 +457,7 @@ func TestParseSet(t *testing.T) {
 		{"SET NAMES utf8mb4", one(&Set{Vars: names("utf8mb4")})},
 		{"SET NAMES 'latin1'", one(&Set{Vars: names("latin1")})},
 		{"SET NAMES utf8mb4 COLLATE utf8mb4_unicode_ci", one(&Set{Vars: append(names("utf8mb4"),
-			setv("collation_connection", val(sv("utf8mb4_unicode_ci"))))})},
+			SetVar{Name: "collation_connection", Value: val(sv("utf8mb4_unicode_ci")), NamesCharset: ptr(val(sv("utf8mb4")))})})},
 		{"SET NAMES DEFAULT", one(&Set{Vars: []SetVar{setv("character_set_client", val(def)),
 			setv("character_set_results", val(def)), setv("character_set_connection", val(def))}})},
 		{"/*!40101 SET NAMES utf8mb4 */", one(&Set{Vars: names("utf8mb4")})},
@@ -925,3 +925,6 @@ func TestParseRowForm(t *testing.T) {
 		}
 	}
 }
+
+// ptr is a pointer to a copy of v.
+func ptr[T any](v T) *T { return &v }

@@ -242,6 +242,9 @@ type SetVar struct {
 	Name  string // lower case
 	// Value is the assigned expression; Kind ExprValue with ValDefault for DEFAULT.
 	Value Expr
+	// NamesCharset is, for the collation_connection of SET NAMES cs
+	// COLLATE coll, cs: the collation must be one of its (1253).
+	NamesCharset *Expr
 }
 
 // Set is SET a = x, b = y; SET NAMES and SET CHARACTER SET become the

@@ -126,7 +126,11 @@ func (s *session) setOne(e *evalCtx, v *sql.SetVar) (func() error, error) {
 		}
 	}
 	if name == "character_set_connection" || name == "collation_connection" {
-		return s.setConnection(name, val)
+		apply, err := s.setConnection(name, val)
+		if err == nil && v.NamesCharset != nil {
+			err = s.namesCollation(e, v.NamesCharset, val)
+		}
+		return apply, err
 	}
 	if name == "names" {
 		cs, _ := textValue(val)
@@ -238,6 +242,32 @@ func (s *session) setConnection(name string, val any) (func() error, error) {
 		s.setVars["collation_connection"] = coll
 		return nil
 	}, nil
+}
+
+// namesCollation refuses SET NAMES cs COLLATE coll where coll is not one
+// of cs's collations, as MariaDB does (1253); setConnection has already
+// refused an unknown cs or coll.
+func (s *session) namesCollation(e *evalCtx, csExpr *sql.Expr, coll any) error {
+	var cs any = csExpr.Name
+	if csExpr.Kind != sql.ExprIdent {
+		var err error
+		if cs, err = e.eval(csExpr); err != nil {
+			return err
+		}
+	}
+	csText, _ := textValue(cs)
+	collText, _ := textValue(coll)
+	csText, collText = strings.ToLower(csText), strings.ToLower(collText)
+	if csText == "utf8" {
+		csText = "utf8mb3"
+	}
+	if rest, ok := strings.CutPrefix(collText, "utf8_"); ok {
+		collText = "utf8mb3_" + rest
+	}
+	if collText == csText || strings.HasPrefix(collText, csText+"_") {
+		return nil
+	}
+	return mysqlerr.New(mysqlerr.CodeCollationCharset, "COLLATION '%s' is not valid for CHARACTER SET '%s'", collText, csText)
 }
 
 // defaultCollations is MariaDB 10.11's default collation of each character
