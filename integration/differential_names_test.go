@@ -2,6 +2,9 @@ package integration
 
 import (
 	"context"
+	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,13 +70,14 @@ func TestDifferentialNames(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	maria := harness.StartMariaDB(t)
-	want, err := runScript(ctx, maria.Addr, namesScript, false)
+	script := append(slices.Clone(namesScript), collationSteps(t)...)
+	want, err := runScript(ctx, maria.Addr, script, false)
 	if err != nil {
 		t.Fatalf("MariaDB: %v", err)
 	}
 	maria.Stop()
 	node := harness.Start(ctx, t, harness.Options{})
-	got, err := runScript(ctx, node.MySQLAddr(), namesScript, false)
+	got, err := runScript(ctx, node.MySQLAddr(), script, false)
 	if err != nil {
 		t.Errorf("ticketd: %v", err)
 	}
@@ -83,7 +87,33 @@ func TestDifferentialNames(t *testing.T) {
 			match++
 			continue
 		}
-		t.Errorf("statement %d differs: %s\n  mariadb: %s\n  ticketd: %s", i+1, namesScript[i].sql, want[i], got[i])
+		t.Errorf("statement %d differs: %s\n  mariadb: %s\n  ticketd: %s", i+1, script[i].sql, want[i], got[i])
 	}
-	t.Logf("differential, SET NAMES: %d/%d statements match", match, len(namesScript))
+	t.Logf("differential, SET NAMES: %d/%d statements match", match, len(script))
+}
+
+// collationSteps sets collation_connection to every name of the wire's
+// table (wire/collations.txt, MariaDB 10.11's information_schema.COLLATIONS:
+// the uca1400_* names alone are not collations), to uca1400 names behind
+// the character sets that take them and those that do not, and to names
+// that are none, reading the pair back after each.
+func collationSteps(t *testing.T) []step {
+	t.Helper()
+	b, err := os.ReadFile("../wire/collations.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s []step
+	names := []string{"utf8mb4_anything", "latin1_nosuch", "uca1400_ai_ci", "utf8mb4_uca1400_ai_ci", "utf8mb3_uca1400_ai_ci", "utf8_uca1400_ai_ci", "latin1_uca1400_ai_ci", "ucs2_uca1400_ai_ci", "utf16_uca1400_ai_ci", "utf16le_uca1400_ai_ci", "utf32_uca1400_ai_ci", "utf8mb4_uca1400_swedish_nopad_as_cs", "binary_uca1400_ai_ci"}
+	for line := range strings.Lines(string(b)) {
+		if coll, _, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
+			names = append(names, coll)
+		}
+	}
+	for _, n := range names {
+		s = append(s,
+			step{sql: "SET collation_connection = '" + n + "'"},
+			step{sql: "SELECT @@character_set_connection, @@collation_connection"})
+	}
+	return s
 }

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	_ "embed"
 	"strconv"
 	"strings"
 
@@ -211,9 +212,9 @@ func (s *session) setAutoInc(e *evalCtx, v *sql.SetVar, name string, isDefault b
 // default collation (so SET NAMES without COLLATE, which sets the
 // character set, resets the collation), a collation its character set.
 // Names are lowercased and utf8 is utf8mb3, as MariaDB 10.11 reports them;
-// an unknown one is MariaDB's error 1115 or 1273. A collation of a known
-// character set is taken as before, whether or not ticketd compares by it
-// (statements that would are refused there).
+// an unknown one is MariaDB's error 1115 or 1273 (collationCharset knows
+// MariaDB's collations). A collation is taken whether or not ticketd
+// compares by it (statements that would are refused there).
 func (s *session) setConnection(name string, val any) (func() error, error) {
 	text, _ := textValue(val)
 	text = strings.ToLower(text)
@@ -231,8 +232,8 @@ func (s *session) setConnection(name string, val any) (func() error, error) {
 		if rest, ok := strings.CutPrefix(text, "utf8_"); ok {
 			text = "utf8mb3_" + rest
 		}
-		cs, _, _ = strings.Cut(text, "_")
-		if _, ok := defaultCollations[cs]; !ok {
+		var ok bool
+		if cs, ok = collationCharset(text); !ok {
 			return nil, mysqlerr.New(mysql.ER_UNKNOWN_COLLATION, "Unknown collation: '%s'", text)
 		}
 		coll = text
@@ -269,6 +270,51 @@ func (s *session) namesCollation(e *evalCtx, csExpr *sql.Expr, coll any) error {
 	}
 	return mysqlerr.New(mysqlerr.CodeCollationCharset, "COLLATION '%s' is not valid for CHARACTER SET '%s'", collText, csText)
 }
+
+// collations is MariaDB 10.11's information_schema.COLLATIONS
+// (collations.txt): each collation's character set, and the UCA 14.0.0
+// collations (uca1400_*), listed without one, which MariaDB takes with
+// the name of a Unicode character set before them (utf8mb4_uca1400_ai_ci).
+// TestDifferentialNames sets each one against MariaDB.
+var collations = loadCollations(collationsText)
+
+// collationTable is MariaDB's collations by name: charsets holds each
+// collation's character set, uca the uca1400 names.
+type collationTable struct {
+	charsets map[string]string
+	uca      map[string]bool
+}
+
+// loadCollations reads collations.txt: "name charset" a line, or a
+// uca1400 name alone.
+func loadCollations(text string) collationTable {
+	c := collationTable{charsets: map[string]string{}, uca: map[string]bool{}}
+	for line := range strings.Lines(text) {
+		coll, cs, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if ok {
+			c.charsets[coll] = cs
+		} else if coll != "" {
+			c.uca[coll] = true
+		}
+	}
+	return c
+}
+
+// ucaCharsets are the character sets that take the uca1400 collations.
+var ucaCharsets = map[string]bool{"utf8mb3": true, "utf8mb4": true, "ucs2": true, "utf16": true, "utf32": true}
+
+// collationCharset is the character set of the collation named (lower
+// case, utf8 spelled utf8mb3), false for a name MariaDB does not know.
+func collationCharset(name string) (string, bool) {
+	if cs, ok := collations.charsets[name]; ok {
+		return cs, true
+	}
+	cs, uca, _ := strings.Cut(name, "_")
+	return cs, ucaCharsets[cs] && collations.uca[uca]
+}
+
+//go:embed collations.txt
+var collationsText string
 
 // defaultCollations is MariaDB 10.11's default collation of each character
 // set it has (SHOW CHARACTER SET; TestDifferentialNames compares them).
