@@ -216,22 +216,16 @@ func (s *session) setAutoInc(e *evalCtx, v *sql.SetVar, name string, isDefault b
 // MariaDB's collations). A collation is taken whether or not ticketd
 // compares by it (statements that would are refused there).
 func (s *session) setConnection(name string, val any) (func() error, error) {
-	text, _ := textValue(val)
-	text = strings.ToLower(text)
 	var cs, coll string
 	if name == "character_set_connection" {
-		if text == "utf8" {
-			text = "utf8mb3"
-		}
+		text := charsetName(val)
 		def, ok := defaultCollations[text]
 		if !ok {
 			return nil, mysqlerr.New(mysql.ER_UNKNOWN_CHARACTER_SET, "Unknown character set: '%s'", text)
 		}
 		cs, coll = text, def
 	} else {
-		if rest, ok := strings.CutPrefix(text, "utf8_"); ok {
-			text = "utf8mb3_" + rest
-		}
+		text := collationName(val)
 		var ok bool
 		if cs, ok = collationCharset(text); !ok {
 			return nil, mysqlerr.New(mysql.ER_UNKNOWN_COLLATION, "Unknown collation: '%s'", text)
@@ -256,19 +250,32 @@ func (s *session) namesCollation(e *evalCtx, csExpr *sql.Expr, coll any) error {
 			return err
 		}
 	}
-	csText, _ := textValue(cs)
-	collText, _ := textValue(coll)
-	csText, collText = strings.ToLower(csText), strings.ToLower(collText)
-	if csText == "utf8" {
-		csText = "utf8mb3"
-	}
-	if rest, ok := strings.CutPrefix(collText, "utf8_"); ok {
-		collText = "utf8mb3_" + rest
-	}
-	if collText == csText || strings.HasPrefix(collText, csText+"_") {
+	csText, collText := charsetName(cs), collationName(coll)
+	if of, _ := collationCharset(collText); of == csText {
 		return nil
 	}
 	return mysqlerr.New(mysqlerr.CodeCollationCharset, "COLLATION '%s' is not valid for CHARACTER SET '%s'", collText, csText)
+}
+
+// charsetName is a character set's name as MariaDB 10.11 reports it:
+// lower case, utf8 as utf8mb3.
+func charsetName(v any) string {
+	text, _ := textValue(v)
+	if text = strings.ToLower(text); text == "utf8" {
+		return "utf8mb3"
+	}
+	return text
+}
+
+// collationName is a collation's name as MariaDB 10.11 reports it: lower
+// case, utf8_... as utf8mb3_....
+func collationName(v any) string {
+	text, _ := textValue(v)
+	text = strings.ToLower(text)
+	if rest, ok := strings.CutPrefix(text, "utf8_"); ok {
+		return "utf8mb3_" + rest
+	}
+	return text
 }
 
 // collations is MariaDB 10.11's information_schema.COLLATIONS
