@@ -398,19 +398,9 @@ func insertStmt(s *ast.InsertStmt) (Plan, error) {
 	if len(s.OnDuplicate) == 0 {
 		return plan, nil
 	}
-	// Both forms: the table, which only the wire layer knows, picks one.
-	if len(s.OnDuplicate) == 1 {
-		a, err := assign(s.OnDuplicate[0], sc, true)
-		if err == nil {
-			plan.OnDup = &a
-		} else {
-			plan.OnDupErr = err
-		}
-	} else {
-		plan.OnDupErr = unsupported("ON DUPLICATE KEY UPDATE of several columns on a ticket table")
-	}
 	odku := sc
 	odku.onDup = true
+	plan.OnDup = make([]ColAssign, 0, len(s.OnDuplicate))
 	for _, a := range s.OnDuplicate {
 		col, err := sc.column(a.Column, false)
 		if err != nil {
@@ -420,18 +410,19 @@ func insertStmt(s *ast.InsertStmt) (Plan, error) {
 		if d, ok := a.Expr.(*ast.DefaultExpr); ok && d.Name == nil {
 			ca.Expr = Expr{Kind: ExprValue, Value: Value{Kind: ValDefault}}
 		} else if ca.Expr, err = rowExpr(a.Expr, odku); err != nil {
-			plan.OnDupRowErr, plan.OnDupAssigns = err, nil
-			break
+			if u := unsupported(""); !errors.As(err, &u) {
+				return nil, err // a MySQL error such as 1054
+			}
+			// No table takes the clause: it is named as a ticket
+			// table refuses it (TicketOnDup), as when plans carried
+			// both forms.
+			if len(s.OnDuplicate) > 1 {
+				return nil, unsupported("ON DUPLICATE KEY UPDATE of several columns on a ticket table")
+			}
+			return nil, unsupported("SET " + col + " = expression")
 		}
-		plan.OnDupAssigns = append(plan.OnDupAssigns, ca)
+		plan.OnDup = append(plan.OnDup, ca)
 	}
-	if plan.OnDupErr != nil && plan.OnDupRowErr != nil {
-		if u := unsupported(""); !errors.As(plan.OnDupRowErr, &u) {
-			return nil, plan.OnDupRowErr // a MySQL error such as 1054
-		}
-		return nil, plan.OnDupErr
-	}
-	plan.OnDupErr, plan.OnDupRowErr = planErr(plan.OnDupErr), planErr(plan.OnDupRowErr)
 	return plan, nil
 }
 
@@ -449,112 +440,59 @@ func updateStmt(s *ast.UpdateStmt) (Plan, error) {
 		return nil, err
 	}
 	plan := &Update{Table: *sc.table}
-	plan.RowErr = updateRowForm(plan, s, sc)
-	switch {
-	case s.Order != nil:
-		plan.TicketErr = unsupported("UPDATE ... ORDER BY on a ticket table")
-	case s.Limit != nil:
-		plan.TicketErr = unsupported("UPDATE ... LIMIT on a ticket table")
-	case len(s.List) == 1:
-		plan.Set, plan.TicketErr = assign(s.List[0], sc, false)
-	default:
-		plan.TicketErr = unsupported("UPDATE of several columns")
+	err = updateRowForm(plan, s, sc)
+	if err == nil {
+		return plan, nil
 	}
-	if s.Where != nil {
-		var werr error
-		if plan.Where, werr = conds(s.Where, sc); werr != nil && plan.TicketErr == nil {
-			plan.TicketErr = werr
-		}
+	if u := unsupported(""); !errors.As(err, &u) {
+		return nil, err // a MySQL error such as 1111 or 1054
 	}
-	if plan.TicketErr != nil || len(plan.Where) > 1 {
-		// Not the ticket form (one assignment, at most one WHERE term):
-		// the row form, or the ticket form's error.
-		if sets, err := colSets(s.List, sc); err == nil {
-			plan.Sets = sets
-		}
-	}
-	if plan.TicketErr != nil && plan.RowErr != nil {
-		if u := unsupported(""); !errors.As(plan.RowErr, &u) {
-			return nil, plan.RowErr // a MySQL error such as 1111 or 1054
-		}
-		if plan.Sets == nil && plan.Where == nil && s.Where != nil {
-			// The WHERE itself is outside both forms.
-			return nil, plan.RowErr
-		}
-		return nil, plan.TicketErr
-	}
-	plan.TicketErr, plan.RowErr = planErr(plan.TicketErr), planErr(plan.RowErr)
-	return plan, nil
+	return nil, updateRefusal(plan, s, sc, err)
 }
 
-// assign parses the assignment forms of the ticket and sequence idioms:
-// col = [LAST_INSERT_ID](col ± n | value), and col = VALUES(col) in
-// ON DUPLICATE KEY UPDATE.
-func assign(a *ast.Assignment, sc scope, onDup bool) (Assign, error) {
-	col, err := sc.column(a.Column, false)
-	if err != nil {
-		return Assign{}, err
+// updateRefusal is the error of an UPDATE that no table takes, rowErr
+// being why a row table does not (plan holds what updateRowForm
+// converted before it failed): the ticket table's refusal (TicketForm's),
+// unless the WHERE is outside both forms and the assignments are not
+// simple ones (ColSets), where the row table's names the construct. The
+// choice is the one ticketd made when plans carried both forms, kept so
+// that no answer changes.
+func updateRefusal(plan *Update, s *ast.UpdateStmt, sc scope, rowErr error) error {
+	// updateRowForm converts the assignments first, then the WHERE, then
+	// ORDER BY and LIMIT: all assignments are there when the error was
+	// in another part.
+	assigned := len(plan.Assigns) == len(s.List)
+	var ticketErr error
+	switch {
+	case s.Order != nil:
+		ticketErr = unsupported("UPDATE ... ORDER BY on a ticket table")
+	case s.Limit != nil:
+		ticketErr = unsupported("UPDATE ... LIMIT on a ticket table")
+	case len(s.List) != 1:
+		ticketErr = unsupported("UPDATE of several columns")
+	case assigned:
+		_, ticketErr = ticketAssign(&plan.Assigns[0], false)
+	default:
+		col, err := sc.column(s.List[0].Column, false)
+		if err != nil {
+			ticketErr = err
+		} else {
+			ticketErr = unsupported("SET " + col + " = expression")
+		}
 	}
-	out := Assign{Column: col}
-	bad := unsupported("SET " + col + " = expression")
-	e := unparen(a.Expr)
-	if f, ok := e.(*ast.FuncCallExpr); ok && f.FnName.L == "last_insert_id" && f.Schema.O == "" {
-		if len(f.Args) != 1 {
-			return Assign{}, bad
+	whereTerms := false
+	if s.Where != nil {
+		_, werr := conds(s.Where, sc)
+		whereTerms = werr == nil
+		if ticketErr == nil {
+			ticketErr = werr
 		}
-		out.SetLastID = true
-		e = unparen(f.Args[0])
 	}
-	isCol := func(e ast.ExprNode) bool {
-		c, ok := unparen(e).(*ast.ColumnNameExpr)
-		if !ok {
-			return false
-		}
-		name, err := sc.column(c.Name, false)
-		return err == nil && name == col
+	simple := assigned && plan.ColSets() != nil
+	if ticketErr == nil || !simple && !whereTerms && s.Where != nil {
+		return rowErr
 	}
-	switch x := e.(type) {
-	case *ast.ValuesExpr:
-		if !onDup || out.SetLastID || x.Column == nil || !isCol(x.Column) {
-			return Assign{}, bad
-		}
-		out.FromValues = true
-		return out, nil
-	case *ast.ColumnNameExpr:
-		if !isCol(x) {
-			return Assign{}, bad
-		}
-		return out, nil
-	case *ast.BinaryOperationExpr:
-		var n ast.ExprNode
-		switch {
-		case (x.Op == opcode.Plus || x.Op == opcode.Minus) && isCol(x.L):
-			n = x.R
-		case x.Op == opcode.Plus && isCol(x.R):
-			n = x.L
-		default:
-			return Assign{}, bad
-		}
-		v, ok, err := literal(n)
-		if err != nil || !ok || v.Kind != ValInt {
-			return Assign{}, bad
-		}
-		d := v.Int
-		if x.Op == opcode.Minus {
-			if d == math.MinInt64 {
-				return Assign{}, bad
-			}
-			d = -d
-		}
-		out.Delta = d
-		return out, nil
-	}
-	v, ok, err := literal(e)
-	if err != nil || !ok {
-		return Assign{}, bad
-	}
-	out.Absolute, out.Value = true, v
-	return out, nil
+	return ticketErr
 }
 
 // updateRowForm fills the row form of an UPDATE (Assigns, Filter, ORDER

@@ -29,15 +29,11 @@
 //   - Insert: INSERT, INSERT IGNORE and REPLACE ... VALUES (or the
 //     equivalent SET form, or VALUES ()); a VALUES item that is an
 //     expression is in Exprs (row tables compute it). ON DUPLICATE KEY
-//     UPDATE in two forms: the ticket form id = [LAST_INSERT_ID](id + k |
-//     v) (OnDup; OnDupErr when it is not one) and the row form of any
-//     assignments (OnDupAssigns, expressions of rowexpr.go with VALUES(col);
-//     OnDupRowErr when it has none).
-//   - Update: UPDATE t SET id = [LAST_INSERT_ID](id + k | v) [WHERE c = v AND ...]
-//     (the ticket form, Set; TicketErr when the statement is not one), and
-//     the row form of any UPDATE: Assigns (expressions of rowexpr.go, left
-//     to right), Filter, ORDER BY and LIMIT (RowErr when it has none).
-//     Insert and Update carry the id assignment as an Assign.
+//     UPDATE is OnDup: every assignment, expressions of rowexpr.go with
+//     VALUES(col).
+//   - Update: any UPDATE t SET ... [WHERE ...] [ORDER BY ...] [LIMIT n]:
+//     Assigns (expressions of rowexpr.go, left to right), Filter, ORDER BY
+//     and LIMIT.
 //   - Delete: DELETE FROM t [WHERE ...] [ORDER BY ...] [LIMIT n], its
 //     WHERE as a Filter.
 //
@@ -71,6 +67,18 @@
 //     statements before it in a multi-statement query still run.
 //   - Failed: a statement that did not parse after statements that did,
 //     in a multi-statement query; it answers its parse error.
+//
+// Each statement has one plan in one form: the parser cannot know the
+// table's kind, and the general form is what every kind is offered. A
+// ticket table takes a restriction of it, the ticket form (ticketform.go):
+// one id assignment id = [LAST_INSERT_ID](id ± n | value), or VALUES(id) in
+// ON DUPLICATE KEY UPDATE, and a WHERE of `col = value` terms ANDed; the
+// wire layer derives it with Update.TicketForm and Insert.TicketOnDup
+// where it runs a statement on a ticket table, and those answer the
+// ticket table's refusals (1235 naming ORDER BY, LIMIT, several columns,
+// the expression or the WHERE). A statement neither form takes does not
+// parse, with the ticket form's refusal unless the row form's names the
+// construct better (updateRefusal).
 //
 // Literals and '?' placeholders are Values (ParamCount counts a plan's
 // placeholders); Value kinds share model.ValueKind's numbers. Errors are

@@ -492,36 +492,15 @@ func ParamCount(p Plan) int {
 				n += exprParams(&row[i])
 			}
 		}
-		switch {
-		case p.OnDupAssigns != nil:
-			// The row form holds every placeholder of the clause.
-			for i := range p.OnDupAssigns {
-				n += exprParams(&p.OnDupAssigns[i].Expr)
-			}
-		case p.OnDup != nil:
-			count(&p.OnDup.Value)
+		for i := range p.OnDup {
+			n += exprParams(&p.OnDup[i].Expr)
 		}
 	case *Update:
-		if p.RowErr == nil {
-			// The row form holds every placeholder of the statement.
-			for i := range p.Assigns {
-				n += exprParams(&p.Assigns[i].Expr)
-			}
-			if p.Filter != nil {
-				n += exprParams(p.Filter)
-			}
-			break
+		for i := range p.Assigns {
+			n += exprParams(&p.Assigns[i].Expr)
 		}
-		if p.Sets != nil {
-			for i := range p.Sets {
-				count(&p.Sets[i].A.Value)
-				count(&p.Sets[i].B.Value)
-			}
-		} else {
-			count(&p.Set.Value)
-		}
-		for i := range p.Where {
-			count(&p.Where[i].Value)
+		if p.Filter != nil {
+			n += exprParams(p.Filter)
 		}
 	case *Delete:
 		if p.Filter != nil {

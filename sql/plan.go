@@ -97,6 +97,12 @@ type Expr struct {
 	Args  []Expr
 	Seq   *TableName // ExprSequence: the sequence
 	Not   bool       // ExprIsNull, ExprIn, ExprBetween: the NOT form
+	// Sign is, in a row-table expression, the unary '+' or '-' written
+	// before what is no literal (+id, -(a + 1), -?): the engine drops
+	// the plus and computes a minus as 0 - x (ExprArith), and the ticket
+	// form (ticketform.go), which takes neither, tells them from id and
+	// 0 - x by it. 0 when there is none.
+	Sign byte `json:",omitempty"`
 }
 
 // SelectField is one item of a select list.
@@ -164,23 +170,7 @@ type Select struct {
 	Offset       uint64
 }
 
-// Assign is the id assignment of UPDATE and ON DUPLICATE KEY UPDATE:
-// Column = [LAST_INSERT_ID](Value) when Absolute, or
-// Column = [LAST_INSERT_ID](Column + Delta) otherwise (model.Update's
-// polarity and names).
-type Assign struct {
-	Column    string // lower case
-	SetLastID bool
-	Absolute  bool
-	Delta     int64
-	Value     Value
-	// FromValues is ON DUPLICATE KEY UPDATE Column = VALUES(Column): the
-	// value the new row would have had. Absolute, Delta, SetLastID and
-	// Value are then unset.
-	FromValues bool
-}
-
-// Insert is INSERT or REPLACE ... VALUES (...), (...) [ON DUPLICATE KEY UPDATE a].
+// Insert is INSERT or REPLACE ... VALUES (...), (...) [ON DUPLICATE KEY UPDATE ...].
 type Insert struct {
 	Table   TableName
 	Replace bool
@@ -192,44 +182,32 @@ type Insert struct {
 	// expression (1+1, NOW() + INTERVAL 1 DAY) is here, and ValExpr in
 	// Rows. Row tables compute them; ticket tables refuse them.
 	Exprs [][]Expr
-	// OnDup is ON DUPLICATE KEY UPDATE in the ticket form (one id
-	// assignment), nil when absent or when OnDupErr says why it is not
-	// that form.
-	OnDup    *Assign
-	OnDupErr error
-	// OnDupAssigns is ON DUPLICATE KEY UPDATE in the row form, for row
-	// tables: every assignment, left to right; OnDupRowErr says why there
-	// is none when the clause is present.
-	OnDupAssigns []ColAssign
-	OnDupRowErr  error
+	// OnDup is ON DUPLICATE KEY UPDATE's assignments, left to right (nil
+	// without the clause): expressions of rowexpr.go with VALUES(col),
+	// or DEFAULT as a ValDefault value. What a ticket table takes of
+	// them is TicketOnDup's to say (ticketform.go).
+	OnDup []ColAssign
 }
 
 // ValExpr marks an INSERT value that is an expression (Insert.Exprs).
 const ValExpr ValueKind = 9
 
-// Update is UPDATE t SET a [WHERE c = v AND ...]. Set is the ticket
-// form (one id assignment, with at most one WHERE term); Sets, when not
-// nil, is the row form of every assignment (sql/rows.go), for the
-// statements the ticket form cannot hold: another assignment (which fails
-// on a ticket table with TicketErr) or a WHERE of several terms.
+// Update is UPDATE t SET a = x, ... [WHERE ...] [ORDER BY ...] [LIMIT n]:
+// Assigns left to right, the WHERE as Filter (nil: every row), ORDER BY
+// and LIMIT. This is the one form of every UPDATE; what a ticket table
+// takes of it (one id assignment, a WHERE of `column = value` terms) is
+// TicketForm's to say (ticketform.go).
 type Update struct {
-	Table     TableName
-	Set       Assign
-	Where     []Cond
-	Sets      []ColSet
-	TicketErr error
-	// The row form, for row tables: Assigns left to right, the WHERE as
-	// Filter, ORDER BY and LIMIT; RowErr says why a statement has none.
+	Table    TableName
 	Assigns  []ColAssign
 	Filter   *Expr
 	OrderBy  []Order
 	HasLimit bool
 	Limit    uint64
-	RowErr   error
 }
 
-// ColAssign is one assignment of UPDATE on a row table: Column = Expr, or
-// Column = DEFAULT (Expr is then a ValDefault value).
+// ColAssign is one assignment of UPDATE or ON DUPLICATE KEY UPDATE:
+// Column = Expr, or Column = DEFAULT (Expr is then a ValDefault value).
 type ColAssign struct {
 	Column string // lower case
 	Expr   Expr

@@ -74,11 +74,15 @@ func rowExpr(e ast.ExprNode, sc scope) (Expr, error) {
 				return Expr{Kind: ExprValue, Value: v}, nil
 			}
 			a, err := rowExpr(x.V, sc)
-			if err != nil || x.Op == opcode.Plus {
+			if err != nil {
 				return a, err
 			}
+			if x.Op == opcode.Plus {
+				a.Sign = '+'
+				return a, nil
+			}
 			zero := Expr{Kind: ExprValue, Value: Value{Kind: ValInt}}
-			return Expr{Kind: ExprArith, Op: '-', Args: []Expr{zero, a}}, nil
+			return Expr{Kind: ExprArith, Op: '-', Args: []Expr{zero, a}, Sign: '-'}, nil
 		}
 		return Expr{}, unsupported("operator " + opSQL(x.Op) + " on a row table")
 	case *ast.IsNullExpr:
@@ -158,8 +162,12 @@ func rowExpr(e ast.ExprNode, sc scope) (Expr, error) {
 // is UTC: the time zone is always +00:00), NOW() ± INTERVAL n unit (which
 // the parser writes as DATE_ADD/DATE_SUB), and LAST_INSERT_ID(expr).
 func rowFunc(f *ast.FuncCallExpr, sc scope) (Expr, error) {
-	if isNow(f) || f.FnName.L == "utc_timestamp" && len(f.Args) == 0 && f.Schema.O == "" {
+	if isNow(f) {
 		return Expr{Kind: ExprValue, Value: Value{Kind: ValNow}}, nil
+	}
+	if f.FnName.L == "utc_timestamp" && len(f.Args) == 0 && f.Schema.O == "" {
+		// Named: a simple assignment (ColSets) takes NOW() but not it.
+		return Expr{Kind: ExprValue, Value: Value{Kind: ValNow}, Name: "UTC_TIMESTAMP"}, nil
 	}
 	name := f.FnName.L
 	switch {

@@ -4,32 +4,87 @@ import (
 	"math"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
-	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 )
 
-// Statements of row tables (the Leaf, Tinyid and UidGenerator schemas):
-// UPDATE with several assignments and DELETE. The wire layer decides,
-// from the table, whether an UPDATE runs in ticket form (Update.Set) or
-// row form (Update.Sets).
+// Statements of row tables: DELETE, and the simple view of UPDATE's
+// assignments (ColSets).
 
 // ValNow is NOW() / CURRENT_TIMESTAMP used as a value (model.ValNow).
 const ValNow ValueKind = 8
 
-// Operand is one side of a row-table assignment: a column or a value.
+// Operand is one side of a simple assignment: a column or a value.
 type Operand struct {
 	Column string // lower case; "" for Value
 	Value  Value
 }
 
-// ColSet is one assignment of UPDATE in row form: Column = A, or Column =
-// A Op B with Op '+' or '-', wrapped in LAST_INSERT_ID() if SetLastID.
+// ColSet is one simple assignment of UPDATE: Column = A, or Column = A Op
+// B with Op '+' or '-', wrapped in LAST_INSERT_ID() if SetLastID; A and B
+// are columns, literals, '?' or NOW().
 type ColSet struct {
 	Column    string // lower case
 	A         Operand
 	Op        byte
 	B         Operand
 	SetLastID bool
+}
+
+// ColSets is u's assignments as simple assignments, or nil when one of
+// them is more (a product, a function, a sign before a column, DEFAULT):
+// the alloc role's check of what an UPDATE does to a counter
+// (wire/privileges.go) reads this view.
+func (u *Update) ColSets() []ColSet {
+	out := make([]ColSet, 0, len(u.Assigns))
+	for i := range u.Assigns {
+		set, ok := colSet(&u.Assigns[i])
+		if !ok {
+			return nil
+		}
+		out = append(out, set)
+	}
+	return out
+}
+
+func colSet(a *ColAssign) (ColSet, bool) {
+	set := ColSet{Column: a.Column}
+	e := &a.Expr
+	if e.Kind == ExprLastInsertID && e.Sign == 0 && len(e.Args) == 1 {
+		set.SetLastID = true
+		e = &e.Args[0]
+	}
+	var ok bool
+	if e.Kind == ExprArith && e.Sign == 0 && (e.Op == '+' || e.Op == '-') {
+		set.Op = e.Op
+		if set.A, ok = operand(&e.Args[0]); !ok {
+			return ColSet{}, false
+		}
+		if set.B, ok = operand(&e.Args[1]); !ok {
+			return ColSet{}, false
+		}
+		if set.B.Column == "" && set.Op == '-' && set.B.Value.Kind == ValInt && set.B.Value.Int == math.MinInt64 {
+			return ColSet{}, false
+		}
+	} else if set.A, ok = operand(e); !ok {
+		return ColSet{}, false
+	}
+	return set, true
+}
+
+// operand is a column, a literal, '?' or NOW() and its synonyms other
+// than UTC_TIMESTAMP(), as written (no sign before it).
+func operand(e *Expr) (Operand, bool) {
+	switch {
+	case e.Sign != 0:
+		return Operand{}, false
+	case e.Kind == ExprColumn:
+		return Operand{Column: e.Name}, true
+	case e.Kind == ExprValue && e.Value.Kind == ValNow && e.Name == "":
+		return Operand{Value: e.Value}, true
+	case isLiteral(e):
+		return Operand{Value: e.Value}, true
+	}
+	return Operand{}, false
 }
 
 // Delete is DELETE FROM t [WHERE ...] [ORDER BY ...] [LIMIT n]. Where
@@ -66,58 +121,6 @@ func valueOrNow(e ast.ExprNode) (Value, bool, error) {
 		return Value{Kind: ValNow}, true, nil
 	}
 	return literal(e)
-}
-
-// colSets reads the assignments of an UPDATE in row form.
-func colSets(list []*ast.Assignment, sc scope) ([]ColSet, error) {
-	out := make([]ColSet, 0, len(list))
-	for _, a := range list {
-		col, err := sc.column(a.Column, false)
-		if err != nil {
-			return nil, err
-		}
-		set := ColSet{Column: col}
-		e := unparen(a.Expr)
-		if f, ok := e.(*ast.FuncCallExpr); ok && f.FnName.L == "last_insert_id" && f.Schema.O == "" && len(f.Args) == 1 {
-			set.SetLastID = true
-			e = unparen(f.Args[0])
-		}
-		bad := unsupported("SET " + col + " = expression")
-		if b, ok := e.(*ast.BinaryOperationExpr); ok && (b.Op == opcode.Plus || b.Op == opcode.Minus) {
-			set.Op = '+'
-			if b.Op == opcode.Minus {
-				set.Op = '-'
-			}
-			if set.A, err = operand(b.L, sc); err != nil {
-				return nil, bad
-			}
-			if set.B, err = operand(b.R, sc); err != nil {
-				return nil, bad
-			}
-			if set.B.Column == "" && set.Op == '-' && set.B.Value.Kind == ValInt && set.B.Value.Int == math.MinInt64 {
-				return nil, bad
-			}
-		} else if set.A, err = operand(e, sc); err != nil {
-			return nil, bad
-		}
-		out = append(out, set)
-	}
-	return out, nil
-}
-
-func operand(e ast.ExprNode, sc scope) (Operand, error) {
-	if c, ok := unparen(e).(*ast.ColumnNameExpr); ok {
-		name, err := sc.column(c.Name, false)
-		return Operand{Column: name}, err
-	}
-	v, ok, err := valueOrNow(e)
-	if err != nil {
-		return Operand{}, err
-	}
-	if !ok {
-		return Operand{}, unsupported(describe(e))
-	}
-	return Operand{Value: v}, nil
 }
 
 func deleteStmt(s *ast.DeleteStmt) (Plan, error) {

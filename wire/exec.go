@@ -227,7 +227,8 @@ func (s *session) insert(p *sql.Insert, args []any) (*mysql.Result, error) {
 			return nil, err
 		}
 	} else {
-		if p.Exprs != nil || p.OnDupErr != nil {
+		onDup, odErr := p.TicketOnDup()
+		if p.Exprs != nil || odErr != nil {
 			// Only a row table takes these: an unknown table is still
 			// 1146 first.
 			if _, err := s.table(db, p.Table.Name); err != nil {
@@ -236,7 +237,7 @@ func (s *session) insert(p *sql.Insert, args []any) (*mysql.Result, error) {
 			if p.Exprs != nil {
 				return nil, unsupported("expression in VALUES on a ticket table")
 			}
-			return nil, p.OnDupErr
+			return nil, odErr
 		}
 		if s.mode() != defaultMode {
 			if t := s.peekTable(db, p.Table.Name); t != nil && t.Def.Rows == nil {
@@ -245,8 +246,8 @@ func (s *session) insert(p *sql.Insert, args []any) (*mysql.Result, error) {
 				}
 			}
 		}
-		if p.OnDup != nil {
-			u, err := s.ticketAssignment(db, p.Table.Name, p.OnDup, args)
+		if onDup != nil {
+			u, err := s.ticketAssignment(db, p.Table.Name, onDup, args)
 			if err != nil {
 				return nil, err
 			}
@@ -311,10 +312,7 @@ func insertRowsForm(c *model.Command, p *sql.Insert, args []any) error {
 			}
 		}
 	}
-	if p.OnDupRowErr != nil {
-		return p.OnDupRowErr
-	}
-	for _, a := range p.OnDupAssigns {
+	for _, a := range p.OnDup {
 		ra := model.RowAssign{Col: a.Column}
 		if a.Expr.Kind == sql.ExprValue && a.Expr.Value.Kind == sql.ValDefault {
 			ra.Default = true
@@ -400,26 +398,8 @@ func (s *session) update(p *sql.Update, args []any) (*mysql.Result, error) {
 	case s.isRowTable(db, p.Table.Name):
 		// A row table: the row engine, whatever form the statement has.
 		r, err = s.updateRowsExpr(p, db, args)
-	case p.TicketErr != nil:
-		// Only a row table takes this statement: an unknown table is
-		// still 1146 first.
-		if _, err := s.table(db, p.Table.Name); err != nil {
-			return nil, err
-		}
-		return nil, p.TicketErr
 	default:
-		var u model.Update
-		if u, err = s.ticketAssignment(db, p.Table.Name, &p.Set, args); err != nil {
-			return nil, err
-		}
-		c := &model.Command{Op: model.OpUpdate, DB: db, Table: p.Table.Name, Set: u}
-		if len(p.Where) == 1 {
-			c.HasWhere, c.WhereCol = true, p.Where[0].Column
-			if c.Where, err = bind(p.Where[0].Value, args); err != nil {
-				return nil, err
-			}
-		}
-		r, err = s.exec(c)
+		r, err = s.updateTicket(p, db, args)
 	}
 	s.warnings = append(s.warnings, r.Warnings...)
 	if err != nil {
@@ -434,6 +414,32 @@ func (s *session) update(p *sql.Update, args []any) (*mysql.Result, error) {
 	res := okResult(affected, r.InsertID)
 	res.StatusMessage = "Rows matched: " + strconv.FormatUint(r.Matched, 10) + "  Changed: " + strconv.FormatUint(r.Affected, 10) + "  Warnings: 0"
 	return res, nil
+}
+
+// updateTicket runs an UPDATE on what is no row table (a ticket table, a
+// sequence, no table) in the ticket form, or answers why it has none.
+func (s *session) updateTicket(p *sql.Update, db string, args []any) (model.Result, error) {
+	tf, err := p.TicketForm()
+	if err != nil {
+		// Only a row table takes this statement: an unknown table is
+		// still 1146 first.
+		if _, terr := s.table(db, p.Table.Name); terr != nil {
+			return model.Result{}, terr
+		}
+		return model.Result{}, err
+	}
+	u, err := s.ticketAssignment(db, p.Table.Name, &tf.Set, args)
+	if err != nil {
+		return model.Result{}, err
+	}
+	c := &model.Command{Op: model.OpUpdate, DB: db, Table: p.Table.Name, Set: u}
+	if len(tf.Where) == 1 {
+		c.HasWhere, c.WhereCol = true, tf.Where[0].Column
+		if c.Where, err = bind(tf.Where[0].Value, args); err != nil {
+			return model.Result{}, err
+		}
+	}
+	return s.exec(c)
 }
 
 // txn answers BEGIN/COMMIT/ROLLBACK. Tickets are never rolled back, as in

@@ -117,13 +117,13 @@ func (s *session) authorizeCounter(db string, ins *sql.Insert, upd *sql.Update, 
 	isID := func(col string) bool { return strings.EqualFold(col, d.IDCol) }
 	constant := func(a *sql.Assign) bool { return a.Absolute && isID(a.Column) }
 	if upd != nil {
-		if upd.Sets == nil {
-			if constant(&upd.Set) {
+		if tf, err := upd.TicketForm(); err == nil && len(tf.Where) <= 1 {
+			if constant(&tf.Set) {
 				return denied()
 			}
 			return nil
 		}
-		for _, c := range upd.Sets {
+		for _, c := range upd.ColSets() {
 			// id = [LAST_INSERT_ID](id + k) only.
 			if isID(c.Column) && !(isID(c.A.Column) && c.Op != 0 && c.B.Column == "") {
 				return denied()
@@ -131,7 +131,7 @@ func (s *session) authorizeCounter(db string, ins *sql.Insert, upd *sql.Update, 
 		}
 		return nil
 	}
-	if ins.OnDup != nil && constant(ins.OnDup) {
+	if a, err := ins.TicketOnDup(); err == nil && a != nil && constant(a) {
 		return denied()
 	}
 	i := idIndex(d, ins.Columns)

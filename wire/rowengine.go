@@ -73,9 +73,6 @@ func (s *session) isRowTable(db, name string) bool {
 
 // updateRowsExpr runs an UPDATE on a row table in expression form.
 func (s *session) updateRowsExpr(p *sql.Update, db string, args []any) (model.Result, error) {
-	if p.RowErr != nil {
-		return model.Result{}, p.RowErr
-	}
 	rc := s.rowsCommand()
 	var err error
 	rc.Assigns = make([]model.RowAssign, len(p.Assigns))
