@@ -72,11 +72,11 @@
 // table's kind, and the general form is what every kind is offered. A
 // ticket table takes a restriction of it, the ticket form (ticketform.go):
 // one id assignment id = [LAST_INSERT_ID](id ± n | value), or VALUES(id) in
-// ON DUPLICATE KEY UPDATE, and a WHERE of `col = value` terms ANDed; the
+// ON DUPLICATE KEY UPDATE, and a WHERE of one `col = value` term; the
 // wire layer derives it with Update.TicketForm and Insert.TicketOnDup
 // where it runs a statement on a ticket table, and those answer the
 // ticket table's refusals (1235 naming ORDER BY, LIMIT, several columns,
-// the expression or the WHERE). A statement neither form takes does not
+// the expression, the WHERE or its several terms). A statement neither form takes does not
 // parse, with the ticket form's refusal unless the row form's names the
 // construct better (updateRefusal).
 //

@@ -123,18 +123,16 @@ func ticketForms(ps []Plan) []Plan {
 			p = &c
 		case *Update:
 			tf, err := x.TicketForm()
-			v := &updateView{Table: x.Table, Set: tf.Set, Where: tf.Where, TicketErr: back(err)}
+			v := &updateView{Table: x.Table, Set: tf.Set, TicketErr: back(err)}
+			if x.Filter != nil {
+				v.Where, _ = ticketConds(x.Filter)
+			}
 			if err != nil {
 				// The id assignment as far as it goes: what the ticket
 				// form held beside an error in the WHERE.
 				if x.OrderBy == nil && !x.HasLimit && len(x.Assigns) == 1 {
 					v.Set, _ = ticketAssign(&x.Assigns[0], false)
 				}
-				if x.Filter != nil {
-					v.Where, _ = ticketConds(x.Filter)
-				}
-			}
-			if err != nil || len(tf.Where) > 1 {
 				v.Sets = x.ColSets()
 			}
 			p = v
@@ -263,8 +261,10 @@ func TestParseUpdate(t *testing.T) {
 		{"UPDATE seq SET id = LAST_INSERT_ID(?) WHERE stub = ? AND k = 'v'", one(&updateView{Table: seq,
 			Set:   Assign{Column: "id", SetLastID: true, Absolute: true, Value: pv(0)},
 			Where: []Cond{{Column: "stub", Value: pv(1)}, {Column: "k", Value: sv("v")}},
-			// Two WHERE terms: the ticket form cannot hold them, the row form can.
-			Sets: []ColSet{{Column: "id", A: Operand{Value: pv(0)}, SetLastID: true}}})},
+			// Two WHERE terms: the ticket form cannot hold them (a ticket
+			// table's UPDATE matches one column), the row form can.
+			TicketErr: unsupported("WHERE of several conditions on a ticket table"),
+			Sets:      []ColSet{{Column: "id", A: Operand{Value: pv(0)}, SetLastID: true}}})},
 		{"UPDATE seq s SET s.id = s.id + 1 WHERE 'a' = s.stub", one(&updateView{Table: seq,
 			Set:   Assign{Column: "id", Delta: 1},
 			Where: []Cond{{Column: "stub", Value: sv("a")}}})},

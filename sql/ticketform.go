@@ -29,17 +29,18 @@ type Assign struct {
 }
 
 // TicketUpdate is an UPDATE in the ticket form: one id assignment, and
-// the WHERE's `column = value` terms ANDed (none without a WHERE).
+// the WHERE's one `column = value` term (nil without a WHERE).
 type TicketUpdate struct {
 	Set   Assign
-	Where []Cond
+	Where *Cond
 }
 
 // TicketForm is u in the ticket form, or the error (a 1235 *Error, or the
 // column's error) a ticket table answers u with: ORDER BY, LIMIT,
 // several assignments, an assignment other than
 // id = [LAST_INSERT_ID](id ± n | n + id | value), a WHERE other than
-// `column = value` terms ANDed, in that order.
+// `column = value` terms ANDed, a WHERE of several such terms (a ticket
+// table's UPDATE matches one column), in that order.
 func (u *Update) TicketForm() (TicketUpdate, error) {
 	tf, err := u.ticketForm()
 	return tf, planErr(err)
@@ -62,9 +63,14 @@ func (u *Update) ticketForm() (TicketUpdate, error) {
 		return TicketUpdate{}, err
 	}
 	if u.Filter != nil {
-		if tf.Where, err = ticketConds(u.Filter); err != nil {
+		where, err := ticketConds(u.Filter)
+		if err != nil {
 			return TicketUpdate{}, err
 		}
+		if len(where) > 1 {
+			return TicketUpdate{}, unsupported("WHERE of several conditions on a ticket table")
+		}
+		tf.Where = &where[0]
 	}
 	return tf, nil
 }

@@ -327,3 +327,28 @@ func TestDMLFormsGolden(t *testing.T) {
 		t.Fatalf("%s: %d lines, want %d", golden, len(gl), len(wl))
 	}
 }
+
+// TestTicketUpdateWhereOfSeveralTerms: a ticket table's UPDATE matches
+// one column, so a WHERE of several `column = value` terms is refused
+// (1235) and changes nothing. It used to run without its WHERE, on every
+// row: `WHERE stub = 'a' AND stub = 'b'`, which matches none, moved both.
+func TestTicketUpdateWhereOfSeveralTerms(t *testing.T) {
+	db := open(t, setupFlickr(t, ""))
+	mustExec(t, db, "REPLACE INTO Tickets64 (stub) VALUES ('a')")
+	mustExec(t, db, "REPLACE INTO Tickets64 (stub) VALUES ('b')")
+	for _, q := range []string{
+		"UPDATE Tickets64 SET id = LAST_INSERT_ID(id + 10) WHERE stub = 'a' AND stub = 'b'",
+		"UPDATE Tickets64 SET id = id + 10 WHERE stub = 'a' AND id = 1",
+	} {
+		_, err := db.Exec(q)
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != 1235 || !strings.Contains(me.Message, "WHERE of several conditions on a ticket table") {
+			t.Errorf("%s: %v, want 1235 naming the WHERE", q, err)
+		}
+	}
+	for stub, want := range map[string]string{"a": "1", "b": "2"} {
+		if got := scalar(t, db, "SELECT id FROM Tickets64 WHERE stub = ?", stub); got != want {
+			t.Errorf("id of %s after the refused UPDATEs: %s, want %s", stub, got, want)
+		}
+	}
+}

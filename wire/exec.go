@@ -433,9 +433,9 @@ func (s *session) updateTicket(p *sql.Update, db string, args []any) (model.Resu
 		return model.Result{}, err
 	}
 	c := &model.Command{Op: model.OpUpdate, DB: db, Table: p.Table.Name, Set: u}
-	if len(tf.Where) == 1 {
-		c.HasWhere, c.WhereCol = true, tf.Where[0].Column
-		if c.Where, err = bind(tf.Where[0].Value, args); err != nil {
+	if tf.Where != nil {
+		c.HasWhere, c.WhereCol = true, tf.Where.Column
+		if c.Where, err = bind(tf.Where.Value, args); err != nil {
 			return model.Result{}, err
 		}
 	}

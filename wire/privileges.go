@@ -117,7 +117,7 @@ func (s *session) authorizeCounter(db string, ins *sql.Insert, upd *sql.Update, 
 	isID := func(col string) bool { return strings.EqualFold(col, d.IDCol) }
 	constant := func(a *sql.Assign) bool { return a.Absolute && isID(a.Column) }
 	if upd != nil {
-		if tf, err := upd.TicketForm(); err == nil && len(tf.Where) <= 1 {
+		if tf, err := upd.TicketForm(); err == nil {
 			if constant(&tf.Set) {
 				return denied()
 			}
