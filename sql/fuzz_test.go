@@ -18,6 +18,8 @@ func FuzzParse(f *testing.F) {
 		replaceQuery, multiQuery, "SELECT LAST_INSERT_ID()", "select @@version_comment limit 1",
 		"INSERT INTO t (stub) VALUES ('e') ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id + 1)",
 		"UPDATE seq SET id = LAST_INSERT_ID(id + 1) WHERE stub = ?",
+		"UPDATE t SET id = -(+id) + 1, n = LAST_INSERT_ID() WHERE +(a = 1) AND -b = ? ORDER BY id LIMIT 1",
+		"INSERT INTO t (stub) VALUES ('e') ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(+VALUES(id)), n = DEFAULT",
 		"SET autocommit=1,sql_mode=CONCAT(@@sql_mode,',STRICT_TRANS_TABLES')",
 		"SET NAMES utf8mb4 COLLATE utf8mb4_unicode_ci", "SHOW VARIABLES WHERE Variable_name IN ('a', 'b')",
 		"CREATE TABLE Tickets64 (id bigint(20) unsigned NOT NULL auto_increment, stub char(1) NOT NULL default '', " +
@@ -50,6 +52,15 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("Parse(%q) returned a nil plan", q)
 			}
 			ParamCount(p)
+			// The ticket form is derived from any UPDATE and ON
+			// DUPLICATE KEY UPDATE, whatever their expressions.
+			switch x := p.(type) {
+			case *Update:
+				_, _ = x.TicketForm()
+				x.ColSets()
+			case *Insert:
+				_, _ = x.TicketOnDup()
+			}
 		}
 	})
 }

@@ -395,7 +395,7 @@ func (s *session) update(p *sql.Update, args []any) (*mysql.Result, error) {
 	}
 	var r model.Result
 	switch {
-	case s.isRowTable(db, p.Table.Name):
+	case s.srv.svc.IsRowTable(db, p.Table.Name):
 		// A row table: the row engine, whatever form the statement has.
 		r, err = s.updateRowsExpr(p, db, args)
 	default:

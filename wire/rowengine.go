@@ -65,12 +65,6 @@ func (s *session) peekTable(db, name string) *model.Table {
 	return t
 }
 
-// isRowTable reports whether db.name is a row table; false for anything
-// else, including a table that does not exist (the command then answers).
-func (s *session) isRowTable(db, name string) bool {
-	return s.srv.svc.IsRowTable(db, name)
-}
-
 // updateRowsExpr runs an UPDATE on a row table in expression form.
 func (s *session) updateRowsExpr(p *sql.Update, db string, args []any) (model.Result, error) {
 	rc := s.rowsCommand()
