@@ -156,7 +156,7 @@ func runSoak(t *testing.T, redis bool) {
 		}
 		f := faults[rng.IntN(len(faults))]
 		m := f.run(t, env, lead)
-		if before, after, ok := clusterGap(w.h.Ops(), m.at); ok && !m.at.IsZero() {
+		if before, after, ok := clusterGap(w.h.All(), m.at); ok && !m.at.IsZero() {
 			m.cluster = after.Sub(before)
 		}
 		st := stats[f.kind]
@@ -174,7 +174,7 @@ func runSoak(t *testing.T, redis bool) {
 	}
 	w.halt()
 	dumpHistory(t, w.h)
-	for i, o := range slowOps(w.h.Ops(), env.pauses) {
+	for i, o := range slowOps(w.h.All(), env.pauses) {
 		if i == 5 {
 			break
 		}
