@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/ticketd/ticketd/raftstore/logformat"
+	"github.com/ticketd/ticketd/raftstore/logformat/formattest"
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
@@ -321,7 +322,7 @@ func BenchmarkFSMApplyBatch(b *testing.B) {
 	}
 	defer f.Close()
 	setupTickets(b, f)
-	data := logformat.EncodeBatch(nil, replaceBatch(256))
+	data := logformat.EncodeBatch(nil, formattest.ReplaceBatch(256))
 	l := &raft.Log{Type: raft.LogCommand, Data: data, Index: 1}
 	b.ReportAllocs()
 	for b.Loop() {
