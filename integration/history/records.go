@@ -1,6 +1,7 @@
 package history
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -127,6 +128,9 @@ func viewOf(ops []Op) view {
 	for _, o := range ops {
 		node, known := idx[o.Node]
 		if !known {
+			if len(v.nodes) > math.MaxUint16 {
+				panic(fmt.Sprintf("history: more than %d node names", math.MaxUint16+1))
+			}
 			node = uint16(len(v.nodes))
 			idx[o.Node] = node
 			v.nodes = append(v.nodes, o.Node)
