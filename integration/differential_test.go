@@ -145,6 +145,13 @@ var diffScript = []step{
 	{sql: "UPDATE NoSuchTable SET stub = 'dee' WHERE id = 1"},
 	{sql: "UPDATE Tickets64 SET stub = 'dee' WHERE id = 0", refused: true},
 	{sql: "SELECT * FROM Tickets64 ORDER BY id"},
+	// A WHERE of several terms: a ticket table's UPDATE matches one
+	// column, so ticketd refuses it (1235; these match no row, so
+	// MariaDB's state stays as ticketd's). ticketd used to run them
+	// without their WHERE, on every row.
+	{sql: "UPDATE Tickets64 SET id = LAST_INSERT_ID(id + 1) WHERE stub = 'a' AND stub = 'e'", refused: true},
+	{sql: "UPDATE Tickets64 SET id = id + 100 WHERE stub = 'a' AND id = 0", refused: true},
+	{sql: "SELECT * FROM Tickets64 ORDER BY id"},
 
 	// Where the counter shows.
 	{sql: "SHOW TABLE STATUS LIKE 'Tickets64'", cols: []string{"Name", "Engine", "Auto_increment"}},
