@@ -100,9 +100,9 @@ func (*updateView) isPlan() {}
 func (*insertView) isPlan() {}
 
 // ticketForms turns Update and Insert plans into their views and drops
-// the row engine's parts of Select and Delete plans (Filter, ORDER BY
-// and LIMIT, the errors beside them), which TestParseRowForm checks: the
-// cases here are about the ticket forms. A 1235 is compared as the
+// the row engine's parts of Select plans (Filter and the errors beside
+// it) and Delete's ORDER BY and LIMIT, which TestParseRowForm checks:
+// the cases here are about the ticket forms. A 1235 is compared as the
 // unsupported value it came from.
 func ticketForms(ps []Plan) []Plan {
 	back := func(err error) error {
@@ -142,7 +142,7 @@ func ticketForms(ps []Plan) []Plan {
 				Exprs: x.Exprs, OnDup: a, OnDupErr: err, OnDupAssigns: x.OnDup}
 		case *Delete:
 			c := *x
-			c.Filter, c.OrderBy, c.HasLimit, c.Limit = nil, nil, false, 0
+			c.OrderBy, c.HasLimit, c.Limit = nil, false, 0
 			p = &c
 		}
 		out[i] = p
@@ -707,7 +707,9 @@ func TestParseMisc(t *testing.T) {
 
 		{"DELETE FROM t", one(&Delete{Table: TableName{Name: "t"}})},
 		{"DELETE FROM db.WORKER_NODE WHERE HOST_NAME = 'h' AND PORT = ?", one(&Delete{Table: TableName{DB: "db", Name: "WORKER_NODE"},
-			Where: []Cond{{Column: "host_name", Value: sv("h")}, {Column: "port", Value: Value{Kind: ValParam}}}})},
+			Filter: &Expr{Kind: ExprLogic, Name: "AND", Args: []Expr{
+				{Kind: ExprCompare, Name: "=", Args: []Expr{col("host_name"), val(sv("h"))}},
+				{Kind: ExprCompare, Name: "=", Args: []Expr{col("port"), val(pv(0))}}}}})},
 		{"DELETE IGNORE FROM t", one(unsup("DELETE IGNORE"))},
 		{"DELETE t FROM t JOIN u", one(unsup("multiple-table DELETE"))},
 		{"TRUNCATE TABLE t", one(unsup("TRUNCATE TABLE"))},

@@ -87,12 +87,10 @@ func operand(e *Expr) (Operand, bool) {
 	return Operand{}, false
 }
 
-// Delete is DELETE FROM t [WHERE ...] [ORDER BY ...] [LIMIT n]. Where
-// holds the WHERE's `column = value` terms when it is only those; Filter
-// is the whole WHERE (nil: every row).
+// Delete is DELETE FROM t [WHERE ...] [ORDER BY ...] [LIMIT n]: Filter
+// is the WHERE (nil: every row). Only row tables take it.
 type Delete struct {
 	Table    TableName
-	Where    []Cond
 	Filter   *Expr
 	OrderBy  []Order
 	HasLimit bool
@@ -143,7 +141,6 @@ func deleteStmt(s *ast.DeleteStmt) (Plan, error) {
 			return nil, err
 		}
 		plan.Filter = &f
-		plan.Where, _ = conds(s.Where, sc)
 	}
 	if s.Order != nil {
 		if plan.OrderBy, err = orderBy(s.Order, sc); err != nil {

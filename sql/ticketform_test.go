@@ -5,14 +5,15 @@ import (
 	"testing"
 )
 
-// TestUpdateAndInsertHoldOneForm: Update and Insert hold a statement in
+// TestWritesHoldOneForm: Update, Insert and Delete hold a statement in
 // one form, the general one, and nothing a table kind would choose
 // between: no error beside it (the reason one form is missing) and no
-// ticket-form field (Assign, Cond). The ticket form is TicketForm's and
-// TicketOnDup's, derived where a ticket table runs the statement.
-func TestUpdateAndInsertHoldOneForm(t *testing.T) {
+// ticket-form field (Assign, Cond, ColSet). The ticket form is
+// TicketForm's and TicketOnDup's, derived where a ticket table runs the
+// statement.
+func TestWritesHoldOneForm(t *testing.T) {
 	errType := reflect.TypeFor[error]()
-	for _, p := range []Plan{&Update{}, &Insert{}} {
+	for _, p := range []Plan{&Update{}, &Insert{}, &Delete{}} {
 		var walk func(path string, ty reflect.Type)
 		walk = func(path string, ty reflect.Type) {
 			switch ty.Kind() {
