@@ -2,7 +2,10 @@ package sql
 
 // Plan is one parsed statement, ready to execute. The set of plans is
 // closed: every type in this file, nothing else. Plans are immutable once
-// built, because the cache shares them between connections.
+// built, because the cache shares them between connections. A plan holds
+// its statement in one form, whatever table it names: what one kind of
+// table takes of it (a ticket table's UPDATE) is derived from that form
+// where the statement runs (ticketform.go), not carried beside it.
 type Plan interface{ isPlan() }
 
 // ValueKind says which field of a Value is set.
