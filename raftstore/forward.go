@@ -522,7 +522,10 @@ func (f *forwarder) commitIndex(ctx context.Context, addr string, deadline time.
 		return 0, fmt.Errorf("raftstore: ask %s for its commit index: %w", addr, err)
 	}
 	if status != stOK || len(out) != 8 {
-		return 0, fmt.Errorf("raftstore: %s did not give its commit index (status %d)", addr, status)
+		// The leader's reason travels with the status; without it a
+		// refusal says nothing of what the leader met (make test, 02:53:
+		// "status 3" alone, a stepped-down leader's election).
+		return 0, fmt.Errorf("raftstore: %s did not give its commit index (status %d: %s)", addr, status, out)
 	}
 	return binary.BigEndian.Uint64(out), nil
 }
