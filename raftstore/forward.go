@@ -275,7 +275,11 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 		}
 		return stOK, binary.BigEndian.AppendUint64(nil, idx)
 	case fwdNudge:
-		if err := n.raft.Barrier(time.Until(deadline)).Error(); err != nil {
+		// await, not Error(): a barrier enqueued just before Raft shuts
+		// down is never answered (hashicorp/raft#498), and Close waits
+		// for this handler (a -race run of TestForwardReusesHandlers hung
+		// in its cleanup there).
+		if err := n.await(context.Background(), n.raft.Barrier(time.Until(deadline)), deadline); err != nil {
 			return errStatus(applyError(err)), []byte(err.Error())
 		}
 		return stOK, nil
