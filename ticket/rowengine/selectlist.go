@@ -24,7 +24,9 @@ type RowEval struct{ env evalEnv }
 
 // NewRowEval is an evaluator of t's rows for one statement.
 func NewRowEval(t *model.Table, now time.Time, warns *[]model.Warning) *RowEval {
-	return &RowEval{env: evalEnv{rd: t.Def.Rows, db: t.Def.DB, table: t.Def.Name, now: now, warns: warns, lit: map[*model.RowExpr]val{}}}
+	re := NewEval(t.Def.Rows, now, warns)
+	re.env.db, re.env.table = t.Def.DB, t.Def.Name
+	return re
 }
 
 // Check is the error MariaDB gives x before reading any row: an unknown
