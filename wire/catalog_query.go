@@ -24,7 +24,7 @@ func (src *source) catalogFilter(e *evalCtx, where *sql.Expr) error {
 	if err := src.checkColumns(where); err != nil {
 		return err
 	}
-	e.cols = src.cols
+	e.over(src.cols, src.rows)
 	var lookups []struct {
 		col  int
 		want string
@@ -73,11 +73,11 @@ rows:
 			}
 		}
 		e.row = r
-		t, err := e.truth(where)
+		ok, err := e.match(where)
 		if err != nil {
 			return err
 		}
-		if t == tTrue {
+		if ok {
 			kept = append(kept, r)
 		}
 	}

@@ -26,137 +26,21 @@ type evalCtx struct {
 	// it first and an unknown sequence is 1146, not 4091.
 	from bool
 	// catalog: the SELECT reads no table or an information_schema view,
-	// where the catalogue's expressions evaluate (catalog_eval.go).
+	// where the catalogue's expressions evaluate (catalog_expr.go).
 	catalog bool
+	// rows are the source's (for its columns' types), rd its columns as
+	// the row engine reads them (rowsDef).
+	rows [][]any
+	rd   *model.RowsDef
+}
+
+// over makes e read the rows of cols.
+func (e *evalCtx) over(cols []column, rows [][]any) {
+	e.cols, e.rows, e.rd = cols, rows, nil
 }
 
 func errUnknownColumn(name, where string) error {
 	return mysqlerr.UnknownColumn(name, where)
-}
-
-// eval computes an expression; values are nil, int64, uint64, float64 or string.
-func (e *evalCtx) eval(x *sql.Expr) (any, error) {
-	s := e.s
-	switch x.Kind {
-	case sql.ExprValue:
-		v, err := bind(x.Value, e.args)
-		if err != nil {
-			return nil, err
-		}
-		switch v.Kind {
-		case model.ValNull:
-			return nil, nil
-		case model.ValInt:
-			return v.Int, nil
-		case model.ValUint:
-			return v.Uint, nil
-		case model.ValDecimal, model.ValDouble:
-			f, err := strconv.ParseFloat(v.Str, 64)
-			if err != nil {
-				return v.Str, nil
-			}
-			return f, nil
-		case model.ValDefault:
-			return nil, unsupported("DEFAULT here")
-		default:
-			return v.Str, nil
-		}
-	case sql.ExprLastInsertID:
-		if len(x.Args) == 0 {
-			return s.ts.LastInsertID, nil
-		}
-		v, err := e.eval(&x.Args[0])
-		if err != nil {
-			return nil, err
-		}
-		if v == nil {
-			return nil, nil
-		}
-		n, ok := toUint(v)
-		if !ok {
-			return nil, mysqlerr.New(mysqlerr.CodeDataOutOfRange, "Out of range value for LAST_INSERT_ID()")
-		}
-		s.ts.LastInsertID = n
-		return n, nil
-	case sql.ExprSysVar:
-		return s.sysVar(x.Name, x.Scope, e.prevWarnings)
-	case sql.ExprUserVar:
-		return s.userVars[strings.ToLower(x.Name)], nil
-	case sql.ExprFunc:
-		return e.call(x)
-	case sql.ExprColumn:
-		if i := colIndexIn(e.cols, x.Name); i >= 0 {
-			return e.row[i], nil
-		}
-		return nil, errColumn(e.cols, x.Name, "field list")
-	case sql.ExprArith:
-		if len(x.Args) != 2 {
-			return nil, unsupported(x.Describe() + " with " + strconv.Itoa(len(x.Args)) + " operands")
-		}
-		a, err := e.eval(&x.Args[0])
-		if err != nil {
-			return nil, err
-		}
-		b, err := e.eval(&x.Args[1])
-		if err != nil || a == nil || b == nil {
-			return nil, err
-		}
-		return arith(x.Op, a, b)
-	case sql.ExprIdent:
-		return nil, errUnknownColumn(x.Name, "field list")
-	case sql.ExprSequence:
-		return e.sequence(x)
-	default:
-		if v, ok, err := e.evalCatalog(x); ok {
-			return v, err
-		}
-		return nil, unsupported(x.Describe())
-	}
-}
-
-func (e *evalCtx) call(x *sql.Expr) (any, error) {
-	s := e.s
-	switch x.Name {
-	case "DATABASE", "SCHEMA":
-		if s.db == "" {
-			return nil, nil
-		}
-		return s.db, nil
-	case "VERSION":
-		return s.srv.cfg.Version, nil
-	case "CONNECTION_ID":
-		return uint64(s.id), nil
-	case "USER", "SESSION_USER", "SYSTEM_USER":
-		return s.user + "@" + hostOf(s.conn.RemoteAddr().String()), nil
-	case "CURRENT_USER":
-		return s.user + "@%", nil
-	case "NOW", "CURRENT_TIMESTAMP", "SYSDATE", "LOCALTIME", "LOCALTIMESTAMP":
-		return s.now().Local().Format("2006-01-02 15:04:05"), nil
-	case "UTC_TIMESTAMP":
-		return s.now().Format("2006-01-02 15:04:05"), nil
-	case "ROW_COUNT":
-		return s.rowCount, nil
-	case "FOUND_ROWS":
-		return s.found, nil
-	case "CONCAT":
-		var b strings.Builder
-		for i := range x.Args {
-			v, err := e.eval(&x.Args[i])
-			if err != nil {
-				return nil, err
-			}
-			t, ok := textValue(v)
-			if !ok {
-				return nil, nil
-			}
-			b.WriteString(t)
-		}
-		return b.String(), nil
-	}
-	if v, ok, err := e.catalogCall(x); ok {
-		return v, err
-	}
-	return nil, unsupported("function " + x.Name)
 }
 
 func hostOf(addr string) string {
@@ -194,60 +78,6 @@ func toInt(v any) (int64, bool) {
 		return n, err == nil
 	}
 	return 0, false
-}
-
-// arith computes a + b, a - b or a * b of integers as MariaDB does:
-// exactly, BIGINT UNSIGNED when an operand is unsigned, and error 1690
-// when the result leaves the type's range (it used to wrap around).
-func arith(op byte, a, b any) (any, error) {
-	x, xu, err := arithOperand(a)
-	if err != nil {
-		return nil, err
-	}
-	y, yu, err := arithOperand(b)
-	if err != nil {
-		return nil, err
-	}
-	var r big.Int
-	switch op {
-	case '+':
-		r.Add(x, y)
-	case '-':
-		r.Sub(x, y)
-	case '*':
-		r.Mul(x, y)
-	default:
-		return nil, unsupported("operator " + string(op))
-	}
-	if xu || yu {
-		if r.Sign() < 0 || !r.IsUint64() {
-			return nil, mysqlerr.New(mysql.ER_DATA_OUT_OF_RANGE, "BIGINT UNSIGNED value is out of range in '%s %c %s'", x, op, y)
-		}
-		return r.Uint64(), nil
-	}
-	if !r.IsInt64() {
-		return nil, mysqlerr.New(mysql.ER_DATA_OUT_OF_RANGE, "BIGINT value is out of range in '%s %c %s'", x, op, y)
-	}
-	return r.Int64(), nil
-}
-
-// arithOperand reads an integer operand; unsigned says it is BIGINT
-// UNSIGNED. A decimal or a string that is not an integer is refused:
-// MariaDB computes those as DECIMAL or DOUBLE, which this evaluator
-// does not.
-func arithOperand(v any) (n *big.Int, unsigned bool, err error) {
-	switch x := v.(type) {
-	case int64:
-		return big.NewInt(x), false, nil
-	case uint64:
-		return new(big.Int).SetUint64(x), true, nil
-	case string:
-		if i, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64); err == nil {
-			return big.NewInt(i), false, nil
-		}
-		return nil, false, unsupported("arithmetic on the string '" + x + "'")
-	}
-	return nil, false, unsupported("arithmetic on a decimal or double value")
 }
 
 // sysVar reads @@name in MySQL's scope rules.
@@ -362,7 +192,7 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 		}
 		out.cols = append(out.cols, c)
 	}
-	e.cols = src.cols
+	e.over(src.cols, src.rows)
 	if len(src.rows) > 0 {
 		out.rows = make([][]any, 0, len(src.rows))
 	}

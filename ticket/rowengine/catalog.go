@@ -1,8 +1,11 @@
 package rowengine
 
 import (
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
@@ -39,3 +42,69 @@ func (re *RowEval) Match(x *model.RowExpr, row []model.Datum) (bool, *model.Erro
 // LastInsertID is the value the statement's LAST_INSERT_ID(expr) set, if
 // it set one, which the session then keeps as its LAST_INSERT_ID().
 func (re *RowEval) LastInsertID() (uint64, bool) { return re.env.lastID, re.env.setLastID }
+
+// Narrow makes re refuse (1235) what the catalogue's evaluation refused
+// before it evaluated here, so that those answers stay as they were:
+// arithmetic on anything but integers (a string that is one included),
+// and, when conn is not "", two strings compared as literals (a SELECT
+// without FROM), which MariaDB compares in the connection's collation
+// conn where this engine gives a literal utf8mb4_general_ci.
+func (re *RowEval) Narrow(conn string) { re.env.narrow, re.env.litColl = true, conn }
+
+// literalStrings refuses comparing two strings under Narrow's conn.
+func (env *evalEnv) literalStrings(a, b val) *model.Error {
+	if env.litColl == "" || a.k != vStr || b.k != vStr {
+		return nil
+	}
+	return mysqlerr.NotSupported("comparing strings in collation " + env.litColl)
+}
+
+// intOperand is an operand of Narrow's integer arithmetic: an integer,
+// or a string that reads whole as one.
+func intOperand(v val) (val, *model.Error) {
+	switch v.k {
+	case vInt, vUint:
+		return v, nil
+	case vStr:
+		if i, err := strconv.ParseInt(strings.TrimSpace(v.s), 10, 64); err == nil {
+			return val{k: vInt, i: i}, nil
+		}
+		return val{}, mysqlerr.NotSupported("arithmetic on the string '" + v.s + "'")
+	}
+	return val{}, mysqlerr.NotSupported("arithmetic on a decimal or double value")
+}
+
+// Out is an evaluated value as a result row shows it.
+type Out struct {
+	model.Datum
+	Kind model.ColKind // ColInt, ColString, ColDate or ColDateTime
+	// Decimal: a DECIMAL or DOUBLE, its text in S; Unsigned: an integer
+	// typed BIGINT UNSIGNED (above BIGINT's range, an unsigned literal or
+	// column, CAST AS UNSIGNED).
+	Decimal, Unsigned bool
+}
+
+// Value is x over row, once Check has passed.
+func (re *RowEval) Value(x *model.RowExpr, row []model.Datum) (Out, *model.Error) {
+	re.env.row = row
+	v, e := re.env.eval(x)
+	if e != nil {
+		return Out{}, e
+	}
+	switch v.k {
+	case vNull:
+		return Out{Datum: model.Datum{Null: true}, Kind: model.ColString}, nil
+	case vInt:
+		return Out{Datum: model.Datum{S: v.text()}, Kind: model.ColInt}, nil
+	case vUint:
+		return Out{Datum: model.Datum{S: v.text()}, Kind: model.ColInt, Unsigned: true}, nil
+	case vDec:
+		return Out{Datum: model.Datum{S: v.text()}, Kind: model.ColString, Decimal: true}, nil
+	case vTime:
+		if v.date {
+			return Out{Datum: model.Datum{S: v.text()}, Kind: model.ColDate}, nil
+		}
+		return Out{Datum: model.Datum{S: v.text()}, Kind: model.ColDateTime}, nil
+	}
+	return Out{Datum: model.Datum{S: v.text()}, Kind: model.ColString}, nil
+}

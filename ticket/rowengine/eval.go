@@ -145,6 +145,12 @@ type evalEnv struct {
 	// expression the statement's error (evalStrict), as MariaDB's strict
 	// mode does (RulesV11).
 	strictWarn bool
+	// narrow keeps the catalogue's answers what they were before it
+	// evaluated here (RowEval.Narrow): integer arithmetic only, and
+	// litColl, when set, the connection collation in which two literal
+	// strings are not compared.
+	narrow  bool
+	litColl string
 }
 
 // evalStrict is eval of a value an INSERT or UPDATE writes: under
@@ -259,6 +265,10 @@ func (env *evalEnv) eval(x *model.RowExpr) (val, *model.Error) {
 		return env.constInterval(x)
 	case model.ELastID:
 		return env.lastInsertID(x)
+	case model.ECase:
+		return env.caseOf(x)
+	case model.ECall:
+		return env.call(x)
 	}
 	return val{}, mysqlerr.NotSupported("row expression operator " + strconv.Itoa(int(x.Op)))
 }
@@ -350,6 +360,9 @@ func (env *evalEnv) like(x *model.RowExpr) (val, *model.Error) {
 	}
 	p, e := env.eval(&x.Args[1])
 	if e != nil || a.k == vNull || p.k == vNull {
+		return val{}, e
+	}
+	if e := env.literalStrings(a, p); e != nil {
 		return val{}, e
 	}
 	coll := collFor(env.rd, x.Args)
@@ -582,6 +595,9 @@ func (env *evalEnv) compare(ax, bx *model.RowExpr, group []model.RowExpr) (c int
 	}
 	switch {
 	case a.k == vStr && b.k == vStr:
+		if e := env.literalStrings(a, b); e != nil {
+			return 0, false, e
+		}
 		return compareColl(collFor(env.rd, group), a.s, b.s), false, nil
 	case (a.clock && !isDate(b)) || (b.clock && !isDate(a)):
 		return env.compareClock(a, b)
