@@ -109,8 +109,9 @@ func (e *evalCtx) evaluator(rx *model.RowExpr) (narrowEval, []model.Datum, error
 	if e.cols != nil {
 		rd, row = e.rowsDef(), e.datums()
 	}
-	warns := new([]model.Warning)
-	ev := narrowEval{rowengine.NewEval(rd, e.s.now(), warns), warns}
+	e.warns = e.warns[:0]
+	e.ev.Reset(rd, e.s.now(), &e.warns)
+	ev := narrowEval{&e.ev, &e.warns}
 	conn := ""
 	if !e.from {
 		// Two literals compare in the connection's collation, which the

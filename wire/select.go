@@ -12,6 +12,7 @@ import (
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // evalCtx is what an expression can see: the session, the current row of a
@@ -32,6 +33,10 @@ type evalCtx struct {
 	// the row engine reads them (rowsDef).
 	rows [][]any
 	rd   *model.RowsDef
+	// warns collects the row engine's warnings of one evaluation
+	// (refuseWarned).
+	warns []model.Warning
+	ev    rowengine.RowEval
 }
 
 // over makes e read the rows of cols.
