@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -262,7 +261,7 @@ func (src *source) narrow(p *sql.Select, e *evalCtx, args []any) error {
 	if src.catalog {
 		err = src.catalogFilter(e, p.Filter)
 	} else {
-		err = src.filter(p.Where, args)
+		err = e.s.filter(src, p.Where, args)
 	}
 	if err != nil {
 		return err
@@ -346,77 +345,16 @@ func colIndexIn(cols []column, name string) int {
 	return found
 }
 
-func (src *source) filter(conds []sql.Cond, args []any) error {
-	return src.filterAny(conds, args, false)
-}
-
-// filterAny keeps the rows matching all conditions, or any of them when or
-// is set.
-func (src *source) filterAny(conds []sql.Cond, args []any, or bool) error {
-	type test struct {
-		col  int
-		want string
-		ok   bool
-	}
-	tests := make([]test, len(conds))
-	for i, c := range conds {
-		j := src.colIndex(c.Column)
-		if j < 0 {
-			return errUnknownColumn(c.Column, "WHERE")
-		}
-		v, err := bind(c.Value, args)
-		if err != nil {
-			return err
-		}
-		want, ok := textValue(tvAny(v))
-		tests[i] = test{col: j, want: want, ok: ok}
-	}
-	kept := src.rows[:0]
-	for _, r := range src.rows {
-		match := !or
-		for _, t := range tests {
-			got, gok := textValue(r[t.col])
-			m := t.ok && gok && sameText(src.cols[t.col], got, t.want)
-			if m == or {
-				match = or
-				break
-			}
-		}
-		if match {
-			kept = append(kept, r)
-		}
-	}
-	src.rows = kept
-	return nil
-}
-
-// sameText compares a column's value with a literal: numbers exactly,
-// strings as MySQL's default collation does.
-func sameText(c column, got, want string) bool {
-	if isIntType(c.typ) {
-		a, err1 := strconv.ParseUint(got, 10, 64)
-		b, err2 := strconv.ParseUint(strings.TrimSpace(want), 10, 64)
-		if err2 != nil {
-			// A DECIMAL or DOUBLE that is whole (5.0, 5e0) is that integer.
-			if r, ok := new(big.Rat).SetString(strings.TrimSpace(want)); ok && r.IsInt() && r.Num().IsUint64() {
-				b, err2 = r.Num().Uint64(), nil
-			}
-		}
-		return err1 == nil && err2 == nil && a == b
-	}
-	return ticket.SameStub(got, want)
-}
-
-func tvAny(v model.Value) any {
-	switch v.Kind {
-	case model.ValInt:
-		return v.Int
-	case model.ValUint:
-		return v.Uint
-	case model.ValString, model.ValDecimal, model.ValDouble, model.ValTemporal:
-		return v.Str
-	}
-	return nil
+// filter keeps the rows of a ticket table or sequence that the WHERE's
+// column = value terms match, through the row engine (filterConds); a
+// stub compares as the table's unique key does (ticket.SameStub: case
+// and trailing spaces aside), which is CollLegacy's folding.
+func (s *session) filter(src *source, conds []sql.Cond, args []any) error {
+	e := evalCtx{s: s}
+	e.over(src.cols, src.rows)
+	rd := e.rowsDef()
+	rd.Collation = model.CollLegacy
+	return s.filterConds(&src.rowset, rd, conds, args, false)
 }
 
 func (src *source) order(by []sql.Order) error {

@@ -1,0 +1,64 @@
+package wire
+
+import (
+	"strings"
+	"testing"
+)
+
+// The catalogue's expressions, SHOW's filters and a ticket table's WHERE
+// answer through the row engine's evaluator (catalog_expr.go,
+// catalog_filter.go) as the evaluators they replaced did: the row
+// engine's functions, LIKE with escapes and without regard to case, a
+// stub compared as its unique key compares it, and what was refused
+// still refused.
+func TestCatalogThroughRowEngine(t *testing.T) {
+	db := open(t, setupFlickr(t, ""))
+	mustExec(t, db, "REPLACE INTO Tickets64 (stub) VALUES ('a')")
+	cases := []struct{ q, want string }{
+		{"SELECT CONCAT(UPPER('ab'), SUBSTRING('xyz', 2), LOCATE('Z', 'xyz'), CAST(' -3' AS SIGNED))", "AByz3-3"},
+		{"SELECT IF(1 > 0 AND NULL IS NULL, GREATEST('a', 'B'), 'n')", "B"},
+		{"SELECT CASE 2 WHEN 1 THEN 'one' WHEN 2 THEN 'two' END", "two"},
+		{"SELECT IFNULL(NULL, 18446744073709551615 - 1)", "18446744073709551614"},
+		{"SELECT LAST_INSERT_ID(7) + LAST_INSERT_ID()", "14"},
+		{"SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'flickr' AND TABLE_NAME LIKE 'TICKETS_4'", "Tickets64"},
+		{"SELECT stub FROM Tickets64 WHERE stub = 'A '", "a"},
+		{"SELECT id FROM Tickets64 WHERE id = '1'", "1"},
+	}
+	for _, c := range cases {
+		if got := scalar(t, db, c.q); got != c.want {
+			t.Errorf("%s: %q, want %q", c.q, got, c.want)
+		}
+	}
+	var name, value string
+	if err := db.QueryRow("SHOW VARIABLES LIKE 'AUTO\\_INCREMENT\\_INC%'").Scan(&name, &value); err != nil || name != "auto_increment_increment" {
+		t.Errorf("SHOW VARIABLES LIKE with escapes, in another case: %q, %v", name, err)
+	}
+	if err := db.QueryRow("SHOW VARIABLES WHERE Variable_name = 'AUTOCOMMIT '").Scan(&name, &value); err != nil || name != "autocommit" {
+		t.Errorf("SHOW VARIABLES WHERE, case and trailing spaces aside: %q, %v", name, err)
+	}
+	if got := scalar(t, db, "SHOW TABLES LIKE 't%'"); got != "Tickets64" {
+		t.Errorf("SHOW TABLES LIKE: %q", got)
+	}
+	for q, want := range map[string]string{
+		"SELECT 1.5 + 1":                       "arithmetic on a decimal",
+		"SELECT 1 = '1abc'":                    "warns about",
+		"SELECT CAST(-1 AS UNSIGNED)":          "warns about",
+		"SELECT 1 = 1 FROM Tickets64":          "on a ticket table or sequence",
+		"SELECT 'a' LIKE 'b' ESCAPE '|'":       "ESCAPE",
+		"SELECT LAST_INSERT_ID(-1)":            "", // 1264, as before
+		"SELECT nope":                          "",
+		"SELECT id FROM Tickets64 WHERE x = 1": "",
+		"SHOW VARIABLES WHERE nope = 'x'":      "",
+	} {
+		_, err := db.Exec(q)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error with %q", q, err, want)
+		}
+	}
+	if _, err := db.Exec("SELECT LAST_INSERT_ID(-1)"); errCode(err) != 1264 {
+		t.Errorf("LAST_INSERT_ID(-1): %v, want 1264", err)
+	}
+	if _, err := db.Exec("SELECT id FROM Tickets64 WHERE x = 1"); errCode(err) != 1054 {
+		t.Errorf("unknown column in a ticket table's WHERE: %v, want 1054", err)
+	}
+}
