@@ -1,12 +1,12 @@
 package wire
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/ticketd/ticketd/sql"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // Querying information_schema's views: the WHERE (with MariaDB's lookup
@@ -165,36 +165,31 @@ func orderProjected(p *sql.Select, src *source, out *rowset) error {
 	if hasStar(p) {
 		return unsupported("ORDER BY an expression's alias or position beside *")
 	}
-	type term struct {
-		field, col int
-		desc       bool
-	}
-	terms := make([]term, len(p.OrderBy))
+	terms := make([]orderKey, len(p.OrderBy))
 	for i, o := range p.OrderBy {
-		terms[i] = term{field: o.Field - 1, col: -1, desc: o.Desc}
+		terms[i] = orderKey{field: o.Field - 1, col: -1, desc: o.Desc}
 		if o.Field == 0 {
 			if terms[i].col = src.colIndex(o.Column); terms[i].col < 0 {
 				return errColumn(src.cols, o.Column, "order clause")
 			}
 		}
 	}
-	key := func(i int, t term) any {
-		if t.col >= 0 {
-			return src.rows[i][t.col]
-		}
-		return out.rows[i][t.field]
-	}
-	idx := make([]int, len(out.rows))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool {
+	srd, srows := src.datums()
+	outSrc := source{rowset: *out, catalog: true}
+	ord, orows := outSrc.datums()
+	idx := sortRows(len(out.rows), func(a, b int) int {
 		for _, t := range terms {
-			if c := compare(key(idx[a], t), key(idx[b], t)); c != 0 {
-				return (c < 0) != t.desc
+			var c int
+			if t.col >= 0 {
+				c = rowengine.CompareRows(srd, t.col, srows[a], srows[b])
+			} else {
+				c = rowengine.CompareRows(ord, t.field, orows[a], orows[b])
+			}
+			if c != 0 {
+				return t.sign(c)
 			}
 		}
-		return false
+		return 0
 	})
 	rows := make([][]any, len(idx))
 	for i, j := range idx {

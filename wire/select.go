@@ -361,39 +361,70 @@ func (src *source) order(by []sql.Order) error {
 	if len(by) == 0 {
 		return nil
 	}
-	idx := make([]int, len(by))
+	keys := make([]orderKey, len(by))
 	for i, o := range by {
-		if idx[i] = src.colIndex(o.Column); idx[i] < 0 {
+		if keys[i].col = src.colIndex(o.Column); keys[i].col < 0 {
 			return errUnknownColumn(o.Column, "order clause")
 		}
+		keys[i].desc = o.Desc
 	}
-	sort.SliceStable(src.rows, func(a, b int) bool {
-		for i, o := range by {
-			c := compare(src.rows[a][idx[i]], src.rows[b][idx[i]])
-			if c != 0 {
-				return (c < 0) != o.Desc
+	rd, rows := src.datums()
+	idx := sortRows(len(rows), func(a, b int) int {
+		for _, k := range keys {
+			if c := rowengine.CompareRows(rd, k.col, rows[a], rows[b]); c != 0 {
+				return k.sign(c)
 			}
 		}
-		return false
+		return 0
 	})
+	ordered := make([][]any, len(idx))
+	for i, j := range idx {
+		ordered[i] = src.rows[j]
+	}
+	src.rows = ordered
 	return nil
 }
 
-func compare(a, b any) int {
-	if ua, ok := toUint(a); ok {
-		if ub, ok := toUint(b); ok {
-			switch {
-			case ua < ub:
-				return -1
-			case ua > ub:
-				return 1
-			}
-			return 0
-		}
+// orderKey is one ORDER BY term: a column, or in orderProjected a select
+// item (field).
+type orderKey struct {
+	col, field int
+	desc       bool
+}
+
+func (k orderKey) sign(c int) int {
+	if k.desc {
+		return -c
 	}
-	ta, _ := textValue(a)
-	tb, _ := textValue(b)
-	return strings.Compare(strings.ToLower(ta), strings.ToLower(tb))
+	return c
+}
+
+// sortRows is the stable order of n rows by cmp.
+func sortRows(n int, cmp func(a, b int) int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return cmp(idx[a], idx[b]) < 0 })
+	return idx
+}
+
+// datums are the source's rows as the row engine reads them, with their
+// definition: information_schema's strings in utf8mb3_general_ci, a
+// ticket table's stub as its unique key compares it (CollLegacy).
+func (src *source) datums() (*model.RowsDef, [][]model.Datum) {
+	e := evalCtx{}
+	e.over(src.cols, src.rows)
+	rd := e.rowsDef()
+	if !src.catalog {
+		rd.Collation = model.CollLegacy
+	}
+	rows := make([][]model.Datum, len(src.rows))
+	for i, r := range src.rows {
+		e.row = r
+		rows[i] = e.datums()
+	}
+	return rd, rows
 }
 
 // source materialises a FROM table: a ticket table or

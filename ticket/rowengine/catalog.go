@@ -122,3 +122,11 @@ func (re *RowEval) Value(x *model.RowExpr, row []model.Datum) (Out, *model.Error
 	}
 	return Out{Datum: model.Datum{S: v.text()}, Kind: model.ColString}, nil
 }
+
+// CompareRows orders rows a and b of rd by their column i as an ORDER BY
+// does (a row table's included): NULL first, integers as numbers, strings
+// in the column's collation.
+func CompareRows(rd *model.RowsDef, i int, a, b []model.Datum) int {
+	c := &rd.Cols[i]
+	return orderDatum(rd.CollOf(c), c, a[i], b[i])
+}
