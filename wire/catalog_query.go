@@ -6,6 +6,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/ticketd/ticketd/sql"
+	"github.com/ticketd/ticketd/ticket/model"
 	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
@@ -113,34 +114,38 @@ func hasColumnRef(x *sql.Expr) bool {
 
 // count replaces a view's selected rows with the answer of a select list
 // of COUNT(*) and COUNT(column) (SQLAlchemy's has_table asks
-// `SELECT COUNT(*) FROM information_schema.tables WHERE ...`): one row,
-// BIGINT as MariaDB types it, cut by LIMIT.
+// `SELECT COUNT(*) FROM information_schema.tables WHERE ...`), which the
+// row engine computes as a row table's aggregates: one row, BIGINT as
+// MariaDB types it, cut by LIMIT.
 func (src *source) count(p *sql.Select) error {
 	out := rowset{cols: make([]column, len(p.Fields))}
-	row := make([]any, len(p.Fields))
+	q := &rowengine.Query{Aggs: make([]rowengine.Agg, len(p.Fields)), HasLimit: p.HasLimit, Limit: p.Limit, Offset: p.Offset}
 	for i := range p.Fields {
 		x := &p.Fields[i].Expr
 		if x.Kind != sql.ExprAgg || x.Name != "COUNT" {
 			return unsupported(x.Describe() + " beside COUNT() on an information_schema view")
 		}
 		out.cols[i] = column{name: p.Fields[i].Name, typ: mysql.MYSQL_TYPE_LONGLONG}
-		n := int64(len(src.rows))
+		q.Aggs[i].Fn = "COUNT"
 		if len(x.Args) == 1 {
 			j := src.colIndex(x.Args[0].Name)
 			if j < 0 {
 				return errUnknownColumn(x.Args[0].Name, "field list")
 			}
-			n = 0
-			for _, r := range src.rows {
-				if r[j] != nil {
-					n++
-				}
-			}
+			q.Aggs[i].Col = src.cols[j].name
 		}
-		row[i] = n
 	}
-	if !p.HasLimit || p.Limit > 0 && p.Offset == 0 {
-		out.rows = [][]any{row}
+	rd, rows := src.datums()
+	res, me := rowengine.SelectRows(&model.Table{Def: model.TableDef{Rows: rd}}, rows, q)
+	if me != nil {
+		return me
+	}
+	for _, g := range res.Groups {
+		row := make([]any, len(g))
+		for i, a := range g {
+			row[i] = datumValue(&model.RowCol{Kind: model.ColInt}, a.Value)
+		}
+		out.rows = append(out.rows, row)
 	}
 	src.rowset, src.counted = out, true
 	return nil
