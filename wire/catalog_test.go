@@ -62,3 +62,25 @@ func TestCatalogThroughRowEngine(t *testing.T) {
 		t.Errorf("unknown column in a ticket table's WHERE: %v, want 1054", err)
 	}
 }
+
+// ORDER BY a view's computed item orders numbers as numbers: a negative
+// one was compared as text ('-1' before '-2').
+func TestCatalogOrderNegative(t *testing.T) {
+	db := open(t, setupFlickr(t, ""))
+	rows, err := db.Query("SELECT COLUMN_NAME, CAST(ORDINAL_POSITION AS SIGNED) * -1 AS p FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'flickr' AND TABLE_NAME = 'Tickets64' ORDER BY 2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var name, p string
+		if err := rows.Scan(&name, &p); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, name+"="+p)
+	}
+	if strings.Join(got, ",") != "stub=-2,id=-1" {
+		t.Errorf("ORDER BY a negative item: %v, want stub=-2,id=-1", got)
+	}
+}

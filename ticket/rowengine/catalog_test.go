@@ -163,3 +163,29 @@ func TestEvalNarrow(t *testing.T) {
 		t.Errorf("1.5 + 1 without Narrow: %v %v %v, want 2.5", d, dec, e)
 	}
 }
+
+// CompareRows orders as a row table's ORDER BY: NULL first, integers as
+// numbers (negative ones too), strings in the column's collation.
+func TestCompareRows(t *testing.T) {
+	rd := &model.RowsDef{Collation: model.CollGeneralCI3, Cols: []model.RowCol{
+		{Name: "n", Kind: model.ColInt, Int: model.IntType{Kind: model.BigInt}},
+		{Name: "s", Kind: model.ColString},
+	}}
+	r := func(n, s string) []model.Datum { return []model.Datum{{S: n, Null: n == ""}, {S: s}} }
+	cases := []struct {
+		a, b []model.Datum
+		col  int
+		want int
+	}{
+		{r("-2", ""), r("-1", ""), 0, -1},
+		{r("10", ""), r("9", ""), 0, 1},
+		{r("", ""), r("-5", ""), 0, -1},
+		{r("0", "Abc "), r("0", "abc"), 1, 0},
+		{r("0", "b"), r("0", "A"), 1, 1},
+	}
+	for _, c := range cases {
+		if got := CompareRows(rd, c.col, c.a, c.b); got != c.want {
+			t.Errorf("CompareRows(%v, %v) on %d: %d, want %d", c.a, c.b, c.col, got, c.want)
+		}
+	}
+}
