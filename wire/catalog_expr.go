@@ -252,11 +252,18 @@ func (e *evalCtx) expr(x *sql.Expr, where string, cond bool) (model.RowExpr, err
 		return literal(v), err
 	case sql.ExprUserVar:
 		return literal(e.s.userVars[strings.ToLower(x.Name)]), nil
-	case sql.ExprSequence:
+	case sql.ExprSequence, sql.ExprLastInsertID:
+		if e.branch > 0 && (x.Kind == sql.ExprSequence || len(x.Args) > 0) {
+			// Written in before the row engine picks a branch, it would
+			// take a value (or set LAST_INSERT_ID) where MariaDB, and
+			// the catalogue's evaluator before, did not.
+			return model.RowExpr{}, unsupported(x.Describe() + " in a branch of IF or CASE")
+		}
+		if x.Kind == sql.ExprLastInsertID {
+			return e.lastInsertID(x)
+		}
 		v, err := e.sequence(x)
 		return literal(v), err
-	case sql.ExprLastInsertID:
-		return e.lastInsertID(x)
 	case sql.ExprArith:
 		op := arithExprOp(x.Op)
 		if op == 0 {
@@ -333,9 +340,18 @@ func (e *evalCtx) lastInsertID(x *sql.Expr) (model.RowExpr, error) {
 }
 
 // caseExpr is CASE as the row engine's ECase: CASE v WHEN w compares v = w.
+// What follows the operand and the first WHEN is a branch (e.branch).
 func (e *evalCtx) caseExpr(x *sql.Expr, where string) (model.RowExpr, error) {
 	args := make([]model.RowExpr, len(x.Args))
+	first := 1
+	if x.Op&sql.CaseOperand != 0 {
+		first = 2
+	}
+	defer func(b int) { e.branch = b }(e.branch)
 	for i := range x.Args {
+		if i == first {
+			e.branch++
+		}
 		var err error
 		if args[i], err = e.rowExpr(&x.Args[i], where); err != nil {
 			return model.RowExpr{}, err
@@ -394,7 +410,11 @@ func (e *evalCtx) call(x *sql.Expr, where string) (model.RowExpr, error) {
 		return model.RowExpr{}, unsupported("function " + x.Name)
 	}
 	args := make([]model.RowExpr, len(x.Args))
+	defer func(b int) { e.branch = b }(e.branch)
 	for i := range x.Args {
+		if i == 1 && fn == "IF" {
+			e.branch++ // IF's results
+		}
 		var err error
 		if i == 0 && fn == "IF" {
 			args[i], err = e.condExpr(&x.Args[i], where)

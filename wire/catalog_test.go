@@ -84,3 +84,22 @@ func TestCatalogOrderNegative(t *testing.T) {
 		t.Errorf("ORDER BY a negative item: %v, want stub=-2,id=-1", got)
 	}
 }
+
+// NEXTVAL and LAST_INSERT_ID(expr) are written in before the row engine
+// evaluates, so in a branch of IF or CASE, which MariaDB may not take,
+// they are refused rather than taken anyway.
+func TestCatalogBranchSideEffects(t *testing.T) {
+	db := open(t, setupFlickr(t, ""))
+	mustExec(t, db, "CREATE SEQUENCE s")
+	for _, q := range []string{"SELECT IF(0, NEXTVAL(s), 1)", "SELECT CASE WHEN 1 = 0 THEN LAST_INSERT_ID(5) ELSE 2 END", "SELECT CASE 1 WHEN 0 THEN 0 WHEN NEXTVAL(s) THEN 1 END"} {
+		if _, err := db.Exec(q); errCode(err) != 1235 {
+			t.Errorf("%s: %v, want 1235", q, err)
+		}
+	}
+	if got := scalar(t, db, "SELECT IF(NEXTVAL(s) = 1, 'first', 'not')"); got != "first" {
+		t.Errorf("NEXTVAL in IF's condition: %q, want first (no value taken before)", got)
+	}
+	if got := scalar(t, db, "SELECT CASE NEXTVAL(s) WHEN 2 THEN 'second' END"); got != "second" {
+		t.Errorf("NEXTVAL as CASE's operand: %q", got)
+	}
+}

@@ -36,6 +36,8 @@ type evalCtx struct {
 	// (refuseWarned).
 	warns []model.Warning
 	ev    rowengine.RowEval
+	// branch counts the IF and CASE branches rowExpr is inside.
+	branch int
 }
 
 // over makes e read the rows of cols.
