@@ -53,10 +53,6 @@ func (re *RowEval) Match(x *model.RowExpr, row []model.Datum) (bool, *model.Erro
 	return re.env.matches(x)
 }
 
-// LastInsertID is the value the statement's LAST_INSERT_ID(expr) set, if
-// it set one, which the session then keeps as its LAST_INSERT_ID().
-func (re *RowEval) LastInsertID() (uint64, bool) { return re.env.lastID, re.env.setLastID }
-
 // Narrow makes re refuse (1235) what the catalogue's evaluation refused
 // before it evaluated here, so that those answers stay as they were:
 // arithmetic on anything but integers (a string that is one included),

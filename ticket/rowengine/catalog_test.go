@@ -54,8 +54,7 @@ func TestEvalCatalogRows(t *testing.T) {
 	}
 }
 
-// The one row of a SELECT without FROM: literals only, and
-// LAST_INSERT_ID(expr) reports the value it sets.
+// The one row of a SELECT without FROM: literals only, no column.
 func TestEvalDual(t *testing.T) {
 	var warns []model.Warning
 	ev := NewEval(Dual, time.Unix(0, 0), &warns)
@@ -63,16 +62,6 @@ func TestEvalDual(t *testing.T) {
 	d, kind, dec, e := ev.Eval(sum, DualRow)
 	if e != nil || d.S != "5" || kind != model.ColInt || dec {
 		t.Errorf("2 + 3: %v %v %v %v", d, kind, dec, e)
-	}
-	if _, ok := ev.LastInsertID(); ok {
-		t.Error("LAST_INSERT_ID set before any LAST_INSERT_ID(expr)")
-	}
-	set := op(model.ELastID, lit(model.Value{Kind: model.ValInt, Int: 42}))
-	if d, _, _, e := ev.Eval(set, DualRow); e != nil || d.S != "42" {
-		t.Errorf("LAST_INSERT_ID(42): %v %v", d, e)
-	}
-	if id, ok := ev.LastInsertID(); !ok || id != 42 {
-		t.Errorf("LastInsertID: %d %v, want 42", id, ok)
 	}
 	if e := ev.Check(op(model.EEq, colx("a"), lit(model.Value{Kind: model.ValInt}))); e == nil || e.Code != 1054 {
 		t.Errorf("a column without FROM: %v, want 1054", e)
