@@ -40,7 +40,7 @@ func NewEval(rd *model.RowsDef, now time.Time, warns *[]model.Warning) *RowEval 
 // server's most frequent statement (SELECT LAST_INSERT_ID()), and the
 // cache was most of its allocations.
 func (re *RowEval) Reset(rd *model.RowsDef, now time.Time, warns *[]model.Warning) {
-	re.env = evalEnv{rd: rd, now: now, warns: warns}
+	re.env = evalEnv{rd: rd, now: now, warns: warns, inMemory: true}
 	if rd != Dual {
 		re.env.lit = map[*model.RowExpr]val{}
 	}

@@ -178,3 +178,18 @@ func TestCompareRows(t *testing.T) {
 		}
 	}
 }
+
+// The catalogue's functions evaluate over in-memory rows only: a row
+// table's command (whose evaluator is not NewEval's) refuses them, as a
+// replica of an older build would.
+func TestCatalogFunctionsNotInCommands(t *testing.T) {
+	var warns []model.Warning
+	env := &evalEnv{rd: Dual, warns: &warns}
+	x := &model.RowExpr{Op: model.ECall, Unit: FnUpper, Args: []model.RowExpr{lit(model.Value{Kind: model.ValString, Str: "a"})}}
+	if _, e := env.eval(x); e == nil || e.Code != 1235 {
+		t.Errorf("ECall in a command's evaluator: %v, want 1235", e)
+	}
+	if _, e := env.eval(op(model.ECase, lit(model.Value{Kind: model.ValInt, Int: 1}), lit(model.Value{Kind: model.ValInt, Int: 2}))); e == nil || e.Code != 1235 {
+		t.Errorf("ECase in a command's evaluator: %v, want 1235", e)
+	}
+}

@@ -151,6 +151,10 @@ type evalEnv struct {
 	// strings are not compared.
 	narrow  bool
 	litColl string
+	// inMemory: NewEval's evaluator (catalog.go), of rows read locally by
+	// no replicated command, where the catalogue's ECase and ECall
+	// evaluate.
+	inMemory bool
 }
 
 // evalStrict is eval of a value an INSERT or UPDATE writes: under
@@ -265,9 +269,16 @@ func (env *evalEnv) eval(x *model.RowExpr) (val, *model.Error) {
 		return env.constInterval(x)
 	case model.ELastID:
 		return env.lastInsertID(x)
-	case model.ECase:
-		return env.caseOf(x)
-	case model.ECall:
+	case model.ECase, model.ECall:
+		if !env.inMemory {
+			// A replicated command never holds them (the wire layer's
+			// row-table expressions refuse them), and a replica of an
+			// older build could not apply one: refused alike everywhere.
+			return val{}, mysqlerr.NotSupported("a catalogue function in a row-table statement")
+		}
+		if x.Op == model.ECase {
+			return env.caseOf(x)
+		}
 		return env.call(x)
 	}
 	return val{}, mysqlerr.NotSupported("row expression operator " + strconv.Itoa(int(x.Op)))
