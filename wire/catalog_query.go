@@ -1,12 +1,13 @@
 package wire
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/ticketd/ticketd/sql"
+	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // Querying information_schema's views: the WHERE (with MariaDB's lookup
@@ -24,7 +25,7 @@ func (src *source) catalogFilter(e *evalCtx, where *sql.Expr) error {
 	if err := src.checkColumns(where); err != nil {
 		return err
 	}
-	e.cols = src.cols
+	e.over(src.cols, src.rows)
 	var lookups []struct {
 		col  int
 		want string
@@ -73,11 +74,11 @@ rows:
 			}
 		}
 		e.row = r
-		t, err := e.truth(where)
+		ok, err := e.match(where)
 		if err != nil {
 			return err
 		}
-		if t == tTrue {
+		if ok {
 			kept = append(kept, r)
 		}
 	}
@@ -113,34 +114,38 @@ func hasColumnRef(x *sql.Expr) bool {
 
 // count replaces a view's selected rows with the answer of a select list
 // of COUNT(*) and COUNT(column) (SQLAlchemy's has_table asks
-// `SELECT COUNT(*) FROM information_schema.tables WHERE ...`): one row,
-// BIGINT as MariaDB types it, cut by LIMIT.
+// `SELECT COUNT(*) FROM information_schema.tables WHERE ...`), which the
+// row engine computes as a row table's aggregates: one row, BIGINT as
+// MariaDB types it, cut by LIMIT.
 func (src *source) count(p *sql.Select) error {
 	out := rowset{cols: make([]column, len(p.Fields))}
-	row := make([]any, len(p.Fields))
+	q := &rowengine.Query{Aggs: make([]rowengine.Agg, len(p.Fields)), HasLimit: p.HasLimit, Limit: p.Limit, Offset: p.Offset}
 	for i := range p.Fields {
 		x := &p.Fields[i].Expr
 		if x.Kind != sql.ExprAgg || x.Name != "COUNT" {
 			return unsupported(x.Describe() + " beside COUNT() on an information_schema view")
 		}
 		out.cols[i] = column{name: p.Fields[i].Name, typ: mysql.MYSQL_TYPE_LONGLONG}
-		n := int64(len(src.rows))
+		q.Aggs[i].Fn = "COUNT"
 		if len(x.Args) == 1 {
 			j := src.colIndex(x.Args[0].Name)
 			if j < 0 {
 				return errUnknownColumn(x.Args[0].Name, "field list")
 			}
-			n = 0
-			for _, r := range src.rows {
-				if r[j] != nil {
-					n++
-				}
-			}
+			q.Aggs[i].Col = src.cols[j].name
 		}
-		row[i] = n
 	}
-	if !p.HasLimit || p.Limit > 0 && p.Offset == 0 {
-		out.rows = [][]any{row}
+	rd, rows := src.datums()
+	res, me := rowengine.SelectRows(&model.Table{Def: model.TableDef{Rows: rd}}, rows, q)
+	if me != nil {
+		return me
+	}
+	for _, g := range res.Groups {
+		row := make([]any, len(g))
+		for i, a := range g {
+			row[i] = datumValue(&model.RowCol{Kind: model.ColInt}, a.Value)
+		}
+		out.rows = append(out.rows, row)
 	}
 	src.rowset, src.counted = out, true
 	return nil
@@ -165,36 +170,31 @@ func orderProjected(p *sql.Select, src *source, out *rowset) error {
 	if hasStar(p) {
 		return unsupported("ORDER BY an expression's alias or position beside *")
 	}
-	type term struct {
-		field, col int
-		desc       bool
-	}
-	terms := make([]term, len(p.OrderBy))
+	terms := make([]orderKey, len(p.OrderBy))
 	for i, o := range p.OrderBy {
-		terms[i] = term{field: o.Field - 1, col: -1, desc: o.Desc}
+		terms[i] = orderKey{field: o.Field - 1, col: -1, desc: o.Desc}
 		if o.Field == 0 {
 			if terms[i].col = src.colIndex(o.Column); terms[i].col < 0 {
 				return errColumn(src.cols, o.Column, "order clause")
 			}
 		}
 	}
-	key := func(i int, t term) any {
-		if t.col >= 0 {
-			return src.rows[i][t.col]
-		}
-		return out.rows[i][t.field]
-	}
-	idx := make([]int, len(out.rows))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool {
+	srd, srows := src.datums()
+	outSrc := source{rowset: *out, catalog: true}
+	ord, orows := outSrc.datums()
+	idx := sortRows(len(out.rows), func(a, b int) int {
 		for _, t := range terms {
-			if c := compare(key(idx[a], t), key(idx[b], t)); c != 0 {
-				return (c < 0) != t.desc
+			var c int
+			if t.col >= 0 {
+				c = rowengine.CompareRows(srd, t.col, srows[a], srows[b])
+			} else {
+				c = rowengine.CompareRows(ord, t.field, orows[a], orows[b])
+			}
+			if c != 0 {
+				return t.sign(c)
 			}
 		}
-		return false
+		return 0
 	})
 	rows := make([][]any, len(idx))
 	for i, j := range idx {

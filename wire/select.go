@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/rowengine"
 )
 
 // evalCtx is what an expression can see: the session, the current row of a
@@ -26,137 +26,27 @@ type evalCtx struct {
 	// it first and an unknown sequence is 1146, not 4091.
 	from bool
 	// catalog: the SELECT reads no table or an information_schema view,
-	// where the catalogue's expressions evaluate (catalog_eval.go).
+	// where the catalogue's expressions evaluate (catalog_expr.go).
 	catalog bool
+	// rows are the source's (for its columns' types), rd its columns as
+	// the row engine reads them (rowsDef).
+	rows [][]any
+	rd   *model.RowsDef
+	// warns collects the row engine's warnings of one evaluation
+	// (refuseWarned).
+	warns []model.Warning
+	ev    rowengine.RowEval
+	// branch counts the IF and CASE branches rowExpr is inside.
+	branch int
+}
+
+// over makes e read the rows of cols.
+func (e *evalCtx) over(cols []column, rows [][]any) {
+	e.cols, e.rows, e.rd = cols, rows, nil
 }
 
 func errUnknownColumn(name, where string) error {
 	return mysqlerr.UnknownColumn(name, where)
-}
-
-// eval computes an expression; values are nil, int64, uint64, float64 or string.
-func (e *evalCtx) eval(x *sql.Expr) (any, error) {
-	s := e.s
-	switch x.Kind {
-	case sql.ExprValue:
-		v, err := bind(x.Value, e.args)
-		if err != nil {
-			return nil, err
-		}
-		switch v.Kind {
-		case model.ValNull:
-			return nil, nil
-		case model.ValInt:
-			return v.Int, nil
-		case model.ValUint:
-			return v.Uint, nil
-		case model.ValDecimal, model.ValDouble:
-			f, err := strconv.ParseFloat(v.Str, 64)
-			if err != nil {
-				return v.Str, nil
-			}
-			return f, nil
-		case model.ValDefault:
-			return nil, unsupported("DEFAULT here")
-		default:
-			return v.Str, nil
-		}
-	case sql.ExprLastInsertID:
-		if len(x.Args) == 0 {
-			return s.ts.LastInsertID, nil
-		}
-		v, err := e.eval(&x.Args[0])
-		if err != nil {
-			return nil, err
-		}
-		if v == nil {
-			return nil, nil
-		}
-		n, ok := toUint(v)
-		if !ok {
-			return nil, mysqlerr.New(mysqlerr.CodeDataOutOfRange, "Out of range value for LAST_INSERT_ID()")
-		}
-		s.ts.LastInsertID = n
-		return n, nil
-	case sql.ExprSysVar:
-		return s.sysVar(x.Name, x.Scope, e.prevWarnings)
-	case sql.ExprUserVar:
-		return s.userVars[strings.ToLower(x.Name)], nil
-	case sql.ExprFunc:
-		return e.call(x)
-	case sql.ExprColumn:
-		if i := colIndexIn(e.cols, x.Name); i >= 0 {
-			return e.row[i], nil
-		}
-		return nil, errColumn(e.cols, x.Name, "field list")
-	case sql.ExprArith:
-		if len(x.Args) != 2 {
-			return nil, unsupported(x.Describe() + " with " + strconv.Itoa(len(x.Args)) + " operands")
-		}
-		a, err := e.eval(&x.Args[0])
-		if err != nil {
-			return nil, err
-		}
-		b, err := e.eval(&x.Args[1])
-		if err != nil || a == nil || b == nil {
-			return nil, err
-		}
-		return arith(x.Op, a, b)
-	case sql.ExprIdent:
-		return nil, errUnknownColumn(x.Name, "field list")
-	case sql.ExprSequence:
-		return e.sequence(x)
-	default:
-		if v, ok, err := e.evalCatalog(x); ok {
-			return v, err
-		}
-		return nil, unsupported(x.Describe())
-	}
-}
-
-func (e *evalCtx) call(x *sql.Expr) (any, error) {
-	s := e.s
-	switch x.Name {
-	case "DATABASE", "SCHEMA":
-		if s.db == "" {
-			return nil, nil
-		}
-		return s.db, nil
-	case "VERSION":
-		return s.srv.cfg.Version, nil
-	case "CONNECTION_ID":
-		return uint64(s.id), nil
-	case "USER", "SESSION_USER", "SYSTEM_USER":
-		return s.user + "@" + hostOf(s.conn.RemoteAddr().String()), nil
-	case "CURRENT_USER":
-		return s.user + "@%", nil
-	case "NOW", "CURRENT_TIMESTAMP", "SYSDATE", "LOCALTIME", "LOCALTIMESTAMP":
-		return s.now().Local().Format("2006-01-02 15:04:05"), nil
-	case "UTC_TIMESTAMP":
-		return s.now().Format("2006-01-02 15:04:05"), nil
-	case "ROW_COUNT":
-		return s.rowCount, nil
-	case "FOUND_ROWS":
-		return s.found, nil
-	case "CONCAT":
-		var b strings.Builder
-		for i := range x.Args {
-			v, err := e.eval(&x.Args[i])
-			if err != nil {
-				return nil, err
-			}
-			t, ok := textValue(v)
-			if !ok {
-				return nil, nil
-			}
-			b.WriteString(t)
-		}
-		return b.String(), nil
-	}
-	if v, ok, err := e.catalogCall(x); ok {
-		return v, err
-	}
-	return nil, unsupported("function " + x.Name)
 }
 
 func hostOf(addr string) string {
@@ -194,60 +84,6 @@ func toInt(v any) (int64, bool) {
 		return n, err == nil
 	}
 	return 0, false
-}
-
-// arith computes a + b, a - b or a * b of integers as MariaDB does:
-// exactly, BIGINT UNSIGNED when an operand is unsigned, and error 1690
-// when the result leaves the type's range (it used to wrap around).
-func arith(op byte, a, b any) (any, error) {
-	x, xu, err := arithOperand(a)
-	if err != nil {
-		return nil, err
-	}
-	y, yu, err := arithOperand(b)
-	if err != nil {
-		return nil, err
-	}
-	var r big.Int
-	switch op {
-	case '+':
-		r.Add(x, y)
-	case '-':
-		r.Sub(x, y)
-	case '*':
-		r.Mul(x, y)
-	default:
-		return nil, unsupported("operator " + string(op))
-	}
-	if xu || yu {
-		if r.Sign() < 0 || !r.IsUint64() {
-			return nil, mysqlerr.New(mysql.ER_DATA_OUT_OF_RANGE, "BIGINT UNSIGNED value is out of range in '%s %c %s'", x, op, y)
-		}
-		return r.Uint64(), nil
-	}
-	if !r.IsInt64() {
-		return nil, mysqlerr.New(mysql.ER_DATA_OUT_OF_RANGE, "BIGINT value is out of range in '%s %c %s'", x, op, y)
-	}
-	return r.Int64(), nil
-}
-
-// arithOperand reads an integer operand; unsigned says it is BIGINT
-// UNSIGNED. A decimal or a string that is not an integer is refused:
-// MariaDB computes those as DECIMAL or DOUBLE, which this evaluator
-// does not.
-func arithOperand(v any) (n *big.Int, unsigned bool, err error) {
-	switch x := v.(type) {
-	case int64:
-		return big.NewInt(x), false, nil
-	case uint64:
-		return new(big.Int).SetUint64(x), true, nil
-	case string:
-		if i, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64); err == nil {
-			return big.NewInt(i), false, nil
-		}
-		return nil, false, unsupported("arithmetic on the string '" + x + "'")
-	}
-	return nil, false, unsupported("arithmetic on a decimal or double value")
 }
 
 // sysVar reads @@name in MySQL's scope rules.
@@ -362,7 +198,7 @@ func (s *session) selectRows(p *sql.Select, args []any, bin bool, prevWarnings i
 		}
 		out.cols = append(out.cols, c)
 	}
-	e.cols = src.cols
+	e.over(src.cols, src.rows)
 	if len(src.rows) > 0 {
 		out.rows = make([][]any, 0, len(src.rows))
 	}
@@ -427,7 +263,7 @@ func (src *source) narrow(p *sql.Select, e *evalCtx, args []any) error {
 	if src.catalog {
 		err = src.catalogFilter(e, p.Filter)
 	} else {
-		err = src.filter(p.Where, args)
+		err = e.s.filter(src, p.Where, args)
 	}
 	if err != nil {
 		return err
@@ -511,116 +347,86 @@ func colIndexIn(cols []column, name string) int {
 	return found
 }
 
-func (src *source) filter(conds []sql.Cond, args []any) error {
-	return src.filterAny(conds, args, false)
-}
-
-// filterAny keeps the rows matching all conditions, or any of them when or
-// is set.
-func (src *source) filterAny(conds []sql.Cond, args []any, or bool) error {
-	type test struct {
-		col  int
-		want string
-		ok   bool
-	}
-	tests := make([]test, len(conds))
-	for i, c := range conds {
-		j := src.colIndex(c.Column)
-		if j < 0 {
-			return errUnknownColumn(c.Column, "WHERE")
-		}
-		v, err := bind(c.Value, args)
-		if err != nil {
-			return err
-		}
-		want, ok := textValue(tvAny(v))
-		tests[i] = test{col: j, want: want, ok: ok}
-	}
-	kept := src.rows[:0]
-	for _, r := range src.rows {
-		match := !or
-		for _, t := range tests {
-			got, gok := textValue(r[t.col])
-			m := t.ok && gok && sameText(src.cols[t.col], got, t.want)
-			if m == or {
-				match = or
-				break
-			}
-		}
-		if match {
-			kept = append(kept, r)
-		}
-	}
-	src.rows = kept
-	return nil
-}
-
-// sameText compares a column's value with a literal: numbers exactly,
-// strings as MySQL's default collation does.
-func sameText(c column, got, want string) bool {
-	if isIntType(c.typ) {
-		a, err1 := strconv.ParseUint(got, 10, 64)
-		b, err2 := strconv.ParseUint(strings.TrimSpace(want), 10, 64)
-		if err2 != nil {
-			// A DECIMAL or DOUBLE that is whole (5.0, 5e0) is that integer.
-			if r, ok := new(big.Rat).SetString(strings.TrimSpace(want)); ok && r.IsInt() && r.Num().IsUint64() {
-				b, err2 = r.Num().Uint64(), nil
-			}
-		}
-		return err1 == nil && err2 == nil && a == b
-	}
-	return ticket.SameStub(got, want)
-}
-
-func tvAny(v model.Value) any {
-	switch v.Kind {
-	case model.ValInt:
-		return v.Int
-	case model.ValUint:
-		return v.Uint
-	case model.ValString, model.ValDecimal, model.ValDouble, model.ValTemporal:
-		return v.Str
-	}
-	return nil
+// filter keeps the rows of a ticket table or sequence that the WHERE's
+// column = value terms match, through the row engine (filterConds); a
+// stub compares as the table's unique key does (ticket.SameStub: case
+// and trailing spaces aside), which is CollLegacy's folding.
+func (s *session) filter(src *source, conds []sql.Cond, args []any) error {
+	e := evalCtx{s: s}
+	e.over(src.cols, src.rows)
+	rd := e.rowsDef()
+	rd.Collation = model.CollLegacy
+	return s.filterConds(&src.rowset, rd, conds, args, false)
 }
 
 func (src *source) order(by []sql.Order) error {
 	if len(by) == 0 {
 		return nil
 	}
-	idx := make([]int, len(by))
+	keys := make([]orderKey, len(by))
 	for i, o := range by {
-		if idx[i] = src.colIndex(o.Column); idx[i] < 0 {
+		if keys[i].col = src.colIndex(o.Column); keys[i].col < 0 {
 			return errUnknownColumn(o.Column, "order clause")
 		}
+		keys[i].desc = o.Desc
 	}
-	sort.SliceStable(src.rows, func(a, b int) bool {
-		for i, o := range by {
-			c := compare(src.rows[a][idx[i]], src.rows[b][idx[i]])
-			if c != 0 {
-				return (c < 0) != o.Desc
+	rd, rows := src.datums()
+	idx := sortRows(len(rows), func(a, b int) int {
+		for _, k := range keys {
+			if c := rowengine.CompareRows(rd, k.col, rows[a], rows[b]); c != 0 {
+				return k.sign(c)
 			}
 		}
-		return false
+		return 0
 	})
+	ordered := make([][]any, len(idx))
+	for i, j := range idx {
+		ordered[i] = src.rows[j]
+	}
+	src.rows = ordered
 	return nil
 }
 
-func compare(a, b any) int {
-	if ua, ok := toUint(a); ok {
-		if ub, ok := toUint(b); ok {
-			switch {
-			case ua < ub:
-				return -1
-			case ua > ub:
-				return 1
-			}
-			return 0
-		}
+// orderKey is one ORDER BY term: a column, or in orderProjected a select
+// item (field).
+type orderKey struct {
+	col, field int
+	desc       bool
+}
+
+func (k orderKey) sign(c int) int {
+	if k.desc {
+		return -c
 	}
-	ta, _ := textValue(a)
-	tb, _ := textValue(b)
-	return strings.Compare(strings.ToLower(ta), strings.ToLower(tb))
+	return c
+}
+
+// sortRows is the stable order of n rows by cmp.
+func sortRows(n int, cmp func(a, b int) int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return cmp(idx[a], idx[b]) < 0 })
+	return idx
+}
+
+// datums are the source's rows as the row engine reads them, with their
+// definition: information_schema's strings in utf8mb3_general_ci, a
+// ticket table's stub as its unique key compares it (CollLegacy).
+func (src *source) datums() (*model.RowsDef, [][]model.Datum) {
+	e := evalCtx{}
+	e.over(src.cols, src.rows)
+	rd := e.rowsDef()
+	if !src.catalog {
+		rd.Collation = model.CollLegacy
+	}
+	rows := make([][]model.Datum, len(src.rows))
+	for i, r := range src.rows {
+		e.row = r
+		rows[i] = e.datums()
+	}
+	return rd, rows
 }
 
 // source materialises a FROM table: a ticket table or

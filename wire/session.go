@@ -485,8 +485,9 @@ func (s *session) HandleFieldList(table string, wildcard string) ([]*mysql.Field
 		return nil, myErr(err)
 	}
 	var fields []*mysql.Field
+	like := s.likeAll(wildcard != "", wildcard)
 	for _, c := range tableColumns(&t.Def) {
-		if wildcard != "" && !likeMatch(wildcard, c.name) {
+		if !like(c.name) {
 			continue
 		}
 		fields = append(fields, &mysql.Field{

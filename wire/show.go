@@ -81,7 +81,8 @@ func (s *session) show(p *sql.Show, bin bool) (*mysql.Result, error) {
 		return nil, err
 	}
 	if p.HasLike && len(rs.cols) > 0 && p.Kind != sql.ShowTables && p.Kind != sql.ShowTableStatus {
-		rs.rows = filterRows(rs.rows, func(r []any) bool { t, _ := textValue(r[0]); return likeMatch(p.Like, t) })
+		like := s.likeFilter(p.Like)
+		rs.rows = filterRows(rs.rows, func(r []any) bool { t, _ := textValue(r[0]); return like(t) })
 		if p.Kind == sql.ShowStatus && len(rs.rows) == 0 {
 			// MariaDB has hundreds of status variables (Handler_*, Com_*,
 			// ...); ticketd has these four, and an empty answer would say
@@ -90,22 +91,11 @@ func (s *session) show(p *sql.Show, bin bool) (*mysql.Result, error) {
 		}
 	}
 	if len(p.Where) > 0 {
-		if err := filterShow(&rs, p); err != nil {
+		if err := s.filterShow(&rs, p); err != nil {
 			return nil, err
 		}
 	}
 	return rs.result(bin, &s.srv.fields), nil
-}
-
-// filterShow applies SHOW ... WHERE: terms ANDed, or ORed when the plan
-// says so (Connector/J's `Variable_name = 'a' OR Variable_name = 'b'`).
-func filterShow(rs *rowset, p *sql.Show) error {
-	src := source{rowset: *rs}
-	if err := src.filterAny(p.Where, nil, p.WhereOr); err != nil {
-		return err
-	}
-	*rs = src.rowset
-	return nil
 }
 
 func nullable(s string) any {
@@ -171,10 +161,11 @@ func (s *session) showTables(p *sql.Show, rs *rowset) error {
 	if p.Full {
 		rs.cols = strCols(label, "Table_type")
 	}
+	like := s.likeAll(p.HasLike, p.Like)
 	return s.view(func(st ticket.Store) error {
 		names, err := st.Tables(db)
 		for _, n := range names {
-			if p.HasLike && !likeMatch(p.Like, n) {
+			if !like(n) {
 				continue
 			}
 			if p.Full {
@@ -193,8 +184,9 @@ func (s *session) showTables(p *sql.Show, rs *rowset) error {
 
 func (s *session) showVariables(p *sql.Show, rs *rowset) {
 	rs.cols = strCols("Variable_name", "Value")
+	like := s.likeAll(p.HasLike, p.Like)
 	for _, n := range sortedVarNames(s.vars) {
-		if p.HasLike && !likeMatch(p.Like, n) {
+		if !like(n) {
 			continue
 		}
 		v, err := s.sysVar(n, p.Scope, 0)
@@ -218,13 +210,14 @@ func (s *session) showTableStatus(p *sql.Show, rs *rowset) error {
 		{name: "Data_free", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Auto_increment", typ: mysql.MYSQL_TYPE_LONGLONG},
 		{name: "Create_time"}, {name: "Update_time"}, {name: "Check_time"}, {name: "Collation"},
 		{name: "Checksum", typ: mysql.MYSQL_TYPE_LONGLONG}, {name: "Create_options"}, {name: "Comment"}}
+	like := s.likeAll(p.HasLike, p.Like)
 	return s.view(func(st ticket.Store) error {
 		names, err := st.Tables(db)
 		if err != nil {
 			return err
 		}
 		for _, n := range names {
-			if p.HasLike && !likeMatch(p.Like, n) {
+			if !like(n) {
 				continue
 			}
 			t, err := st.Table(db, n)
@@ -253,8 +246,9 @@ func (s *session) showColumns(p *sql.Show, rs *rowset) error {
 	if p.Full {
 		rs.cols = strCols("Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment")
 	}
+	like := s.likeAll(p.HasLike, p.Like)
 	for _, c := range catColumns(t) {
-		if p.HasLike && !likeMatch(p.Like, c.name) {
+		if !like(c.name) {
 			continue
 		}
 		null := "NO"

@@ -2,7 +2,6 @@ package wire
 
 import (
 	"sort"
-	"strings"
 )
 
 // sysVar describes a system variable ticketd answers for. Values are
@@ -104,49 +103,4 @@ func sortedVarNames(vars map[string]sysVar) []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-// likeMatch implements SQL LIKE with % and _ (and \ escapes),
-// case-insensitively as MySQL's default collation does.
-func likeMatch(pattern, s string) bool {
-	p := []rune(strings.ToLower(pattern))
-	r := []rune(strings.ToLower(s))
-	var match func(pi, si int) bool
-	match = func(pi, si int) bool {
-		for pi < len(p) {
-			switch c := p[pi]; c {
-			case '%':
-				for pi < len(p) && p[pi] == '%' {
-					pi++
-				}
-				if pi == len(p) {
-					return true
-				}
-				for k := si; k <= len(r); k++ {
-					if match(pi, k) {
-						return true
-					}
-				}
-				return false
-			case '_':
-				if si >= len(r) {
-					return false
-				}
-				pi++
-				si++
-			default:
-				if c == '\\' && pi+1 < len(p) {
-					pi++
-					c = p[pi]
-				}
-				if si >= len(r) || r[si] != c {
-					return false
-				}
-				pi++
-				si++
-			}
-		}
-		return si == len(r)
-	}
-	return match(0, 0)
 }

@@ -35,6 +35,12 @@ const (
 	// EValues is VALUES(Col) in ON DUPLICATE KEY UPDATE: the value the
 	// row being inserted would have had (NULL elsewhere, as in MariaDB).
 	EValues ExprOp = 28
+	// The catalogue's operators, evaluated over in-memory rows only
+	// (information_schema's views, SHOW's outputs, a SELECT without FROM:
+	// rowengine.NewEval). The wire layer never puts them in a row-table
+	// statement, so no replicated command holds them.
+	ECase ExprOp = 29 // Args: condition, result pairs, then the ELSE result
+	ECall ExprOp = 30 // the function Unit of Args (rowengine/eval_call.go)
 )
 
 // RowExpr is one node of a row-table expression.

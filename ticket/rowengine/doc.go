@@ -10,6 +10,14 @@
 // collation.go), temporal parsing and typed parameters (temporal.go,
 // values_typed.go), and SELECT's answer (engine.go, selectlist.go).
 //
+// Its evaluator is ticketd's only one: the wire layer's expressions over
+// rows that no table stores (information_schema's views, SHOW's outputs,
+// the one row of a SELECT without FROM: Dual) come to it as in-memory
+// Datum rows with a RowsDef (catalog.go: NewEval, Match, CompareRows),
+// with the catalogue's functions (eval_call.go: CASE, CAST, UPPER,
+// SUBSTRING, LOCATE, LEAST, CONCAT, ...), which no replicated command
+// holds. A session's values reach it as literals the caller wrote in.
+//
 // The older generation of row commands, from before the engine (command
 // version 2), lives in legacy*.go, apart, so that a reader can step
 // around it.

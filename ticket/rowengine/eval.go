@@ -145,6 +145,16 @@ type evalEnv struct {
 	// expression the statement's error (evalStrict), as MariaDB's strict
 	// mode does (RulesV11).
 	strictWarn bool
+	// narrow keeps the catalogue's answers what they were before it
+	// evaluated here (RowEval.Narrow): integer arithmetic only, and
+	// litColl, when set, the connection collation in which two literal
+	// strings are not compared.
+	narrow  bool
+	litColl string
+	// inMemory: NewEval's evaluator (catalog.go), of rows read locally by
+	// no replicated command, where the catalogue's ECase and ECall
+	// evaluate.
+	inMemory bool
 }
 
 // evalStrict is eval of a value an INSERT or UPDATE writes: under
@@ -259,6 +269,17 @@ func (env *evalEnv) eval(x *model.RowExpr) (val, *model.Error) {
 		return env.constInterval(x)
 	case model.ELastID:
 		return env.lastInsertID(x)
+	case model.ECase, model.ECall:
+		if !env.inMemory {
+			// A replicated command never holds them (the wire layer's
+			// row-table expressions refuse them), and a replica of an
+			// older build could not apply one: refused alike everywhere.
+			return val{}, mysqlerr.NotSupported("a catalogue function in a row-table statement")
+		}
+		if x.Op == model.ECase {
+			return env.caseOf(x)
+		}
+		return env.call(x)
 	}
 	return val{}, mysqlerr.NotSupported("row expression operator " + strconv.Itoa(int(x.Op)))
 }
@@ -350,6 +371,9 @@ func (env *evalEnv) like(x *model.RowExpr) (val, *model.Error) {
 	}
 	p, e := env.eval(&x.Args[1])
 	if e != nil || a.k == vNull || p.k == vNull {
+		return val{}, e
+	}
+	if e := env.literalStrings(a, p); e != nil {
 		return val{}, e
 	}
 	coll := collFor(env.rd, x.Args)
@@ -582,6 +606,9 @@ func (env *evalEnv) compare(ax, bx *model.RowExpr, group []model.RowExpr) (c int
 	}
 	switch {
 	case a.k == vStr && b.k == vStr:
+		if e := env.literalStrings(a, b); e != nil {
+			return 0, false, e
+		}
 		return compareColl(collFor(env.rd, group), a.s, b.s), false, nil
 	case (a.clock && !isDate(b)) || (b.clock && !isDate(a)):
 		return env.compareClock(a, b)

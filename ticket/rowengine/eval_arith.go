@@ -112,6 +112,14 @@ func (env *evalEnv) arith(x *model.RowExpr) (val, *model.Error) {
 	if a.k == vNull || b.k == vNull {
 		return val{}, nil
 	}
+	if env.narrow {
+		if a, e = intOperand(a); e != nil {
+			return val{}, e
+		}
+		if b, e = intOperand(b); e != nil {
+			return val{}, e
+		}
+	}
 	if a.k == vStr || b.k == vStr || a.k == vTime || b.k == vTime {
 		return val{}, mysqlerr.NotSupported("arithmetic on a string or a date")
 	}

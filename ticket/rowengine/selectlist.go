@@ -24,7 +24,9 @@ type RowEval struct{ env evalEnv }
 
 // NewRowEval is an evaluator of t's rows for one statement.
 func NewRowEval(t *model.Table, now time.Time, warns *[]model.Warning) *RowEval {
-	return &RowEval{env: evalEnv{rd: t.Def.Rows, db: t.Def.DB, table: t.Def.Name, now: now, warns: warns, lit: map[*model.RowExpr]val{}}}
+	re := NewEval(t.Def.Rows, now, warns)
+	re.env.db, re.env.table = t.Def.DB, t.Def.Name
+	return re
 }
 
 // Check is the error MariaDB gives x before reading any row: an unknown
@@ -33,24 +35,6 @@ func (re *RowEval) Check(x *model.RowExpr) *model.Error { return checkCols(re.en
 
 // Eval is EvalRow of x over row, once Check has passed.
 func (re *RowEval) Eval(x *model.RowExpr, row []model.Datum) (d model.Datum, kind model.ColKind, decimal bool, e *model.Error) {
-	env := &re.env
-	env.row = row
-	v, e := env.eval(x)
-	if e != nil {
-		return model.Datum{}, 0, false, e
-	}
-	switch v.k {
-	case vNull:
-		return model.Datum{Null: true}, model.ColString, false, nil
-	case vInt, vUint:
-		return model.Datum{S: v.text()}, model.ColInt, false, nil
-	case vDec:
-		return model.Datum{S: v.text()}, model.ColString, true, nil
-	case vTime:
-		if v.date {
-			return model.Datum{S: v.text()}, model.ColDate, false, nil
-		}
-		return model.Datum{S: v.text()}, model.ColDateTime, false, nil
-	}
-	return model.Datum{S: v.text()}, model.ColString, false, nil
+	o, e := re.Value(x, row)
+	return o.Datum, o.Kind, o.Decimal, e
 }
