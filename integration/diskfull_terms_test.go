@@ -2,12 +2,9 @@ package integration
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -31,49 +28,12 @@ func TestDiskFullHoldsElections(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short mode")
 	}
-	dir := mountSmallTmpfs(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	n := harness.Start(ctx, t, harness.Options{DataDir: filepath.Join(dir, "data"), Args: []string{"--raft-log", "bolt"}})
-	createDB(t, ctx, n, "full")
-	setup := pinConn(t, ctx, openDB(t, n.DSN("full")))
-	mustExec(t, ctx, setup, "CREATE TABLE notes (k varchar(64) NOT NULL, v varchar(1000) NOT NULL, PRIMARY KEY (k)) ENGINE=InnoDB")
-	setup.Close()
-	pad := strings.Repeat("x", 900)
-
-	h := history.New()
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		db, err := sql.Open("mysql", n.DSN("full", "readTimeout=15s"))
-		if err != nil {
-			h.Add(history.Op{Err: err})
-			return
-		}
-		defer db.Close()
-		for k := 0; ; k++ {
-			select {
-			case <-stop:
-				return
-			case <-time.After(2 * time.Millisecond):
-			}
-			p := h.Begin(n.ID(), 0)
-			qctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-			r, err := db.ExecContext(qctx, "REPLACE INTO Tickets64 (stub) VALUES ('a')")
-			cancel()
-			var id int64
-			if err == nil {
-				id, err = r.LastInsertId()
-			}
-			h.End(p, uint64(id), err)
-			// Not part of the history: rows make the log and the state
-			// grow, so that the log store is what runs out of space.
-			_, _ = db.ExecContext(ctx, "INSERT INTO notes (k, v) VALUES (?, ?)", fmt.Sprint(k), pad)
-		}
-	})
-	halt := sync.OnceFunc(func() { close(stop); wg.Wait() })
-	defer halt()
-	time.Sleep(time.Second)
+	// A bolt log: its file grows with every entry, so the log store
+	// soon fails.
+	l := startDiskFull(ctx, t, "bolt", false)
+	n, h, dir, halt := l.n, l.h, l.dir, l.halt
 
 	filler := filepath.Join(dir, "filler")
 	if err := fill(filler); err != nil {
@@ -105,15 +65,7 @@ func TestDiskFullHoldsElections(t *testing.T) {
 
 	must(t, os.Remove(filler))
 	freed := time.Now()
-	var back time.Time
-	for deadline := time.Now().Add(20 * time.Second); back.IsZero() && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		for _, o := range h.Ops() {
-			if o.OK() && o.Call.After(freed) {
-				back = o.Return
-				break
-			}
-		}
-	}
+	back := l.servedAfter(freed, 20*time.Second)
 	halt()
 	if back.IsZero() {
 		t.Fatalf("no allocation succeeded within 20 s of freeing the space")

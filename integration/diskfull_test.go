@@ -54,32 +54,45 @@ func mountSmallTmpfs(t *testing.T) string {
 	return dir
 }
 
-func diskFull(t *testing.T, store string) {
-	dir := mountSmallTmpfs(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	n := harness.Start(ctx, t, harness.Options{DataDir: filepath.Join(dir, "data"), Args: []string{"--raft-log", store}})
+// diskFullLoad is a lone node on a small tmpfs (mountSmallTmpfs) and a
+// client allocating from it into a history, the setup of the disk-full
+// tests.
+type diskFullLoad struct {
+	n   *harness.Node
+	dir string // the tmpfs the node's data directory is on
+	h   *history.History
+	// halt stops the client and waits for it; it may be called again.
+	halt func()
+}
+
+// startDiskFull mounts the tmpfs, starts a node on it with the Raft log
+// store given, creates the database full with a row table, and starts a
+// client that allocates every 2 ms (recorded in the history) and inserts
+// a 900-byte row after each allocation, or only after each that
+// succeeded with rowsOnlyAfterOK. The rows are not in the history: they
+// make the log and the state file grow, so that a full disk fails their
+// writes. It returns once the client has run for a second.
+func startDiskFull(ctx context.Context, t *testing.T, store string, rowsOnlyAfterOK bool) *diskFullLoad {
+	t.Helper()
+	l := &diskFullLoad{dir: mountSmallTmpfs(t), h: history.New()}
+	l.n = harness.Start(ctx, t, harness.Options{DataDir: filepath.Join(l.dir, "data"), Args: []string{"--raft-log", store}})
+	n, h := l.n, l.h
 	createDB(t, ctx, n, "full")
-	// Rows, besides the ticket counter, make the state file grow at every
-	// checkpoint: a full disk then fails the checkpoint for certain.
 	setup := pinConn(t, ctx, openDB(t, n.DSN("full")))
 	mustExec(t, ctx, setup, "CREATE TABLE notes (k varchar(64) NOT NULL, v varchar(1000) NOT NULL, PRIMARY KEY (k)) ENGINE=InnoDB")
 	setup.Close()
 	pad := strings.Repeat("x", 900)
 
-	h := history.New()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		db, err := sql.Open("mysql", n.DSN("full", "readTimeout=15s"))
 		if err != nil {
 			h.Add(history.Op{Err: err})
 			return
 		}
 		defer db.Close()
-		for {
+		for k := 0; ; k++ {
 			select {
 			case <-stop:
 				return
@@ -94,15 +107,37 @@ func diskFull(t *testing.T, store string) {
 				id, err = r.LastInsertId()
 			}
 			h.End(p, uint64(id), err)
-			if err == nil {
-				// Not part of the history: only there to grow the state.
-				_, _ = db.ExecContext(ctx, "INSERT INTO notes (k, v) VALUES (?, ?)", fmt.Sprint(id), pad)
+			if err == nil || !rowsOnlyAfterOK {
+				_, _ = db.ExecContext(ctx, "INSERT INTO notes (k, v) VALUES (?, ?)", fmt.Sprint(k), pad)
 			}
 		}
-	}()
-	halt := sync.OnceFunc(func() { close(stop); wg.Wait() })
-	defer halt()
+	})
+	l.halt = sync.OnceFunc(func() { close(stop); wg.Wait() })
+	t.Cleanup(l.halt)
 	time.Sleep(time.Second)
+	return l
+}
+
+// servedAfter waits up to bound for an allocation called after from to
+// succeed and returns when it returned (zero if none did).
+func (l *diskFullLoad) servedAfter(from time.Time, bound time.Duration) time.Time {
+	for deadline := time.Now().Add(bound); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for o := range l.h.All() {
+			if o.OK() && o.Call.After(from) {
+				return o.Return
+			}
+		}
+	}
+	return time.Time{}
+}
+
+func diskFull(t *testing.T, store string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// Rows, besides the ticket counter, make the state file grow at every
+	// checkpoint: a full disk then fails the checkpoint for certain.
+	l := startDiskFull(ctx, t, store, true)
+	n, h, dir, halt := l.n, l.h, l.dir, l.halt
 
 	// Fill the filesystem.
 	filler := filepath.Join(dir, "filler")
@@ -139,18 +174,7 @@ func diskFull(t *testing.T, store string) {
 		}
 		must(t, n.Start(ctx))
 	}
-	var back time.Time
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		for _, o := range h.Ops() {
-			if o.OK() && o.Call.After(freed) {
-				back = o.Return
-				break
-			}
-		}
-		if !back.IsZero() {
-			break
-		}
-	}
+	back := l.servedAfter(freed, 20*time.Second)
 	time.Sleep(time.Second)
 	halt()
 	if back.IsZero() {

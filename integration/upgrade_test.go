@@ -190,8 +190,28 @@ type upgradeLoad struct {
 	h      *history.History
 	stop   chan struct{}
 	wg     sync.WaitGroup
-	errs   sync.Map // error text -> *atomic.Int64
+	errs   sync.Map // error text and the build that answered -> *atomic.Int64
 	failed atomic.Int64
+	// cutShort counts the current build's answers that are Go's bare
+	// "context canceled" (wire's myErr once let a cancelled statement's
+	// error through as its text): none may be.
+	cutShort atomic.Int64
+}
+
+// answeredBy names the build a statement's answer came from: the node's
+// binary when it was called and when it returned ("" is the current
+// build). A node's binary changes only while it is down, so an answer is
+// the older build's if both are that build, the current one's if both
+// are, and either across a restart.
+func answeredBy(before, after string) string {
+	switch {
+	case before != after:
+		return "across an upgrade restart"
+	case before == "":
+		return "current build"
+	default:
+		return "older build"
+	}
 }
 
 func startUpgradeLoad(t *testing.T, nodes []*harness.Node, perNode int) *upgradeLoad {
@@ -212,6 +232,7 @@ func startUpgradeLoad(t *testing.T, nodes []*harness.Node, perNode int) *upgrade
 						return
 					default:
 					}
+					bin := n.Binary()
 					p := l.h.Begin(n.ID(), client)
 					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 					var id int64
@@ -228,6 +249,11 @@ func startUpgradeLoad(t *testing.T, nodes []*harness.Node, perNode int) *upgrade
 						if errors.As(err, &me) {
 							k = fmt.Sprintf("%d %s", me.Number, me.Message)
 						}
+						by := answeredBy(bin, n.Binary())
+						if by == "current build" && me != nil && me.Message == context.Canceled.Error() {
+							l.cutShort.Add(1)
+						}
+						k += " (" + by + ")"
 						v, _ := l.errs.LoadOrStore(k, new(atomic.Int64))
 						v.(*atomic.Int64).Add(1)
 						time.Sleep(20 * time.Millisecond)
@@ -581,6 +607,9 @@ func reportUpgrade(t *testing.T, load *upgradeLoad, steps []upgradeStep, nodes [
 			s.node, s.restart.Round(time.Millisecond), s.gap.Round(time.Millisecond), s.failed)
 	}
 	t.Logf("allocations: %d ok, %d failed, max id %d; errors: %s", ok, failed, load.h.MaxID(), strings.Join(errKinds, "; "))
+	if n := load.cutShort.Load(); n > 0 {
+		t.Errorf("the current build answered %d statement(s) with a bare %q: a cancelled statement must say what became of it", n, context.Canceled.Error())
+	}
 	// No member ever met an entry it could not decode (an older build
 	// logs "undecodable log entry" and skips it; this one stops).
 	for _, n := range nodes {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ticketd/ticketd/raftstore/logformat/formattest"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
@@ -166,7 +167,7 @@ func TestClockMixedVersions(t *testing.T) {
 		return len(v) == 3 && v["n3"] == 3
 	})
 	n1 := lead("n1")
-	proposeRetry(t, n1, createDB("ids"), model.Command{Op: model.OpCreateTable, DB: "ids", Table: "WORKER_NODE", Def: legacyDef(workerDef("ids"))})
+	proposeRetry(t, n1, createDB("ids"), model.Command{Op: model.OpCreateTable, DB: "ids", Table: "WORKER_NODE", Def: formattest.LegacyDef(workerDef("ids"))})
 	a := insert(n1, 1)
 	b := insert(lead("n2"), 2)
 	if b >= a {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ticketd/ticketd/raftstore/logformat/formattest"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 	"github.com/ticketd/ticketd/ticket/rowengine"
@@ -37,7 +38,7 @@ func TestCollationKeptAcrossRestart(t *testing.T) {
 			Values: [][]model.Value{{{Kind: model.ValString, Str: v}}}, Rows: &model.RowsCommand{Engine: true}}
 	}
 	entries := []model.Command{createDB("d"),
-		{Op: model.OpCreateTable, DB: "d", Table: "old", Def: legacyDef(def("old"))},
+		{Op: model.OpCreateTable, DB: "d", Table: "old", Def: formattest.LegacyDef(def("old"))},
 		{Op: model.OpCreateTable, DB: "d", Table: "new", Def: def("new")}}
 	for _, table := range []string{"old", "new"} {
 		for _, v := range []string{"é", "E", "_a", "b"} {

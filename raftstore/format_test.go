@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ticketd/ticketd/raftstore/logformat"
+	"github.com/ticketd/ticketd/raftstore/logformat/formattest"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 	"github.com/ticketd/ticketd/ticket/rowengine"
@@ -69,7 +70,7 @@ func TestRowsFormatFollowsClusterVersion(t *testing.T) {
 		n := openNode(t, cfg)
 		must(t, n.WaitReady(ctxT(t, 10*time.Second)))
 		waitFor(t, "the cluster's version to rise", 10*time.Second, func() bool { return n.ClusterVersion() == tc.version })
-		cmds := goldenRowsCommands()
+		cmds := formattest.GoldenRowsCommands()
 		res := propose(t, n, append([]model.Command{createDB("d")}, cmds[:3]...)...)
 		for i, r := range res {
 			if r.Err != nil {
@@ -105,7 +106,7 @@ func TestRowsFormatFollowsClusterVersion(t *testing.T) {
 // the entry's time (the second half of logformat's
 // TestRowTableStateAndSnapshot, before the codec moved there).
 func TestRowTableAppliesEntryTime(t *testing.T) {
-	cmds := rowsSeedCommands()
+	cmds := formattest.RowsSeedCommands()
 	// Through the state machine: NOW() and CURRENT_TIMESTAMP are the
 	// entry's AppendedAt on every replica.
 	f := openTestFSM(t, "")

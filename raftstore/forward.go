@@ -275,7 +275,11 @@ func (n *Node) handleForward(kind byte, timeout time.Duration, payload []byte) (
 		}
 		return stOK, binary.BigEndian.AppendUint64(nil, idx)
 	case fwdNudge:
-		if err := n.raft.Barrier(time.Until(deadline)).Error(); err != nil {
+		// await, not Error(): a barrier enqueued just before Raft shuts
+		// down is never answered (hashicorp/raft#498), and Close waits
+		// for this handler (a -race run of TestForwardReusesHandlers hung
+		// in its cleanup there).
+		if err := n.await(context.Background(), n.raft.Barrier(time.Until(deadline)), deadline); err != nil {
 			return errStatus(applyError(err)), []byte(err.Error())
 		}
 		return stOK, nil
@@ -522,7 +526,10 @@ func (f *forwarder) commitIndex(ctx context.Context, addr string, deadline time.
 		return 0, fmt.Errorf("raftstore: ask %s for its commit index: %w", addr, err)
 	}
 	if status != stOK || len(out) != 8 {
-		return 0, fmt.Errorf("raftstore: %s did not give its commit index (status %d)", addr, status)
+		// The leader's reason travels with the status; without it a
+		// refusal says nothing of what the leader met (make test, 02:53:
+		// "status 3" alone, a stepped-down leader's election).
+		return 0, fmt.Errorf("raftstore: %s did not give its commit index (status %d: %s)", addr, status, out)
 	}
 	return binary.BigEndian.Uint64(out), nil
 }

@@ -414,6 +414,19 @@ func (f *FSM) failLocked(err error) error {
 	return err
 }
 
+// undecodableAdvice is what the operator should run when a committed
+// entry cannot be decoded, err being the decoder's failure: an entry in
+// an encoding below this build's floor (logformat.ErrBelowFloor) needs an
+// older build, one that still reads it, and the error says which; any
+// other, a build that knows the encoding, newer if a newer member wrote it.
+func undecodableAdvice(err error) string {
+	if errors.Is(err, logformat.ErrBelowFloor) {
+		return "it was written in an encoding this build no longer reads (below its command version floor): " +
+			"go back to a build that still reads it and roll the cluster forward as the error says"
+	}
+	return "run a ticketd build that can apply it (a newer one, if a newer member wrote it)"
+}
+
 func (f *FSM) applyBatch(logs []*raft.Log, resps []any) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -443,8 +456,7 @@ func (f *FSM) applyBatch(logs []*raft.Log, resps []any) error {
 				// from theirs. Nothing of the entry is applied; the
 				// state machine stops here, and a build that decodes it
 				// applies it after a restart.
-				f.log.Error("UNDECODABLE LOG ENTRY: this node stops applying the log; "+
-					"run a ticketd build that can apply it (a newer one, if a newer member wrote it)",
+				f.log.Error("UNDECODABLE LOG ENTRY: this node stops applying the log; "+undecodableAdvice(err),
 					"index", l.Index, "term", l.Term, "err", err)
 				return f.failLocked(fmt.Errorf("%w: log entry %d cannot be decoded by this build: %w", ErrUndecodable, l.Index, err))
 			}

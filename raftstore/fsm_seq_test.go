@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ticketd/ticketd/raftstore/logformat/formattest"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 )
@@ -32,7 +33,7 @@ func TestFSMSequenceReopenAndSnapshot(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	f, err := OpenFSM(path, false, testLogger())
 	must(t, err)
-	cmds := seqSeedCommands()
+	cmds := formattest.SeqSeedCommands()
 	applyOK(t, f, entry(1, createDB("d"), cmds[0]))
 	next := model.Command{Op: model.OpSeqNext, DB: "d", Table: "s", Seq: &model.SeqCommand{}}
 	rs := applyOK(t, f, entry(2, next, next))

@@ -4,15 +4,19 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
 
 	"github.com/ticketd/ticketd/raftstore/logformat"
+	"github.com/ticketd/ticketd/raftstore/logformat/formattest"
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
@@ -318,7 +322,7 @@ func BenchmarkFSMApplyBatch(b *testing.B) {
 	}
 	defer f.Close()
 	setupTickets(b, f)
-	data := logformat.EncodeBatch(nil, replaceBatch(256))
+	data := logformat.EncodeBatch(nil, formattest.ReplaceBatch(256))
 	l := &raft.Log{Type: raft.LogCommand, Data: data, Index: 1}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -461,5 +465,37 @@ func TestFSMAppliesDuringCheckpoint(t *testing.T) {
 	g := openTestFSM(t, path)
 	if g.AppliedIndex() != 3 || autoInc(t, g, "flickr", "Tickets64") != 3 {
 		t.Fatalf("after reopen: applied %d, auto_increment %d, want 3 and 3", g.AppliedIndex(), autoInc(t, g, "flickr", "Tickets64"))
+	}
+}
+
+// TestUndecodableAdvice: the UNDECODABLE message advises by the error. An
+// entry in an encoding below this build's floor needs an older build,
+// one that still reads it (it advised "a newer build", which cannot read
+// it either); any other undecodable entry, a build that knows its
+// encoding. The FSM logs the advice for the entry it met.
+func TestUndecodableAdvice(t *testing.T) {
+	below := fmt.Errorf("logformat: row command: %w", &logformat.BelowFloorError{What: "row command", Gen: "row parts as JSON", Until: 7, Floor: 7})
+	if a := undecodableAdvice(below); !strings.Contains(a, "below its command version floor") || strings.Contains(a, "newer") {
+		t.Errorf("advice for an entry below the floor: %q", a)
+	}
+	damaged := []byte{logformat.BatchVersion, 3, 1}
+	_, decErr := logformat.DecodeBatch(damaged)
+	if decErr == nil || errors.Is(decErr, logformat.ErrBelowFloor) {
+		t.Fatalf("damaged batch decoded with %v", decErr)
+	}
+	if a := undecodableAdvice(decErr); !strings.Contains(a, "a newer one") || strings.Contains(a, "floor") {
+		t.Errorf("advice for a damaged entry: %q", a)
+	}
+
+	var logged bytes.Buffer
+	f, err := OpenFSM(filepath.Join(t.TempDir(), "state.db"), false, slog.New(slog.NewTextHandler(&logged, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	setupTickets(t, f)
+	f.Apply(&raft.Log{Index: 2, Type: raft.LogCommand, Data: damaged})
+	if !strings.Contains(logged.String(), "UNDECODABLE LOG ENTRY: this node stops applying the log; "+undecodableAdvice(decErr)) {
+		t.Errorf("the FSM's log lacks the advice:\n%s", logged.String())
 	}
 }

@@ -7,12 +7,13 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/ticketd/ticketd/raftstore/logformat/formattest"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
 func createTickets(db, name string) model.Command {
-	return model.Command{Op: model.OpCreateTable, DB: db, Table: name, Def: tickets64(db, name)}
+	return model.Command{Op: model.OpCreateTable, DB: db, Table: name, Def: formattest.Tickets64(db, name)}
 }
 
 // testLogger discards unless the tests run with -v, when Warn and above go

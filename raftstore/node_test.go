@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ticketd/ticketd/raftstore/logformat/formattest"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 )
@@ -600,7 +601,7 @@ func TestVerifyLeader(t *testing.T) {
 // parallel callers (each a group-commit worker, in ticket's terms).
 func benchPropose(b *testing.B, n *Node) {
 	proposeRetry(b, n, setupCmds()...)
-	cmds := replaceBatch(64)
+	cmds := formattest.ReplaceBatch(64)
 	for i := range cmds {
 		cmds[i].DB, cmds[i].Table = "flickr", "Tickets64"
 	}

@@ -11,6 +11,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ticketd/ticketd/raftstore/logformat/formattest"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 	"github.com/ticketd/ticketd/ticket/rowengine"
@@ -132,7 +133,7 @@ func storeMatchesMemStore(t *testing.T, seed uint64) {
 				must(t, mem.DeleteDatabase(d))
 			}
 		case 3, 4:
-			tb := &model.Table{Def: *tickets64(d, n), AutoInc: r.Uint64N(1000)}
+			tb := &model.Table{Def: *formattest.Tickets64(d, n), AutoInc: r.Uint64N(1000)}
 			if n != "t1" {
 				// t2 is clustered by hidden row id, t3 by its primary
 				// key; t3 gains and loses a secondary key (re-indexing).
@@ -299,7 +300,7 @@ func TestReadOnlyStore(t *testing.T) {
 	for name, err := range map[string]error{
 		"PutDatabase":    st.PutDatabase("x"),
 		"DeleteDatabase": st.DeleteDatabase("x"),
-		"PutTable":       st.PutTable(&model.Table{Def: *tickets64("x", "y")}),
+		"PutTable":       st.PutTable(&model.Table{Def: *formattest.Tickets64("x", "y")}),
 		"DeleteTable":    st.DeleteTable("x", "y"),
 		"PutGlobal":      st.PutGlobal("g", 1),
 	} {

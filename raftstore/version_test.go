@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/ticketd/ticketd/raftstore/logformat"
+	"github.com/ticketd/ticketd/raftstore/logformat/formattest"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 )
@@ -17,7 +18,7 @@ import (
 // version 1, the others not (logformat's TestCommandVersionTables checks
 // that every op, bit and kind has an entry).
 func TestCommandVersions(t *testing.T) {
-	seq := seqSeedCommands()
+	seq := formattest.SeqSeedCommands()
 	for _, tc := range []struct {
 		name string
 		c    model.Command
@@ -48,11 +49,11 @@ func TestCommandVersions(t *testing.T) {
 			Rows: &model.RowsCommand{Engine: true, OnDup: []model.RowAssign{{Col: "n", Expr: model.RowExpr{Op: model.EValues, Col: "n"}}}}}, 6},
 		{"row engine INSERT of an expression", model.Command{Op: model.OpInsert, DB: "d", Table: "t", Values: [][]model.Value{{{Kind: model.ValNull}}},
 			Rows: &model.RowsCommand{Engine: true, Exprs: [][]model.RowExpr{{{Op: model.EAdd}}}}}, 6},
-		{"CREATE TABLE (row, older folding)", rowsSeedCommands()[0], 2},
-		{"CREATE TABLE (row, utf8mb4_general_ci)", goldenCollationCommands()[0], 8},
-		{"restore of a utf8mb4_general_ci row table", goldenCollationCommands()[1], 8},
-		{"CREATE TABLE (row, utf8mb4_bin, a utf8mb3 column)", goldenColumnCollationCommands()[0], 9},
-		{"restore of a row table with column collations", goldenColumnCollationCommands()[1], 9},
+		{"CREATE TABLE (row, older folding)", formattest.RowsSeedCommands()[0], 2},
+		{"CREATE TABLE (row, utf8mb4_general_ci)", formattest.GoldenCollationCommands()[0], 8},
+		{"restore of a utf8mb4_general_ci row table", formattest.GoldenCollationCommands()[1], 8},
+		{"CREATE TABLE (row, utf8mb4_bin, a utf8mb3 column)", formattest.GoldenColumnCollationCommands()[0], 9},
+		{"restore of a row table with column collations", formattest.GoldenColumnCollationCommands()[1], 9},
 		{"unknown op", model.Command{Op: 200}, CommandVersion},
 	} {
 		if got := logformat.Version(&tc.c); got != tc.want {
@@ -111,7 +112,7 @@ func TestClusterVersionRollingUpgrade(t *testing.T) {
 		v := statusVersions(c.nodes["n1"])
 		return len(v) == 3 && v["n3"] == 1 && v["n2"] == CommandVersion
 	})
-	createSeq := append([]model.Command{createDB("d")}, seqSeedCommands()[0])
+	createSeq := append([]model.Command{createDB("d")}, formattest.SeqSeedCommands()[0])
 	createSeq[0].IfExists = true
 	for _, n := range []*Node{l, c.follower()} {
 		before := n.raft.LastIndex()
@@ -206,7 +207,7 @@ func TestClusterVersionRollingUpgrade(t *testing.T) {
 func TestNewClusterTakesNewCommandsAtOnce(t *testing.T) {
 	n := openNode(t, testConfig("n1", t.TempDir(), listen(t)))
 	must(t, n.WaitReady(ctxT(t, 10*time.Second)))
-	res := propose(t, n, append([]model.Command{createDB("d")}, seqSeedCommands()[0])...)
+	res := propose(t, n, append([]model.Command{createDB("d")}, formattest.SeqSeedCommands()[0])...)
 	if res[1].Err != nil {
 		t.Fatalf("CREATE SEQUENCE on a new node: %v", res[1].Err)
 	}
@@ -229,7 +230,7 @@ func TestMixedClusterRefusesRowUpsert(t *testing.T) {
 		}
 	})
 	l := c.leader()
-	proposeRetry(t, l, createDB("d"), rowsSeedCommands()[0])
+	proposeRetry(t, l, createDB("d"), formattest.RowsSeedCommands()[0])
 	waitFor(t, "every member's version announced", 10*time.Second, func() bool {
 		v := statusVersions(c.nodes["n1"])
 		return len(v) == 3 && v["n3"] == 5 && v["n2"] == CommandVersion
@@ -255,12 +256,12 @@ func TestMixedClusterRefusesRowUpsert(t *testing.T) {
 	}
 	// A row table of this build (utf8mb4_general_ci, version 8) is
 	// refused too; the table of older builds' folding above was not.
-	res = proposeRetry(t, l, goldenCollationCommands()[0])
+	res = proposeRetry(t, l, formattest.GoldenCollationCommands()[0])
 	if e := res[0].Err; e == nil || e.Code != model.CodeNotSupported || !strings.Contains(e.Message, "n3 (version 5") || !strings.Contains(e.Message, "utf8mb4_general_ci") {
 		t.Fatalf("CREATE TABLE with a collation in a mixed cluster: %+v", res[0])
 	}
 	// A row table with collations of its own (version 9), too.
-	res = proposeRetry(t, l, goldenColumnCollationCommands()[0])
+	res = proposeRetry(t, l, formattest.GoldenColumnCollationCommands()[0])
 	if e := res[0].Err; e == nil || e.Code != model.CodeNotSupported || !strings.Contains(e.Message, "n3 (version 5") || !strings.Contains(e.Message, "COLLATE") {
 		t.Fatalf("CREATE TABLE with column collations in a mixed cluster: %+v", res[0])
 	}

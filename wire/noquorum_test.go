@@ -1,10 +1,13 @@
 package wire
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/ticketd/ticketd/sql/mysqlerr"
 	"github.com/ticketd/ticketd/ticket"
@@ -31,5 +34,28 @@ func TestNoQuorumSaysSince(t *testing.T) {
 	}
 	if p := myErr(fmt.Errorf("%w: %w", ticket.ErrNoQuorum, leaderlessErr{since})); !strings.Contains(p.Error(), "1290") {
 		t.Fatalf("refusal %v is not 1290", p)
+	}
+}
+
+// TestCancelledStatementSaysStopping: a statement cut short by the
+// server's Close (its context cancelled: a stop past --shutdown-timeout,
+// a failed node) is 1105 saying the node is stopping and nothing was
+// handed out, not Go's "context canceled" (what 544f168 answered on every
+// stop, seen in a rolling upgrade from it). One whose error says nothing
+// was proposed stays 1290.
+func TestCancelledStatementSaysStopping(t *testing.T) {
+	for _, err := range []error{context.Canceled, fmt.Errorf("ticket: reserve: %w", context.Canceled)} {
+		got := myErr(err).(*mysql.MyError)
+		if got.Code != mysqlerr.CodeUnknown || got.Message != errStopped.Message {
+			t.Errorf("myErr(%v) = %d %q, want %d %q", err, got.Code, got.Message, mysqlerr.CodeUnknown, errStopped.Message)
+		}
+	}
+	notRun := fmt.Errorf("raftstore: propose: %w: %w", ticket.ErrNoQuorum, context.Canceled)
+	if got := myErr(notRun).(*mysql.MyError); got.Code != mysqlerr.CodeReadOnly {
+		t.Errorf("myErr(%v) = %d %q, want 1290", notRun, got.Code, got.Message)
+	}
+	uncertain := fmt.Errorf("ticket: %w: %w", ticket.ErrUncertain, context.Canceled)
+	if got := myErr(uncertain).(*mysql.MyError); got.Message != errUncertain.Message {
+		t.Errorf("myErr(%v) = %d %q, want %q", uncertain, got.Code, got.Message, errUncertain.Message)
 	}
 }

@@ -199,6 +199,12 @@ var (
 		"ticketd has no leader with a quorum: nothing was written, retry later")
 	errUncertain = mysqlerr.New(mysqlerr.CodeUnknown,
 		"ticketd could not confirm the commit (leader change or timeout): no id was handed out, retry")
+	// errStopped answers a statement whose context the server cancelled
+	// (Close: a stop past --shutdown-timeout, or a node that failed)
+	// where the error does not say whether anything was proposed. It
+	// was "context canceled", the text of 544f168's every stop.
+	errStopped = mysqlerr.New(mysqlerr.CodeUnknown,
+		"ticketd is stopping: the statement was cut short and its outcome is unknown (no id was handed out); retry on another node")
 )
 
 // myErr converts any error into the MySQL error the client sees: this is
@@ -217,6 +223,10 @@ func myErr(err error) error {
 		e = noQuorumErr(err)
 	case errors.Is(err, ticket.ErrUncertain), errors.Is(err, context.DeadlineExceeded):
 		e = errUncertain
+	case errors.Is(err, context.Canceled):
+		// A statement's context ends by its timeout or by the server's
+		// Close (stmtContext's parent), nothing else.
+		e = errStopped
 	default:
 		e = &mysqlerr.Error{Code: mysqlerr.CodeUnknown, Message: err.Error()}
 	}

@@ -235,7 +235,7 @@ func TestLeaderFaultStall(t *testing.T) {
 				t.Errorf("after %s: %v", f.name, err)
 			}
 			ops := w.h.Ops()
-			before, after, ok := clusterGap(ops, t0)
+			before, after, ok := clusterGap(slices.Values(ops), t0)
 			if !ok {
 				t.Fatalf("%s: no id after the fault", f.name)
 			}
@@ -333,7 +333,7 @@ func watchLeaders(ctx context.Context, ns []*harness.Node, old string) func() []
 func stallTimeline(ops []history.Op, rest []*harness.Node, victim string, t0 time.Time, evs []leaderEvent) string {
 	var b strings.Builder
 	for _, e := range evs {
-		first, _ := firstOK(ops, e.node, t0)
+		first, _ := firstOK(slices.Values(ops), e.node, t0)
 		fmt.Fprintf(&b, "    %s: old leader gone %s, new leader %s %s, first id of a call made after the fault %s\n",
 			e.node, since(t0, e.lost), e.newLeader, since(t0, e.next), since(t0, first))
 	}

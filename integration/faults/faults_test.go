@@ -177,7 +177,7 @@ func runFaults(t *testing.T, mode faultMode) {
 		}
 		t.Run(f.name, func(t *testing.T) {
 			m := f.run(t, env, lead)
-			if before, after, ok := clusterGap(w.h.Ops(), m.at); ok {
+			if before, after, ok := clusterGap(w.h.All(), m.at); ok {
 				m.cluster = after.Sub(before)
 				if f.single && m.cluster > stallBound {
 					t.Errorf("%s: no node handed out an id for %v (from %s to %s), more than %v",
@@ -191,7 +191,7 @@ func runFaults(t *testing.T, mode faultMode) {
 	}
 	w.halt()
 	dumpHistory(t, w.h)
-	ops := w.h.Ops()
+	ops := w.h.All()
 	for i, o := range slowOps(ops, env.pauses) {
 		if i == 5 {
 			break
@@ -304,12 +304,12 @@ func disrupt(t *testing.T, e *faultEnv, victim *harness.Node, d disruption) meas
 	m.majority = back
 	e.w.sleep(time.Until(t0.Add(d.lasts)))
 	t1 := time.Now()
-	m.gap = longestGap(e.w.h.Ops(), rest, t0, t1)
+	m.gap = longestGap(e.w.h.All(), rest, t0, t1)
 	skip := ""
 	if d.ended != nil { // a pause: the victim's calls wait for SIGCONT
 		skip = victim.ID()
 	}
-	m.worst, m.worstOn = worstWait(e.w.h.Ops(), t0, t1, skip)
+	m.worst, m.worstOn = worstWait(e.w.h.All(), t0, t1, skip)
 	if err := d.end(victim); err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +382,7 @@ func partition(t *testing.T, e *faultEnv, victim *harness.Node, mode netproxy.Mo
 	e.w.sleep(time.Until(tCut.Add(e.holdFor)))
 	tHeal := time.Now()
 	e.c.proxy.HealAll()
-	ops := e.w.h.Ops()
+	ops := e.w.h.All()
 	m.gap = longestGap(ops, rest, tCut, tHeal)
 	blockIDs := 0
 	if e.w.nodeScoped {
@@ -430,7 +430,7 @@ func killAll(t *testing.T, e *faultEnv, _ *harness.Node) measurement {
 	if e.mixed {
 		return m
 	}
-	for _, o := range e.w.h.Ops() {
+	for o := range e.w.h.All() {
 		if o.OK() && !o.Call.Before(t1) && o.ID <= maxBefore {
 			t.Errorf("after full restart an id %d not above the largest acknowledged before the kill (%d): %s",
 				o.ID, maxBefore, e.w.h.Format(o))

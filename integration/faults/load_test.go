@@ -1,12 +1,14 @@
 package faults
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"net"
 	"os"
 	"path/filepath"
@@ -269,9 +271,9 @@ func (w *workload) errorClasses() string {
 
 // firstOK returns when node first completed a successful allocation that
 // it started at or after from.
-func firstOK(ops []history.Op, node string, from time.Time) (time.Time, bool) {
+func firstOK(ops iter.Seq[history.Op], node string, from time.Time) (time.Time, bool) {
 	var best time.Time
-	for _, o := range ops {
+	for o := range ops {
 		if o.Node == node && o.OK() && !o.Call.Before(from) && (best.IsZero() || o.Return.Before(best)) {
 			best = o.Return
 		}
@@ -282,14 +284,24 @@ func firstOK(ops []history.Op, node string, from time.Time) (time.Time, bool) {
 // waitServing waits until every node in ns has completed an allocation
 // started at or after from, at most bound past from, and returns the
 // longest of their delays. Clients keep running throughout; this only
-// watches the history.
+// watches the history, reading each operation once however long it
+// polls.
 func waitServing(w *workload, ns []*harness.Node, from time.Time, bound time.Duration) (time.Duration, error) {
+	first := map[string]time.Time{} // node -> earliest return of an ok call made from from
+	next := 0
 	for {
-		ops := w.h.Ops()
+		for i, o := range w.h.From(next) {
+			next = i + 1
+			if o.OK() && !o.Call.Before(from) {
+				if at, ok := first[o.Node]; !ok || o.Return.Before(at) {
+					first[o.Node] = o.Return
+				}
+			}
+		}
 		var worst time.Duration
 		var missing []string
 		for _, n := range ns {
-			at, ok := firstOK(ops, n.ID(), from)
+			at, ok := first[n.ID()]
 			if !ok {
 				missing = append(missing, n.ID())
 				continue
@@ -315,11 +327,11 @@ func waitServing(w *workload, ns []*harness.Node, from time.Time, bound time.Dur
 // longestGap is the longest stretch within [from, to] during which some
 // node of ns completed no successful allocation: the worst unavailability
 // any client of those nodes saw.
-func longestGap(ops []history.Op, ns []*harness.Node, from, to time.Time) time.Duration {
+func longestGap(ops iter.Seq[history.Op], ns []*harness.Node, from, to time.Time) time.Duration {
 	var worst time.Duration
 	for _, n := range ns {
 		var rets []time.Time
-		for _, o := range ops {
+		for o := range ops {
 			if o.Node == n.ID() && o.OK() && o.Return.After(from) && o.Return.Before(to) {
 				rets = append(rets, o.Return)
 			}
@@ -338,10 +350,10 @@ func longestGap(ops []history.Op, ns []*harness.Node, from, to time.Time) time.D
 // returned, skipping node skip's (a paused node's clients wait for
 // SIGCONT by design), or only node only's when given. It returns the
 // wait and the node of that call.
-func worstWait(ops []history.Op, from, to time.Time, skip string, only ...string) (time.Duration, string) {
+func worstWait(ops iter.Seq[history.Op], from, to time.Time, skip string, only ...string) (time.Duration, string) {
 	var worst time.Duration
 	var on string
-	for _, o := range ops {
+	for o := range ops {
 		if o.Call.Before(from) || !o.Call.Before(to) || o.Node == skip || (len(only) > 0 && o.Node != only[0]) {
 			continue
 		}
@@ -359,37 +371,25 @@ func worstWait(ops []history.Op, from, to time.Time, skip string, only ...string
 // may first finish the blocks committed to it: at most blockIDs ids
 // (the rest of its block and the one it took ahead), all returned
 // before its first refusal; served counts them.
-func refusals(t testing.TB, ops []history.Op, ns []*harness.Node, cut, heal time.Time, blockIDs int) (count, served int) {
+func refusals(t testing.TB, ops iter.Seq[history.Op], ns []*harness.Node, cut, heal time.Time, blockIDs int) (count, served int) {
 	t.Helper()
-	if blockIDs > 0 {
-		for _, n := range ns {
-			var firstRefusal time.Time
-			for _, o := range ops {
+	for _, n := range ns {
+		var firstRefusal time.Time
+		if blockIDs > 0 {
+			for o := range ops {
 				if o.Node == n.ID() && !o.Call.Before(cut) && o.Return.Before(heal) && !o.OK() &&
 					(firstRefusal.IsZero() || o.Return.Before(firstRefusal)) {
 					firstRefusal = o.Return
 				}
 			}
-			var kept []history.Op
-			nodeServed := 0
-			for _, o := range ops {
-				if o.Node == n.ID() && o.OK() && !o.Call.Before(cut) && o.Return.Before(heal) &&
-					(firstRefusal.IsZero() || !o.Call.After(firstRefusal)) {
-					nodeServed++
-					continue
-				}
-				kept = append(kept, o)
-			}
-			if nodeServed > blockIDs {
-				t.Errorf("cut-off node %s served %d ids of a node-scoped table, more than its blocks can hold (%d)", n.ID(), nodeServed, blockIDs)
-			}
-			served += nodeServed
-			ops = kept
 		}
-	}
-	for _, n := range ns {
-		for _, o := range ops {
+		nodeServed := 0
+		for o := range ops {
 			if o.Node != n.ID() || o.Call.Before(cut) || !o.Return.Before(heal) {
+				continue
+			}
+			if blockIDs > 0 && o.OK() && (firstRefusal.IsZero() || !o.Call.After(firstRefusal)) {
+				nodeServed++ // from the node's blocks, before it refused
 				continue
 			}
 			if o.OK() {
@@ -403,6 +403,10 @@ func refusals(t testing.TB, ops []history.Op, ns []*harness.Node, cut, heal time
 				t.Errorf("minority node %s refused with %v, want MySQL error 1290 or 1105", n.ID(), o.Err)
 			}
 		}
+		if blockIDs > 0 && nodeServed > blockIDs {
+			t.Errorf("cut-off node %s served %d ids of a node-scoped table, more than its blocks can hold (%d)", n.ID(), nodeServed, blockIDs)
+		}
+		served += nodeServed
 	}
 	return count, served
 }
@@ -417,9 +421,9 @@ type pauseWindow struct {
 // slowOps returns allocations that took longer than hangBound without
 // their node having been paused meanwhile: a server that hangs instead
 // of answering within its statement timeout.
-func slowOps(ops []history.Op, pauses []pauseWindow) []history.Op {
+func slowOps(ops iter.Seq[history.Op], pauses []pauseWindow) []history.Op {
 	var out []history.Op
-	for _, o := range ops {
+	for o := range ops {
 		if o.Return.Sub(o.Call) <= hangBound {
 			continue
 		}
@@ -437,9 +441,9 @@ func slowOps(ops []history.Op, pauses []pauseWindow) []history.Op {
 }
 
 // maxLatency is the slowest successful allocation.
-func maxLatency(ops []history.Op) time.Duration {
+func maxLatency(ops iter.Seq[history.Op]) time.Duration {
 	var m time.Duration
-	for _, o := range ops {
+	for o := range ops {
 		if o.OK() {
 			m = max(m, o.Return.Sub(o.Call))
 		}
@@ -456,22 +460,26 @@ func dumpHistory(t testing.TB, h *history.History) {
 	if dir == "" {
 		return
 	}
-	ops := h.Ops()
-	sort.Slice(ops, func(i, j int) bool { return ops[i].Call.Before(ops[j].Call) })
-	var b strings.Builder
-	for _, o := range ops {
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
+	p := filepath.Join(dir, name, "history.txt")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return
+	}
+	f, err := os.Create(p)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	b := bufio.NewWriter(f)
+	for o := range h.ByCall() {
 		res := fmt.Sprintf("id=%d", o.ID)
 		if !o.OK() {
 			res = "err=" + o.Err.Error()
 		}
-		fmt.Fprintf(&b, "%s %s %s client=%d %s\n", o.Call.UTC().Format("15:04:05.000000"),
+		fmt.Fprintf(b, "%s %s %s client=%d %s\n", o.Call.UTC().Format("15:04:05.000000"),
 			o.Return.UTC().Format("15:04:05.000000"), o.Node, o.Client, res)
 	}
-	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
-	p := filepath.Join(dir, name, "history.txt")
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
-		if err := os.WriteFile(p, []byte(b.String()), 0o644); err == nil {
-			t.Logf("history written to %s", p)
-		}
+	if b.Flush() == nil && f.Close() == nil {
+		t.Logf("history written to %s", p)
 	}
 }

@@ -3,6 +3,7 @@ package faults
 import (
 	"cmp"
 	"context"
+	"iter"
 	"testing"
 	"time"
 
@@ -85,8 +86,8 @@ func startLoaded(ctx context.Context, t *testing.T, s loadSpec) *loaded {
 // the last id any node returned before t to the first id any node
 // returned for a call made after t. ok is false while no id has come
 // after t.
-func clusterGap(ops []history.Op, t time.Time) (before, after time.Time, ok bool) {
-	for _, o := range ops {
+func clusterGap(ops iter.Seq[history.Op], t time.Time) (before, after time.Time, ok bool) {
+	for o := range ops {
 		if !o.OK() {
 			continue
 		}

@@ -169,7 +169,7 @@ func runSchemeFaults(ctx context.Context, t *testing.T, mix []schemes.Config, ne
 		}
 		t.Run(fmt.Sprintf("%02d-%s", i, f.name), func(t *testing.T) {
 			m := f.run(t, env, lead)
-			if before, after, ok := clusterGap(l.w.h.Ops(), m.at); ok {
+			if before, after, ok := clusterGap(l.w.h.All(), m.at); ok {
 				m.cluster = after.Sub(before)
 				if f.single && m.cluster > stallBound {
 					t.Errorf("%s: no node handed out an id of any scheme for %v (from %s to %s), more than %v",
@@ -236,7 +236,7 @@ func checkSchemeRun(t *testing.T, mix *schemes.Mix, cfgs []schemes.Config, env *
 	pauses := append([]pauseWindow(nil), env.pauses...)
 	env.mu.Unlock()
 	for counter, h := range mix.Histories {
-		for i, o := range slowOps(h.Ops(), pauses) {
+		for i, o := range slowOps(h.All(), pauses) {
 			if i == 3 {
 				break
 			}

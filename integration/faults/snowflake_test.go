@@ -161,11 +161,18 @@ func runSnowflakeFaults(t *testing.T, s sfSpec) {
 	// generators than slots wait: their slots go to others).
 	var holders []string
 	for wait := time.Now().Add(30 * time.Second); len(holders) < 8; time.Sleep(200 * time.Millisecond) {
-		if holders, err = slotHolders(ctx, admin); err != nil {
+		// A read refused with 1290 (nothing was done: no node could
+		// confirm it is current, as during an election) is polled again,
+		// as the manual tells clients to: on this shared 2-core machine a
+		// starved leader can miss its lease and step down with no fault
+		// injected (make test at 02:53: n2 "failed to contact quorum",
+		// the poll's SELECT through n3 met the election). Any other error
+		// fails the test.
+		if holders, err = slotHolders(ctx, admin); err != nil && errClass(err) != "1290" {
 			t.Fatal(err)
 		}
 		if time.Now().After(wait) {
-			t.Fatalf("%d live slot holders 30 s after the generators started, want at least 8", len(holders))
+			t.Fatalf("%d live slot holders 30 s after the generators started, want at least 8 (last error: %v)", len(holders), err)
 		}
 	}
 	byName := map[string]*generator{}

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -154,7 +156,7 @@ func runSoak(t *testing.T, redis bool) {
 		}
 		f := faults[rng.IntN(len(faults))]
 		m := f.run(t, env, lead)
-		if before, after, ok := clusterGap(w.h.Ops(), m.at); ok && !m.at.IsZero() {
+		if before, after, ok := clusterGap(w.h.All(), m.at); ok && !m.at.IsZero() {
 			m.cluster = after.Sub(before)
 		}
 		st := stats[f.kind]
@@ -172,7 +174,7 @@ func runSoak(t *testing.T, redis bool) {
 	}
 	w.halt()
 	dumpHistory(t, w.h)
-	for i, o := range slowOps(w.h.Ops(), env.pauses) {
+	for i, o := range slowOps(w.h.All(), env.pauses) {
 		if i == 5 {
 			break
 		}
@@ -266,6 +268,7 @@ func soakSummary(w *workload, c *cluster, stats map[string]*kindStats) string {
 	fmt.Fprintf(&b, "  duplicates: %d, ids not above an earlier returned id: %d, LAST_INSERT_ID mismatches: %d, unexpected errors: %d\n",
 		byKind[history.Duplicate], byKind[history.NotIncreasing], mismatches, unexpected)
 	fmt.Fprintf(&b, "  proxy: %+v\n", c.proxy.Stats())
+	fmt.Fprintf(&b, "  %s\n", testMemory())
 	fmt.Fprintf(&b, "  %-22s %5s %14s %14s %14s %14s %14s %14s %14s %14s %14s %9s %10s\n", "fault", "count",
 		"cluster p50", "cluster max", "client wait p50", "client wait max", "majority max", "majority mean", "longest gap", "heal max", "heal mean", "refusals", "cut served")
 	var kinds []string
@@ -285,4 +288,20 @@ func soakSummary(w *workload, c *cluster, stats map[string]*kindStats) string {
 		fmt.Fprintf(&b, "  %s\n", history.Report(vs, 10))
 	}
 	return b.String()
+}
+
+// testMemory is the test process's own memory, apart from the nodes it
+// runs (which /usr/bin/time would count with it): its peak resident set
+// from getrusage(RUSAGE_SELF), and the Go heap now. The history of a long
+// soak is most of it.
+func testMemory() string {
+	var ru syscall.Rusage
+	peak := "unknown"
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		peak = fmt.Sprintf("%.1f MiB", float64(ru.Maxrss)/1024) // Linux: KiB
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return fmt.Sprintf("test process memory: peak RSS %s, Go heap in use %.1f MiB, total allocated %.1f MiB",
+		peak, float64(ms.HeapInuse)/(1<<20), float64(ms.TotalAlloc)/(1<<20))
 }

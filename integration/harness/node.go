@@ -205,6 +205,15 @@ func (n *Node) env() []string {
 	return append(e, n.opts.Env...)
 }
 
+// Binary is the executable the next Start runs, as SetBinary set it (""
+// for the harness's build of this checkout); safe to call while another
+// goroutine sets it.
+func (n *Node) Binary() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.opts.Binary
+}
+
 // SetBinary makes the next Start run the executable at path ("" for the
 // harness's build of this checkout).
 func (n *Node) SetBinary(path string) {

@@ -27,8 +27,11 @@
 package history
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"iter"
+	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -67,16 +70,26 @@ func (o Op) Last() uint64 {
 // IsRange reports whether the operation handed out a range.
 func (o Op) IsRange() bool { return o.Hi != 0 }
 
-// History is a concurrency-safe log of operations.
+// History is a concurrency-safe log of operations, kept compactly: a
+// record of 40 bytes an operation (an Op is 104) in chunks that never
+// move, so that a soak's millions of operations cost what the check
+// needs and reading it copies nothing (All, From). Counts, MaxID and IDs
+// are kept as operations are added.
 type History struct {
-	mu    sync.Mutex
-	start time.Time
-	ops   []Op
+	mu      sync.Mutex
+	v       view // grows under mu; a reader copies the header, never the records
+	nodeIdx map[string]uint16
+	ok      int
+	failed  int
+	maxID   uint64
+	ids     uint64
 }
 
 // New returns an empty history. Times in reports are shown relative to
 // its creation.
-func New() *History { return &History{start: time.Now()} }
+func New() *History {
+	return &History{v: view{start: time.Now()}, nodeIdx: map[string]uint16{}}
+}
 
 // Pending is an operation that has been called and not yet returned.
 type Pending struct {
@@ -114,70 +127,149 @@ func (h *History) EndRange(p Pending, lo, hi uint64, err error) {
 	h.Add(Op{Call: p.call, Return: ret, ID: lo, Hi: hi, Node: p.node, Client: p.client, Err: err})
 }
 
-// Add records a complete operation.
+// Add records a complete operation. Its times are kept as offsets from
+// the history's creation (on the monotonic clock when both have it, as
+// time.Time.Sub does), so an Op read back compares with the others
+// exactly as the one added; the zero time stays the zero time. Client
+// is kept in 32 bits and a history holds at most 65,536 node names.
 func (h *History) Add(op Op) {
 	h.mu.Lock()
-	h.ops = append(h.ops, op)
-	h.mu.Unlock()
+	defer h.mu.Unlock()
+	node, known := h.nodeIdx[op.Node]
+	if !known {
+		if len(h.v.nodes) > math.MaxUint16 {
+			panic(fmt.Sprintf("history: more than %d node names", math.MaxUint16+1))
+		}
+		node = uint16(len(h.v.nodes))
+		h.nodeIdx[op.Node] = node
+		h.v.nodes = append(h.v.nodes, op.Node)
+	}
+	h.v.add(op, node)
+	if op.OK() {
+		h.ok++
+		h.maxID = max(h.maxID, op.Last())
+		if op.Last() >= op.Lo() {
+			h.ids += op.Last() - op.Lo() + 1
+		}
+	} else {
+		h.failed++
+	}
 }
 
-// Ops returns a copy of the recorded operations.
-func (h *History) Ops() []Op {
+// snapshot is the history as it stands: records below its n are never
+// written again, so it can be read without the lock.
+func (h *History) snapshot() view {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return append([]Op(nil), h.ops...)
+	return h.v
+}
+
+// Len is the number of operations recorded so far; From(Len()) later
+// yields just the ones recorded since.
+func (h *History) Len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.v.n
+}
+
+// All yields the operations recorded when it is called, in the order
+// they were added, without copying the history: like a copy, it yields
+// the same operations however often it is ranged over.
+func (h *History) All() iter.Seq[Op] {
+	v := h.snapshot()
+	return func(yield func(Op) bool) {
+		for i := range v.n {
+			if !yield(v.op(i)) {
+				return
+			}
+		}
+	}
+}
+
+// From yields the operations recorded from the i-th on when it is
+// called, with their positions, so that a caller polling the history
+// reads each operation once.
+func (h *History) From(i int) iter.Seq2[int, Op] {
+	v := h.snapshot()
+	return func(yield func(int, Op) bool) {
+		for j := max(i, 0); j < v.n; j++ {
+			if !yield(j, v.op(j)) {
+				return
+			}
+		}
+	}
+}
+
+// ByCall yields the operations recorded when it is called in the order
+// of their calls (those called at once in the order added), sorting 4
+// bytes an operation rather than the operations.
+func (h *History) ByCall() iter.Seq[Op] {
+	v := h.snapshot()
+	idx := make([]int32, v.n)
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortStableFunc(idx, func(a, b int32) int { return cmp.Compare(v.at(int(a)).call, v.at(int(b)).call) })
+	return func(yield func(Op) bool) {
+		for _, i := range idx {
+			if !yield(v.op(int(i))) {
+				return
+			}
+		}
+	}
+}
+
+// Ops returns a copy of the recorded operations: for short histories, or
+// to sort them; All reads a long one without the copy.
+func (h *History) Ops() []Op {
+	v := h.snapshot()
+	out := make([]Op, v.n)
+	for i := range out {
+		out[i] = v.op(i)
+	}
+	return out
 }
 
 // Counts returns the number of successful and failed operations.
 func (h *History) Counts() (ok, failed int) {
-	for _, o := range h.Ops() {
-		if o.OK() {
-			ok++
-		} else {
-			failed++
-		}
-	}
-	return ok, failed
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ok, h.failed
 }
 
 // MaxID returns the largest successfully returned id, the last of a
 // range (0 if none).
 func (h *History) MaxID() uint64 {
-	var m uint64
-	for _, o := range h.Ops() {
-		if o.OK() && o.Last() > m {
-			m = o.Last()
-		}
-	}
-	return m
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.maxID
 }
 
 // IDs returns how many ids the successful operations handed out (a range
 // counts all its ids; an empty range none).
 func (h *History) IDs() uint64 {
-	var n uint64
-	for _, o := range h.Ops() {
-		if o.OK() && o.Last() >= o.Lo() {
-			n += o.Last() - o.Lo() + 1
-		}
-	}
-	return n
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ids
 }
 
-// Check checks the recorded history; see Check.
+// Check checks the recorded history; see Check. It reads the records in
+// place: its own memory is three 4-byte indexes an operation.
 func (h *History) Check() []Violation {
-	return Check(h.Ops())
+	v := h.snapshot()
+	return check(&v)
 }
 
 // CheckNodeScoped checks the recorded history as a node-scoped table's;
 // see CheckNodeScoped.
 func (h *History) CheckNodeScoped() []Violation {
-	return CheckNodeScoped(h.Ops())
+	v := h.snapshot()
+	return checkNodeScoped(&v)
 }
 
 // Format renders an operation relative to start (the zero time prints
 // absolute times).
-func (h *History) Format(o Op) string { return format(o, h.start) }
+func (h *History) Format(o Op) string { return format(o, h.v.start) }
 
 // Kind names an invariant.
 type Kind string
@@ -234,121 +326,6 @@ func format(o Op, start time.Time) string {
 		res = "err=" + o.Err.Error()
 	}
 	return fmt.Sprintf("node=%s client=%d call=%s return=%s %s", o.Node, o.Client, ts(o.Call), ts(o.Return), res)
-}
-
-// Check returns every violation in ops, sorted by the offending
-// operation's call time. Only successful operations count; each stands
-// for the ids [Lo, Last] (one id: Lo == Last).
-//
-// Uniqueness: no id is handed out twice, i.e. no two ranges overlap.
-// Real-time order: for each operation B, let M be the largest id among
-// operations whose Return is strictly before B's Call; B's first id must
-// be > M. Operations that overlap in time may return ids in either order.
-// This is exactly linearizability for a counter whose ids are unique and
-// increasing (DESIGN §5.2), ranges being allocations of several ids at
-// once.
-func Check(ops []Op) []Violation {
-	good, out := unique(ops)
-	out = append(out, increasing(good)...)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Op.Call.Before(out[j].Op.Call) })
-	return out
-}
-
-// CheckNodeScoped checks the guarantee of a node-scoped table (DESIGN
-// §4c): ids unique across all operations, as Check, but real-time order
-// only among the operations of one node (Op.Node, the node that
-// answered): each node serves its own blocks, in no order with the
-// others'.
-func CheckNodeScoped(ops []Op) []Violation {
-	good, out := unique(ops)
-	byNode := map[string][]Op{}
-	for _, o := range good {
-		byNode[o.Node] = append(byNode[o.Node], o)
-	}
-	for _, node := range byNode {
-		out = append(out, increasing(node)...)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Op.Call.Before(out[j].Op.Call) })
-	return out
-}
-
-// unique returns the successful operations and the violations of
-// uniqueness among them (overlaps, duplicates, empty ranges).
-func unique(ops []Op) (good []Op, out []Violation) {
-	for _, o := range ops {
-		if !o.OK() {
-			continue
-		}
-		if o.Last() < o.Lo() {
-			out = append(out, Violation{Kind: EmptyRange, Op: o})
-			continue
-		}
-		good = append(good, o)
-	}
-
-	// Overlaps: sorted by first id (ties: by call, so the later caller
-	// is the one flagged), each range either starts above the furthest
-	// end seen so far or overlaps the range that reached it. Every
-	// operation overlapping some earlier-starting one is reported once.
-	byLo := append([]Op(nil), good...)
-	sort.SliceStable(byLo, func(i, j int) bool {
-		if byLo[i].Lo() != byLo[j].Lo() {
-			return byLo[i].Lo() < byLo[j].Lo()
-		}
-		return byLo[i].Call.Before(byLo[j].Call)
-	})
-	reach := -1 // index in byLo of the range with the largest Last so far
-	for i, o := range byLo {
-		if reach >= 0 && o.Lo() <= byLo[reach].Last() {
-			p := byLo[reach]
-			// Report against whichever was called first, so the
-			// message reads in time order.
-			a, b := o, p
-			if a.Call.Before(b.Call) {
-				a, b = b, a
-			}
-			kind := Overlap
-			if a.Lo() == a.Last() && b.Lo() == b.Last() {
-				kind = Duplicate
-			}
-			out = append(out, Violation{Kind: kind, Op: a, Prior: b})
-		}
-		if reach < 0 || o.Last() > byLo[reach].Last() {
-			reach = i
-		}
-	}
-	return good, out
-}
-
-// increasing returns the violations of real-time order among good, all
-// successful operations.
-func increasing(good []Op) (out []Violation) {
-
-	// byReturn sorted by return time, with prefix maxima: best[i] is the
-	// operation with the largest last id among byReturn[0..i].
-	byReturn := append([]Op(nil), good...)
-	sort.Slice(byReturn, func(i, j int) bool { return byReturn[i].Return.Before(byReturn[j].Return) })
-	best := make([]int, len(byReturn))
-	for i := range byReturn {
-		best[i] = i
-		if i > 0 && byReturn[best[i-1]].Last() > byReturn[i].Last() {
-			best[i] = best[i-1]
-		}
-	}
-	for _, o := range good {
-		// Operations that returned strictly before o was called.
-		n := sort.Search(len(byReturn), func(i int) bool { return !byReturn[i].Return.Before(o.Call) })
-		if n == 0 {
-			continue
-		}
-		// o itself is not among them (it returns after its call), so an
-		// equal id is an overlap, already reported above.
-		prior := byReturn[best[n-1]]
-		if o.Lo() < prior.Last() {
-			out = append(out, Violation{Kind: NotIncreasing, Op: o, Prior: prior})
-		}
-	}
-	return out
 }
 
 // Report renders violations for a test failure, at most limit of them

@@ -5,11 +5,12 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/ticketd/ticketd/raftstore/logformat/formattest"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
 func TestRowsCommandsRoundTrip(t *testing.T) {
-	cmds := rowsSeedCommands()
+	cmds := formattest.RowsSeedCommands()
 	got, err := DecodeBatch(EncodeBatch(nil, cmds))
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +44,7 @@ func TestRowsUpsertRoundTrip(t *testing.T) {
 // encoding (and raftstore's TestRowTableAppliesEntryTime: the FSM applies
 // the commands with the entry's time).
 func TestRowTableStateAndSnapshot(t *testing.T) {
-	cmds := rowsSeedCommands()
+	cmds := formattest.RowsSeedCommands()
 	tb := model.Table{Def: *cmds[0].Def, AutoInc: 1}
 	data := [][]model.Datum{
 		{{S: "a"}, {S: "101"}, {S: "100"}, {S: "2026-11-22 10:00:00"}},
@@ -99,7 +100,7 @@ func TestRowsExprCommandRoundTrip(t *testing.T) {
 		t.Fatalf("round trip\n got %+v\nwant %+v", got, cmds)
 	}
 	// The older form still encodes behind cmdRows.
-	if rowsSeedCommands()[2].Rows.ExprForm() {
+	if formattest.RowsSeedCommands()[2].Rows.ExprForm() {
 		t.Fatal("the older UPDATE form counts as the expression form")
 	}
 }
@@ -109,7 +110,7 @@ func TestRowsExprCommandRoundTrip(t *testing.T) {
 // row engine's expression form, as wire writes them, or in the form of
 // builds before it (legacy).
 func leafBatch(n int, legacy bool) []model.Command {
-	c := rowsSeedCommands()[2]
+	c := formattest.RowsSeedCommands()[2]
 	if !legacy {
 		col := func(name string) model.RowExpr { return model.RowExpr{Op: model.ECol, Col: name} }
 		c.Rows = &model.RowsCommand{Engine: true,

@@ -5,11 +5,12 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/ticketd/ticketd/raftstore/logformat/formattest"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
 func TestSeqCommandsRoundTrip(t *testing.T) {
-	cmds := seqSeedCommands()
+	cmds := formattest.SeqSeedCommands()
 	got, err := DecodeBatch(EncodeBatch(nil, cmds))
 	if err != nil {
 		t.Fatal(err)
@@ -24,10 +25,10 @@ func TestSeqCommandsRoundTrip(t *testing.T) {
 // logs and state files written by older binaries read the same, and the
 // older binaries' bytes are what a newer one writes for them.
 func TestPreSequenceEncodingUnchanged(t *testing.T) {
-	// EncodeBatch of replaceCmd("flickr", "Tickets64", "a") by the
+	// EncodeBatch of formattest.ReplaceCmd("flickr", "Tickets64", "a") by the
 	// binary before sequences (main at e23d608).
 	old := []byte{1, 1, 1, 183, 3, 6, 102, 108, 105, 99, 107, 114, 9, 84, 105, 99, 107, 101, 116, 115, 54, 52, 1, 4, 115, 116, 117, 98, 1, 1, 44, 1, 97, 1, 1}
-	now := EncodeBatch(nil, []model.Command{replaceCmd("flickr", "Tickets64", "a")})
+	now := EncodeBatch(nil, []model.Command{formattest.ReplaceCmd("flickr", "Tickets64", "a")})
 	if !bytes.Equal(now, old) {
 		t.Errorf("encoding changed:\n now %v\n old %v", now, old)
 	}
@@ -37,7 +38,7 @@ func TestPreSequenceEncodingUnchanged(t *testing.T) {
 }
 
 func TestSequenceTableRoundTrip(t *testing.T) {
-	def := seqSeedCommands()[0].Def
+	def := formattest.SeqSeedCommands()[0].Def
 	tb := model.Table{Def: *def}
 	got, err := DecodeTable(AppendTable(nil, &tb, FormatWire))
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/ticketd/ticketd/raftstore/logformat/formattest"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
@@ -84,7 +85,7 @@ func randomCommands(r *rand.Rand, n int) []model.Command {
 			}
 		case model.OpCreateTable:
 			if c.Def == nil {
-				c.Def = tickets64("d", "t")
+				c.Def = formattest.Tickets64("d", "t")
 			}
 			c.Def.DB += "d"
 			c.Def.Name += "t"
@@ -109,7 +110,7 @@ func TestBatchRoundTrip(t *testing.T) {
 }
 
 func TestBatchEncodingIsCompact(t *testing.T) {
-	cmd := replaceCmd("flickr", "Tickets64", "a")
+	cmd := formattest.ReplaceCmd("flickr", "Tickets64", "a")
 	one := len(EncodeBatch(nil, []model.Command{cmd}))
 	if one > 40 {
 		t.Errorf("one REPLACE encodes to %d bytes, want <= 40", one)
@@ -174,7 +175,7 @@ func TestTableRoundTrip(t *testing.T) {
 }
 
 func TestDecodeRejectsDamage(t *testing.T) {
-	good := EncodeBatch(nil, []model.Command{replaceCmd("flickr", "Tickets64", "a"), {Op: model.OpCreateTable, Def: tickets64("d", "t")}})
+	good := EncodeBatch(nil, []model.Command{formattest.ReplaceCmd("flickr", "Tickets64", "a"), {Op: model.OpCreateTable, Def: formattest.Tickets64("d", "t")}})
 	for n := range len(good) {
 		if _, err := DecodeBatch(good[:n]); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("truncated to %d bytes: err %v", n, err)
@@ -207,9 +208,9 @@ func FuzzDecodeBatch(f *testing.F) {
 	for range 8 {
 		f.Add(EncodeBatch(nil, randomCommands(r, 1+r.IntN(3))))
 	}
-	f.Add(EncodeBatch(nil, []model.Command{replaceCmd("flickr", "Tickets64", "a")}))
-	f.Add(EncodeBatch(nil, seqSeedCommands()))
-	f.Add(EncodeBatch(nil, rowsSeedCommands()))
+	f.Add(EncodeBatch(nil, []model.Command{formattest.ReplaceCmd("flickr", "Tickets64", "a")}))
+	f.Add(EncodeBatch(nil, formattest.SeqSeedCommands()))
+	f.Add(EncodeBatch(nil, formattest.RowsSeedCommands()))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cmds, err := DecodeBatch(data)
@@ -256,7 +257,7 @@ func FuzzDecodeStored(f *testing.F) {
 }
 
 func BenchmarkEncodeBatch(b *testing.B) {
-	cmds := replaceBatch(256)
+	cmds := formattest.ReplaceBatch(256)
 	buf := make([]byte, 0, 8<<10)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -266,7 +267,7 @@ func BenchmarkEncodeBatch(b *testing.B) {
 }
 
 func BenchmarkDecodeBatch(b *testing.B) {
-	data := EncodeBatch(nil, replaceBatch(256))
+	data := EncodeBatch(nil, formattest.ReplaceBatch(256))
 	b.ReportAllocs()
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {

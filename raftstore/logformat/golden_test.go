@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/ticketd/ticketd/raftstore/logformat/formattest"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
@@ -38,7 +39,7 @@ func readHex(t *testing.T, name string) []byte {
 // the -wire files by this encoder (version 7), and must never change: a new field gets
 // a new number and new golden files, the old ones stay.
 func TestGoldenRows(t *testing.T) {
-	cmds := goldenRowsCommands()
+	cmds := formattest.GoldenRowsCommands()
 	// Encoders: the numbered fields at version 7, and while the cluster
 	// runs below it exactly what versions 3 and 4 wrote.
 	for _, tc := range []struct {
@@ -46,18 +47,18 @@ func TestGoldenRows(t *testing.T) {
 		enc  []byte
 	}{
 		{"rows-batch-wire.hex", EncodeBatch(nil, cmds)},
-		{"rows-upsert-wire.hex", EncodeBatch(nil, goldenUpsertCommands())},
-		{"rows-upsert-json.hex", AppendBatch(nil, goldenUpsertCommands(), FormatJSON)},
-		{"rows-collation-wire.hex", EncodeBatch(nil, goldenCollationCommands())},
-		{"rows-collation-table-wire.hex", AppendTable(nil, &goldenCollationCommands()[1].Dump.Tables[0], FormatWire)},
-		{"rows-colcoll-wire.hex", EncodeBatch(nil, goldenColumnCollationCommands())},
-		{"rows-colcoll-table-wire.hex", AppendTable(nil, &goldenColumnCollationCommands()[1].Dump.Tables[0], FormatWire)},
+		{"rows-upsert-wire.hex", EncodeBatch(nil, formattest.GoldenUpsertCommands())},
+		{"rows-upsert-json.hex", AppendBatch(nil, formattest.GoldenUpsertCommands(), FormatJSON)},
+		{"rows-collation-wire.hex", EncodeBatch(nil, formattest.GoldenCollationCommands())},
+		{"rows-collation-table-wire.hex", AppendTable(nil, &formattest.GoldenCollationCommands()[1].Dump.Tables[0], FormatWire)},
+		{"rows-colcoll-wire.hex", EncodeBatch(nil, formattest.GoldenColumnCollationCommands())},
+		{"rows-colcoll-table-wire.hex", AppendTable(nil, &formattest.GoldenColumnCollationCommands()[1].Dump.Tables[0], FormatWire)},
 		{"rows-batch-json.hex", AppendBatch(nil, cmds, FormatAt(FormatWireVersion-1))},
 		{"rows-batch-wire.hex", AppendBatch(nil, cmds, FormatAt(FormatWireVersion))},
-		{"rows-table-wire.hex", AppendTable(nil, goldenRowTable(), FormatWire)},
-		{"rows-table-json.hex", AppendTable(nil, goldenRowTable(), FormatJSON)},
-		{"rows-results-wire.hex", EncodeResults(nil, goldenResults())},
-		{"rows-results-json.hex", AppendResults(nil, goldenResults(), FormatJSON)},
+		{"rows-table-wire.hex", AppendTable(nil, formattest.GoldenRowTable(), FormatWire)},
+		{"rows-table-json.hex", AppendTable(nil, formattest.GoldenRowTable(), FormatJSON)},
+		{"rows-results-wire.hex", EncodeResults(nil, formattest.GoldenResults())},
+		{"rows-results-json.hex", AppendResults(nil, formattest.GoldenResults(), FormatJSON)},
 	} {
 		if want := readHex(t, tc.name); !bytes.Equal(tc.enc, want) {
 			if *updateGolden && (strings.HasSuffix(tc.name, "-wire.hex") || tc.name == "rows-upsert-json.hex") {
@@ -85,20 +86,20 @@ func TestGoldenRows(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if want := goldenUpsertCommands(); !reflect.DeepEqual(got, want) {
+		if want := formattest.GoldenUpsertCommands(); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s decodes to\n%+v\nwant\n%+v", name, got, want)
 		}
 	}
-	if got, err := DecodeBatch(readHex(t, "rows-collation-wire.hex")); err != nil || !reflect.DeepEqual(got, goldenCollationCommands()) {
-		t.Errorf("rows-collation-wire.hex decodes to\n%+v (%v)\nwant\n%+v", got, err, goldenCollationCommands())
+	if got, err := DecodeBatch(readHex(t, "rows-collation-wire.hex")); err != nil || !reflect.DeepEqual(got, formattest.GoldenCollationCommands()) {
+		t.Errorf("rows-collation-wire.hex decodes to\n%+v (%v)\nwant\n%+v", got, err, formattest.GoldenCollationCommands())
 	}
-	if got, err := DecodeTable(readHex(t, "rows-collation-table-wire.hex")); err != nil || !reflect.DeepEqual(*got, goldenCollationCommands()[1].Dump.Tables[0]) {
+	if got, err := DecodeTable(readHex(t, "rows-collation-table-wire.hex")); err != nil || !reflect.DeepEqual(*got, formattest.GoldenCollationCommands()[1].Dump.Tables[0]) {
 		t.Errorf("rows-collation-table-wire.hex decodes to\n%+v (%v)", got, err)
 	}
-	if got, err := DecodeBatch(readHex(t, "rows-colcoll-wire.hex")); err != nil || !reflect.DeepEqual(got, goldenColumnCollationCommands()) {
-		t.Errorf("rows-colcoll-wire.hex decodes to\n%+v (%v)\nwant\n%+v", got, err, goldenColumnCollationCommands())
+	if got, err := DecodeBatch(readHex(t, "rows-colcoll-wire.hex")); err != nil || !reflect.DeepEqual(got, formattest.GoldenColumnCollationCommands()) {
+		t.Errorf("rows-colcoll-wire.hex decodes to\n%+v (%v)\nwant\n%+v", got, err, formattest.GoldenColumnCollationCommands())
 	}
-	if got, err := DecodeTable(readHex(t, "rows-colcoll-table-wire.hex")); err != nil || !reflect.DeepEqual(*got, goldenColumnCollationCommands()[1].Dump.Tables[0]) {
+	if got, err := DecodeTable(readHex(t, "rows-colcoll-table-wire.hex")); err != nil || !reflect.DeepEqual(*got, formattest.GoldenColumnCollationCommands()[1].Dump.Tables[0]) {
 		t.Errorf("rows-colcoll-table-wire.hex decodes to\n%+v (%v)", got, err)
 	}
 	for _, name := range []string{"rows-table-json.hex", "rows-table-wire.hex"} {
@@ -106,8 +107,8 @@ func TestGoldenRows(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if !reflect.DeepEqual(got, goldenRowTable()) {
-			t.Errorf("%s decodes to\n%+v\nwant\n%+v", name, got, goldenRowTable())
+		if !reflect.DeepEqual(got, formattest.GoldenRowTable()) {
+			t.Errorf("%s decodes to\n%+v\nwant\n%+v", name, got, formattest.GoldenRowTable())
 		}
 	}
 	for _, name := range []string{"rows-results-json.hex", "rows-results-wire.hex"} {
@@ -115,8 +116,8 @@ func TestGoldenRows(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if !reflect.DeepEqual(got, goldenResults()) {
-			t.Errorf("%s decodes to\n%+v\nwant\n%+v", name, got, goldenResults())
+		if !reflect.DeepEqual(got, formattest.GoldenResults()) {
+			t.Errorf("%s decodes to\n%+v\nwant\n%+v", name, got, formattest.GoldenResults())
 		}
 	}
 }
@@ -159,7 +160,7 @@ func TestWireFieldsNumbered(t *testing.T) {
 // field of the wrong wire type, a truncated field or an expression
 // nested without end is an error, never a command applied without it.
 func TestWireRejects(t *testing.T) {
-	rc := goldenRowsCommands()[2].Rows
+	rc := formattest.GoldenRowsCommands()[2].Rows
 	good := appendWireRowsCommand(nil, rc)
 	deep := []byte{}
 	for range maxExprDepth + 2 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ticketd/ticketd/raftstore/logformat/formattest"
 	"github.com/ticketd/ticketd/ticket/model"
 )
 
@@ -56,7 +57,7 @@ func decodeAt(kind string, data []byte, floor uint32) (any, error) {
 // version: the log entries (batches), the state files and snapshots
 // (tables) and the leader's answers (results) that hold it.
 func TestBelowFloorRefused(t *testing.T) {
-	v2 := goldenRowsCommands()[5:6]
+	v2 := formattest.GoldenRowsCommands()[5:6]
 	if v2[0].Rows.ExprForm() || v2[0].Rows.Sets == nil {
 		t.Fatalf("fixture 5 is not a version-2 row command: %+v", v2[0].Rows)
 	}

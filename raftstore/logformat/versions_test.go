@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ticketd/ticketd/raftstore/logformat/formattest"
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 )
@@ -29,7 +30,7 @@ func TestCommandVersionTables(t *testing.T) {
 		// On a store holding the sequence d.s, so that the sequences'
 		// range of ops reaches its "unknown command" too.
 		st := ticket.NewMemStore()
-		for _, c := range []model.Command{createDB("d"), seqSeedCommands()[0]} {
+		for _, c := range []model.Command{formattest.CreateDB("d"), formattest.SeqSeedCommands()[0]} {
 			if r, err := ticket.Apply(st, &c); err != nil || r.Err != nil {
 				t.Fatalf("setup: %v %v", err, r.Err)
 			}
