@@ -38,6 +38,14 @@ import (
 // (default 1) repeats every pair, the targets in the opposite order in
 // every other repetition; the table has each ratio's median and range
 // over the repetitions, and the load average at each one's start.
+//
+// TICKETD_BENCH_REDIS_BASE names another ticketd binary (a build of main,
+// say): its three nodes with --redis-cache 1000 join the targets,
+// labelled "(base)", so that a change is measured against its base in
+// the same alternated pairs. TICKETD_BENCH_REDIS_TARGETS keeps only the
+// targets whose name contains one of its comma-separated parts (and
+// redis-server always, every pair's first), e.g. "redis-cache 1000" for
+// the key reservation rows.
 func TestBenchRedis(t *testing.T) {
 	scale := benchCount(t, "TICKETD_BENCH_REDIS_N", 1, 1, "a positive multiplier")
 	reps := benchCount(t, "TICKETD_BENCH_REDIS_REPS", 1, 1, "a positive number of repetitions")
@@ -59,6 +67,23 @@ func TestBenchRedis(t *testing.T) {
 			opts.Args, label = []string{"--redis-cache", cache}, label+" --redis-cache "+cache
 		}
 		targets = append(targets, clusterTargets(ctx, t, opts, label)...)
+	}
+	if base := os.Getenv("TICKETD_BENCH_REDIS_BASE"); base != "" {
+		opts := harness.Options{Redis: true, Args: []string{"--redis-cache", "1000"}, Binary: base}
+		targets = append(targets, clusterTargets(ctx, t, opts, "ticketd 3 nodes --redis-cache 1000 (base)")...)
+	}
+	if only := os.Getenv("TICKETD_BENCH_REDIS_TARGETS"); only != "" {
+		targets = slices.DeleteFunc(targets, func(tg redisTarget) bool {
+			if strings.HasPrefix(tg.name, "redis-server appendfsync always") {
+				return false
+			}
+			for part := range strings.SplitSeq(only, ",") {
+				if strings.Contains(tg.name, strings.TrimSpace(part)) {
+					return false
+				}
+			}
+			return true
+		})
 	}
 	runs := []struct {
 		name             string

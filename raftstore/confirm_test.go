@@ -19,9 +19,10 @@ type gatedTransport struct {
 	*raft.InmemTransport
 	replies *replyLog
 
-	mu   sync.Mutex
-	cut  map[raft.ServerID]bool
-	hold *heldReply
+	mu    sync.Mutex
+	cut   map[raft.ServerID]bool
+	hold  *heldReply
+	beats int // heartbeats sent (isHeartbeat)
 }
 
 // heldReply is one AppendEntries to peer, chosen by match, delivered to
@@ -39,6 +40,9 @@ var errCut = errors.New("link cut by the test")
 func (t *gatedTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
 	return t.replies.appendEntries(id, args, resp, func() error {
 		t.mu.Lock()
+		if isHeartbeat(args) {
+			t.beats++
+		}
 		if h := t.hold; h != nil && h.peer == id && h.match(args) {
 			t.hold = nil
 			t.cut[id] = true
@@ -177,21 +181,36 @@ func TestStaleReplyConfirms(t *testing.T) {
 		{"heartbeat", isHeartbeat},
 		{"append", func(req *raft.AppendEntriesRequest) bool { return !isHeartbeat(req) }},
 	} {
-		t.Run(tc.name, func(t *testing.T) { staleReplyScenario(t, tc.match) })
+		// Raft's round alone, and the check's own heartbeats first.
+		t.Run(tc.name, func(t *testing.T) { staleReplyScenario(t, tc.match, false) })
+		t.Run(tc.name+"_own_heartbeats", func(t *testing.T) { staleReplyScenario(t, tc.match, true) })
 	}
 }
 
-func staleReplyScenario(t *testing.T, match func(*raft.AppendEntriesRequest) bool) {
+// rawBeat is Node.heartbeat for a rawNode, with fallback.
+func rawBeat(n *rawNode, term uint64, fallback time.Duration) *beater {
+	self := n.trans.EncodePeer(n.id, n.addr)
+	return &beater{fallback: fallback, send: func(peer raft.Server) {
+		var resp raft.AppendEntriesResponse
+		_ = n.trans.AppendEntries(peer.ID, peer.Address, heartbeatRequest(raft.ProtocolVersionMax, n.id, self, term), &resp)
+	}}
+}
+
+func staleReplyScenario(t *testing.T, match func(*raft.AppendEntriesRequest) bool, beats bool) {
 	nodes := startRawCluster(t)
 	a, b, c := nodes["a"], nodes["b"], nodes["c"]
 	term := a.r.CurrentTerm()
+	var beat *beater
+	if beats {
+		beat = rawBeat(a, term, beatFallback)
+	}
 
 	// A healthy cluster confirms.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	// No step-down signal (nil): confirmFresh's look at Raft's state has
 	// to end the check once a steps down.
-	if err := confirmFresh(ctx, a.r, a.trans.replies, a.id, term, nil); err != nil {
+	if err := confirmFresh(ctx, a.r, a.trans.replies, a.id, term, nil, beat); err != nil {
 		t.Fatalf("healthy cluster: %v", err)
 	}
 
@@ -231,7 +250,7 @@ func staleReplyScenario(t *testing.T, match func(*raft.AppendEntriesRequest) boo
 	ours := make(chan error, 1)
 	octx, ocancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer ocancel()
-	go func() { ours <- confirmFresh(octx, a.r, a.trans.replies, a.id, term, nil) }()
+	go func() { ours <- confirmFresh(octx, a.r, a.trans.replies, a.id, term, nil, beat) }()
 	raw := a.r.VerifyLeader()
 	// confirmFresh has queued its VerifyLeader once it waits on the log.
 	waitFor(t, "confirmFresh to wait", 10*time.Second, func() bool {
@@ -369,5 +388,48 @@ func TestReplyLogCountsLaterSends(t *testing.T) {
 	send("b", 5, 6)
 	if _, err := l.fresh(c, "a", mark, 5, 1); !errors.Is(err, errDeposed) {
 		t.Fatalf("a newer term did not fail the check: %v", err)
+	}
+}
+
+// TestConfirmBeatsQuorumOnly: with its own heartbeats, a check of a
+// three-node leader sends one heartbeat (the quorum needs one follower)
+// where Raft's round sends one to each follower; with that follower cut
+// off, the check still confirms, through Raft's round to both.
+func TestConfirmBeatsQuorumOnly(t *testing.T) {
+	nodes := startRawCluster(t)
+	a := nodes["a"]
+	term := a.r.CurrentTerm()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const checks = 20
+	a.trans.mu.Lock()
+	before := a.trans.beats
+	a.trans.mu.Unlock()
+	// No fallback to Raft's round within the test.
+	beat := rawBeat(a, term, time.Hour)
+	for range checks {
+		if err := confirmFresh(ctx, a.r, a.trans.replies, a.id, term, nil, beat); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.trans.mu.Lock()
+	sent := a.trans.beats - before
+	a.trans.mu.Unlock()
+	// a's own periodic heartbeats (a minute's timeout: one every few
+	// seconds to each follower) may add a few.
+	if sent > checks+4 {
+		t.Fatalf("%d heartbeats for %d checks, want one per check", sent, checks)
+	}
+
+	// Cut off the follower that answered last: the next check's own
+	// heartbeat goes to it and gets nothing, and Raft's round confirms
+	// through the other one.
+	last := a.trans.replies.latest(a.r.GetConfiguration().Configuration(), a.id, 1)[0]
+	a.trans.setCut(last.ID, true)
+	if err := confirmFresh(ctx, a.r, a.trans.replies, a.id, term, nil, rawBeat(a, term, 10*time.Millisecond)); err != nil {
+		t.Fatalf("with %s cut off: %v", last.ID, err)
+	}
+	if next := a.trans.replies.latest(a.r.GetConfiguration().Configuration(), a.id, 1)[0]; next.ID == last.ID {
+		t.Fatalf("%s, cut off, is still the follower that answered last", last.ID)
 	}
 }

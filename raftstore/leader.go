@@ -177,7 +177,7 @@ func (n *Node) VerifyLeader(ctx context.Context) (term uint64, err error) {
 		// every concurrent reader back and releases them together.
 		return term, nil
 	}
-	err = confirmFresh(ctx, n.raft, n.replies, n.id, term, n.leaderChanged())
+	err = confirmFresh(ctx, n.raft, n.replies, n.id, term, n.leaderChanged(), n.heartbeat(term))
 	if err == nil && n.raft.CurrentTerm() != term {
 		err = errors.New("term changed")
 	}
@@ -226,5 +226,29 @@ func (n *Node) WaitLeader(ctx context.Context) (string, error) {
 			return "", fmt.Errorf("raftstore: wait leader: %w", ctx.Err())
 		case <-t.C:
 		}
+	}
+}
+
+// heartbeat sends peers Raft's heartbeat of term (hashicorp/raft's
+// replication.go heartbeat: the term and the leader, no entries), through
+// the counted transport, for confirmFresh: the reply is noted there.
+func (n *Node) heartbeat(term uint64) *beater {
+	self := n.trans.EncodePeer(n.id, n.trans.LocalAddr())
+	return &beater{fallback: beatFallback, send: func(peer raft.Server) {
+		req := heartbeatRequest(n.protocol, n.id, self, term)
+		var resp raft.AppendEntriesResponse
+		if err := n.counted.AppendEntries(peer.ID, peer.Address, req, &resp); err != nil {
+			n.log.Debug("confirmation heartbeat", "peer", peer.ID, "err", err)
+		}
+	}}
+}
+
+// heartbeatRequest is the heartbeat of term from the node id whose
+// encoded address is self.
+func heartbeatRequest(protocol raft.ProtocolVersion, id raft.ServerID, self []byte, term uint64) *raft.AppendEntriesRequest {
+	return &raft.AppendEntriesRequest{
+		RPCHeader: raft.RPCHeader{ProtocolVersion: protocol, ID: []byte(id), Addr: self},
+		Term:      term,
+		Leader:    self,
 	}
 }

@@ -52,6 +52,11 @@ type Node struct {
 	// replies numbers Raft's AppendEntries and notes their replies, for
 	// VerifyLeader (confirm.go).
 	replies *replyLog
+	// counted is the transport Raft sends through (replies' numbering),
+	// and protocol Raft's protocol version: confirmFresh's own heartbeats
+	// (Node.heartbeat) go the same way.
+	counted  *countedTransport
+	protocol raft.ProtocolVersion
 
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -212,7 +217,8 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 	memberSeen := new(atomic.Bool)
 	fatal := &fatalSignal{ch: make(chan struct{})}
 	replies := newReplyLog()
-	r, err := startRaft(rc, fsm, rs, &countedTransport{Transport: trans, replies: replies}, memberSeen, fatal)
+	counted := &countedTransport{Transport: trans, replies: replies}
+	r, err := startRaft(rc, fsm, rs, counted, memberSeen, fatal)
 	if err != nil {
 		return nil, err
 	}
@@ -234,6 +240,8 @@ func open(cfg Config, apply applyFunc) (n *Node, err error) {
 		port:       port,
 		fwd:        newForwarder(port, cfg.ForwardConns, cfg.TransportTimeout, log),
 		replies:    replies,
+		counted:    counted,
+		protocol:   rc.ProtocolVersion,
 		closed:     closed,
 		fatal:      fatal,
 		leaderGen:  make(chan struct{}),

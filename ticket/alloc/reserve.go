@@ -4,15 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/ticketd/ticketd/ticket"
 	"github.com/ticketd/ticketd/ticket/model"
 )
-
-// verifyTimeout bounds one VerifyLeader round.
-const verifyTimeout = 5 * time.Second
 
 // Leadership is what range reservation needs from replication: whether
 // this node leads, in which term, and a quorum's confirmation of it.
@@ -314,57 +309,4 @@ func readTable(read ticket.Reader, db, table string) (*model.Table, error) {
 		return err
 	})
 	return t, err
-}
-
-// verifier shares VerifyLeader rounds between concurrent requests. A
-// request joins the next round that has not started yet, never one in
-// flight: the confirmation must come from a quorum contacted after the
-// request's ids were assigned.
-type verifier struct {
-	lead    Leadership
-	mu      sync.Mutex
-	next    *round
-	running bool
-}
-
-type round struct {
-	done chan struct{}
-	term uint64
-	err  error
-}
-
-func (v *verifier) verify(ctx context.Context) (uint64, error) {
-	v.mu.Lock()
-	if v.next == nil {
-		v.next = &round{done: make(chan struct{})}
-	}
-	r := v.next
-	if !v.running {
-		v.running = true
-		v.next = nil
-		go v.run(r)
-	}
-	v.mu.Unlock()
-	select {
-	case <-r.done:
-		return r.term, r.err
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	}
-}
-
-// run performs rounds back to back while requests keep joining.
-func (v *verifier) run(r *round) {
-	for r != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), verifyTimeout)
-		r.term, r.err = v.lead.VerifyLeader(ctx)
-		cancel()
-		close(r.done)
-		v.mu.Lock()
-		r, v.next = v.next, nil
-		if r == nil {
-			v.running = false
-		}
-		v.mu.Unlock()
-	}
 }

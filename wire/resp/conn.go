@@ -39,6 +39,8 @@ type client struct {
 	// collect, while set, makes exec add the key command to it instead
 	// of committing it (a pipeline's run of writes; pipeline.go).
 	collect *[]model.KeyCommand
+	// cmds bounds each key write by the server's Timeout.
+	cmds cmdContexts
 }
 
 func (s *Server) newClient(rc redcon.Conn) *client {
@@ -191,13 +193,13 @@ func allocMay(name string, args [][]byte) bool {
 
 // exec commits a key command and writes its reply.
 func (c *client) exec(w *writer, k model.KeyCommand) string {
-	ctx, cancel := context.WithTimeout(c.srv.ctx, c.srv.cfg.Timeout)
-	defer cancel()
 	k.DB = c.db
 	if c.collect != nil {
 		*c.collect = append(*c.collect, k)
 		return outCollected
 	}
+	ctx := c.cmds.begin(c.srv.ctx, c.srv.cfg.Timeout)
+	defer c.cmds.end()
 	r, err := c.srv.cfg.Service.ExecFor(ctx, nil, &model.Command{Op: model.OpKeys, Key: &k})
 	if err != nil {
 		w.err(replicationError(err))

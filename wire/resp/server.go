@@ -204,6 +204,7 @@ func (s *Server) closed(rc redcon.Conn, _ error) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
+	c.cmds.close()
 	s.obs.ConnClosed()
 }
 
