@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	gometrics "github.com/hashicorp/go-metrics/compat"
 	gmprom "github.com/hashicorp/go-metrics/compat/prometheus"
@@ -41,6 +42,10 @@ var (
 // (per peer, as labels); a follower's raft_rpc_append_entries and its
 // _store_logs; raft_wal_log_appends_total and raft_boltdb_*. The
 // prefixes here are raft's own names, before promNames renames them.
+// promNames blocks them, not go-metrics' filter: with any prefix in that
+// filter, go-metrics joins every key into a new string and walks a radix
+// tree under a lock for every call, blocked or not, which was ~8% of a
+// follower's CPU under confirmation heartbeats (issue 35).
 var blockedRaftMetrics = []string{
 	"raft.net.",                          // getRPCType, rpcDecode, rpcEnqueue, rpcRespond: 4 per RPC
 	"raft.fsm.enqueue",                   // hand-off to the FSM goroutine
@@ -77,10 +82,9 @@ func InstallRaftSink(reg prometheus.Registerer) (uninstall func(), err error) {
 	cfg.EnableHostname = false
 	cfg.EnableHostnameLabel = false
 	cfg.EnableRuntimeMetrics = false
-	cfg.BlockedPrefixes = blockedRaftMetrics
 	sinkMu.Lock()
 	defer sinkMu.Unlock()
-	m, err := gometrics.NewGlobal(cfg, &promNames{sink: sink})
+	m, err := gometrics.NewGlobal(cfg, newPromNames(sink, blockedRaftMetrics))
 	if err != nil {
 		return nil, fmt.Errorf("metrics: raft sink: %w", err)
 	}
@@ -100,44 +104,102 @@ func InstallRaftSink(reg prometheus.Registerer) (uninstall func(), err error) {
 // ask: raft's camelCase key parts become snake_case (commitTime ->
 // commit_time, appendEntries -> append_entries) and counters end in
 // _total (raft_state_leader -> raft_state_leader_total). Without it the
-// lint of a scrape failed on every raft_* series. Blocking
-// (blockedRaftMetrics) happens before, on raft's own names.
+// lint of a scrape failed on every raft_* series. It also drops the
+// blocked measurements (blockedRaftMetrics, on raft's own names).
+//
+// Raft calls it a few times per RPC on every node, so the answer for a
+// key is computed once and looked up without allocating afterwards.
 type promNames struct {
-	sink gometrics.MetricSink
-	// parts caches the snake_case form of each camelCase key part: raft
-	// uses a few dozen, many times per log entry.
-	parts sync.Map
+	sink    gometrics.MetricSink
+	blocked []string
+	// names maps a key as raft spells it (kind byte, then the parts
+	// joined by '.') to its fate. Copy-on-write: readers load the map
+	// without a lock; a new key (rare: raft uses a few dozen) copies it
+	// under mu.
+	names atomic.Pointer[map[string]*promName]
+	mu    sync.Mutex
 }
+
+// promName is what promNames does with one raft key.
+type promName struct {
+	blocked bool
+	key     []string // the Prometheus form; never modified once stored
+}
+
+// maxPromNames bounds the cache should a caller ever put something
+// unbounded in key parts; keys beyond it are computed on every call.
+const maxPromNames = 4096
 
 var _ gometrics.MetricSink = (*promNames)(nil)
 
-// key returns k with its camelCase parts in snake_case, and suffix
-// appended as one more part when not "". It allocates only when
-// something changes.
-func (p *promNames) key(k []string, suffix string) []string {
-	if suffix != "" && len(k) > 0 && strings.HasSuffix(k[len(k)-1], suffix) {
-		suffix = ""
+func newPromNames(sink gometrics.MetricSink, blocked []string) *promNames {
+	p := &promNames{sink: sink, blocked: blocked}
+	p.names.Store(&map[string]*promName{})
+	return p
+}
+
+// Kinds of measurement, part of the cache key: counters get a suffix.
+const (
+	kindPlain   = 'p'
+	kindCounter = 'c'
+)
+
+// name returns what to do with raft's key k of the given kind.
+func (p *promNames) name(k []string, kind byte) *promName {
+	var buf [160]byte
+	raw := append(buf[:0], kind)
+	for i, part := range k {
+		if i > 0 {
+			raw = append(raw, '.')
+		}
+		raw = append(raw, part...)
 	}
-	changed := suffix != ""
-	for _, part := range k {
-		if hasUpper(part) {
-			changed = true
+	// The map index with string(raw) does not allocate.
+	if n, ok := (*p.names.Load())[string(raw)]; ok {
+		return n
+	}
+	dotted := string(raw[1:])
+	n := &promName{}
+	for _, prefix := range p.blocked {
+		if strings.HasPrefix(dotted, prefix) {
+			n.blocked = true
 			break
 		}
 	}
-	if !changed {
-		return k
+	if !n.blocked {
+		suffix := ""
+		if kind == kindCounter {
+			suffix = "total"
+		}
+		n.key = promKey(k, suffix)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old := *p.names.Load()
+	if len(old) >= maxPromNames {
+		return n
+	}
+	next := make(map[string]*promName, len(old)+1)
+	for key, v := range old {
+		next[key] = v
+	}
+	next[string(raw)] = n
+	p.names.Store(&next)
+	return n
+}
+
+// promKey returns a new slice: k with its camelCase parts in snake_case,
+// and suffix appended as one more part when not "" (and not already
+// there).
+func promKey(k []string, suffix string) []string {
+	if suffix != "" && len(k) > 0 && strings.HasSuffix(k[len(k)-1], suffix) {
+		suffix = ""
 	}
 	out := make([]string, len(k), len(k)+1)
 	for i, part := range k {
 		out[i] = part
 		if hasUpper(part) {
-			if v, ok := p.parts.Load(part); ok {
-				out[i] = v.(string)
-			} else {
-				out[i] = snakeCase(part)
-				p.parts.Store(part, out[i])
-			}
+			out[i] = snakeCase(part)
 		}
 	}
 	if suffix != "" {
@@ -179,18 +241,44 @@ func snakeCase(s string) string {
 	return b.String()
 }
 
-func (p *promNames) SetGauge(key []string, val float32) { p.sink.SetGauge(p.key(key, ""), val) }
+func (p *promNames) SetGauge(key []string, val float32) {
+	if n := p.name(key, kindPlain); !n.blocked {
+		p.sink.SetGauge(n.key, val)
+	}
+}
+
 func (p *promNames) SetGaugeWithLabels(key []string, val float32, labels []gometrics.Label) {
-	p.sink.SetGaugeWithLabels(p.key(key, ""), val, labels)
+	if n := p.name(key, kindPlain); !n.blocked {
+		p.sink.SetGaugeWithLabels(n.key, val, labels)
+	}
 }
-func (p *promNames) EmitKey(key []string, val float32) { p.sink.EmitKey(p.key(key, ""), val) }
+
+func (p *promNames) EmitKey(key []string, val float32) {
+	if n := p.name(key, kindPlain); !n.blocked {
+		p.sink.EmitKey(n.key, val)
+	}
+}
+
 func (p *promNames) IncrCounter(key []string, val float32) {
-	p.sink.IncrCounter(p.key(key, "total"), val)
+	if n := p.name(key, kindCounter); !n.blocked {
+		p.sink.IncrCounter(n.key, val)
+	}
 }
+
 func (p *promNames) IncrCounterWithLabels(key []string, val float32, labels []gometrics.Label) {
-	p.sink.IncrCounterWithLabels(p.key(key, "total"), val, labels)
+	if n := p.name(key, kindCounter); !n.blocked {
+		p.sink.IncrCounterWithLabels(n.key, val, labels)
+	}
 }
-func (p *promNames) AddSample(key []string, val float32) { p.sink.AddSample(p.key(key, ""), val) }
+
+func (p *promNames) AddSample(key []string, val float32) {
+	if n := p.name(key, kindPlain); !n.blocked {
+		p.sink.AddSample(n.key, val)
+	}
+}
+
 func (p *promNames) AddSampleWithLabels(key []string, val float32, labels []gometrics.Label) {
-	p.sink.AddSampleWithLabels(p.key(key, ""), val, labels)
+	if n := p.name(key, kindPlain); !n.blocked {
+		p.sink.AddSampleWithLabels(n.key, val, labels)
+	}
 }
