@@ -147,7 +147,8 @@ func (n *Node) noteCampaign() {
 // own election timeout, see raftConfig), past the election timeout when
 // the two are equal: counted from the campaign alone, a restarted cluster
 // whose three timers fired together (a stall on a loaded machine) refused
-// at n1 every time before the retry (TestClusterSplitVoteWaitsForRetry).
+// at n1 before the retry (TestClusterRestartWaitsForItsElection under load;
+// a SIGSTOP of the test process past every first timer, every time).
 // So from the latest rise the node waits for that retry (two heartbeat
 // timeouts at most) and its election (an election timeout). A node cut
 // off from the quorum never wins a pre-vote, its term stays, and it
