@@ -50,6 +50,7 @@ func (n *Node) watchLeader() {
 	})
 	n.raft.RegisterObserver(obs)
 	n.leaderSeen.Store(time.Now().UnixNano())
+	n.quietTerm.Store(n.raft.CurrentTerm())
 	go func() {
 		defer n.raft.DeregisterObserver(obs)
 		tick := time.NewTicker(leaderSeenTick)
@@ -99,15 +100,23 @@ func (e *NoLeaderError) Unwrap() error { return ErrNoLeader }
 // NoLeaderSince is e.Since: the wire layer says it in its refusal.
 func (e *NoLeaderError) NoLeaderSince() time.Time { return e.Since }
 
-// noteCampaign keeps leaderSeen and campaignSince current (watchLeader,
-// on every leader observation and every tick): a known leader refreshes
-// leaderSeen and ends a campaign; a node without one that stands as a
-// candidate starts one, once.
+// noteCampaign keeps leaderSeen, campaignSince and electionSeen current
+// (watchLeader, on every leader observation and every tick): a known
+// leader refreshes leaderSeen and ends a campaign; a node without one
+// that stands as a candidate starts one, once, and notes when the term
+// rises.
 func (n *Node) noteCampaign() {
+	term := n.raft.CurrentTerm()
 	if _, id := n.raft.LeaderWithID(); id != "" {
 		n.leaderSeen.Store(time.Now().UnixNano())
 		n.campaignSince.Store(0)
+		n.quietTerm.Store(term)
+		n.electionSeen.Store(0)
 		return
+	}
+	if term > n.quietTerm.Load() {
+		n.quietTerm.Store(term)
+		n.electionSeen.Store(time.Now().UnixNano())
 	}
 	if n.raft.State() == raft.Candidate {
 		n.campaignSince.CompareAndSwap(0, time.Now().UnixNano())
@@ -117,26 +126,50 @@ func (n *Node) noteCampaign() {
 // leaderless returns a NoLeaderError when no leader is known and this
 // node has stood as a candidate for longer than an election timeout
 // without one appearing, else nil. An election with a quorum ends well
-// within an election timeout of its start (two, with a split vote): so
-// past it, the node most likely has no quorum, and a statement that waits
-// until its deadline only makes its client wait. The clock starts at the
-// campaign, not at the loss of the leader: a follower's own timer fires
-// anywhere in [1, 2) heartbeat timeouts after its last contact (Raft
-// randomizes it), and a node that has just started knows no leader until
-// its first election, which on a lone node ends a moment after that
-// timer; counted from the start, a lone node's restart refused a client
-// that came in the few milliseconds between one election timeout and its
-// election (TestRestartSingleNodeAtOnce, make test 00:39 on 2026-11-28). A
-// node that never campaigns (not a voter of its configuration) refuses
-// once no leader has been known for noCampaignTimeouts election timeouts.
-// The first statement after a leader appears goes to it.
+// within an election timeout of its start: so past it, the node most
+// likely has no quorum, and a statement that waits until its deadline
+// only makes its client wait. The clock starts at the campaign, not at
+// the loss of the leader: a follower's own timer fires anywhere in [1, 2)
+// heartbeat timeouts after its last contact (Raft randomizes it), and a
+// node that has just started knows no leader until its first election,
+// which on a lone node ends a moment after that timer; counted from the
+// start, a lone node's restart refused a client that came in the few
+// milliseconds between one election timeout and its election
+// (TestRestartSingleNodeAtOnce, make test 00:39 on 2026-11-28). A node
+// that never campaigns (not a voter of its configuration) refuses once no
+// leader has been known for noCampaignTimeouts election timeouts.
+//
+// A split vote is not a lost quorum. A term rises only in an election
+// (this node's, or another's it hears of from a peer it reaches), and
+// with Raft's pre-vote a candidate holds one only once a quorum granted
+// its pre-vote: so a risen term says a quorum took part, and that nobody
+// has won yet. The candidates retry after one to two heartbeat timeouts (Raft's
+// own election timeout, see raftConfig), past the election timeout when
+// the two are equal: counted from the campaign alone, a restarted cluster
+// whose three timers fired together (a stall on a loaded machine) refused
+// at n1 before the retry (TestClusterRestartWaitsForItsElection under load;
+// a SIGSTOP of the test process past every first timer, every time).
+// So from the latest rise the node waits for that retry (two heartbeat
+// timeouts at most) and its election (an election timeout). A node cut
+// off from the quorum never wins a pre-vote, its term stays, and it
+// refuses as before. A node that has campaigned is judged by its
+// campaign alone: the bound of one that never did, counted from its
+// start, came first after a stalled split vote. The first statement
+// after a leader appears goes to it.
 func (n *Node) leaderless() *NoLeaderError {
 	if _, id := n.raft.LeaderWithID(); id != "" {
 		return nil
 	}
 	since := time.Unix(0, n.leaderSeen.Load())
-	if cs := n.campaignSince.Load(); cs != 0 && time.Since(time.Unix(0, cs)) > n.cfg.ElectionTimeout {
-		return &NoLeaderError{Since: since}
+	if cs := n.campaignSince.Load(); cs != 0 {
+		from, limit := cs, n.cfg.ElectionTimeout
+		if es := n.electionSeen.Load(); es != 0 {
+			from, limit = max(cs, es), n.cfg.ElectionTimeout+2*n.cfg.HeartbeatTimeout
+		}
+		if time.Since(time.Unix(0, from)) > limit {
+			return &NoLeaderError{Since: since}
+		}
+		return nil
 	}
 	if time.Since(since) > noCampaignTimeouts*n.cfg.ElectionTimeout {
 		return &NoLeaderError{Since: since}

@@ -48,22 +48,7 @@ func TestClusterRestartWaitsForItsElection(t *testing.T) {
 	c := startCluster(t)
 	proposeRetry(t, c.leader(), setupCmds()...)
 	for round := range 2 {
-		for _, n := range c.nodes {
-			must(t, n.Close())
-		}
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		for id, cfg := range c.cfgs {
-			cfg.Listener = rebind(t, cfg.Listener.Addr().String())
-			c.cfgs[id] = cfg
-			wg.Go(func() {
-				n := openNode(t, cfg)
-				mu.Lock()
-				c.nodes[id] = n
-				mu.Unlock()
-			})
-		}
-		wg.Wait()
+		c.restartAll()
 		start := time.Now()
 		_, err := c.nodes["n1"].Propose(ctxT(t, 20*time.Second), []model.Command{replaceCmd("flickr", "Tickets64", "a")})
 		if nl := new(NoLeaderError); errors.As(err, &nl) {
@@ -75,9 +60,32 @@ func TestClusterRestartWaitsForItsElection(t *testing.T) {
 	}
 }
 
+// restartAll closes every node, then opens them all again at once on
+// their addresses.
+func (c *cluster) restartAll() {
+	t := c.t
+	t.Helper()
+	for _, n := range c.nodes {
+		must(t, n.Close())
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for id, cfg := range c.cfgs {
+		cfg.Listener = rebind(t, cfg.Listener.Addr().String())
+		c.cfgs[id] = cfg
+		wg.Go(func() {
+			n := openNode(t, cfg)
+			mu.Lock()
+			c.nodes[id] = n
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+}
+
 // rebind listens on addr again, which a node closed a moment ago; another
 // process may hold the port for a moment on a busy machine.
-func rebind(t *testing.T, addr string) net.Listener {
+func rebind(t testing.TB, addr string) net.Listener {
 	t.Helper()
 	var err error
 	for range 50 {

@@ -81,6 +81,12 @@ type Node struct {
 	// as a candidate, in Unix nanoseconds; 0 while a leader is known or
 	// before it has campaigned (watchLeader; see leaderless).
 	campaignSince atomic.Int64
+	// quietTerm is the latest term noted here (when a leader was known,
+	// at the start, or since); electionSeen is when, knowing no leader,
+	// this node last saw the term rise past it, in Unix nanoseconds, 0
+	// while a leader is known (watchLeader; see leaderless).
+	quietTerm    atomic.Uint64
+	electionSeen atomic.Int64
 
 	// restarted is set when the node started from existing Raft state.
 	restarted bool

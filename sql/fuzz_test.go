@@ -58,8 +58,14 @@ func FuzzParse(f *testing.F) {
 			case *Update:
 				_, _ = x.TicketForm()
 				x.ColSets()
+				for i := range x.Assigns {
+					_, _ = x.Assigns[i].CounterStep(false)
+				}
 			case *Insert:
 				_, _ = x.TicketOnDup()
+				for i := range x.OnDup {
+					_, _ = x.OnDup[i].CounterStep(true)
+				}
 			}
 		}
 	})

@@ -32,8 +32,9 @@ type ColSet struct {
 
 // ColSets is u's assignments as simple assignments, or nil when one of
 // them is more (a product, a function, a sign before a column, DEFAULT):
-// the alloc role's check of what an UPDATE does to a counter
-// (wire/privileges.go) reads this view.
+// which refusal an UPDATE no table takes gets (updateRefusal) depends on
+// it. What the alloc role may do to a counter is CounterStep's to say,
+// whatever the other assignments are.
 func (u *Update) ColSets() []ColSet {
 	out := make([]ColSet, 0, len(u.Assigns))
 	for i := range u.Assigns {

@@ -229,6 +229,9 @@ func (e *evalCtx) expr(x *sql.Expr, where string, cond bool) (model.RowExpr, err
 			return model.RowExpr{}, unsupported(x.Describe() + " on a ticket table or sequence")
 		}
 	}
+	if op, ok := predicateOp(x); ok {
+		return sub(op, x.Args)
+	}
 	switch x.Kind {
 	case sql.ExprValue:
 		v, err := bind(x.Value, e.args)
@@ -273,27 +276,6 @@ func (e *evalCtx) expr(x *sql.Expr, where string, cond bool) (model.RowExpr, err
 			return model.RowExpr{}, unsupported(x.Describe() + " with " + strconv.Itoa(len(x.Args)) + " operands")
 		}
 		return sub(op, x.Args)
-	case sql.ExprCompare:
-		return sub(compareExprOp(x.Name), x.Args)
-	case sql.ExprLogic:
-		return sub(logicExprOp(x.Name), x.Args)
-	case sql.ExprNot:
-		return sub(model.ENot, x.Args)
-	case sql.ExprIsNull:
-		if x.Not {
-			return sub(model.EIsNotNull, x.Args)
-		}
-		return sub(model.EIsNull, x.Args)
-	case sql.ExprIn:
-		if x.Not {
-			return sub(model.ENotIn, x.Args)
-		}
-		return sub(model.EIn, x.Args)
-	case sql.ExprBetween:
-		if x.Not {
-			return sub(model.ENotBetw, x.Args)
-		}
-		return sub(model.EBetween, x.Args)
 	case sql.ExprLike:
 		if x.Op != '\\' && x.Op != 0 {
 			return model.RowExpr{}, unsupported("LIKE ... ESCAPE '" + string(rune(x.Op)) + "'")

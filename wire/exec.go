@@ -380,9 +380,35 @@ func assignment(a *sql.Assign, args []any) (model.Update, error) {
 		}
 		u.Value = n
 	default:
-		return u, unsupported("a " + sql.ValueKind(v.Kind).String() + " value for a ticket table's id")
+		return u, unsupported(typeName(v) + " value for a ticket table's id")
 	}
 	return u, nil
+}
+
+// typeName names a bound value's type, with its article, as a MySQL user
+// reads it in a refusal: a DOUBLE or FLOAT parameter (or a DOUBLE
+// literal, 1e3) is "a DOUBLE", a temporal parameter "a DATE", "a
+// DATETIME" or "a TIME" by its text. sql.ValueKind's names would not do:
+// model's kinds past NOW() are not sql's (9 is sql's ValExpr but model's
+// ValTemporal, and 10, ValDouble, has no sql name).
+func typeName(v model.Value) string {
+	switch v.Kind {
+	case model.ValDouble:
+		return "a DOUBLE"
+	case model.ValTemporal:
+		t := strings.TrimPrefix(v.Str, "!")
+		switch {
+		case len(t) == 10 && t[4] == '-':
+			return "a DATE"
+		case len(t) > 10 && t[4] == '-':
+			return "a DATETIME"
+		}
+		return "a TIME"
+	case model.ValNull, model.ValDefault, model.ValInt, model.ValUint, model.ValString, model.ValDecimal, model.ValNow:
+		// These numbers are sql's too.
+		return "a " + sql.ValueKind(v.Kind).String()
+	}
+	return "a value of kind " + strconv.Itoa(int(v.Kind))
 }
 
 func (s *session) update(p *sql.Update, args []any) (*mysql.Result, error) {

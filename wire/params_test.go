@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/binary"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/ticketd/ticketd/ticket/model"
 )
 
 // Binary-protocol parameters of each type, sent by go-mysql's client as a
@@ -202,5 +205,64 @@ func TestLongDataParams(t *testing.T) {
 	}
 	if want := "1|1500|42|9223372036854775813 2|700|NULL|7 3|10|-1|NULL"; strings.Join(got, " ") != want {
 		t.Fatalf("rows %q, want %q", strings.Join(got, " "), want)
+	}
+}
+
+// TestTicketIDParamTypeNamed: a ticket table's id takes integers and
+// integer text only; a binary parameter of another type is refused (1235,
+// where MariaDB rounds a DOUBLE into the id and cuts a DATETIME with
+// 1265), and the refusal names the type as MySQL names it. It read "a
+// value of kind 10 value" for a DOUBLE: the value's kind number, which
+// sql's names did not cover, and "a expression value" for a DATETIME.
+func TestTicketIDParamTypeNamed(t *testing.T) {
+	addr, _ := startServerWith(t, Config{})
+	c := dialGoMySQL(t, addr, "")
+	for _, q := range []string{"CREATE DATABASE p", "USE p", flickrDDL, "REPLACE INTO Tickets64 (stub) VALUES ('a')"} {
+		if _, err := c.Execute(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for _, a := range []struct {
+		arg  any
+		name string
+	}{
+		{1.5, "DOUBLE"},
+		{float32(2.5), "DOUBLE"}, // a FLOAT is widened to DOUBLE, as MariaDB does
+		{dateArg(2024, 1, 2), "DATE"},
+		{datetimeArg(mysql.MYSQL_TYPE_DATETIME, 2024, 1, 2, 3, 4, 5, 0), "DATETIME"},
+		{datetimeArg(mysql.MYSQL_TYPE_TIMESTAMP, 2024, 1, 2, 3, 4, 5, 678000), "DATETIME"},
+		{timeArg(false, 0, 12, 34, 56, 0), "TIME"},
+		{timeArg(true, 1, 2, 3, 4, 0), "TIME"},
+	} {
+		_, err := c.Execute("UPDATE Tickets64 SET id = ? WHERE stub = 'a'", a.arg)
+		want := "This version of ticketd doesn't yet support 'a " + a.name + " value for a ticket table's id'"
+		var me *mysql.MyError
+		if !errors.As(err, &me) || me.Code != mysql.ER_NOT_SUPPORTED_YET || me.Message != want {
+			t.Errorf("SET id = ? with %v: %v, want 1235 %q", a.arg, err, want)
+		}
+	}
+	// The literal 1e3 is a DOUBLE too.
+	_, err := c.Execute("UPDATE Tickets64 SET id = 1e3 WHERE stub = 'a'")
+	if want := "This version of ticketd doesn't yet support 'a DOUBLE value for a ticket table's id'"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("SET id = 1e3: %v, want %q", err, want)
+	}
+	r, err := c.Execute("SELECT id FROM Tickets64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rowText(r); got != "1" {
+		t.Errorf("id after the refused UPDATEs: %s, want 1", got)
+	}
+}
+
+// TestTypeNameCoversEveryKind: every value kind of model has a name of
+// its own in typeName, not its number (7 is sql's '?', never a model
+// value).
+func TestTypeNameCoversEveryKind(t *testing.T) {
+	for _, k := range []model.ValueKind{model.ValNull, model.ValDefault, model.ValInt, model.ValUint,
+		model.ValString, model.ValDecimal, model.ValNow, model.ValTemporal, model.ValDouble} {
+		if n := typeName(model.Value{Kind: k, Str: "2024-01-02"}); strings.Contains(n, "of kind") || strings.Contains(n, "expression") {
+			t.Errorf("kind %d is named %q", k, n)
+		}
 	}
 }

@@ -73,8 +73,12 @@ func (s *session) authorize(p sql.Plan) error {
 //     whose id is not AUTO_INCREMENT, the MySQL manual's sequence table):
 //     one row with id 2^63 would exhaust the counter for everyone;
 //   - UPDATE or ON DUPLICATE KEY UPDATE of the counter to anything but
-//     [LAST_INSERT_ID](id + k): a constant, LAST_INSERT_ID(constant)
-//     included, moves it by hand.
+//     [LAST_INSERT_ID](id + k), k an integer (sql.ColAssign.CounterStep's
+//     forms: id - k, k + id, id alone, VALUES(id) in ON DUPLICATE KEY
+//     UPDATE): a constant, LAST_INSERT_ID(constant) included, moves it by
+//     hand, and so does any other expression of it (id * 2, -(id),
+//     LAST_INSERT_ID(), NOW(), id + NOW()), whatever the other
+//     assignments of the statement are.
 //
 // Allowed: everything that generates the next id (REPLACE/INSERT without
 // an id, id = LAST_INSERT_ID(id + k), NEXTVAL) and a row table's other
@@ -114,25 +118,31 @@ func (s *session) authorizeCounter(db string, ins *sql.Insert, upd *sql.Update, 
 	if d.IDCol == "" || (d.Rows != nil && !d.AutoInc) {
 		return nil // no counter
 	}
-	isID := func(col string) bool { return strings.EqualFold(col, d.IDCol) }
-	constant := func(a *sql.Assign) bool { return a.Absolute && isID(a.Column) }
-	if upd != nil {
-		if tf, err := upd.TicketForm(); err == nil {
-			if constant(&tf.Set) {
-				return denied()
-			}
-			return nil
-		}
-		for _, c := range upd.ColSets() {
-			// id = [LAST_INSERT_ID](id + k) only.
-			if isID(c.Column) && !(isID(c.A.Column) && c.Op != 0 && c.B.Column == "") {
-				return denied()
-			}
-		}
-		return nil
+	onDup := ins != nil
+	var assigns []sql.ColAssign
+	if onDup {
+		assigns = ins.OnDup
+	} else {
+		assigns = upd.Assigns
 	}
-	if a, err := ins.TicketOnDup(); err == nil && a != nil && constant(a) {
-		return denied()
+	for i := range assigns {
+		if !strings.EqualFold(assigns[i].Column, d.IDCol) {
+			continue
+		}
+		step, ok := assigns[i].CounterStep(onDup)
+		if !ok {
+			return denied()
+		}
+		ok, err := integerStep(step, args)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return denied()
+		}
+	}
+	if upd != nil {
+		return nil
 	}
 	i := idIndex(d, ins.Columns)
 	for _, row := range ins.Rows {
@@ -148,6 +158,29 @@ func (s *session) authorizeCounter(db string, ins *sql.Insert, upd *sql.Update, 
 		}
 	}
 	return nil
+}
+
+// integerStep reports whether step, the n of a counter's id = id + n
+// (nil: none), is an integer: a literal or a '?' bound to one. A string,
+// a decimal, NOW() or a column there is a value chosen by hand.
+func integerStep(step *sql.Expr, args []any) (bool, error) {
+	if step == nil {
+		return true, nil
+	}
+	if step.Kind != sql.ExprValue {
+		return false, nil
+	}
+	switch step.Value.Kind {
+	case sql.ValInt, sql.ValUint:
+		return true, nil
+	case sql.ValParam:
+		v, err := bind(step.Value, args)
+		if err != nil {
+			return false, err
+		}
+		return v.Kind == model.ValInt || v.Kind == model.ValUint, nil
+	}
+	return false, nil
 }
 
 // idIndex is the position of d's id column in an INSERT's values: in

@@ -1,12 +1,18 @@
 package wire
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/ticketd/ticketd/ticket"
+	"github.com/ticketd/ticketd/ticket/model"
+	"github.com/ticketd/ticketd/ticket/snowflake"
 	"github.com/ticketd/ticketd/wire/mysqlconn"
 )
 
@@ -194,4 +200,125 @@ func TestAllocTakesIDsOnly(t *testing.T) {
 	// The admin may.
 	mustExec(t, admin, "INSERT INTO Tickets64 (id, stub) VALUES (5000, 'z')")
 	mustExec(t, admin, "UPDATE seq SET id = 5000")
+}
+
+// TestAllocCannotRewriteCounter: the alloc role moves a counter only by
+// an integer step from its own value (id = [LAST_INSERT_ID](id + k)),
+// whatever else the statement assigns; any other expression of the
+// counter is setting it by hand (1142), on a row table's AUTO_INCREMENT
+// column as on a ticket table. Before, an UPDATE or ON DUPLICATE KEY
+// UPDATE with one assignment that was not column ± value (id * 2, -(id),
+// UTC_TIMESTAMP(), a CONCAT) escaped the check altogether: alloc could
+// double or negate every id of a row table.
+func TestAllocCannotRewriteCounter(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Snowflake's claim reads UTC_TIMESTAMP(), the command's time, which
+	// Raft's apply sets.
+	addr, _ := serveRepl(t, Config{Users: appAndOps(t)}, ln, &clockRepl{memRepl: memRepl{st: ticket.NewMemStore()}})
+	admin := open(t, fmt.Sprintf("ops:opspw@tcp(%s)/", addr))
+	slots := snowflake.Statements("snowflake_slots", 10*time.Second, 0)
+	for _, q := range []string{
+		"CREATE DATABASE d", "USE d", flickrDDL,
+		"CREATE TABLE r (id BIGINT NOT NULL AUTO_INCREMENT, stub CHAR(1) NOT NULL, other INT NOT NULL DEFAULT 0, " +
+			"PRIMARY KEY (id), UNIQUE KEY stub (stub))",
+		"INSERT INTO r (stub) VALUES ('a'), ('b')", "INSERT INTO Tickets64 (stub) VALUES ('a')",
+		slots["create"], slots["slots"] + "('svc', 0), ('svc', 1)",
+	} {
+		mustExec(t, admin, q)
+	}
+	app := open(t, fmt.Sprintf("app:apppw@tcp(%s)/d", addr))
+	ids := func() string {
+		rows, err := admin.Query("SELECT id FROM d.r ORDER BY id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, id)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(out) + " " +
+			scalar(t, admin, "SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'd' AND TABLE_NAME = 'r'") + " " +
+			scalar(t, admin, "SELECT id FROM d.Tickets64")
+	}
+	before := ids()
+	for _, c := range []struct {
+		q, cmd, table string
+		args          []any
+	}{
+		{q: "UPDATE r SET id = id * 2", cmd: "UPDATE", table: "r"},
+		{q: "UPDATE r SET id = -(id)", cmd: "UPDATE", table: "r"},
+		{q: "UPDATE r SET id = 0 - id", cmd: "UPDATE", table: "r"},
+		{q: "UPDATE r SET id = -?", cmd: "UPDATE", table: "r", args: []any{3}},
+		{q: "UPDATE r SET id = LAST_INSERT_ID()", cmd: "UPDATE", table: "r"},
+		{q: "UPDATE r SET id = LAST_INSERT_ID(id * 1000)", cmd: "UPDATE", table: "r"},
+		{q: "UPDATE r SET id = UTC_TIMESTAMP() WHERE stub = 'a'", cmd: "UPDATE", table: "r"},
+		{q: "UPDATE r SET id = id + other", cmd: "UPDATE", table: "r"},
+		{q: "UPDATE r SET id = id + '1000'", cmd: "UPDATE", table: "r"},
+		{q: "UPDATE r SET id = id + 1.5", cmd: "UPDATE", table: "r"},
+		{q: "UPDATE r SET id = id + ?", cmd: "UPDATE", table: "r", args: []any{"9000000000000000000"}},
+		{q: "UPDATE r SET id = 7 + 3", cmd: "UPDATE", table: "r"},
+		{q: "UPDATE r SET other = other + 1, id = id * 2 WHERE stub = 'a'", cmd: "UPDATE", table: "r"},
+		{q: "UPDATE r SET id = id * 2, other = NOW() + 0", cmd: "UPDATE", table: "r"},
+		{q: "UPDATE r SET id = id + 1, id = id * 2", cmd: "UPDATE", table: "r"},
+		{q: "INSERT INTO r (stub) VALUES ('a') ON DUPLICATE KEY UPDATE id = id * 2", cmd: "INSERT", table: "r"},
+		{q: "INSERT INTO r (stub) VALUES ('a') ON DUPLICATE KEY UPDATE id = -(id)", cmd: "INSERT", table: "r"},
+		{q: "INSERT INTO r (stub) VALUES ('a') ON DUPLICATE KEY UPDATE other = 1, id = id * 2", cmd: "INSERT", table: "r"},
+		{q: "UPDATE Tickets64 SET id = id * 2 WHERE stub = 'a'", cmd: "UPDATE", table: "Tickets64"},
+		{q: "UPDATE Tickets64 SET id = -(id)", cmd: "UPDATE", table: "Tickets64"},
+		{q: "INSERT INTO Tickets64 (stub) VALUES ('a') ON DUPLICATE KEY UPDATE id = id * 2", cmd: "INSERT", table: "Tickets64"},
+	} {
+		_, err := app.Exec(c.q, c.args...)
+		want := fmt.Sprintf("%s command denied to user 'app'@'127.0.0.1' for table '%s'", c.cmd, c.table)
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != 1142 || string(me.SQLState[:]) != "42000" || me.Message != want {
+			t.Errorf("alloc %s: %v, want 1142 %s", c.q, err, want)
+		}
+	}
+	if after := ids(); after != before {
+		t.Errorf("the refused statements changed r's ids, r's counter or Tickets64's from %s to %s", before, after)
+	}
+	// What the schemes write: an integer step from the counter's own
+	// value, also beside other columns (Snowflake's claim).
+	for _, c := range []struct {
+		q    string
+		args []any
+	}{
+		{q: "UPDATE r SET id = id + 10 WHERE stub = 'b'"},
+		{q: "UPDATE r SET id = LAST_INSERT_ID(id + ?) WHERE stub = ?", args: []any{5, "b"}},
+		{q: "UPDATE r SET other = other + 1, id = 1 + id WHERE stub = 'b'"},
+		{q: "UPDATE r SET id = id - 1, stub = 'c' WHERE stub = 'b'"},
+		{q: "INSERT INTO r (stub) VALUES ('a') ON DUPLICATE KEY UPDATE other = other + 1, id = LAST_INSERT_ID(id + 100)"},
+		{q: slots["claim"], args: []any{"host-1", "svc"}},
+		{q: "UPDATE Tickets64 SET id = LAST_INSERT_ID(id + 1) WHERE stub = 'a'"},
+		{q: "INSERT INTO Tickets64 (stub) VALUES ('a') ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id + 1)"},
+	} {
+		if _, err := app.Exec(c.q, c.args...); err != nil {
+			t.Errorf("alloc %s: %v", c.q, err)
+		}
+	}
+}
+
+// clockRepl is memRepl that stamps every command with the time, as the
+// Raft apply does (raftstore/fsm.go), for statements that read NOW().
+type clockRepl struct{ memRepl }
+
+func (r *clockRepl) Propose(ctx context.Context, cmds []model.Command) ([]model.Result, error) {
+	now := time.Now().UTC()
+	stamped := make([]model.Command, len(cmds))
+	for i := range cmds {
+		stamped[i] = cmds[i]
+		stamped[i].Now = now
+	}
+	return r.memRepl.Propose(ctx, stamped)
 }

@@ -59,6 +59,37 @@ func arithExprOp(op byte) model.ExprOp {
 	return 0
 }
 
+// predicateOp is the row engine's operator for the predicates whose
+// operands convert one by one, the same in both converters (rowExpr for
+// row tables, evalCtx.expr for the catalogue and session values): written
+// once so that the two cannot read a predicate differently.
+func predicateOp(x *sql.Expr) (model.ExprOp, bool) {
+	switch x.Kind {
+	case sql.ExprCompare:
+		return compareExprOp(x.Name), true
+	case sql.ExprLogic:
+		return logicExprOp(x.Name), true
+	case sql.ExprNot:
+		return model.ENot, true
+	case sql.ExprIsNull:
+		if x.Not {
+			return model.EIsNotNull, true
+		}
+		return model.EIsNull, true
+	case sql.ExprIn:
+		if x.Not {
+			return model.ENotIn, true
+		}
+		return model.EIn, true
+	case sql.ExprBetween:
+		if x.Not {
+			return model.ENotBetw, true
+		}
+		return model.EBetween, true
+	}
+	return 0, false
+}
+
 // rowExpr converts a plan's row expression, binding its placeholders.
 func rowExpr(x *sql.Expr, args []any) (model.RowExpr, error) {
 	sub := func(kind model.ExprOp, list []sql.Expr) (model.RowExpr, error) {
@@ -70,6 +101,9 @@ func rowExpr(x *sql.Expr, args []any) (model.RowExpr, error) {
 			}
 		}
 		return out, nil
+	}
+	if op, ok := predicateOp(x); ok {
+		return sub(op, x.Args)
 	}
 	switch x.Kind {
 	case sql.ExprValue:
@@ -85,23 +119,6 @@ func rowExpr(x *sql.Expr, args []any) (model.RowExpr, error) {
 		return model.RowExpr{Op: model.ECol, Col: x.Name}, nil
 	case sql.ExprValues:
 		return model.RowExpr{Op: model.EValues, Col: x.Name}, nil
-	case sql.ExprCompare:
-		return sub(compareExprOp(x.Name), x.Args)
-	case sql.ExprIsNull:
-		if x.Not {
-			return sub(model.EIsNotNull, x.Args)
-		}
-		return sub(model.EIsNull, x.Args)
-	case sql.ExprIn:
-		if x.Not {
-			return sub(model.ENotIn, x.Args)
-		}
-		return sub(model.EIn, x.Args)
-	case sql.ExprBetween:
-		if x.Not {
-			return sub(model.ENotBetw, x.Args)
-		}
-		return sub(model.EBetween, x.Args)
 	case sql.ExprLike:
 		op := model.ELike
 		if x.Not {
@@ -110,10 +127,6 @@ func rowExpr(x *sql.Expr, args []any) (model.RowExpr, error) {
 		out, err := sub(op, x.Args)
 		out.Escape = x.Op
 		return out, err
-	case sql.ExprLogic:
-		return sub(logicExprOp(x.Name), x.Args)
-	case sql.ExprNot:
-		return sub(model.ENot, x.Args)
 	case sql.ExprArith:
 		return sub(arithExprOp(x.Op), x.Args)
 	case sql.ExprInterval:

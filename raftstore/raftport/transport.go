@@ -71,7 +71,7 @@ func NewTransport(p *Port, timeout time.Duration, hl hclog.Logger, leading func(
 		// found for batched workloads.
 		MaxRPCsInFlight: 1,
 		Timeout:         timeout,
-		Logger:          hl,
+		Logger:          quietShutdown{hl},
 	})
 	probe := func(addr string) error { return p.reach(addr, timeout) }
 	return &Transport{NetworkTransport: t, probe: probe, leading: leading, log: log, down: map[raft.ServerID]time.Time{}}
